@@ -1,0 +1,167 @@
+/*
+ * layout.c - region geometry, format word and integrity sums.
+ */
+#include "layout.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define PAGE 4096u
+
+static uint64_t round_up(uint64_t v, uint64_t to)
+{
+	return (v + to - 1) / to * to;
+}
+
+/*
+ * Every size a process of another ABI could disagree on goes into the
+ * format word (LMDB does the same), so a 32-bit process, another glibc
+ * with another pthread_mutex_t, or another version of this library sees
+ * EPROTO instead of misreading the region.
+ */
+uint32_t vl_format(void)
+{
+	uint32_t f = VL_VERSION;
+	union {
+		uint16_t u;
+		uint8_t b[2];
+	} endian = { .u = 1 };
+
+	f |= (uint32_t)(sizeof(struct vl_node) / 4) << 8;
+	f |= (uint32_t)(sizeof(pthread_mutex_t) / 4) << 14;
+	f |= (uint32_t)(sizeof(struct vl_file_hdr) / 8) << 20;
+	f |= (uint32_t)(sizeof(long) == 8) << 27;
+	f |= (uint32_t)(sizeof(struct vl_file) == VL_FILE_SIZE) << 28;
+	f |= (uint32_t)endian.b[0] << 29;
+	return f;
+}
+
+/* A 64-bit mix (the finaliser of MurmurHash3): cheap, no table. */
+static uint64_t mix(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return h;
+}
+
+static uint32_t fold(uint64_t h)
+{
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+uint32_t vl_node_sum(const struct vl_region *r, const struct vl_node *n)
+{
+	/* the slot number is summed too: a node copied elsewhere is caught */
+	uint64_t slot = (uint64_t)(n - r->nodes);
+	uint64_t h = mix(n->start ^ 0x9e3779b97f4a7c15ull);
+
+	h = mix(h ^ n->end);
+	h = mix(h ^ (((uint64_t)n->meta << 32) | n->seq));
+	return fold(mix(h ^ slot));
+}
+
+uint32_t vl_file_sum(const struct vl_region *r, const struct vl_file *f)
+{
+	uint64_t slot = (uint64_t)(f - r->files);
+	uint64_t h = mix(f->h.ident.dev ^ 0x6a09e667f3bcc909ull);
+
+	h = mix(h ^ f->h.ident.ino);
+	h = mix(h ^ (uint64_t)f->h.ident.btime_sec);
+	h = mix(h ^ f->h.ident.btime_nsec ^ ((uint64_t)f->h.state << 32));
+	h = mix(h ^ f->h.gen ^ (slot << 32));
+	return fold(h);
+}
+
+uint32_t vl_geometry_sum(const struct vl_geometry *g)
+{
+	uint64_t h = mix(g->magic);
+
+	h = mix(h ^ g->format ^ ((uint64_t)g->header_size << 32));
+	h = mix(h ^ g->region_size);
+	h = mix(h ^ g->node_cap ^ ((uint64_t)g->file_cap << 32));
+	h = mix(h ^ g->hash_cap);
+	h = mix(h ^ g->files_off);
+	h = mix(h ^ g->hash_off);
+	h = mix(h ^ g->nodes_off);
+	return fold(h);
+}
+
+static uint32_t clamp(uint32_t v, uint32_t lo, uint32_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+static uint32_t pow2_at_least(uint64_t v)
+{
+	uint32_t p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+void vl_geometry_plan(struct vl_geometry *g, uint32_t ranges, uint32_t files)
+{
+	memset(g, 0, sizeof(*g));
+	g->magic = VL_MAGIC;
+	g->format = vl_format();
+	g->header_size = sizeof(struct vl_header);
+	g->node_cap = clamp(ranges, VL_MIN_RANGES, VL_MAX_RANGES - 1) + 1;
+	g->file_cap = clamp(files, 2, VL_MAX_FILES - 1) + 1;
+	/* at most half full, so probe sequences stay short */
+	g->hash_cap = pow2_at_least(2ull * g->file_cap);
+	g->files_off = round_up(sizeof(struct vl_header), PAGE);
+	g->hash_off = g->files_off + (uint64_t)g->file_cap * sizeof(struct vl_file);
+	g->nodes_off = round_up(g->hash_off + (uint64_t)g->hash_cap * sizeof(uint32_t), 64);
+	g->region_size = round_up(g->nodes_off + (uint64_t)g->node_cap * sizeof(struct vl_node), PAGE);
+	g->check = vl_geometry_sum(g);
+}
+
+int vl_geometry_check(const struct vl_geometry *g, uint64_t size)
+{
+	struct vl_geometry want;
+
+	if (g->magic != VL_MAGIC)
+		return -EUCLEAN;
+	if (g->format != vl_format() || g->header_size != sizeof(struct vl_header))
+		return -EPROTO;
+	if (g->check != vl_geometry_sum(g))
+		return -EUCLEAN;
+	if (g->node_cap < VL_MIN_RANGES + 1 || g->node_cap > VL_MAX_RANGES ||
+	    g->file_cap < 3 || g->file_cap > VL_MAX_FILES)
+		return -EUCLEAN;
+	/* the offsets must be exactly what this version would have planned */
+	vl_geometry_plan(&want, g->node_cap - 1, g->file_cap - 1);
+	if (memcmp(&want, g, sizeof(want)) != 0)
+		return -EUCLEAN;
+	if (g->region_size != size)
+		return -EUCLEAN;
+	return 0;
+}
+
+void vl_region_bind(struct vl_region *r, void *base, size_t size)
+{
+	struct vl_header *h = base;
+
+	r->hdr = h;
+	r->files = (struct vl_file *)((char *)base + h->geo.files_off);
+	r->hash = (uint32_t *)((char *)base + h->geo.hash_off);
+	r->nodes = (struct vl_node *)((char *)base + h->geo.nodes_off);
+	r->node_cap = h->geo.node_cap;
+	r->file_cap = h->geo.file_cap;
+	r->hash_cap = h->geo.hash_cap;
+	r->size = size;
+}
+
+void vl_region_format(void *base, const struct vl_geometry *g)
+{
+	struct vl_header *h = base;
+
+	h->geo = *g;
+	memset(&h->c, 0, sizeof(h->c));
+	h->c.node_hwm = 1; /* slot 0 is the sentinel */
+	h->c.file_hwm = 1;
+}

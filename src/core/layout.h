@@ -1,0 +1,278 @@
+/*
+ * layout.h - the shared region: what lies where, in bytes.
+ *
+ * The region is one file mapped MAP_SHARED by every process of a user, at
+ * a different address in each. So nothing in it is a pointer: ranges and
+ * files are named by 32-bit indices into two arrays, and index 0 of each
+ * array is a sentinel that is never handed out. Every index read from the
+ * region is clamped into its array before use (vl_node_at, vl_file_at), so
+ * a scribbled index can make an answer wrong but can never make us touch
+ * memory outside the mapping.
+ *
+ *   +--------------------+ 0
+ *   | struct vl_header   |  geometry (checked at attach), lock, counters
+ *   +--------------------+ files_off
+ *   | struct vl_file [F] |  one per file with ranges, 512 bytes each
+ *   +--------------------+ hash_off
+ *   | uint32_t [H]       |  open-addressing table (dev, ino) -> file index
+ *   +--------------------+ nodes_off
+ *   | struct vl_node [N] |  one per range, 48 bytes each
+ *   +--------------------+ region_size
+ *
+ * The file is sparse and the allocators hand out the lowest unused slots
+ * first, so the memory it takes follows the high-water mark of use, not
+ * the capacity.
+ */
+#ifndef VL_LAYOUT_H
+#define VL_LAYOUT_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define VL_NIL 0u
+
+/* "VOLATILE" read as a little-endian u64 */
+#define VL_MAGIC 0x454c4954414c4f56ull
+#define VL_VERSION 1u
+
+/* ---- ranges ------------------------------------------------------------ */
+
+/* node->meta: file index, allocation state, purged flag */
+#define VL_META_FILE_MASK 0x00ffffffu
+#define VL_META_STATE_SHIFT 24
+#define VL_META_STATE_MASK (3u << VL_META_STATE_SHIFT)
+#define VL_META_PURGED (1u << 26)
+
+enum vl_node_state {
+	VL_NODE_FREE = 0,    /* on the free list */
+	VL_NODE_PENDING = 1, /* allocated, not yet (or no longer) in a tree */
+	VL_NODE_LIVE = 2,    /* a range in its file's tree */
+};
+
+/*
+ * A volatile range [start, end) of one file. 48 bytes.
+ *
+ * Guarded by the lock of the file it belongs to: start, end, left, right,
+ * parent, and the purged bit. Guarded by the region lock: seq, prev, next,
+ * and the state bits. `check` covers start, end, seq and meta, so it is
+ * rewritten under both locks.
+ */
+struct vl_node {
+	uint64_t start;
+	uint64_t end;
+	uint32_t seq;     /* age: region sequence number of its newest MARK */
+	uint32_t check;   /* vl_node_sum() of the fields above and meta */
+	uint32_t left;
+	uint32_t right;
+	uint32_t parent;  /* parent index << 1 | colour (1 = black) */
+	uint32_t meta;    /* file index | state | purged */
+	uint32_t prev;    /* LRU of unpurged ranges; free list uses next */
+	uint32_t next;
+};
+
+/* ---- files ------------------------------------------------------------- */
+
+#define VL_HOLDERS 4
+#define VL_FILE_SIZE 512
+
+enum vl_file_state {
+	VL_FILE_FREE = 0,
+	VL_FILE_LIVE = 1,  /* in the hash table */
+	VL_FILE_STALE = 2, /* out of the hash table: its inode is gone */
+};
+
+/* Identity of a file: what survives an inode number being reused. */
+struct vl_ident {
+	uint64_t dev;
+	uint64_t ino;
+	int64_t btime_sec;
+	uint32_t btime_nsec;
+	uint32_t pad;
+};
+
+struct vl_holder {
+	int32_t pid;
+	int32_t fd;
+};
+
+/* file->flags */
+#define VL_FF_ANON 0x1u       /* no name reached it at its last MARK (memfd) */
+#define VL_FF_PATH_TRIED 0x2u /* we looked for a path once; don't again */
+
+/*
+ * A file with volatile ranges. Guarded by the region lock: state, gen,
+ * ident, check, next_free (and the hash table that points here), and the
+ * ways to reach it (holders, path, flags), so a purger can copy them.
+ * Guarded by `lock` itself: root, nranges, vbytes, pbytes. Both locks are
+ * held to free the slot. Lock order: a file's lock, then the region lock.
+ */
+struct vl_file_hdr {
+	pthread_mutex_t lock;
+	struct vl_ident ident;
+	uint32_t state;
+	uint32_t gen;        /* bumped each time the slot is freed */
+	uint32_t check;      /* vl_file_sum() of ident, state and gen */
+	uint32_t next_free;
+	uint32_t root;       /* range tree, ordered by start */
+	uint32_t nranges;
+	uint32_t npurged;    /* of which purged */
+	uint32_t pad;
+	uint64_t vbytes;     /* bytes in unpurged ranges */
+	uint64_t pbytes;     /* bytes in purged ranges */
+	struct vl_holder holders[VL_HOLDERS];
+	uint32_t path_len;   /* 0: no path known */
+	uint32_t flags;      /* VL_FF_* */
+};
+
+#define VL_PATH_MAX (VL_FILE_SIZE - sizeof(struct vl_file_hdr))
+
+struct vl_file {
+	struct vl_file_hdr h;
+	char path[VL_PATH_MAX]; /* a name that reached the file when marked */
+};
+
+/* ---- header ------------------------------------------------------------ */
+
+struct vl_geometry {
+	uint64_t magic;
+	uint32_t format;       /* vl_format(): version and every ABI size */
+	uint32_t header_size;
+	uint64_t region_size;
+	uint32_t node_cap;     /* slots, sentinel included */
+	uint32_t file_cap;
+	uint32_t hash_cap;     /* a power of two */
+	uint32_t check;        /* vl_geometry_sum() of all of the above */
+	uint64_t files_off;
+	uint64_t hash_off;
+	uint64_t nodes_off;
+};
+
+struct vl_counters {
+	uint32_t node_hwm;   /* slots [1, hwm) have been used at least once */
+	uint32_t node_free;  /* free list head */
+	uint32_t nodes_used;
+	uint32_t file_hwm;
+	uint32_t file_free;
+	uint32_t files_used;
+	uint32_t lru_head;   /* oldest unpurged range */
+	uint32_t lru_tail;   /* newest */
+	uint32_t seq;        /* last age handed out */
+	uint32_t ranges;     /* live ranges */
+	uint32_t ranges_purged;
+	uint32_t pad;
+	uint64_t volatile_bytes;
+	uint64_t purged_bytes;
+	uint64_t purges;
+	uint64_t purged_total;
+};
+
+struct vl_header {
+	struct vl_geometry geo;
+	/* its own cache line: the geometry is read-only after creation */
+	pthread_mutex_t lock __attribute__((aligned(64))); /* the region lock */
+	struct vl_counters c;       /* guarded by lock */
+};
+
+/* ---- a mapped region, as one process sees it --------------------------- */
+
+struct vl_region {
+	struct vl_header *hdr;
+	struct vl_file *files;
+	uint32_t *hash;
+	struct vl_node *nodes;
+	uint32_t node_cap;  /* copied from the header at attach and trusted */
+	uint32_t file_cap;
+	uint32_t hash_cap;
+	size_t size;
+};
+
+/* Clamp an index read from shared memory into its array. */
+static inline struct vl_node *vl_node_at(const struct vl_region *r, uint32_t i)
+{
+	return &r->nodes[i < r->node_cap ? i : VL_NIL];
+}
+
+static inline struct vl_file *vl_file_at(const struct vl_region *r, uint32_t i)
+{
+	return &r->files[i < r->file_cap ? i : VL_NIL];
+}
+
+static inline uint32_t vl_node_file(const struct vl_node *n)
+{
+	return n->meta & VL_META_FILE_MASK;
+}
+
+static inline unsigned vl_node_state(const struct vl_node *n)
+{
+	return (n->meta & VL_META_STATE_MASK) >> VL_META_STATE_SHIFT;
+}
+
+static inline int vl_node_purged(const struct vl_node *n)
+{
+	return (n->meta & VL_META_PURGED) != 0;
+}
+
+static inline uint32_t vl_meta(uint32_t file, unsigned state, int purged)
+{
+	return (file & VL_META_FILE_MASK) | ((uint32_t)state << VL_META_STATE_SHIFT) |
+	       (purged ? VL_META_PURGED : 0);
+}
+
+/* ---- integrity --------------------------------------------------------- */
+
+uint32_t vl_format(void);
+uint32_t vl_node_sum(const struct vl_region *r, const struct vl_node *n);
+uint32_t vl_file_sum(const struct vl_region *r, const struct vl_file *f);
+uint32_t vl_geometry_sum(const struct vl_geometry *g);
+
+static inline void vl_node_seal(const struct vl_region *r, struct vl_node *n)
+{
+	n->check = vl_node_sum(r, n);
+}
+
+static inline int vl_node_ok(const struct vl_region *r, const struct vl_node *n)
+{
+	return n->check == vl_node_sum(r, n) && n->start < n->end;
+}
+
+static inline void vl_file_seal(const struct vl_region *r, struct vl_file *f)
+{
+	f->h.check = vl_file_sum(r, f);
+}
+
+static inline int vl_file_ok(const struct vl_region *r, const struct vl_file *f)
+{
+	return f->h.check == vl_file_sum(r, f);
+}
+
+/* ---- geometry ---------------------------------------------------------- */
+
+#define VL_DEFAULT_RANGES (1u << 21) /* 2,097,152 ranges */
+#define VL_DEFAULT_FILES (1u << 16)
+#define VL_MIN_RANGES 8u
+#define VL_MAX_RANGES (1u << 30)     /* parent links keep 31 bits */
+#define VL_MAX_FILES (VL_META_FILE_MASK + 1u)
+
+/*
+ * Lay out a region for `ranges` ranges and `files` files (both rounded and
+ * clamped to what the format allows); fills in *g completely.
+ */
+void vl_geometry_plan(struct vl_geometry *g, uint32_t ranges, uint32_t files);
+
+/*
+ * Check a geometry read from a region `size` bytes long. Returns 0, or
+ * -EPROTO (another version or ABI), -EUCLEAN (inconsistent).
+ */
+int vl_geometry_check(const struct vl_geometry *g, uint64_t size);
+
+/* Point r at the arrays of a region mapped at base (geometry checked). */
+void vl_region_bind(struct vl_region *r, void *base, size_t size);
+
+/*
+ * Initialise the region mapped at base: everything but the locks, which
+ * need the caller's pthread attributes. base must be zero-filled.
+ */
+void vl_region_format(void *base, const struct vl_geometry *g);
+
+#endif /* VL_LAYOUT_H */

@@ -1,0 +1,87 @@
+/*
+ * parse.c - sizes and thresholds (see parse.h).
+ */
+#include "parse.h"
+
+#include <errno.h>
+#include <stddef.h>
+
+static int digits(const char **p, uint64_t *v)
+{
+	const char *s = *p;
+	uint64_t n = 0;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (n > (UINT64_MAX - 9) / 10)
+			return -ERANGE;
+		n = n * 10 + (uint64_t)(*s - '0');
+	}
+	*p = s;
+	*v = n;
+	return 0;
+}
+
+static int shift_of(char c)
+{
+	switch (c) {
+	case 'k': case 'K': return 10;
+	case 'm': case 'M': return 20;
+	case 'g': case 'G': return 30;
+	case 't': case 'T': return 40;
+	default: return -1;
+	}
+}
+
+int vl_parse_size(const char *s, uint64_t *out)
+{
+	uint64_t n;
+	int shift = 0, err;
+
+	if (s == NULL)
+		return -EINVAL;
+	err = digits(&s, &n);
+	if (err)
+		return err;
+	if (*s != '\0') {
+		shift = shift_of(*s++);
+		if (shift < 0)
+			return -EINVAL;
+		if (s[0] == 'i' && s[1] == 'B')
+			s += 2;
+		else if (s[0] == 'B' || s[0] == 'b')
+			s++;
+		if (*s != '\0')
+			return -EINVAL;
+	}
+	if (n > ((uint64_t)INT64_MAX >> shift))
+		return -ERANGE;
+	*out = n << shift;
+	return 0;
+}
+
+int vl_parse_threshold(const char *s, struct vl_threshold *t)
+{
+	const char *p = s;
+	uint64_t n;
+	int err;
+
+	if (s == NULL)
+		return -EINVAL;
+	err = digits(&p, &n);
+	if (err == 0 && p[0] == '%' && p[1] == '\0') {
+		if (n > 100)
+			return -ERANGE;
+		t->is_percent = 1;
+		t->percent = (uint32_t)n;
+		t->bytes = 0;
+		return 0;
+	}
+	err = vl_parse_size(s, &t->bytes);
+	if (err)
+		return err;
+	t->is_percent = 0;
+	t->percent = 0;
+	return 0;
+}

@@ -1,0 +1,416 @@
+/*
+ * pool.c - allocators, LRU, file table and counters (see pool.h).
+ */
+#include "pool.h"
+
+#include <errno.h>
+#include <string.h>
+
+static inline struct vl_node *N(const struct vl_region *r, uint32_t i)
+{
+	return vl_node_at(r, i);
+}
+
+static inline struct vl_file *F(const struct vl_region *r, uint32_t i)
+{
+	return vl_file_at(r, i);
+}
+
+static inline struct vl_counters *C(const struct vl_region *r)
+{
+	return &r->hdr->c;
+}
+
+/*
+ * Slots are handed out lowest first (the free list is refilled only by
+ * frees; the high-water mark grows only when it is empty), so the pages
+ * of the sparse region file that are ever touched follow the peak use.
+ */
+uint32_t vl_node_alloc(const struct vl_region *r, uint32_t file)
+{
+	struct vl_counters *c = C(r);
+	uint32_t n = c->node_free;
+	struct vl_node *x;
+
+	if (n != VL_NIL && n < r->node_cap && vl_node_state(N(r, n)) == VL_NODE_FREE) {
+		c->node_free = N(r, n)->next;
+	} else if (c->node_hwm < r->node_cap) {
+		c->node_free = VL_NIL; /* a corrupt head is dropped, not followed */
+		n = c->node_hwm++;
+	} else {
+		return VL_NIL;
+	}
+	x = N(r, n);
+	memset(x, 0, sizeof(*x));
+	x->meta = vl_meta(file, VL_NODE_PENDING, 0);
+	vl_node_seal(r, x);
+	c->nodes_used++;
+	return n;
+}
+
+void vl_node_free(const struct vl_region *r, uint32_t n)
+{
+	struct vl_counters *c = C(r);
+	struct vl_node *x = N(r, n);
+
+	if (n == VL_NIL || n >= r->node_cap || vl_node_state(x) == VL_NODE_FREE)
+		return;
+	vl_lru_unlink(r, n);
+	memset(x, 0, sizeof(*x));
+	x->next = c->node_free;
+	c->node_free = n;
+	c->nodes_used--;
+}
+
+int vl_lru_linked(const struct vl_region *r, uint32_t n)
+{
+	return n != VL_NIL && (N(r, n)->prev != VL_NIL || C(r)->lru_head == n);
+}
+
+void vl_lru_unlink(const struct vl_region *r, uint32_t n)
+{
+	struct vl_counters *c = C(r);
+	struct vl_node *x = N(r, n);
+
+	if (!vl_lru_linked(r, n))
+		return;
+	if (x->prev != VL_NIL)
+		N(r, x->prev)->next = x->next;
+	else
+		c->lru_head = x->next;
+	if (x->next != VL_NIL)
+		N(r, x->next)->prev = x->prev;
+	else
+		c->lru_tail = x->prev;
+	x->prev = x->next = VL_NIL;
+}
+
+void vl_lru_insert_after(const struct vl_region *r, uint32_t after, uint32_t n)
+{
+	struct vl_counters *c = C(r);
+	struct vl_node *x = N(r, n);
+
+	if (n == VL_NIL)
+		return;
+	vl_lru_unlink(r, n);
+	if (after == VL_NIL) { /* at the head: the oldest */
+		x->next = c->lru_head;
+		if (c->lru_head != VL_NIL)
+			N(r, c->lru_head)->prev = n;
+		else
+			c->lru_tail = n;
+		c->lru_head = n;
+		return;
+	}
+	x->prev = after;
+	x->next = N(r, after)->next;
+	if (x->next != VL_NIL)
+		N(r, x->next)->prev = n;
+	else
+		c->lru_tail = n;
+	N(r, after)->next = n;
+}
+
+void vl_lru_append(const struct vl_region *r, uint32_t n)
+{
+	vl_lru_unlink(r, n);
+	vl_lru_insert_after(r, C(r)->lru_tail, n);
+}
+
+static int wants_lru(const struct vl_region *r, uint32_t n)
+{
+	const struct vl_node *x = N(r, n);
+
+	return vl_node_state(x) == VL_NODE_LIVE && !vl_node_purged(x);
+}
+
+void vl_commit(const struct vl_region *r, uint32_t fi, const struct vl_change *c,
+	       uint32_t spare)
+{
+	struct vl_counters *k = C(r);
+	struct vl_file *f = F(r, fi);
+	uint32_t n, next, steps = 0;
+
+	for (n = c->freed; n != VL_NIL && steps++ < r->node_cap; n = next) {
+		next = N(r, n)->left;
+		vl_node_free(r, n);
+	}
+	if (spare != VL_NIL && !(c->keep_new && c->keep == spare) && c->split != spare)
+		vl_node_free(r, spare);
+
+	if (c->keep != VL_NIL) {
+		if (c->keep_aged) {
+			N(r, c->keep)->seq = ++k->seq;
+			vl_node_seal(r, N(r, c->keep));
+		}
+		if (!wants_lru(r, c->keep))
+			vl_lru_unlink(r, c->keep);
+		else if (c->keep_aged || !vl_lru_linked(r, c->keep))
+			vl_lru_append(r, c->keep);
+	}
+	if (c->split != VL_NIL && wants_lru(r, c->split)) {
+		/* the two halves of a split range share its age: keep them side by side */
+		if (vl_lru_linked(r, c->split_of))
+			vl_lru_insert_after(r, c->split_of, c->split);
+		else
+			vl_lru_append(r, c->split);
+	}
+
+	k->volatile_bytes += (uint64_t)c->d_vbytes;
+	k->purged_bytes += (uint64_t)c->d_pbytes;
+	k->ranges += (uint32_t)c->d_ranges;
+	k->ranges_purged += (uint32_t)c->d_purged;
+	f->h.nranges += (uint32_t)c->d_ranges;
+	f->h.npurged += (uint32_t)c->d_purged;
+	f->h.vbytes += (uint64_t)c->d_vbytes;
+	f->h.pbytes += (uint64_t)c->d_pbytes;
+}
+
+/* ---- file table: open addressing, linear probing, backward-shift delete ---- */
+
+static uint32_t hash_of(const struct vl_region *r, uint64_t dev, uint64_t ino)
+{
+	uint64_t h = (ino ^ (dev * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
+
+	return (uint32_t)(h >> 32) & (r->hash_cap - 1);
+}
+
+int vl_file_lookup(const struct vl_region *r, uint64_t dev, uint64_t ino, uint32_t *fi)
+{
+	uint32_t i = hash_of(r, dev, ino), steps;
+
+	for (steps = 0; steps < r->hash_cap; steps++, i = (i + 1) & (r->hash_cap - 1)) {
+		uint32_t s = r->hash[i];
+		struct vl_file *f;
+
+		if (s == VL_NIL) {
+			*fi = VL_NIL;
+			return 0;
+		}
+		f = F(r, s);
+		if (s >= r->file_cap || f->h.state != VL_FILE_LIVE || !vl_file_ok(r, f))
+			return -EUCLEAN;
+		if (f->h.ident.dev == dev && f->h.ident.ino == ino) {
+			*fi = s;
+			return 0;
+		}
+	}
+	return -EUCLEAN; /* a table with no empty slot: it is at most half full */
+}
+
+static void hash_insert(const struct vl_region *r, uint32_t fi)
+{
+	struct vl_file *f = F(r, fi);
+	uint32_t i = hash_of(r, f->h.ident.dev, f->h.ident.ino), steps;
+
+	for (steps = 0; steps < r->hash_cap; steps++, i = (i + 1) & (r->hash_cap - 1)) {
+		if (r->hash[i] == VL_NIL) {
+			r->hash[i] = fi;
+			return;
+		}
+	}
+}
+
+static void hash_remove(const struct vl_region *r, uint32_t fi)
+{
+	uint32_t mask = r->hash_cap - 1, i, j, steps;
+	struct vl_file *f = F(r, fi);
+
+	i = hash_of(r, f->h.ident.dev, f->h.ident.ino);
+	for (steps = 0; r->hash[i] != fi; i = (i + 1) & mask)
+		if (r->hash[i] == VL_NIL || ++steps >= r->hash_cap)
+			return;
+	/*
+	 * Backward shift: pull later entries of the probe run into the hole
+	 * unless their home slot lies cyclically in (hole, j], where they
+	 * would no longer be found from.
+	 */
+	r->hash[i] = VL_NIL;
+	for (j = (i + 1) & mask, steps = 0; r->hash[j] != VL_NIL && steps < r->hash_cap;
+	     j = (j + 1) & mask, steps++) {
+		struct vl_file *g = F(r, r->hash[j]);
+		uint32_t home = hash_of(r, g->h.ident.dev, g->h.ident.ino);
+
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			r->hash[i] = r->hash[j];
+			r->hash[j] = VL_NIL;
+			i = j;
+		}
+	}
+}
+
+uint32_t vl_file_create(const struct vl_region *r, const struct vl_ident *id, int *fresh)
+{
+	struct vl_counters *c = C(r);
+	uint32_t fi = c->file_free;
+	struct vl_file *f;
+	uint32_t gen;
+
+	*fresh = 0;
+	if (fi != VL_NIL && fi < r->file_cap && F(r, fi)->h.state == VL_FILE_FREE) {
+		c->file_free = F(r, fi)->h.next_free;
+	} else if (c->file_hwm < r->file_cap && c->files_used * 2 < r->hash_cap) {
+		c->file_free = VL_NIL;
+		fi = c->file_hwm++;
+		*fresh = 1;
+	} else {
+		return VL_NIL;
+	}
+	f = F(r, fi);
+	gen = f->h.gen;
+	/* everything but the lock, which a late waiter may still be blocked on */
+	memset((char *)f + sizeof(f->h.lock), 0, sizeof(*f) - sizeof(f->h.lock));
+	f->h.ident = *id;
+	f->h.state = VL_FILE_LIVE;
+	f->h.gen = gen;
+	vl_file_seal(r, f);
+	hash_insert(r, fi);
+	c->files_used++;
+	return fi;
+}
+
+void vl_file_unhash(const struct vl_region *r, uint32_t fi)
+{
+	struct vl_file *f = F(r, fi);
+
+	if (f->h.state != VL_FILE_LIVE)
+		return;
+	hash_remove(r, fi);
+	f->h.state = VL_FILE_STALE;
+	vl_file_seal(r, f);
+}
+
+void vl_file_release(const struct vl_region *r, uint32_t fi)
+{
+	struct vl_counters *c = C(r);
+	struct vl_file *f = F(r, fi);
+
+	if (fi == VL_NIL || fi >= r->file_cap || f->h.state == VL_FILE_FREE)
+		return;
+	if (f->h.state == VL_FILE_LIVE)
+		hash_remove(r, fi);
+	f->h.state = VL_FILE_FREE;
+	f->h.gen++; /* anyone who looked this slot up before must look again */
+	f->h.root = VL_NIL;
+	f->h.next_free = c->file_free;
+	vl_file_seal(r, f);
+	c->file_free = fi;
+	c->files_used--;
+}
+
+/* ---- rebuild after a lock holder died ---- */
+
+/* Merge sort of the LRU chain by age, oldest first; no memory needed. */
+static uint32_t lru_sort(const struct vl_region *r, uint32_t head, uint32_t now)
+{
+	uint32_t insize = 1, steps = 0;
+
+	if (head == VL_NIL)
+		return head;
+	for (;;) {
+		uint32_t p = head, tail = VL_NIL, merges = 0;
+
+		head = VL_NIL;
+		while (p != VL_NIL) {
+			uint32_t q = p, psize = 0, qsize = insize, e;
+
+			merges++;
+			while (psize < insize && q != VL_NIL) {
+				psize++;
+				q = N(r, q)->next;
+			}
+			while (psize > 0 || (qsize > 0 && q != VL_NIL)) {
+				/* age = now - seq, wrap-safe; the older (larger age) goes first */
+				if (psize == 0 || (qsize > 0 && q != VL_NIL &&
+						   now - N(r, q)->seq > now - N(r, p)->seq)) {
+					e = q;
+					q = N(r, q)->next;
+					qsize--;
+				} else {
+					e = p;
+					p = N(r, p)->next;
+					psize--;
+				}
+				if (tail != VL_NIL)
+					N(r, tail)->next = e;
+				else
+					head = e;
+				tail = e;
+			}
+			p = q;
+		}
+		N(r, tail)->next = VL_NIL;
+		if (merges <= 1 || ++steps > 40)
+			return head;
+		insize *= 2;
+	}
+}
+
+void vl_pool_rebuild(const struct vl_region *r)
+{
+	struct vl_counters *c = C(r);
+	uint32_t i, hwm, prev = VL_NIL, lru = VL_NIL, lru_last = VL_NIL;
+
+	c->node_hwm = c->node_hwm < 1 ? 1 : c->node_hwm > r->node_cap ? r->node_cap : c->node_hwm;
+	c->file_hwm = c->file_hwm < 1 ? 1 : c->file_hwm > r->file_cap ? r->file_cap : c->file_hwm;
+	c->node_free = VL_NIL;
+	c->nodes_used = 0;
+	c->volatile_bytes = c->purged_bytes = 0;
+	c->ranges = c->ranges_purged = 0;
+
+	/* nodes: free list in slot order, LRU chained through next then sorted */
+	hwm = c->node_hwm;
+	for (i = hwm - 1; i >= 1; i--) {
+		struct vl_node *x = N(r, i);
+
+		/*
+		 * A node with a bad sum may be one a file's lock holder is
+		 * rewriting right now: only the file's own repair may judge it.
+		 */
+		if (vl_node_state(x) == VL_NODE_FREE) {
+			memset(x, 0, sizeof(*x));
+			x->next = c->node_free;
+			c->node_free = i;
+			continue;
+		}
+		c->nodes_used++;
+		x->prev = x->next = VL_NIL;
+		if (vl_node_state(x) != VL_NODE_LIVE)
+			continue;
+		c->ranges++;
+		if (vl_node_purged(x)) {
+			c->purged_bytes += x->end - x->start;
+			c->ranges_purged++;
+			continue;
+		}
+		c->volatile_bytes += x->end - x->start;
+		x->next = lru;
+		lru = i;
+	}
+	lru = lru_sort(r, lru, c->seq);
+	c->lru_head = lru;
+	for (i = lru; i != VL_NIL; i = N(r, i)->next) {
+		N(r, i)->prev = prev;
+		prev = lru_last = i;
+	}
+	c->lru_tail = lru_last;
+
+	/* files: table and free list again from the records */
+	memset(r->hash, 0, (size_t)r->hash_cap * sizeof(uint32_t));
+	c->file_free = VL_NIL;
+	c->files_used = 0;
+	for (i = c->file_hwm - 1; i >= 1; i--) {
+		struct vl_file *f = F(r, i);
+
+		if (f->h.state == VL_FILE_FREE || !vl_file_ok(r, f)) {
+			f->h.state = VL_FILE_FREE;
+			f->h.next_free = c->file_free;
+			vl_file_seal(r, f);
+			c->file_free = i;
+			continue;
+		}
+		c->files_used++;
+		if (f->h.state == VL_FILE_LIVE)
+			hash_insert(r, i);
+	}
+}

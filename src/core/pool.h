@@ -1,0 +1,55 @@
+/*
+ * pool.h - what the region lock guards: the node and file allocators, the
+ * least-recently-marked list (LRU) of unpurged ranges, the file table and
+ * the counters. Every function here expects the region lock held.
+ */
+#ifndef VL_POOL_H
+#define VL_POOL_H
+
+#include "layout.h"
+#include "ranges.h"
+
+/* A PENDING node owned by `file`, or VL_NIL if the region is full. */
+uint32_t vl_node_alloc(const struct vl_region *r, uint32_t file);
+/* Free node n (unlinking it from the LRU if it is there). */
+void vl_node_free(const struct vl_region *r, uint32_t n);
+
+int vl_lru_linked(const struct vl_region *r, uint32_t n);
+void vl_lru_unlink(const struct vl_region *r, uint32_t n);
+void vl_lru_append(const struct vl_region *r, uint32_t n);
+void vl_lru_insert_after(const struct vl_region *r, uint32_t after, uint32_t n);
+
+/*
+ * Apply what vl_ranges_* did to file `fi` (whose lock the caller holds
+ * too): free the freed nodes, give a changed range the newest age, keep
+ * the LRU holding exactly the live unpurged ranges, update the counters.
+ * `spare` is freed unless the change used it.
+ */
+void vl_commit(const struct vl_region *r, uint32_t fi, const struct vl_change *c,
+	       uint32_t spare);
+
+/* ---- the file table ---- */
+
+/*
+ * Find the file with this (dev, ino). Returns 0 and *fi (VL_NIL if none),
+ * or -EUCLEAN if the table is corrupt.
+ */
+int vl_file_lookup(const struct vl_region *r, uint64_t dev, uint64_t ino, uint32_t *fi);
+/*
+ * A new LIVE file with this identity, in the table; VL_NIL if full.
+ * *fresh is set when the slot was never used: its lock is not initialised.
+ */
+uint32_t vl_file_create(const struct vl_region *r, const struct vl_ident *id, int *fresh);
+/* Take file fi out of the table: it is STALE, still holding its ranges. */
+void vl_file_unhash(const struct vl_region *r, uint32_t fi);
+/* Free file fi (out of the table, no ranges left). */
+void vl_file_release(const struct vl_region *r, uint32_t fi);
+
+/*
+ * Rebuild, from the nodes and files alone, everything the region lock
+ * guards: free lists, LRU (in age order), file table, counters. For the
+ * next holder of the lock after a holder died.
+ */
+void vl_pool_rebuild(const struct vl_region *r);
+
+#endif

@@ -1,0 +1,364 @@
+/*
+ * ranges.c - merge, split and purge rules for the ranges of one file.
+ *
+ * The invariants of a file's tree, kept by every function here:
+ *   (1) ranges are disjoint and non-empty;
+ *   (2) two ranges that touch (a.end == b.start) differ in their purged
+ *       flag: touching ranges in the same state are always merged.
+ * Each function first walks and validates everything it will touch, then
+ * changes the tree; so an error return means nothing was changed.
+ */
+#include "ranges.h"
+
+#include "rtree.h"
+
+#include <errno.h>
+#include <string.h>
+
+static inline struct vl_node *N(const struct vl_region *r, uint32_t i)
+{
+	return vl_node_at(r, i);
+}
+
+int vl_range_ok(const struct vl_region *r, uint32_t n, uint32_t file)
+{
+	const struct vl_node *x;
+
+	if (n == VL_NIL || n >= r->node_cap)
+		return 0;
+	x = N(r, n);
+	return vl_node_ok(r, x) && vl_node_state(x) == VL_NODE_LIVE && vl_node_file(x) == file;
+}
+
+/* Count range n into (sign > 0) or out of (sign < 0) the change's totals. */
+static void account(const struct vl_region *r, struct vl_change *c, uint32_t n, int sign)
+{
+	const struct vl_node *x = N(r, n);
+	int64_t len = (int64_t)(x->end - x->start);
+
+	if (vl_node_purged(x)) {
+		c->d_pbytes += sign * len;
+		c->d_purged += sign;
+	} else {
+		c->d_vbytes += sign * len;
+	}
+	c->d_ranges += sign;
+}
+
+/* Take n out of the tree and onto the change's freed chain. */
+static void drop(const struct vl_region *r, uint32_t *root, struct vl_change *c, uint32_t n)
+{
+	vl_rb_erase(r, root, n);
+	N(r, n)->left = c->freed;
+	c->freed = n;
+}
+
+static void set_range(const struct vl_region *r, uint32_t n, uint64_t start, uint64_t end,
+		      int purged)
+{
+	struct vl_node *x = N(r, n);
+
+	x->start = start;
+	x->end = end;
+	x->meta = (x->meta & ~VL_META_PURGED) | (purged ? VL_META_PURGED : 0);
+	vl_node_seal(r, x);
+}
+
+/* next(x), validated; VL_NIL at the end. -1 (as uint32_t) on a fault. */
+#define BAD ((uint32_t)-1)
+
+static uint32_t next_ok(const struct vl_region *r, uint32_t x, uint32_t file)
+{
+	uint32_t n = vl_rb_next(r, x);
+
+	return n == VL_NIL || vl_range_ok(r, n, file) ? n : BAD;
+}
+
+static uint32_t prev_ok(const struct vl_region *r, uint32_t x, uint32_t file)
+{
+	uint32_t p = vl_rb_prev(r, x);
+
+	return p == VL_NIL || vl_range_ok(r, p, file) ? p : BAD;
+}
+
+int vl_ranges_mark(const struct vl_region *r, uint32_t *root, uint32_t file, uint64_t s,
+		   uint64_t e, uint32_t spare, struct vl_change *c)
+{
+	uint32_t x, left = VL_NIL, right, first = VL_NIL, last = VL_NIL, keep, steps = 0;
+	uint64_t ms, me, fs, fe;
+	int purged = 0, left_in, right_in;
+
+	memset(c, 0, sizeof(*c));
+	x = vl_rb_end_at_least(r, *root, s, 0);
+	if (x != VL_NIL && !vl_range_ok(r, x, file))
+		return -EUCLEAN;
+	if (x != VL_NIL && N(r, x)->end == s) {
+		left = x; /* touches [s, e) on the left; the range after it may hold it */
+		x = next_ok(r, x, file);
+		if (x == BAD)
+			return -EUCLEAN;
+	}
+	if (x != VL_NIL && N(r, x)->start <= s && e <= N(r, x)->end) {
+		c->keep = x; /* already volatile: nothing changes, not even the age */
+		return 0;
+	}
+	/* the ranges [s, e) overlaps: [first, last], then right after them */
+	for (; x != VL_NIL && x != BAD && N(r, x)->start < e; x = next_ok(r, x, file)) {
+		if (++steps >= r->node_cap)
+			return -EUCLEAN;
+		if (first == VL_NIL)
+			first = x;
+		last = x;
+		purged |= vl_node_purged(N(r, x));
+	}
+	if (x == BAD)
+		return -EUCLEAN;
+	right = x;
+
+	ms = s;
+	me = e;
+	if (first != VL_NIL) {
+		ms = N(r, first)->start < s ? N(r, first)->start : s;
+		me = N(r, last)->end > e ? N(r, last)->end : e;
+		if (left == VL_NIL && (left = prev_ok(r, first, file)) == BAD)
+			return -EUCLEAN;
+	}
+	/* a merged range is purged if any part was; touching ones join if alike */
+	left_in = left != VL_NIL && N(r, left)->end == ms && vl_node_purged(N(r, left)) == purged;
+	right_in = right != VL_NIL && N(r, right)->start == me &&
+		   vl_node_purged(N(r, right)) == purged;
+
+	if (left_in)
+		keep = left;
+	else if (first != VL_NIL)
+		keep = first;
+	else if (right_in)
+		keep = right;
+	else if (spare != VL_NIL)
+		keep = spare;
+	else
+		return -ENOMEM;
+	fs = left_in ? N(r, left)->start : ms;
+	fe = right_in ? N(r, right)->end : me;
+
+	if (keep == spare) {
+		struct vl_node *n = N(r, spare);
+		int err;
+
+		n->meta = vl_meta(file, VL_NODE_LIVE, 0);
+		set_range(r, spare, fs, fe, 0);
+		err = vl_rb_insert(r, root, spare);
+		if (err) {
+			n->meta = vl_meta(file, VL_NODE_PENDING, 0);
+			vl_node_seal(r, n);
+			return err;
+		}
+		c->keep_new = 1;
+	} else {
+		if (left_in)
+			account(r, c, left, -1);
+		for (x = first; x != VL_NIL;) {
+			uint32_t nx = x == last ? VL_NIL : vl_rb_next(r, x);
+
+			account(r, c, x, -1);
+			if (x != keep)
+				drop(r, root, c, x);
+			x = nx;
+		}
+		if (right_in) {
+			account(r, c, right, -1);
+			if (right != keep)
+				drop(r, root, c, right);
+		}
+		set_range(r, keep, fs, fe, purged);
+	}
+	account(r, c, keep, +1);
+	c->keep = keep;
+	c->keep_aged = 1;
+	if (purged) {
+		/* the flag must not lie: the bytes that were not purged go now */
+		c->punch_start = ms;
+		c->punch_end = me;
+	}
+	return 0;
+}
+
+int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, uint64_t s,
+		     uint64_t e, uint32_t spare, struct vl_change *c)
+{
+	uint32_t first, x, steps = 0;
+	int split = 0;
+
+	memset(c, 0, sizeof(*c));
+	first = vl_rb_end_at_least(r, *root, s, 1);
+	if (first != VL_NIL && !vl_range_ok(r, first, file))
+		return -EUCLEAN;
+	for (x = first; x != VL_NIL && N(r, x)->start < e; x = next_ok(r, x, file)) {
+		if (x == BAD || ++steps >= r->node_cap)
+			return -EUCLEAN;
+		if (N(r, x)->start < s && N(r, x)->end > e)
+			split = 1;
+	}
+	if (x == BAD)
+		return -EUCLEAN;
+	if (split && spare == VL_NIL)
+		return -ENOMEM;
+
+	for (x = first; x != VL_NIL && N(r, x)->start < e;) {
+		struct vl_node *n = N(r, x);
+		uint32_t nx = vl_rb_next(r, x);
+		int64_t removed;
+
+		c->was_purged |= vl_node_purged(n);
+		if (s <= n->start && n->end <= e) {
+			account(r, c, x, -1);
+			drop(r, root, c, x);
+			x = nx;
+			continue;
+		}
+		if (n->start < s && n->end > e) {
+			struct vl_node *sp = N(r, spare);
+			int err;
+
+			/* insert the right part first: a failure then changes nothing */
+			sp->meta = vl_meta(file, VL_NODE_LIVE, vl_node_purged(n));
+			sp->seq = n->seq;
+			set_range(r, spare, e, n->end, vl_node_purged(n));
+			err = vl_rb_insert(r, root, spare);
+			if (err) {
+				sp->meta = vl_meta(file, VL_NODE_PENDING, 0);
+				vl_node_seal(r, sp);
+				return err;
+			}
+			removed = (int64_t)(e - s);
+			set_range(r, x, n->start, s, vl_node_purged(n));
+			c->split = spare;
+			c->split_of = x;
+			c->d_ranges++;
+			c->d_purged += vl_node_purged(n);
+		} else if (n->start < s) {
+			removed = (int64_t)(n->end - s);
+			set_range(r, x, n->start, s, vl_node_purged(n));
+		} else {
+			removed = (int64_t)(e - n->start);
+			set_range(r, x, e, n->end, vl_node_purged(n));
+		}
+		if (vl_node_purged(n))
+			c->d_pbytes -= removed;
+		else
+			c->d_vbytes -= removed;
+		x = nx;
+	}
+	return 0;
+}
+
+int vl_ranges_purge(const struct vl_region *r, uint32_t *root, uint32_t file, uint32_t n,
+		    struct vl_change *c)
+{
+	uint32_t p, q, keep = n;
+	uint64_t fs, fe;
+
+	memset(c, 0, sizeof(*c));
+	if (!vl_range_ok(r, n, file))
+		return -EUCLEAN;
+	c->keep = n;
+	if (vl_node_purged(N(r, n)))
+		return 0;
+	p = prev_ok(r, n, file);
+	q = next_ok(r, n, file);
+	if (p == BAD || q == BAD)
+		return -EUCLEAN;
+
+	fs = N(r, n)->start;
+	fe = N(r, n)->end;
+	c->punch_start = fs;
+	c->punch_end = fe;
+	account(r, c, n, -1);
+	if (p != VL_NIL && vl_node_purged(N(r, p)) && N(r, p)->end == fs) {
+		account(r, c, p, -1);
+		fs = N(r, p)->start;
+		keep = p;
+	}
+	if (q != VL_NIL && vl_node_purged(N(r, q)) && N(r, q)->start == fe) {
+		account(r, c, q, -1);
+		fe = N(r, q)->end;
+		drop(r, root, c, q);
+	}
+	if (keep != n)
+		drop(r, root, c, n);
+	set_range(r, keep, fs, fe, 1);
+	account(r, c, keep, +1);
+	c->keep = keep;
+	return 0;
+}
+
+int vl_ranges_clear(const struct vl_region *r, uint32_t *root, uint32_t file, struct vl_change *c)
+{
+	uint32_t x, steps = 0;
+
+	memset(c, 0, sizeof(*c));
+	for (x = vl_rb_first(r, *root); x != VL_NIL; x = next_ok(r, x, file))
+		if (x == BAD || !vl_range_ok(r, x, file) || ++steps >= r->node_cap)
+			return -EUCLEAN;
+	while ((x = vl_rb_first(r, *root)) != VL_NIL) {
+		account(r, c, x, -1);
+		drop(r, root, c, x);
+	}
+	return 0;
+}
+
+int vl_ranges_absorb(const struct vl_region *r, uint32_t *root, uint32_t file, uint32_t n,
+		     struct vl_change *c)
+{
+	uint64_t s, e;
+	uint32_t x, steps = 0;
+	int purged, err;
+
+	memset(c, 0, sizeof(*c));
+	if (!vl_range_ok(r, n, file))
+		return -EUCLEAN;
+	s = N(r, n)->start;
+	e = N(r, n)->end;
+	purged = vl_node_purged(N(r, n));
+
+	/* every range that overlaps: the union is purged if any part was */
+	while ((x = vl_rb_end_at_least(r, *root, s, 1)) != VL_NIL && N(r, x)->start < e) {
+		if (!vl_range_ok(r, x, file) || ++steps >= r->node_cap)
+			return -EUCLEAN;
+		purged |= vl_node_purged(N(r, x));
+		if (N(r, x)->start < s)
+			s = N(r, x)->start;
+		if (N(r, x)->end > e)
+			e = N(r, x)->end;
+		account(r, c, x, -1);
+		drop(r, root, c, x);
+	}
+	/* then the neighbours that touch it, if they are in its final state */
+	x = vl_rb_end_at_least(r, *root, s, 0);
+	if (x != VL_NIL && N(r, x)->end == s) {
+		if (!vl_range_ok(r, x, file))
+			return -EUCLEAN;
+		if (vl_node_purged(N(r, x)) == purged) {
+			s = N(r, x)->start;
+			account(r, c, x, -1);
+			drop(r, root, c, x);
+		}
+	}
+	x = vl_rb_end_at_least(r, *root, e, 1);
+	if (x != VL_NIL && N(r, x)->start == e) {
+		if (!vl_range_ok(r, x, file))
+			return -EUCLEAN;
+		if (vl_node_purged(N(r, x)) == purged) {
+			e = N(r, x)->end;
+			account(r, c, x, -1);
+			drop(r, root, c, x);
+		}
+	}
+	set_range(r, n, s, e, purged);
+	err = vl_rb_insert(r, root, n);
+	if (err)
+		return err;
+	account(r, c, n, +1);
+	c->keep = n;
+	return 0;
+}

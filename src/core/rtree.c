@@ -1,0 +1,383 @@
+/*
+ * rtree.c - red-black tree by index (see rtree.h).
+ *
+ * The algorithms are the textbook ones (Cormen et al., chapter 13), with
+ * VL_NIL standing for the absent child: it is black, and it is never
+ * written, so slot 0 stays zero whatever shape the tree is in.
+ */
+#include "rtree.h"
+
+#include <errno.h>
+
+#define BLACK 1u
+
+static inline struct vl_node *N(const struct vl_region *r, uint32_t i)
+{
+	return vl_node_at(r, i);
+}
+
+static inline uint32_t parent_of(const struct vl_region *r, uint32_t i)
+{
+	return N(r, i)->parent >> 1;
+}
+
+static inline int is_black(const struct vl_region *r, uint32_t i)
+{
+	return i == VL_NIL || (N(r, i)->parent & BLACK);
+}
+
+/* Writes go only to real slots: a scribbled index is never written through. */
+static inline int real(const struct vl_region *r, uint32_t i)
+{
+	return i != VL_NIL && i < r->node_cap;
+}
+
+static inline void set_parent(const struct vl_region *r, uint32_t i, uint32_t p)
+{
+	if (real(r, i))
+		N(r, i)->parent = (p << 1) | (N(r, i)->parent & BLACK);
+}
+
+static inline void set_black(const struct vl_region *r, uint32_t i, int black)
+{
+	if (real(r, i))
+		N(r, i)->parent = (N(r, i)->parent & ~BLACK) | (black ? BLACK : 0);
+}
+
+static inline uint32_t left_of(const struct vl_region *r, uint32_t i)
+{
+	return i == VL_NIL ? VL_NIL : N(r, i)->left;
+}
+
+static inline uint32_t right_of(const struct vl_region *r, uint32_t i)
+{
+	return i == VL_NIL ? VL_NIL : N(r, i)->right;
+}
+
+/* Make v take u's place under u's parent. */
+static void replace_child(const struct vl_region *r, uint32_t *root, uint32_t u, uint32_t v)
+{
+	uint32_t p = parent_of(r, u);
+
+	if (p == VL_NIL)
+		*root = v;
+	else if (!real(r, p))
+		return; /* only in a corrupt tree */
+	else if (N(r, p)->left == u)
+		N(r, p)->left = v;
+	else
+		N(r, p)->right = v;
+	set_parent(r, v, p);
+}
+
+static void rotate_left(const struct vl_region *r, uint32_t *root, uint32_t x)
+{
+	uint32_t y = N(r, x)->right;
+
+	if (!real(r, x) || !real(r, y)) /* only in a corrupt tree */
+		return;
+	N(r, x)->right = N(r, y)->left;
+	set_parent(r, N(r, y)->left, x);
+	replace_child(r, root, x, y);
+	N(r, y)->left = x;
+	set_parent(r, x, y);
+}
+
+static void rotate_right(const struct vl_region *r, uint32_t *root, uint32_t x)
+{
+	uint32_t y = N(r, x)->left;
+
+	if (!real(r, x) || !real(r, y))
+		return;
+	N(r, x)->left = N(r, y)->right;
+	set_parent(r, N(r, y)->right, x);
+	replace_child(r, root, x, y);
+	N(r, y)->right = x;
+	set_parent(r, x, y);
+}
+
+int vl_rb_insert(const struct vl_region *r, uint32_t *root, uint32_t n)
+{
+	uint64_t key = N(r, n)->start;
+	uint32_t p = VL_NIL, x = *root, *link = root;
+	int depth = 0;
+
+	while (x != VL_NIL) {
+		if (x >= r->node_cap || ++depth > VL_RB_MAX_DEPTH)
+			return -EUCLEAN;
+		p = x;
+		link = key < N(r, x)->start ? &N(r, x)->left : &N(r, x)->right;
+		x = *link;
+	}
+	N(r, n)->left = N(r, n)->right = VL_NIL;
+	N(r, n)->parent = p << 1; /* red */
+	*link = n;
+
+	/*
+	 * Only a red node under a red parent breaks the rules. Each round
+	 * either recolours and moves the fault two levels up, or rotates
+	 * once or twice and ends; so the loop runs at most depth/2 times.
+	 */
+	while (!is_black(r, p = parent_of(r, n)) && depth-- >= 0) {
+		uint32_t g = parent_of(r, p);
+		int p_is_left;
+		uint32_t u;
+
+		if (g == VL_NIL) /* a red root: only in a corrupt tree */
+			break;
+		p_is_left = N(r, g)->left == p;
+		u = p_is_left ? N(r, g)->right : N(r, g)->left;
+
+		if (!is_black(r, u)) {
+			set_black(r, p, 1);
+			set_black(r, u, 1);
+			set_black(r, g, 0);
+			n = g;
+			continue;
+		}
+		if (p_is_left) {
+			if (n == N(r, p)->right) {
+				rotate_left(r, root, p);
+				n = p;
+				p = parent_of(r, n);
+			}
+			set_black(r, p, 1);
+			set_black(r, g, 0);
+			rotate_right(r, root, g);
+		} else {
+			if (n == N(r, p)->left) {
+				rotate_right(r, root, p);
+				n = p;
+				p = parent_of(r, n);
+			}
+			set_black(r, p, 1);
+			set_black(r, g, 0);
+			rotate_left(r, root, g);
+		}
+		break;
+	}
+	set_black(r, *root, 1);
+	return 0;
+}
+
+static uint32_t leftmost(const struct vl_region *r, uint32_t x)
+{
+	int depth = 0;
+
+	while (x != VL_NIL && N(r, x)->left != VL_NIL && ++depth <= VL_RB_MAX_DEPTH)
+		x = N(r, x)->left;
+	return x;
+}
+
+static uint32_t rightmost(const struct vl_region *r, uint32_t x)
+{
+	int depth = 0;
+
+	while (x != VL_NIL && N(r, x)->right != VL_NIL && ++depth <= VL_RB_MAX_DEPTH)
+		x = N(r, x)->right;
+	return x;
+}
+
+/* Restore the black height after a black node left from under xp. */
+static void erase_fixup(const struct vl_region *r, uint32_t *root, uint32_t x, uint32_t xp)
+{
+	int rounds = 2 * VL_RB_MAX_DEPTH;
+
+	while (x != *root && is_black(r, x) && xp != VL_NIL && rounds-- > 0) {
+		if (x == N(r, xp)->left) {
+			uint32_t w = N(r, xp)->right;
+
+			if (!is_black(r, w)) {
+				set_black(r, w, 1);
+				set_black(r, xp, 0);
+				rotate_left(r, root, xp);
+				w = N(r, xp)->right;
+			}
+			if (is_black(r, left_of(r, w)) && is_black(r, right_of(r, w))) {
+				set_black(r, w, 0);
+				x = xp;
+				xp = parent_of(r, x);
+				continue;
+			}
+			if (is_black(r, right_of(r, w))) {
+				set_black(r, left_of(r, w), 1);
+				set_black(r, w, 0);
+				rotate_right(r, root, w);
+				w = N(r, xp)->right;
+			}
+			set_black(r, w, is_black(r, xp));
+			set_black(r, xp, 1);
+			set_black(r, right_of(r, w), 1);
+			rotate_left(r, root, xp);
+		} else {
+			uint32_t w = N(r, xp)->left;
+
+			if (!is_black(r, w)) {
+				set_black(r, w, 1);
+				set_black(r, xp, 0);
+				rotate_right(r, root, xp);
+				w = N(r, xp)->left;
+			}
+			if (is_black(r, left_of(r, w)) && is_black(r, right_of(r, w))) {
+				set_black(r, w, 0);
+				x = xp;
+				xp = parent_of(r, x);
+				continue;
+			}
+			if (is_black(r, left_of(r, w))) {
+				set_black(r, right_of(r, w), 1);
+				set_black(r, w, 0);
+				rotate_left(r, root, w);
+				w = N(r, xp)->left;
+			}
+			set_black(r, w, is_black(r, xp));
+			set_black(r, xp, 1);
+			set_black(r, left_of(r, w), 1);
+			rotate_right(r, root, xp);
+		}
+		x = *root;
+		break;
+	}
+	set_black(r, x, 1);
+}
+
+void vl_rb_erase(const struct vl_region *r, uint32_t *root, uint32_t z)
+{
+	uint32_t x, xp, y = z;
+	int removed_black = is_black(r, z);
+
+	if (N(r, z)->left == VL_NIL) {
+		x = N(r, z)->right;
+		xp = parent_of(r, z);
+		replace_child(r, root, z, x);
+	} else if (N(r, z)->right == VL_NIL) {
+		x = N(r, z)->left;
+		xp = parent_of(r, z);
+		replace_child(r, root, z, x);
+	} else {
+		/* z's successor y has no left child: it takes z's place */
+		y = leftmost(r, N(r, z)->right);
+		removed_black = is_black(r, y);
+		x = N(r, y)->right;
+		if (parent_of(r, y) == z) {
+			xp = y;
+		} else {
+			xp = parent_of(r, y);
+			replace_child(r, root, y, x);
+			N(r, y)->right = N(r, z)->right;
+			set_parent(r, N(r, y)->right, y);
+		}
+		replace_child(r, root, z, y);
+		N(r, y)->left = N(r, z)->left;
+		set_parent(r, N(r, y)->left, y);
+		set_black(r, y, is_black(r, z));
+	}
+	N(r, z)->left = N(r, z)->right = N(r, z)->parent = VL_NIL;
+	if (removed_black)
+		erase_fixup(r, root, x, xp);
+}
+
+uint32_t vl_rb_first(const struct vl_region *r, uint32_t root)
+{
+	return leftmost(r, root);
+}
+
+uint32_t vl_rb_next(const struct vl_region *r, uint32_t n)
+{
+	uint32_t p;
+	int depth = 0;
+
+	if (N(r, n)->right != VL_NIL)
+		return leftmost(r, N(r, n)->right);
+	while ((p = parent_of(r, n)) != VL_NIL && N(r, p)->right == n) {
+		if (++depth > VL_RB_MAX_DEPTH)
+			return VL_NIL;
+		n = p;
+	}
+	return p;
+}
+
+uint32_t vl_rb_prev(const struct vl_region *r, uint32_t n)
+{
+	uint32_t p;
+	int depth = 0;
+
+	if (N(r, n)->left != VL_NIL)
+		return rightmost(r, N(r, n)->left);
+	while ((p = parent_of(r, n)) != VL_NIL && N(r, p)->left == n) {
+		if (++depth > VL_RB_MAX_DEPTH)
+			return VL_NIL;
+		n = p;
+	}
+	return p;
+}
+
+uint32_t vl_rb_end_at_least(const struct vl_region *r, uint32_t root, uint64_t x, int strict)
+{
+	uint32_t best = VL_NIL, cur = root;
+	int depth = 0;
+
+	while (cur != VL_NIL && cur < r->node_cap && ++depth <= VL_RB_MAX_DEPTH) {
+		uint64_t end = N(r, cur)->end;
+
+		if (end > x || (!strict && end == x)) {
+			best = cur;
+			cur = N(r, cur)->left;
+		} else {
+			cur = N(r, cur)->right;
+		}
+	}
+	return best;
+}
+
+struct walk {
+	const struct vl_region *r;
+	uint32_t file;
+	long count;
+	int have_prev;
+	uint64_t prev_end;
+};
+
+/* Returns the black height of the subtree at n, or -1 on a fault. */
+static int check_subtree(struct walk *w, uint32_t n, uint32_t parent, int depth)
+{
+	const struct vl_region *r = w->r;
+	struct vl_node *x;
+	int lh, rh;
+
+	if (n == VL_NIL)
+		return 1;
+	if (n >= r->node_cap || depth > VL_RB_MAX_DEPTH || w->count >= (long)r->node_cap)
+		return -1;
+	x = N(r, n);
+	if (parent_of(r, n) != parent)
+		return -1;
+	if (!is_black(r, n) && !is_black(r, parent))
+		return -1;
+	lh = check_subtree(w, x->left, n, depth + 1);
+	if (lh < 0)
+		return -1;
+	/* in order: this node comes after everything on its left */
+	if (!vl_node_ok(r, x) || vl_node_state(x) != VL_NODE_LIVE || vl_node_file(x) != w->file)
+		return -1;
+	if (w->have_prev && x->start < w->prev_end)
+		return -1;
+	w->have_prev = 1;
+	w->prev_end = x->end;
+	w->count++;
+	rh = check_subtree(w, x->right, n, depth + 1);
+	if (rh < 0 || rh != lh)
+		return -1;
+	return lh + (int)is_black(r, n);
+}
+
+long vl_rb_check(const struct vl_region *r, uint32_t root, uint32_t file)
+{
+	struct walk w = { .r = r, .file = file };
+
+	if (root != VL_NIL && !is_black(r, root))
+		return -EUCLEAN;
+	if (check_subtree(&w, root, VL_NIL, 0) < 0)
+		return -EUCLEAN;
+	return w.count;
+}

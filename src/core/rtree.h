@@ -1,0 +1,38 @@
+/*
+ * rtree.h - a red-black tree of ranges, linked by index, ordered by start.
+ *
+ * The ranges of one file never overlap, so ordering by start also orders
+ * by end, and "the first range that ends after x" is one descent.
+ *
+ * The tree lives in shared memory that another process may have scribbled
+ * on: every descent and every walk is bounded by VL_RB_MAX_DEPTH or by the
+ * number of slots, and answers -EUCLEAN (or VL_NIL) instead of looping.
+ * Nothing here locks; the caller holds the file's lock.
+ */
+#ifndef VL_RTREE_H
+#define VL_RTREE_H
+
+#include "layout.h"
+
+/* A red-black tree of 2^31 nodes is at most 62 deep. */
+#define VL_RB_MAX_DEPTH 64
+
+int vl_rb_insert(const struct vl_region *r, uint32_t *root, uint32_t n);
+void vl_rb_erase(const struct vl_region *r, uint32_t *root, uint32_t n);
+
+uint32_t vl_rb_first(const struct vl_region *r, uint32_t root);
+uint32_t vl_rb_next(const struct vl_region *r, uint32_t n);
+uint32_t vl_rb_prev(const struct vl_region *r, uint32_t n);
+
+/* The first range whose end is >= x (strict: > x), or VL_NIL. */
+uint32_t vl_rb_end_at_least(const struct vl_region *r, uint32_t root, uint64_t x,
+			    int strict);
+
+/*
+ * Walk the whole tree and check it: links, colours, black height, order,
+ * disjointness, node sums, state and owner. Returns the number of nodes,
+ * or -EUCLEAN at the first fault.
+ */
+long vl_rb_check(const struct vl_region *r, uint32_t root, uint32_t file);
+
+#endif

@@ -1,0 +1,182 @@
+/*
+ * test-parse.c - sizes and thresholds as users write them (core/parse.c).
+ */
+#include "harness.h"
+
+#include "core/parse.h"
+
+#define SENTINEL 0xdeadbeefcafef00dull
+
+static void size_ok(const char *s, uint64_t want)
+{
+	uint64_t v = SENTINEL;
+	int err = vl_parse_size(s, &v);
+
+	ck_assert_msg(err == 0, "vl_parse_size(\"%s\") = %d, want 0", s, err);
+	ck_assert_msg(v == want, "vl_parse_size(\"%s\") gave %" PRIu64 ", want %" PRIu64, s, v,
+		      want);
+}
+
+static void size_bad(const char *s, int want_err)
+{
+	uint64_t v = SENTINEL;
+	int err = vl_parse_size(s, &v);
+
+	ck_assert_msg(err == want_err, "vl_parse_size(\"%s\") = %d, want %d", s, err, want_err);
+	ck_assert_msg(v == SENTINEL, "vl_parse_size(\"%s\") failed but wrote %" PRIu64, s, v);
+}
+
+START_TEST(test_plain_numbers)
+{
+	size_ok("0", 0);
+	size_ok("1", 1);
+	size_ok("4096", 4096);
+	size_ok("000123", 123);
+	size_ok("9223372036854775807", (uint64_t)INT64_MAX);
+}
+END_TEST
+
+START_TEST(test_suffixes)
+{
+	size_ok("4K", 4096);
+	size_ok("4k", 4096);
+	size_ok("4KiB", 4096);
+	size_ok("4KB", 4096);
+	size_ok("4Kb", 4096);
+	size_ok("16M", 16ull << 20);
+	size_ok("16m", 16ull << 20);
+	size_ok("16MiB", 16ull << 20);
+	size_ok("2G", 2ull << 30);
+	size_ok("2g", 2ull << 30);
+	size_ok("2GB", 2ull << 30);
+	size_ok("1T", 1ull << 40);
+	size_ok("1t", 1ull << 40);
+	size_ok("1TiB", 1ull << 40);
+	size_ok("0K", 0);
+	size_ok("0T", 0);
+}
+END_TEST
+
+START_TEST(test_invalid)
+{
+	static const char *const bad[] = {
+		"", "K", "4X", "-1", "4 K", "4KK", " 4", "4 ", "+4", "4.5K", "0x10", "4iB",
+		"4Ki", "4KiBB", "4KBB", "4Kx", "K4", "%", "4%", "4P", "4E", "1e3",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		size_bad(bad[i], -EINVAL);
+	{
+		uint64_t v = SENTINEL;
+
+		ck_assert_int_eq(vl_parse_size(NULL, &v), -EINVAL);
+		ck_assert(v == SENTINEL);
+	}
+}
+END_TEST
+
+START_TEST(test_overflow)
+{
+	size_bad("9223372036854775808", -ERANGE);  /* 2^63 */
+	size_bad("18446744073709551615", -ERANGE); /* 2^64 - 1 */
+	size_bad("18446744073709551616", -ERANGE); /* 2^64 */
+	size_bad("99999999999999999999999999", -ERANGE);
+	size_bad("8589934592G", -ERANGE); /* 2^33 G = 2^63 */
+	size_bad("8388608T", -ERANGE);    /* 2^23 T = 2^63 */
+	size_bad("9007199254740992K", -ERANGE);
+	/* the largest that fit */
+	size_ok("8589934591G", ((1ull << 33) - 1) << 30);
+	size_ok("8388607T", ((1ull << 23) - 1) << 40);
+	size_ok("9007199254740991K", ((1ull << 53) - 1) << 10);
+}
+END_TEST
+
+static void thr_ok(const char *s, int is_percent, uint32_t percent, uint64_t bytes)
+{
+	struct vl_threshold t;
+	int err;
+
+	memset(&t, 0x5a, sizeof(t));
+	err = vl_parse_threshold(s, &t);
+	ck_assert_msg(err == 0, "vl_parse_threshold(\"%s\") = %d, want 0", s, err);
+	ck_assert_msg(t.is_percent == is_percent, "\"%s\": is_percent %d", s, t.is_percent);
+	if (is_percent)
+		ck_assert_msg(t.percent == percent, "\"%s\": percent %u", s, t.percent);
+	else
+		ck_assert_msg(t.bytes == bytes, "\"%s\": bytes %" PRIu64, s, t.bytes);
+}
+
+static void thr_bad(const char *s, int want_err)
+{
+	struct vl_threshold t;
+	int err;
+
+	memset(&t, 0, sizeof(t));
+	err = vl_parse_threshold(s, &t);
+	ck_assert_msg(err == want_err, "vl_parse_threshold(\"%s\") = %d, want %d", s, err,
+		      want_err);
+}
+
+START_TEST(test_threshold)
+{
+	thr_ok("10%", 1, 10, 0);
+	thr_ok("0%", 1, 0, 0);
+	thr_ok("100%", 1, 100, 0);
+	thr_ok("5M", 0, 0, 5ull << 20);
+	thr_ok("4096", 0, 0, 4096);
+	thr_ok("0", 0, 0, 0);
+	thr_ok("1G", 0, 0, 1ull << 30);
+	thr_bad("101%", -ERANGE);
+	thr_bad("1000%", -ERANGE);
+	thr_bad("99999999999999999999999%", -ERANGE);
+	thr_bad("9223372036854775808", -ERANGE);
+	thr_bad("%", -EINVAL);
+	thr_bad("", -EINVAL);
+	thr_bad("10%%", -EINVAL);
+	thr_bad("10 %", -EINVAL);
+	thr_bad("-5%", -EINVAL);
+	thr_bad("5%M", -EINVAL);
+	thr_bad("5X", -EINVAL);
+	thr_bad(NULL, -EINVAL);
+}
+END_TEST
+
+START_TEST(test_threshold_fields_reset)
+{
+	struct vl_threshold t;
+
+	memset(&t, 0x5a, sizeof(t));
+	ck_assert_int_eq(vl_parse_threshold("50%", &t), 0);
+	ck_assert_int_eq(t.is_percent, 1);
+	ck_assert_uint_eq(t.percent, 50);
+	ck_assert_uint_eq(t.bytes, 0);
+	memset(&t, 0x5a, sizeof(t));
+	ck_assert_int_eq(vl_parse_threshold("2K", &t), 0);
+	ck_assert_int_eq(t.is_percent, 0);
+	ck_assert_uint_eq(t.percent, 0);
+	ck_assert_uint_eq(t.bytes, 2048);
+}
+END_TEST
+
+static Suite *parse_suite(void)
+{
+	Suite *s = suite_create("parse");
+	TCase *tc = tcase_create("size");
+
+	tcase_add_test(tc, test_plain_numbers);
+	tcase_add_test(tc, test_suffixes);
+	tcase_add_test(tc, test_invalid);
+	tcase_add_test(tc, test_overflow);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("threshold");
+	tcase_add_test(tc, test_threshold);
+	tcase_add_test(tc, test_threshold_fields_reset);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return th_run(parse_suite());
+}
