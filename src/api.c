@@ -1,0 +1,84 @@
+/*
+ * api.c - the C API of volatile.h for tools and for programs that link
+ * libvolatile.
+ */
+#include "core/layout.h"
+#include "export.h"
+#include "ops.h"
+#include "purge.h"
+#include "region.h"
+#include "volatile.h"
+
+#include <errno.h>
+#include <string.h>
+
+static void read_stats(const struct vl_region *r, struct volatile_stats *st)
+{
+	const struct vl_counters *c = &r->hdr->c;
+	const struct vl_geometry *g = &r->hdr->geo;
+
+	memset(st, 0, sizeof(*st));
+	st->files = c->files_used;
+	st->ranges = c->ranges;
+	st->ranges_purged = c->ranges_purged;
+	st->volatile_bytes = c->volatile_bytes;
+	st->purged_bytes = c->purged_bytes;
+	st->capacity_ranges = g->node_cap - 1;
+	st->capacity_files = g->file_cap - 1;
+	st->purges = c->purges;
+	st->purged_total = c->purged_total;
+	/* the sparse file's pages in use: everything up to each high-water mark */
+	st->region_bytes = g->files_off + (uint64_t)c->file_hwm * sizeof(struct vl_file) +
+			   (uint64_t)g->hash_cap * sizeof(uint32_t) +
+			   (uint64_t)c->node_hwm * sizeof(struct vl_node);
+}
+
+VL_EXPORT int volatile_stats(struct volatile_stats *out, size_t size)
+{
+	struct volatile_stats st;
+	struct vl_region *r;
+	int err;
+
+	if (out == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	err = vl_enter();
+	if (err == 0) {
+		err = vl_region_get(&r);
+		if (err == 0)
+			err = vl_lock_region(r);
+		if (err == 0) {
+			read_stats(r, &st);
+			vl_unlock_region(r);
+		}
+		vl_leave();
+	}
+	if (err) {
+		errno = -err;
+		return -1;
+	}
+	memcpy(out, &st, size < sizeof(st) ? size : sizeof(st));
+	return 0;
+}
+
+VL_EXPORT int64_t volatile_purge(uint64_t bytes)
+{
+	struct vl_goal g = { .bytes = bytes };
+	struct vl_purge_report rep;
+	struct vl_region *r;
+	int err;
+
+	err = vl_enter();
+	if (err == 0) {
+		err = vl_region_get(&r);
+		if (err == 0)
+			err = vl_purge(r, &g, NULL, &rep);
+		vl_leave();
+	}
+	if (err) {
+		errno = -err;
+		return -1;
+	}
+	return (int64_t)rep.bytes;
+}

@@ -1,0 +1,76 @@
+/*
+ * env.c - environment variables (see env.h and the README).
+ *
+ * Bad values are ignored (a preloaded library cannot complain on the
+ * program's stderr); with VOLATILE_DEBUG set they are reported.
+ */
+#include "env.h"
+
+#include "core/layout.h"
+#include "core/parse.h"
+#include "log.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static struct vl_config config;
+static pthread_once_t config_once = PTHREAD_ONCE_INIT;
+
+void vl_default_region(char *buf, unsigned long size)
+{
+	snprintf(buf, size, "/dev/shm/libvolatile.%u", (unsigned)geteuid());
+}
+
+static uint32_t capacity_from(const char *name, uint32_t dflt)
+{
+	const char *v = getenv(name);
+	uint64_t n;
+
+	if (v == NULL || *v == '\0')
+		return dflt;
+	if (vl_parse_size(v, &n) != 0 || n == 0 || n > UINT32_MAX) {
+		vl_log("%s=%s is not a count; using %u", name, v, dflt);
+		return dflt;
+	}
+	return (uint32_t)n;
+}
+
+static void load(void)
+{
+	const char *v;
+
+	memset(&config, 0, sizeof(config));
+	v = getenv("VOLATILE_DEBUG");
+	config.debug = v != NULL && *v != '\0' && strcmp(v, "0") != 0;
+
+	v = getenv("VOLATILE_REGION");
+	if (v != NULL && *v != '\0' && strlen(v) < sizeof(config.region))
+		strcpy(config.region, v);
+	else
+		vl_default_region(config.region, sizeof(config.region));
+
+	v = getenv("VOLATILE_BUDGET");
+	if (v != NULL && *v != '\0') {
+		if (vl_parse_size(v, &config.budget) == 0)
+			config.has_budget = 1;
+		else
+			vl_log("VOLATILE_BUDGET=%s is not a size; no budget", v);
+	}
+	config.create_ranges = capacity_from("VOLATILE_REGION_RANGES", VL_DEFAULT_RANGES);
+	config.create_files = capacity_from("VOLATILE_REGION_FILES", VL_DEFAULT_FILES);
+}
+
+const struct vl_config *vl_config(void)
+{
+	pthread_once(&config_once, load);
+	return &config;
+}
+
+void vl_config_reload(void)
+{
+	vl_config();
+	load();
+}

@@ -1,0 +1,27 @@
+/*
+ * env.h - the environment, read once per process (SPEC section 9).
+ */
+#ifndef VL_ENV_H
+#define VL_ENV_H
+
+#include <limits.h>
+#include <stdint.h>
+
+struct vl_config {
+	char region[PATH_MAX];   /* VOLATILE_REGION, or the per-user default */
+	uint64_t budget;         /* VOLATILE_BUDGET */
+	int has_budget;
+	int debug;               /* VOLATILE_DEBUG */
+	uint32_t create_ranges;  /* VOLATILE_REGION_RANGES: capacity of a new region */
+	uint32_t create_files;   /* VOLATILE_REGION_FILES */
+};
+
+const struct vl_config *vl_config(void);
+
+/* Read the environment again (after fork+setenv, and in tests). */
+void vl_config_reload(void);
+
+/* The default region of this user: /dev/shm/libvolatile.<euid> */
+void vl_default_region(char *buf, unsigned long size);
+
+#endif

@@ -1,0 +1,115 @@
+/*
+ * ident.c - argument and file checks for MARK and UNMARK.
+ *
+ * The kernel's vfs_fallocate checks, in order: offset and length, mode,
+ * open for writing, append-only/immutable, FIFO, directory, regular file
+ * or block device, and offset + len against the maximum size. Asking the
+ * kernel itself for a hole punch at LLONG_MAX + 1 runs every one of those
+ * checks and then fails with EFBIG without touching the file: one system
+ * call answers rows 4 to 8 of SPEC section 5 exactly as the kernel would,
+ * append-only included (a punch is refused on an append-only file).
+ */
+#include "ident.h"
+
+#include "log.h"
+#include "volatile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/falloc.h>
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE 0x0010
+#endif
+
+#define MODE_VOLATILE (FALLOC_FL_MARK_VOLATILE | FALLOC_FL_UNMARK_VOLATILE)
+
+/*
+ * "Is this mount a tmpfs" is cached by unique mount id: such an id is never
+ * reused and a mount never changes type, so the answer cannot go stale.
+ * What an fd refers to is never cached. Entries are (id << 1 | tmpfs),
+ * 0 when empty; racing writers store equal values.
+ */
+#define MOUNT_CACHE 16
+static uint64_t mount_cache[MOUNT_CACHE];
+
+static int fd_on_tmpfs(int fd)
+{
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) != 0)
+		return -errno;
+	return sf.f_type == TMPFS_MAGIC;
+}
+
+static int on_tmpfs(int fd, const struct vl_stat *st)
+{
+	uint64_t *slot, v;
+	int t;
+
+	if (!st->mnt_id_unique)
+		return fd_on_tmpfs(fd);
+	slot = &mount_cache[st->mnt_id % MOUNT_CACHE];
+	v = __atomic_load_n(slot, __ATOMIC_RELAXED);
+	if (v != 0 && v >> 1 == st->mnt_id)
+		return (int)(v & 1);
+	t = fd_on_tmpfs(fd);
+	if (t >= 0)
+		__atomic_store_n(slot, st->mnt_id << 1 | (uint64_t)t, __ATOMIC_RELAXED);
+	return t;
+}
+
+int vl_is_tmpfs_file(int fd)
+{
+	struct vl_stat st;
+	int err = vl_sys_fstat(fd, &st);
+
+	if (err)
+		return err;
+	return S_ISREG(st.mode) ? on_tmpfs(fd, &st) : 0;
+}
+
+int vl_check(int fd, int mode, int64_t off, int64_t len, struct vl_stat *st)
+{
+	int mark = (mode & FALLOC_FL_MARK_VOLATILE) != 0;
+	int unmark = (mode & FALLOC_FL_UNMARK_VOLATILE) != 0;
+	int others = mode & ~(MODE_VOLATILE | FALLOC_FL_KEEP_SIZE);
+	int err, t;
+
+	if (off < 0 || len <= 0 || (mark && unmark) || others) {
+		/* an fd that is not open comes first, as in the kernel, for
+		 * which an O_PATH fd is not open either */
+		int fl = fcntl(fd, F_GETFL);
+
+		if (fl < 0 || (fl & O_PATH))
+			return -EBADF;
+		return -EINVAL;
+	}
+	err = vl_sys_fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, LLONG_MAX, 1);
+	if (err != -EFBIG)
+		return err == 0 ? -EIO : err;
+	if (off > LLONG_MAX - len)
+		return -EFBIG; /* tmpfs's maximum size is LLONG_MAX */
+	err = vl_sys_fstat(fd, st);
+	if (err)
+		return err;
+	if (!S_ISREG(st->mode))
+		return -EOPNOTSUPP; /* a block device */
+	t = on_tmpfs(fd, st);
+	if (t < 0)
+		return t;
+	if (!t)
+		return -EOPNOTSUPP;
+	/* only a memfd can be sealed, and a memfd has no name */
+	if (mark && st->nlink == 0) {
+		int seals = fcntl(fd, F_GET_SEALS);
+
+		if (seals > 0 && (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)))
+			return -EPERM;
+	}
+	return mark ? VL_OP_MARK : VL_OP_UNMARK;
+}

@@ -1,0 +1,25 @@
+/*
+ * ident.h - the checks of SPEC section 5, in the kernel's order, and the
+ * identity of the file an fd refers to.
+ */
+#ifndef VL_IDENT_H
+#define VL_IDENT_H
+
+#include "sys.h"
+
+#include <stdint.h>
+
+enum vl_op { VL_OP_MARK = 1, VL_OP_UNMARK = 2 };
+
+/*
+ * Check a MARK or UNMARK (mode carries FALLOC_FL_MARK_VOLATILE or
+ * FALLOC_FL_UNMARK_VOLATILE, possibly with other bits) of [off, off+len)
+ * on fd. Returns the operation (VL_OP_*) and fills *st, or -errno.
+ * Costs two system calls when all is well (three for a MARK on a memfd).
+ */
+int vl_check(int fd, int mode, int64_t off, int64_t len, struct vl_stat *st);
+
+/* Is fd a regular tmpfs or memfd file? (the 2012 mode aliases) 1, 0, -errno */
+int vl_is_tmpfs_file(int fd);
+
+#endif

@@ -1,0 +1,15 @@
+/* log.h - VOLATILE_DEBUG=1 logs each decision to stderr; nothing otherwise. */
+#ifndef VL_LOG_H
+#define VL_LOG_H
+
+void vl_log_write(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+int vl_log_enabled(void);
+
+#define vl_log(...)                          \
+	do {                                 \
+		if (vl_log_enabled())        \
+			vl_log_write(__VA_ARGS__); \
+	} while (0)
+
+#endif

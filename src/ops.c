@@ -1,0 +1,331 @@
+/*
+ * ops.c - MARK and UNMARK: the lock protocol around the rules of ranges.c.
+ *
+ *   region lock:  find (or make) the file's record, note who holds it
+ *   file lock:    check the record is still that file (generation)
+ *     region lock:  take a spare node (MARK)
+ *     the rules change the tree                  (file lock only)
+ *     punch, if a MARK merged into a purged range (file lock only)
+ *     region lock:  commit: LRU, free nodes, counters
+ *
+ * The file lock is held from the first look at the tree to the commit, so
+ * a purge of this file (which holds it across its punch) is either wholly
+ * before or wholly after; see purge.c for why that keeps THE INVARIANT.
+ */
+#include "ops.h"
+
+#include "env.h"
+#include "core/pool.h"
+#include "core/ranges.h"
+#include "ident.h"
+#include "log.h"
+#include "purge.h"
+#include "region.h"
+#include "sys.h"
+#include "volatile.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define RETRIES 64
+
+static __thread int in_shim __attribute__((tls_model("initial-exec")));
+
+int vl_enter(void)
+{
+	if (__atomic_load_n(&in_shim, __ATOMIC_RELAXED))
+		return -EINTR;
+	__atomic_store_n(&in_shim, 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return 0;
+}
+
+void vl_leave(void)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&in_shim, 0, __ATOMIC_RELAXED);
+}
+
+/* A name that reaches fd's file now, for purgers in other processes. */
+static int fd_path(int fd, char *buf, size_t size)
+{
+	static const char deleted[] = " (deleted)";
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, size - 1);
+	if (n <= 0 || (size_t)n >= size - 1 || buf[0] != '/')
+		return 0;
+	buf[n] = '\0';
+	if ((size_t)n >= sizeof(deleted) - 1 &&
+	    strcmp(buf + n - (sizeof(deleted) - 1), deleted) == 0)
+		return 0;
+	return (int)n;
+}
+
+/* Who holds the file: one slot per process, the others round-robin. */
+static void note_holder(struct vl_file *f, int fd, const struct vl_stat *st)
+{
+	int32_t self = vl_self();
+	int slot = -1;
+
+	for (int i = 0; i < VL_HOLDERS && slot < 0; i++)
+		if (f->h.holders[i].pid == self)
+			slot = i;
+	for (int i = 0; i < VL_HOLDERS && slot < 0; i++)
+		if (f->h.holders[i].pid == 0)
+			slot = i;
+	if (slot < 0) {
+		slot = (int)((f->h.flags >> 8) % VL_HOLDERS);
+		f->h.flags += 1u << 8;
+	}
+	f->h.holders[slot].pid = self;
+	f->h.holders[slot].fd = fd;
+	if (st->nlink == 0)
+		f->h.flags |= VL_FF_ANON;
+	else
+		f->h.flags &= ~VL_FF_ANON;
+}
+
+struct found {
+	uint32_t fi, gen;
+	uint32_t stale, stale_gen; /* a record of a gone file with our inode number */
+};
+
+/*
+ * Find file st->id (making its record if create), with the region lock
+ * held. A record with our device and inode but another birth time belongs
+ * to a file that is gone (its inode number was reused): it is taken out of
+ * the table now and its ranges dropped once our locks are released.
+ */
+static int find_file(const struct vl_region *r, const struct vl_stat *st, int create,
+		     struct found *out)
+{
+	uint32_t fi;
+	int fresh, err = vl_file_lookup(r, st->id.dev, st->id.ino, &fi);
+
+	if (err)
+		return err;
+	if (fi != VL_NIL && !vl_same_file(&vl_file_at(r, fi)->h.ident, &st->id)) {
+		vl_log("file %u: inode %llu reborn: old ranges dropped", fi,
+		       (unsigned long long)st->id.ino);
+		out->stale = fi;
+		out->stale_gen = vl_file_at(r, fi)->h.gen;
+		vl_file_unhash(r, fi);
+		fi = VL_NIL;
+	}
+	if (fi == VL_NIL && create) {
+		fi = vl_file_create(r, &st->id, &fresh);
+		if (fi == VL_NIL)
+			return -ENOMEM;
+		if (fresh) {
+			err = vl_file_lock_init(r, fi);
+			if (err)
+				return err;
+		}
+	}
+	out->fi = fi;
+	out->gen = fi == VL_NIL ? 0 : vl_file_at(r, fi)->h.gen;
+	return 0;
+}
+
+/* Lock the file found, checking it is still the same record; -EAGAIN if not. */
+static int lock_found(const struct vl_region *r, const struct found *fd)
+{
+	struct vl_file *f = vl_file_at(r, fd->fi);
+	int err = vl_lock_file(r, fd->fi);
+
+	if (err)
+		return err;
+	/* gen and state change only with both locks held: the file lock suffices */
+	if (f->h.gen == fd->gen && f->h.state == VL_FILE_LIVE)
+		return 0;
+	vl_unlock_file(r, fd->fi);
+	return -EAGAIN;
+}
+
+static int changed(const struct vl_change *c)
+{
+	return c->freed != VL_NIL || c->split != VL_NIL || c->keep_new || c->keep_aged ||
+	       c->d_vbytes || c->d_pbytes || c->d_ranges;
+}
+
+/* Commit (or, after an error, undo nothing but the spare), free an empty record. */
+static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, int err,
+		   uint32_t spare)
+{
+	struct vl_file *f = vl_file_at(r, fi);
+
+	if (err)
+		memset(c, 0, sizeof(*c));
+	if (!changed(c) && spare == VL_NIL && f->h.nranges != 0)
+		return; /* nothing shared to touch: spare the region lock */
+	if (vl_lock_region(r) != 0)
+		return;
+	vl_commit(r, fi, c, spare);
+	if (f->h.nranges == 0)
+		vl_file_release(r, fi);
+	vl_unlock_region(r);
+}
+
+static void drop_stale(const struct vl_region *r, const struct found *fd)
+{
+	if (fd->stale != VL_NIL)
+		vl_drop_file(r, fd->stale, fd->stale_gen, 0);
+}
+
+static int enforce_budget(const struct vl_region *r, const struct found *fd, int fdnum)
+{
+	const struct vl_config *cfg = vl_config();
+	struct vl_goal g = { .ceiling = cfg->budget, .use_ceiling = 1 };
+	struct vl_hint h = { fd->fi, fd->gen, fdnum };
+	struct vl_purge_report rep;
+
+	if (!cfg->has_budget || r->hdr->c.volatile_bytes <= cfg->budget)
+		return 0;
+	vl_purge(r, &g, &h, &rep);
+	vl_log("budget %llu: purged %u ranges, %llu bytes", (unsigned long long)cfg->budget,
+	       rep.ranges, (unsigned long long)rep.bytes);
+	return 0;
+}
+
+static int mark(const struct vl_region *r, int fdnum, uint64_t s, uint64_t e,
+		const struct vl_stat *st)
+{
+	struct found fd = { VL_NIL, 0, VL_NIL, 0 };
+	struct vl_change c;
+	struct vl_file *f;
+	char path[VL_PATH_MAX];
+	int plen = 0, err, tries;
+	uint32_t spare;
+
+	for (tries = 0;; tries++) {
+		int want_path;
+
+		if (tries == RETRIES)
+			return -EAGAIN;
+		err = vl_lock_region(r);
+		if (err)
+			return err;
+		err = find_file(r, st, 1, &fd);
+		if (err) {
+			vl_unlock_region(r);
+			drop_stale(r, &fd);
+			return err;
+		}
+		f = vl_file_at(r, fd.fi);
+		note_holder(f, fdnum, st);
+		want_path = st->nlink > 0 && f->h.path_len == 0 && !(f->h.flags & VL_FF_PATH_TRIED);
+		if (want_path)
+			f->h.flags |= VL_FF_PATH_TRIED;
+		vl_unlock_region(r);
+		if (want_path)
+			plen = fd_path(fdnum, path, sizeof(path));
+		err = lock_found(r, &fd);
+		if (err != -EAGAIN)
+			break;
+	}
+	if (err)
+		return err;
+
+	err = vl_lock_region(r);
+	if (err) {
+		vl_unlock_file(r, fd.fi);
+		return err;
+	}
+	if (plen > 0) {
+		memcpy(f->path, path, (size_t)plen);
+		f->h.path_len = (uint32_t)plen;
+	}
+	spare = vl_node_alloc(r, fd.fi);
+	vl_unlock_region(r);
+
+	err = vl_ranges_mark(r, &f->h.root, fd.fi, s, e, spare, &c);
+	if (err == 0 && c.punch_end > c.punch_start) {
+		/* merged into a purged range: the flag must not lie (SPEC 4) */
+		int perr = vl_sys_punch(fdnum, c.punch_start, c.punch_end - c.punch_start);
+
+		vl_log("mark [%llu, %llu) joins a purged range: punched [%llu, %llu): %s",
+		       (unsigned long long)s, (unsigned long long)e,
+		       (unsigned long long)c.punch_start, (unsigned long long)c.punch_end,
+		       perr ? strerror(-perr) : "ok");
+	}
+	finish(r, fd.fi, &c, err, spare);
+	vl_unlock_file(r, fd.fi);
+	drop_stale(r, &fd);
+	if (err)
+		return err;
+	return enforce_budget(r, &fd, fdnum);
+}
+
+static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struct vl_stat *st)
+{
+	struct found fd = { VL_NIL, 0, VL_NIL, 0 };
+	struct vl_change c;
+	struct vl_file *f;
+	uint32_t spare = VL_NIL;
+	int err, tries;
+
+	for (tries = 0;; tries++) {
+		if (tries == RETRIES)
+			return -EAGAIN;
+		err = vl_lock_region(r);
+		if (err)
+			return err;
+		err = find_file(r, st, 0, &fd);
+		vl_unlock_region(r);
+		if (err || fd.fi == VL_NIL) {
+			drop_stale(r, &fd);
+			return err; /* no record: nothing of it is volatile */
+		}
+		err = lock_found(r, &fd);
+		if (err != -EAGAIN)
+			break;
+	}
+	if (err)
+		return err;
+	f = vl_file_at(r, fd.fi);
+	err = vl_ranges_unmark(r, &f->h.root, fd.fi, s, e, VL_NIL, &c);
+	if (err == -ENOMEM) { /* a split needs a node: get one, then do it all again */
+		err = vl_lock_region(r);
+		if (err == 0) {
+			spare = vl_node_alloc(r, fd.fi);
+			vl_unlock_region(r);
+			err = spare == VL_NIL
+				      ? -ENOMEM
+				      : vl_ranges_unmark(r, &f->h.root, fd.fi, s, e, spare, &c);
+		}
+	}
+	finish(r, fd.fi, &c, err, spare);
+	vl_unlock_file(r, fd.fi);
+	drop_stale(r, &fd);
+	return err ? err : c.was_purged;
+}
+
+int vl_volatile_fallocate(int fd, int mode, int64_t off, int64_t len)
+{
+	struct vl_region *r;
+	struct vl_stat st;
+	int op, ret;
+
+	ret = vl_enter();
+	if (ret)
+		return ret;
+	op = vl_check(fd, mode, off, len, &st);
+	if (op < 0) {
+		ret = op;
+	} else {
+		ret = vl_region_get(&r);
+		if (ret == 0)
+			ret = op == VL_OP_MARK ? mark(r, fd, (uint64_t)off, (uint64_t)(off + len), &st)
+					       : unmark(r, (uint64_t)off, (uint64_t)(off + len), &st);
+	}
+	vl_leave();
+	vl_log("%s fd %d [%lld, +%lld) -> %d%s%s", (mode & FALLOC_FL_MARK_VOLATILE) ? "mark" : "unmark", fd,
+	       (long long)off, (long long)len, ret < 0 ? -1 : ret, ret < 0 ? " " : "",
+	       ret < 0 ? strerror(-ret) : "");
+	return ret;
+}

@@ -1,0 +1,22 @@
+/*
+ * ops.h - MARK and UNMARK (SPEC section 4), and the whole volatile
+ * fallocate as the shim and the command call it.
+ */
+#ifndef VL_OPS_H
+#define VL_OPS_H
+
+#include <stdint.h>
+
+/*
+ * fallocate(fd, mode, off, len) where mode carries a volatile bit:
+ * checks (SPEC section 5), then MARK (returns 0) or UNMARK (returns 0
+ * intact, 1 purged); -errno on error. From a signal handler that
+ * interrupted this thread inside it: -EINTR.
+ */
+int vl_volatile_fallocate(int fd, int mode, int64_t off, int64_t len);
+
+/* Guard against re-entry from a signal handler: 0 entered, -EINTR not. */
+int vl_enter(void);
+void vl_leave(void);
+
+#endif

@@ -1,0 +1,323 @@
+/*
+ * region.c - attach, validate and lock the shared region.
+ *
+ * Creation follows LMDB's lock file: whoever opens the file takes an
+ * exclusive flock(2) on it; if it is empty (or its header is all zeros: a
+ * creator died half way), that process lays it out; otherwise it checks
+ * the geometry. Either way the lock is dropped once the file is mapped:
+ * the geometry never changes afterwards, and the data has its own locks.
+ */
+#include "region.h"
+
+#include "env.h"
+#include "core/pool.h"
+#include "core/rtree.h"
+#include "log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int open_region_file(const char *path, int create)
+{
+	int tries, fd;
+
+	for (tries = 0; tries < 8; tries++) {
+		fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (fd >= 0)
+			return fd;
+		if (errno == ELOOP)
+			return -EACCES; /* a symlink in its place is never followed */
+		if (errno != ENOENT || !create)
+			return -errno;
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+			  0600);
+		if (fd >= 0)
+			return fd;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EAGAIN;
+}
+
+static int trusted(int fd, struct stat *st)
+{
+	if (fstat(fd, st) != 0)
+		return -errno;
+	if (!S_ISREG(st->st_mode) || st->st_uid != geteuid() || (st->st_mode & 077) != 0) {
+		vl_log("region refused: mode %o owner %u", (unsigned)st->st_mode,
+		       (unsigned)st->st_uid);
+		return -EACCES;
+	}
+	return 0;
+}
+
+static int init_mutex(pthread_mutex_t *m)
+{
+	pthread_mutexattr_t a;
+	int e;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	e = pthread_mutex_init(m, &a);
+	pthread_mutexattr_destroy(&a);
+	return -e;
+}
+
+static int all_zero(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	while (n--)
+		if (*b++)
+			return 0;
+	return 1;
+}
+
+static int map(int fd, size_t size, void **base)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	*base = p;
+	return 0;
+}
+
+static int lay_out(int fd, uint32_t ranges, uint32_t files, void **base, size_t *size)
+{
+	struct vl_geometry g;
+	struct vl_header *h;
+	int err;
+
+	vl_geometry_plan(&g, ranges, files);
+	/* drop whatever a creator that died left behind, then make it sparse */
+	if (ftruncate(fd, 0) != 0 || ftruncate(fd, (off_t)g.region_size) != 0)
+		return -errno;
+	err = map(fd, g.region_size, base);
+	if (err)
+		return err;
+	h = *base;
+	vl_region_format(h, &g);
+	err = init_mutex(&h->lock);
+	if (err) {
+		munmap(*base, g.region_size);
+		return err;
+	}
+	/* the magic goes last: a header without it is not a region yet */
+	h->geo.magic = 0;
+	__atomic_store_n(&h->geo.magic, VL_MAGIC, __ATOMIC_RELEASE);
+	*size = g.region_size;
+	vl_log("region laid out: %u ranges, %u files, %llu bytes", g.node_cap - 1,
+	       g.file_cap - 1, (unsigned long long)g.region_size);
+	return 0;
+}
+
+static int attach(int fd, const struct stat *st, void **base, size_t *size)
+{
+	struct vl_geometry g;
+	int err;
+
+	if ((size_t)st->st_size < sizeof(g))
+		return -EUCLEAN;
+	if (pread(fd, &g, sizeof(g), 0) != (ssize_t)sizeof(g))
+		return -EUCLEAN;
+	err = vl_geometry_check(&g, (uint64_t)st->st_size);
+	if (err)
+		return err;
+	err = map(fd, (size_t)st->st_size, base);
+	if (err)
+		return err;
+	/* check what is mapped, not what was read a moment ago */
+	err = vl_geometry_check(&((struct vl_header *)*base)->geo, (uint64_t)st->st_size);
+	if (err) {
+		munmap(*base, (size_t)st->st_size);
+		return err;
+	}
+	*size = (size_t)st->st_size;
+	return 0;
+}
+
+int vl_region_open(const char *path, int create, uint32_t ranges, uint32_t files,
+		   struct vl_region *out)
+{
+	struct vl_geometry g;
+	struct stat st;
+	void *base = NULL;
+	size_t size = 0;
+	int fd, err;
+
+	memset(out, 0, sizeof(*out));
+	fd = open_region_file(path, create);
+	if (fd < 0)
+		return fd;
+	err = trusted(fd, &st);
+	if (err)
+		goto out;
+	if (flock(fd, LOCK_EX) != 0) {
+		err = -errno;
+		goto out;
+	}
+	err = fstat(fd, &st) == 0 ? 0 : -errno;
+	if (err)
+		goto out;
+	if (st.st_size == 0 ||
+	    (pread(fd, &g, sizeof(g), 0) == (ssize_t)sizeof(g) && all_zero(&g, sizeof(g)))) {
+		err = create ? lay_out(fd, ranges, files, &base, &size) : -ENOENT;
+	} else {
+		err = attach(fd, &st, &base, &size);
+	}
+	if (err == 0)
+		vl_region_bind(out, base, size);
+out:
+	/*
+	 * Unlock explicitly: the mapping holds the open file description, so
+	 * close() alone would keep the flock for as long as we stay mapped.
+	 */
+	flock(fd, LOCK_UN);
+	close(fd);
+	if (err)
+		vl_log("region %s unusable: %s", path, strerror(-err));
+	return err;
+}
+
+void vl_region_unmap(struct vl_region *r)
+{
+	if (r->hdr != NULL)
+		munmap(r->hdr, r->size);
+	memset(r, 0, sizeof(*r));
+}
+
+static struct vl_region the_region;
+static int the_state; /* 0: not tried, 1: attached, < 0: -errno for good */
+static pthread_mutex_t attach_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int vl_region_get(struct vl_region **out)
+{
+	int s = __atomic_load_n(&the_state, __ATOMIC_ACQUIRE);
+
+	if (s == 0) {
+		const struct vl_config *cfg = vl_config();
+
+		pthread_mutex_lock(&attach_lock);
+		s = the_state;
+		if (s == 0) {
+			int err = vl_region_open(cfg->region, 1, cfg->create_ranges,
+						 cfg->create_files, &the_region);
+
+			s = err ? err : 1;
+			__atomic_store_n(&the_state, s, __ATOMIC_RELEASE);
+		}
+		pthread_mutex_unlock(&attach_lock);
+	}
+	if (s < 0)
+		return s;
+	*out = &the_region;
+	return 0;
+}
+
+int vl_file_lock_init(const struct vl_region *r, uint32_t fi)
+{
+	return init_mutex(&vl_file_at(r, fi)->h.lock);
+}
+
+static int lock_result(pthread_mutex_t *m, int e)
+{
+	if (e == 0)
+		return 0;
+	if (e == ENOTRECOVERABLE)
+		return -EUCLEAN;
+	(void)m;
+	return -e;
+}
+
+int vl_lock_region(const struct vl_region *r)
+{
+	pthread_mutex_t *m = &r->hdr->lock;
+	int e = pthread_mutex_lock(m);
+
+	if (e == EOWNERDEAD) {
+		vl_log("region lock holder died: rebuilding lists and counters");
+		vl_pool_rebuild(r);
+		pthread_mutex_consistent(m);
+		return 0;
+	}
+	return lock_result(m, e);
+}
+
+void vl_unlock_region(const struct vl_region *r)
+{
+	pthread_mutex_unlock(&r->hdr->lock);
+}
+
+/*
+ * A holder of file fi's lock died mid-change. Rebuild its tree from the
+ * nodes that name it: PENDING ones were that holder's spares (a live
+ * process only holds spares of a file while holding its lock), LIVE ones
+ * are merged back, overlaps joined, purged if any part was. Every
+ * intermediate state of a change is a set of LIVE nodes whose union is
+ * what the file had before or after it, so this loses no volatile byte
+ * and invents none.
+ */
+static void repair_file(const struct vl_region *r, uint32_t fi)
+{
+	struct vl_file *f = vl_file_at(r, fi);
+	struct vl_counters *c = &r->hdr->c;
+	uint32_t i, hwm;
+
+	if (vl_lock_region(r) != 0)
+		return;
+	c->volatile_bytes -= f->h.vbytes;
+	c->purged_bytes -= f->h.pbytes;
+	c->ranges -= f->h.nranges;
+	c->ranges_purged -= f->h.npurged;
+	f->h.root = VL_NIL;
+	f->h.nranges = f->h.npurged = 0;
+	f->h.vbytes = f->h.pbytes = 0;
+	hwm = c->node_hwm < r->node_cap ? c->node_hwm : r->node_cap;
+	for (i = 1; i < hwm; i++) {
+		struct vl_node *x = vl_node_at(r, i);
+		struct vl_change ch;
+
+		if (vl_node_state(x) == VL_NODE_FREE || vl_node_file(x) != fi)
+			continue;
+		if (vl_node_state(x) == VL_NODE_PENDING || !vl_node_ok(r, x) ||
+		    f->h.state == VL_FILE_FREE) {
+			vl_node_free(r, i);
+			continue;
+		}
+		x->left = x->right = x->parent = VL_NIL;
+		if (vl_ranges_absorb(r, &f->h.root, fi, i, &ch) != 0) {
+			vl_node_free(r, i);
+			continue;
+		}
+		vl_commit(r, fi, &ch, VL_NIL);
+	}
+	vl_log("file %u repaired: %u ranges", fi, f->h.nranges);
+	vl_unlock_region(r);
+}
+
+int vl_lock_file(const struct vl_region *r, uint32_t fi)
+{
+	pthread_mutex_t *m = &vl_file_at(r, fi)->h.lock;
+	int e = pthread_mutex_lock(m);
+
+	if (e == EOWNERDEAD) {
+		vl_log("lock holder of file %u died: repairing", fi);
+		repair_file(r, fi);
+		pthread_mutex_consistent(m);
+		return 0;
+	}
+	return lock_result(m, e);
+}
+
+void vl_unlock_file(const struct vl_region *r, uint32_t fi)
+{
+	pthread_mutex_unlock(&vl_file_at(r, fi)->h.lock);
+}

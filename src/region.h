@@ -1,0 +1,35 @@
+/*
+ * region.h - the shared region of this user: attach, validate, lock.
+ */
+#ifndef VL_REGION_H
+#define VL_REGION_H
+
+#include "core/layout.h"
+
+/*
+ * Map the region file at path. With create, make it if it is missing
+ * (0600, O_EXCL) with the capacities given. Returns 0, or -errno:
+ * -EACCES (not ours, symlink, not regular, group/other access), -EPROTO
+ * (incompatible format), -EUCLEAN (corrupt), or what the system said.
+ */
+int vl_region_open(const char *path, int create, uint32_t ranges, uint32_t files,
+		   struct vl_region *out);
+void vl_region_unmap(struct vl_region *r);
+
+/* The region of this process (VOLATILE_REGION), attached on first use. */
+int vl_region_get(struct vl_region **out);
+
+/*
+ * The locks. Both are robust: if a holder died, the next locker repairs
+ * what the lock guards before going on. Order: file lock, then region.
+ * Return 0 or -errno (-EUCLEAN if the lock cannot be recovered).
+ */
+int vl_lock_region(const struct vl_region *r);
+void vl_unlock_region(const struct vl_region *r);
+int vl_lock_file(const struct vl_region *r, uint32_t fi);
+void vl_unlock_file(const struct vl_region *r, uint32_t fi);
+
+/* Initialise the lock of a file slot used for the first time. */
+int vl_file_lock_init(const struct vl_region *r, uint32_t fi);
+
+#endif

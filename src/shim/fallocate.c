@@ -1,0 +1,111 @@
+/*
+ * fallocate.c - the interposed fallocate(2) and fallocate64.
+ *
+ * A call without a volatile mode goes to the next fallocate (libc's, or
+ * another interposer's) with one test and one indirect call, untouched.
+ * glibc exports both names at one address; programs call either.
+ */
+#include "export.h"
+#include "ident.h"
+#include "ops.h"
+#include "volatile.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+typedef int (*fallocate_fn)(int, int, off_t, off_t);
+
+static fallocate_fn next_fallocate, next_fallocate64;
+
+/* The 2012 patches' values; taken as MARK/UNMARK on tmpfs files only. */
+#define ALIAS_MARK 0x04
+#define ALIAS_UNMARK 0x08
+
+/* No next symbol (a static libc?): go to the kernel. */
+static int raw_fallocate(int fd, int mode, off_t off, off_t len)
+{
+	return (int)syscall(SYS_fallocate, fd, mode, off, len);
+}
+
+/*
+ * dlsym may allocate, but never calls fallocate, so this cannot recurse;
+ * two threads resolving at once store the same value.
+ */
+static fallocate_fn resolve(fallocate_fn *slot, const char *name)
+{
+	fallocate_fn f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+
+	if (f == NULL) {
+		f = (fallocate_fn)dlsym(RTLD_NEXT, name);
+		if (f == NULL)
+			f = raw_fallocate;
+		__atomic_store_n(slot, f, __ATOMIC_RELEASE);
+	}
+	return f;
+}
+
+__attribute__((constructor)) static void resolve_early(void)
+{
+	int saved = errno;
+
+	resolve(&next_fallocate, "fallocate");
+	resolve(&next_fallocate64, "fallocate64");
+	errno = saved;
+}
+
+static int is_alias(int mode)
+{
+	int m = mode & ~FALLOC_FL_KEEP_SIZE;
+
+	return m == ALIAS_MARK || m == ALIAS_UNMARK;
+}
+
+/* The volatile path: returns what fallocate returns, errno set on -1. */
+static int volatile_call(int fd, int mode, int64_t off, int64_t len)
+{
+	int saved = errno, r;
+
+	r = vl_volatile_fallocate(fd, mode, off, len);
+	if (r < 0) {
+		errno = -r;
+		return -1;
+	}
+	errno = saved;
+	return r;
+}
+
+static int dispatch(fallocate_fn *slot, const char *name, int fd, int mode, int64_t off,
+		    int64_t len)
+{
+	if (__builtin_expect(!(mode & (FALLOC_FL_MARK_VOLATILE | FALLOC_FL_UNMARK_VOLATILE)), 1)) {
+		if (__builtin_expect(!is_alias(mode), 1))
+			return resolve(slot, name)(fd, mode, off, len);
+		/* 0x04/0x08: the 2012 ABI on tmpfs files, the kernel's own modes elsewhere */
+		int saved = errno;
+
+		if (vl_is_tmpfs_file(fd) != 1) {
+			errno = saved;
+			return resolve(slot, name)(fd, mode, off, len);
+		}
+		errno = saved;
+		mode = (mode & FALLOC_FL_KEEP_SIZE) | ((mode & ~FALLOC_FL_KEEP_SIZE) == ALIAS_MARK
+							       ? FALLOC_FL_MARK_VOLATILE
+							       : FALLOC_FL_UNMARK_VOLATILE);
+	}
+	return volatile_call(fd, mode, off, len);
+}
+
+VL_EXPORT int fallocate(int fd, int mode, off_t off, off_t len)
+{
+	return dispatch(&next_fallocate, "fallocate", fd, mode, off, len);
+}
+
+VL_EXPORT int fallocate64(int fd, int mode, off64_t off, off64_t len)
+{
+	return dispatch(&next_fallocate64, "fallocate64", fd, mode, off, len);
+}

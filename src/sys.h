@@ -1,0 +1,35 @@
+/*
+ * sys.h - the system calls the runtime makes, returning -errno.
+ *
+ * The runtime's own fallocate calls go straight to the kernel: they must
+ * never come back into the shim, whoever else interposes fallocate.
+ */
+#ifndef VL_SYS_H
+#define VL_SYS_H
+
+#include "core/layout.h"
+
+#include <stdint.h>
+#include <sys/types.h>
+
+int vl_sys_fallocate(int fd, int mode, int64_t off, int64_t len);
+/* Punch [off, off+len) out of fd, keeping the size. */
+int vl_sys_punch(int fd, uint64_t off, uint64_t len);
+
+/* Identity of what fd (or path, following links, at dirfd) refers to. */
+struct vl_stat {
+	struct vl_ident id;
+	uint32_t mode;
+	uint32_t nlink;
+	uint64_t mnt_id;
+	int mnt_id_unique;
+};
+int vl_sys_fstat(int fd, struct vl_stat *st);
+int vl_sys_stat_at(int dirfd, const char *path, int follow, struct vl_stat *st);
+
+int vl_same_file(const struct vl_ident *a, const struct vl_ident *b);
+
+/* This process's pid, cached (reset in the child after fork). */
+pid_t vl_self(void);
+
+#endif
