@@ -1,0 +1,43 @@
+/*
+ * cli.h - the `volatile` command (SPEC section 7).
+ *
+ * Every subcommand prints --help, and on bad usage or an error prints one
+ * line "volatile: ..." on stderr and exits 2.
+ */
+#ifndef VL_CLI_H
+#define VL_CLI_H
+
+#include "core/layout.h"
+
+#include <stdint.h>
+
+#define EXIT_USAGE 2
+
+int cmd_run(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_purge(int argc, char **argv);
+int cmd_mark(int argc, char **argv);
+int cmd_unmark(int argc, char **argv);
+
+/* Print "volatile: <msg>" and exit 2. */
+void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
+/* A SIZE/OFFSET/LEN argument (K, M, G suffixes), or die naming `what`. */
+uint64_t size_arg(const char *what, const char *s);
+
+/*
+ * Parse the options of a subcommand: the common --help (prints `help`,
+ * exits 0), and those in `longopts` (getopt_long style, shortopts too).
+ * Returns like getopt_long; dies on an unknown option.
+ */
+struct option;
+int next_opt(int argc, char **argv, const char *shortopts, const struct option *longopts,
+	     const char *help);
+
+/*
+ * The region named by VOLATILE_REGION (or the default), for a tool:
+ * 0 and *r mapped, -ENOENT if it does not exist (and !create), or dies.
+ */
+int open_region(struct vl_region *r, int create);
+
+#endif

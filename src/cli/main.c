@@ -1,0 +1,51 @@
+/*
+ * main.c - `volatile`: run a program with the shim, inspect, purge, mark.
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char usage[] =
+	"Usage: volatile COMMAND [OPTION...] [ARG...]\n"
+	"Volatile ranges for tmpfs and memfd files.\n"
+	"\n"
+	"Commands:\n"
+	"  run [--budget SIZE] [--region PATH] [--debug] -- CMD [ARG...]\n"
+	"                         run CMD with libvolatile.so preloaded\n"
+	"  status [--json]        show the region: files, ranges, bytes, budget, memory\n"
+	"  purge [--all | --bytes SIZE]\n"
+	"                         purge volatile ranges now, oldest first\n"
+	"  mark FILE OFFSET LEN   mark bytes of a tmpfs file volatile\n"
+	"  unmark FILE OFFSET LEN unmark them; prints 'intact' (exit 0) or 'purged' (exit 1)\n"
+	"\n"
+	"SIZE, OFFSET and LEN take K, M and G suffixes (powers of 1024).\n"
+	"The region is VOLATILE_REGION, or /dev/shm/libvolatile.<uid>.\n"
+	"'volatile COMMAND --help' describes each command.\n";
+
+static const struct {
+	const char *name;
+	int (*fn)(int, char **);
+} commands[] = {
+	{ "run", cmd_run },       { "status", cmd_status }, { "purge", cmd_purge },
+	{ "mark", cmd_mark },     { "unmark", cmd_unmark },
+};
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		die("no command given (try 'volatile --help')");
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("volatile (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].fn(argc - 1, argv + 1);
+	die("unknown command '%s' (try 'volatile --help')", argv[1]);
+}

@@ -1,0 +1,56 @@
+/*
+ * purge.c - `volatile purge [--all | --bytes SIZE]`.
+ */
+#include "cli.h"
+
+#include "purge.h"
+#include "region.h"
+
+#include <getopt.h>
+#include <stdio.h>
+
+static const char help[] =
+	"Usage: volatile purge [--all | --bytes SIZE]\n"
+	"Purge volatile ranges of the region now, oldest first, whole ranges at a\n"
+	"time: all of them (--all, the default), or until at least SIZE bytes\n"
+	"(K, M, G suffixes) have been purged. Prints what was purged.\n";
+
+int cmd_purge(int argc, char **argv)
+{
+	static const struct option opts[] = { { "all", no_argument, NULL, 'a' },
+					      { "bytes", required_argument, NULL, 'b' },
+					      { "help", no_argument, NULL, 'h' },
+					      { 0 } };
+	struct vl_goal goal = { .bytes = UINT64_MAX };
+	struct vl_purge_report rep = { 0 };
+	struct vl_region r;
+	int c, all = 0, bytes = 0;
+
+	optind = 1;
+	while ((c = next_opt(argc, argv, "+ab:h", opts, help)) != -1) {
+		if (c == 'a') {
+			all = 1;
+		} else if (c == 'b') {
+			bytes = 1;
+			goal.bytes = size_arg("size", optarg);
+		}
+	}
+	if (optind != argc)
+		die("purge takes no arguments (try 'volatile purge --help')");
+	if (all && bytes)
+		die("purge: --all and --bytes exclude each other");
+	if (open_region(&r, 0) == 0) {
+		vl_purge(&r, &goal, NULL, &rep);
+		vl_region_unmap(&r);
+	}
+	printf("purged %u range%s, %llu bytes", rep.ranges, rep.ranges == 1 ? "" : "s",
+	       (unsigned long long)rep.bytes);
+	if (rep.files_skipped)
+		printf("; %u file%s unreachable", rep.files_skipped,
+		       rep.files_skipped == 1 ? "" : "s");
+	if (rep.files_dropped)
+		printf("; %u file%s gone, forgotten", rep.files_dropped,
+		       rep.files_dropped == 1 ? "" : "s");
+	putchar('\n');
+	return 0;
+}

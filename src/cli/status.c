@@ -1,0 +1,306 @@
+/*
+ * status.c - `volatile status [--json]`.
+ *
+ * Each file's ranges are copied out under that file's lock (one file at a
+ * time, never the whole region), then printed with no lock held.
+ */
+#include "cli.h"
+
+#include "env.h"
+#include "core/pool.h"
+#include "core/rtree.h"
+#include "reach.h"
+#include "region.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+static const char help[] =
+	"Usage: volatile status [--json]\n"
+	"Show the region: its files with volatile ranges and their ranges (offset,\n"
+	"length, purged or not, age in MARKs since), the volatile and purged bytes,\n"
+	"capacity, the budget in force for this environment, and available memory.\n"
+	"  --json   one JSON object instead of text\n";
+
+struct range_out {
+	uint64_t start, end;
+	uint32_t age;
+	int purged;
+};
+
+struct file_out {
+	struct vl_target t;
+	int stale;
+	size_t n;
+	struct range_out *ranges;
+};
+
+struct snapshot {
+	int exists;
+	struct vl_counters c;
+	struct vl_geometry g;
+	uint64_t region_bytes;
+	size_t nfiles;
+	struct file_out *files;
+};
+
+static void *grow(void *p, size_t n, size_t size)
+{
+	p = realloc(p, n * size);
+	if (p == NULL)
+		die("out of memory");
+	return p;
+}
+
+/* Copy file fi's ranges; 0 if the slot holds no file (any more). */
+static int copy_file(const struct vl_region *r, uint32_t fi, uint32_t seq, struct file_out *out)
+{
+	struct vl_file *f = vl_file_at(r, fi);
+	size_t cap = 0;
+	uint32_t n, steps = 0;
+
+	if (vl_lock_region(r) != 0)
+		return 0;
+	if (f->h.state == VL_FILE_FREE) {
+		vl_unlock_region(r);
+		return 0;
+	}
+	vl_target_copy(r, fi, &out->t);
+	out->stale = f->h.state == VL_FILE_STALE;
+	vl_unlock_region(r);
+
+	if (vl_lock_file(r, fi) != 0)
+		return 0;
+	if (f->h.gen != out->t.gen || f->h.state == VL_FILE_FREE) {
+		vl_unlock_file(r, fi);
+		return 0;
+	}
+	out->n = 0;
+	out->ranges = NULL;
+	for (n = vl_rb_first(r, f->h.root); n != VL_NIL && steps++ < r->node_cap;
+	     n = vl_rb_next(r, n)) {
+		const struct vl_node *x = vl_node_at(r, n);
+
+		if (out->n == cap) {
+			cap = cap ? 2 * cap : 16;
+			out->ranges = grow(out->ranges, cap, sizeof(*out->ranges));
+		}
+		out->ranges[out->n].start = x->start;
+		out->ranges[out->n].end = x->end;
+		out->ranges[out->n].purged = vl_node_purged(x);
+		out->ranges[out->n].age = seq - x->seq;
+		out->n++;
+	}
+	vl_unlock_file(r, fi);
+	return 1;
+}
+
+static void take_snapshot(struct snapshot *s)
+{
+	struct vl_region r;
+	uint32_t hwm, seq;
+	size_t cap = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (open_region(&r, 0) != 0)
+		return;
+	s->exists = 1;
+	if (vl_lock_region(&r) != 0)
+		die("region %s: cannot be locked", vl_config()->region);
+	s->c = r.hdr->c;
+	s->g = r.hdr->geo;
+	vl_unlock_region(&r);
+	s->region_bytes = s->g.files_off + (uint64_t)s->c.file_hwm * sizeof(struct vl_file) +
+			  (uint64_t)s->g.hash_cap * sizeof(uint32_t) +
+			  (uint64_t)s->c.node_hwm * sizeof(struct vl_node);
+	hwm = s->c.file_hwm < r.file_cap ? s->c.file_hwm : r.file_cap;
+	seq = s->c.seq;
+	for (uint32_t fi = 1; fi < hwm; fi++) {
+		if (s->nfiles == cap) {
+			cap = cap ? 2 * cap : 16;
+			s->files = grow(s->files, cap, sizeof(*s->files));
+		}
+		if (copy_file(&r, fi, seq, &s->files[s->nfiles]))
+			s->nfiles++;
+	}
+	vl_region_unmap(&r);
+}
+
+/* MemAvailable and MemTotal, in bytes; 0 if unknown. */
+static void memory(uint64_t *avail, uint64_t *total)
+{
+	char line[256];
+	unsigned long long kb;
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	*avail = *total = 0;
+	if (f == NULL)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			*avail = kb * 1024;
+		else if (sscanf(line, "MemTotal: %llu kB", &kb) == 1)
+			*total = kb * 1024;
+	}
+	fclose(f);
+}
+
+static const char *human(uint64_t v, char *buf, size_t size)
+{
+	static const char units[] = "BKMGTP";
+	double d = (double)v;
+	int u = 0;
+
+	while (d >= 1024 && u < 5) {
+		d /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, size, "%lluB", (unsigned long long)v);
+	else
+		snprintf(buf, size, "%.1f%c", d, units[u]);
+	return buf;
+}
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+static void print_json(const struct snapshot *s, const struct vl_config *cfg)
+{
+	uint64_t avail, total;
+
+	memory(&avail, &total);
+	printf("{\"region\": ");
+	json_string(cfg->region);
+	printf(", \"exists\": %s", s->exists ? "true" : "false");
+	printf(", \"files\": %u, \"ranges\": %u, \"ranges_purged\": %u", s->c.files_used,
+	       s->c.ranges, s->c.ranges_purged);
+	printf(", \"volatile_bytes\": %llu, \"purged_bytes\": %llu",
+	       (unsigned long long)s->c.volatile_bytes, (unsigned long long)s->c.purged_bytes);
+	printf(", \"purges\": %llu, \"purged_total\": %llu", (unsigned long long)s->c.purges,
+	       (unsigned long long)s->c.purged_total);
+	printf(", \"capacity_ranges\": %u, \"capacity_files\": %u",
+	       s->exists ? s->g.node_cap - 1 : 0, s->exists ? s->g.file_cap - 1 : 0);
+	printf(", \"region_bytes\": %llu", (unsigned long long)s->region_bytes);
+	if (cfg->has_budget)
+		printf(", \"budget\": %llu", (unsigned long long)cfg->budget);
+	else
+		printf(", \"budget\": null");
+	printf(", \"memory\": {\"available\": %llu, \"total\": %llu}",
+	       (unsigned long long)avail, (unsigned long long)total);
+	printf(", \"file_list\": [");
+	for (size_t i = 0; i < s->nfiles; i++) {
+		const struct file_out *f = &s->files[i];
+		int first = 1;
+
+		printf("%s{\"dev\": \"%u:%u\", \"ino\": %llu, \"path\": ", i ? ", " : "",
+		       major(f->t.id.dev), minor(f->t.id.dev), (unsigned long long)f->t.id.ino);
+		if (f->t.path_len)
+			json_string(f->t.path);
+		else
+			printf("null");
+		printf(", \"anonymous\": %s, \"stale\": %s, \"holders\": [",
+		       (f->t.flags & VL_FF_ANON) ? "true" : "false", f->stale ? "true" : "false");
+		for (int h = 0; h < VL_HOLDERS; h++) {
+			if (f->t.holders[h].pid <= 0)
+				continue;
+			printf("%s{\"pid\": %d, \"fd\": %d}", first ? "" : ", ", f->t.holders[h].pid,
+			       f->t.holders[h].fd);
+			first = 0;
+		}
+		printf("], \"ranges\": [");
+		for (size_t k = 0; k < f->n; k++)
+			printf("%s{\"offset\": %llu, \"length\": %llu, \"purged\": %s, \"age\": %u}",
+			       k ? ", " : "", (unsigned long long)f->ranges[k].start,
+			       (unsigned long long)(f->ranges[k].end - f->ranges[k].start),
+			       f->ranges[k].purged ? "true" : "false", f->ranges[k].age);
+		printf("]}");
+	}
+	printf("]}\n");
+}
+
+static void print_text(const struct snapshot *s, const struct vl_config *cfg)
+{
+	char a[32], b[32];
+	uint64_t avail, total;
+
+	memory(&avail, &total);
+	printf("region:   %s%s\n", cfg->region, s->exists ? "" : " (not created yet)");
+	printf("files:    %u with volatile ranges\n", s->c.files_used);
+	printf("ranges:   %u (%u purged)\n", s->c.ranges, s->c.ranges_purged);
+	printf("volatile: %llu bytes (%s) not purged\n", (unsigned long long)s->c.volatile_bytes,
+	       human(s->c.volatile_bytes, a, sizeof(a)));
+	printf("purged:   %llu bytes (%s) in purged ranges; %llu bytes in %llu purges so far\n",
+	       (unsigned long long)s->c.purged_bytes, human(s->c.purged_bytes, a, sizeof(a)),
+	       (unsigned long long)s->c.purged_total, (unsigned long long)s->c.purges);
+	if (s->exists)
+		printf("capacity: %u ranges, %u files; the region uses %s\n", s->g.node_cap - 1,
+		       s->g.file_cap - 1, human(s->region_bytes, a, sizeof(a)));
+	if (cfg->has_budget)
+		printf("budget:   %llu bytes (%s)\n", (unsigned long long)cfg->budget,
+		       human(cfg->budget, a, sizeof(a)));
+	else
+		printf("budget:   none\n");
+	printf("memory:   %s available of %s\n", human(avail, a, sizeof(a)),
+	       human(total, b, sizeof(b)));
+	for (size_t i = 0; i < s->nfiles; i++) {
+		const struct file_out *f = &s->files[i];
+
+		printf("\nfile %u:%u:%llu %s%s", major(f->t.id.dev), minor(f->t.id.dev),
+		       (unsigned long long)f->t.id.ino,
+		       f->t.path_len ? f->t.path : (f->t.flags & VL_FF_ANON) ? "(memfd or unlinked)" : "(no path)",
+		       f->stale ? " (gone)" : "");
+		for (int h = 0; h < VL_HOLDERS; h++)
+			if (f->t.holders[h].pid > 0)
+				printf(" [pid %d fd %d]", f->t.holders[h].pid, f->t.holders[h].fd);
+		printf("\n  %-20s %-20s %-8s %s\n", "offset", "length", "state", "age");
+		for (size_t k = 0; k < f->n; k++)
+			printf("  %-20llu %-20llu %-8s %u\n", (unsigned long long)f->ranges[k].start,
+			       (unsigned long long)(f->ranges[k].end - f->ranges[k].start),
+			       f->ranges[k].purged ? "purged" : "volatile", f->ranges[k].age);
+	}
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static const struct option opts[] = { { "json", no_argument, NULL, 'j' },
+					      { "help", no_argument, NULL, 'h' },
+					      { 0 } };
+	struct snapshot s;
+	int c, json = 0;
+
+	optind = 1;
+	while ((c = next_opt(argc, argv, "+jh", opts, help)) != -1)
+		if (c == 'j')
+			json = 1;
+	if (optind != argc)
+		die("status takes no arguments (try 'volatile status --help')");
+	take_snapshot(&s);
+	if (json)
+		print_json(&s, vl_config());
+	else
+		print_text(&s, vl_config());
+	for (size_t i = 0; i < s.nfiles; i++)
+		free(s.files[i].ranges);
+	free(s.files);
+	return fflush(stdout) == 0 ? 0 : EXIT_USAGE;
+}

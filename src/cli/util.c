@@ -1,0 +1,82 @@
+/*
+ * util.c - what the subcommands share.
+ */
+#include "cli.h"
+
+#include "env.h"
+#include "core/parse.h"
+#include "region.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("volatile: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(EXIT_USAGE);
+}
+
+uint64_t size_arg(const char *what, const char *s)
+{
+	uint64_t v;
+	int err = vl_parse_size(s, &v);
+
+	if (err == -ERANGE)
+		die("%s '%s' is too large", what, s);
+	if (err)
+		die("%s '%s' is not a size (bytes, or a number with K, M or G)", what, s);
+	return v;
+}
+
+int next_opt(int argc, char **argv, const char *shortopts, const struct option *longopts,
+	     const char *help)
+{
+	int c;
+
+	opterr = 0; /* our own one-line message instead of getopt's */
+	c = getopt_long(argc, argv, shortopts, longopts, NULL);
+	if (c == 'h') {
+		fputs(help, stdout);
+		exit(0);
+	}
+	if (c == '?' || c == ':') {
+		const char *bad = argv[optind - 1 < argc ? optind - 1 : argc - 1];
+
+		if (c == ':' || (optopt && strchr(shortopts, optopt)))
+			die("%s: option '%s' needs a value (try 'volatile %s --help')", argv[0], bad,
+			    argv[0]);
+		die("%s: unknown option '%s' (try 'volatile %s --help')", argv[0], bad, argv[0]);
+	}
+	return c;
+}
+
+int open_region(struct vl_region *r, int create)
+{
+	const struct vl_config *cfg = vl_config();
+	int err = vl_region_open(cfg->region, create, cfg->create_ranges, cfg->create_files, r);
+
+	if (err == -ENOENT && !create)
+		return err;
+	if (err == -EACCES)
+		die("region %s refused: not a private file of this user (%s)", cfg->region,
+		    strerror(EACCES));
+	if (err == -EUCLEAN)
+		die("region %s is corrupt (%s)", cfg->region, strerror(EUCLEAN));
+	if (err == -EPROTO)
+		die("region %s was made by an incompatible version (%s)", cfg->region,
+		    strerror(EPROTO));
+	if (err)
+		die("region %s: %s", cfg->region, strerror(-err));
+	return 0;
+}
