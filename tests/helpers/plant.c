@@ -1,0 +1,79 @@
+/*
+ * plant.c - test helper: make the region look as if FILE's inode number
+ * had belonged to an older file with volatile ranges.
+ *
+ * tmpfs reuses an inode number only after a 32-bit counter wraps, which a
+ * test cannot wait for. What reuse leaves behind is a record with the same
+ * device and inode but another birth time; this program writes exactly
+ * that record, through the library's own allocator, so the shell test can
+ * check what a new file with that inode number inherits (nothing) and that
+ * a purge never punches the new file through the old record.
+ *
+ *   plant FILE PURGED_OFF PURGED_LEN VOLATILE_OFF VOLATILE_LEN
+ */
+#include "core/pool.h"
+#include "core/ranges.h"
+#include "env.h"
+#include "region.h"
+#include "sys.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int add_range(struct vl_region *r, uint32_t fi, uint64_t off, uint64_t len, int purge)
+{
+	struct vl_file *f = vl_file_at(r, fi);
+	struct vl_change c;
+	uint32_t spare = vl_node_alloc(r, fi);
+
+	if (vl_ranges_mark(r, &f->h.root, fi, off, off + len, spare, &c) != 0)
+		return -1;
+	vl_commit(r, fi, &c, spare);
+	if (purge) {
+		if (vl_ranges_purge(r, &f->h.root, fi, c.keep, &c) != 0)
+			return -1;
+		vl_commit(r, fi, &c, VL_NIL);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const struct vl_config *cfg = vl_config();
+	struct vl_region r;
+	struct vl_stat st;
+	struct vl_ident old;
+	uint32_t fi;
+	int fresh;
+
+	if (argc != 6) {
+		fprintf(stderr, "usage: plant FILE POFF PLEN VOFF VLEN\n");
+		return 2;
+	}
+	if (vl_sys_stat_at(-100 /* AT_FDCWD */, argv[1], 1, &st) != 0 ||
+	    vl_region_open(cfg->region, 1, cfg->create_ranges, cfg->create_files, &r) != 0 ||
+	    vl_lock_region(&r) != 0) {
+		fprintf(stderr, "plant: cannot stat %s or open the region\n", argv[1]);
+		return 1;
+	}
+	old = st.id;
+	old.btime_sec -= 3600; /* an hour older: another file */
+	fi = vl_file_create(&r, &old, &fresh);
+	if (fi == VL_NIL || (fresh && vl_file_lock_init(&r, fi) != 0)) {
+		fprintf(stderr, "plant: region full\n");
+		return 1;
+	}
+	/* the old file was reachable by the same name */
+	snprintf(vl_file_at(&r, fi)->path, VL_PATH_MAX, "%s", argv[1]);
+	vl_file_at(&r, fi)->h.path_len = (uint32_t)strlen(vl_file_at(&r, fi)->path);
+	if (add_range(&r, fi, strtoull(argv[2], NULL, 0), strtoull(argv[3], NULL, 0), 1) != 0 ||
+	    add_range(&r, fi, strtoull(argv[4], NULL, 0), strtoull(argv[5], NULL, 0), 0) != 0) {
+		fprintf(stderr, "plant: cannot add ranges\n");
+		return 1;
+	}
+	vl_unlock_region(&r);
+	printf("planted file %u: dev %llu ino %llu, born an hour earlier\n", fi,
+	       (unsigned long long)old.dev, (unsigned long long)old.ino);
+	return 0;
+}

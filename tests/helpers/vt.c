@@ -1,0 +1,636 @@
+/*
+ * vt - a scriptable test program for the shell tests.
+ *
+ * An "unmodified program": it calls libc's fallocate() and fallocate64()
+ * and nothing of libvolatile, so running it with LD_PRELOAD=libvolatile.so
+ * is what a user's program sees. It runs the commands given as arguments,
+ * in order, printing one line per command:
+ *
+ *   memfd NAME SIZE      memfd_create(NAME, MFD_ALLOW_SEALING), ftruncate;
+ *                        becomes the current fd          "memfd NAME SIZE = FD"
+ *   open PATH MODE       open PATH, MODE one of r w rw rwc rwt a ra dir path
+ *                        (rwc creates 0600, rwt also truncates, a is
+ *                        O_WRONLY|O_APPEND, ra O_RDWR|O_APPEND, dir
+ *                        O_RDONLY|O_DIRECTORY, path O_PATH); current fd
+ *   pipe                 a pipe; the current fd is its write end
+ *                                                       "pipe = RFD WFD"
+ *   socket               a socketpair(AF_UNIX); current fd is one end
+ *   fd N                 make inherited fd N the current fd
+ *   dup N                dup2(current, N); N becomes the current fd
+ *   close                close the current fd (it stays current: EBADF)
+ *   fill OFF LEN C       pwrite LEN bytes C (a character, or "zero")
+ *   expect OFF LEN C     pread and check every byte: "... ok" or
+ *                        "... MISMATCH ..." (exit status 1)
+ *   mark OFF LEN         fallocate(fd, FALLOC_FL_MARK_VOLATILE, OFF, LEN)
+ *   unmark OFF LEN       fallocate(fd, FALLOC_FL_UNMARK_VOLATILE, OFF, LEN)
+ *   fa MODE OFF LEN      fallocate(fd, MODE, OFF, LEN)
+ *   fa64 MODE OFF LEN    fallocate64(fd, MODE, OFF, LEN)
+ *                        these print "CMD ARGS = RET" or "CMD ARGS = -1 ENAME"
+ *   seal WHICH           F_ADD_SEALS; WHICH: write, future-write, grow,
+ *                        shrink, seal, joined with commas
+ *   truncate SIZE        ftruncate
+ *   size | blocks | sum  st_size, st_blocks, FNV-1a of the whole content
+ *   st                   "st size=N blocks=N sum=HEX"
+ *   pid                  "pid = N"
+ *   echo WORD            "WORD"
+ *   wait PATH            block until PATH exists (10 s at most, else
+ *                        "wait PATH TIMEOUT", exit status 1)
+ *   touch PATH           create PATH
+ *   unlink PATH          unlink PATH
+ *   sleep MS             sleep
+ *   spawn CMD... end     fork: the child runs CMD... then exits; the parent
+ *                        goes on after "end"
+ *   reap                 wait for the last spawned child ("reap = STATUS");
+ *                        its failure is ours
+ *   detach               fork: the parent exits at once (status 0), the
+ *                        child goes on with the rest
+ *
+ * Numbers (MODE, OFF, LEN, SIZE) are decimal, 0x hex or 0 octal, with
+ * optional K, M, G, T, P suffixes (powers of 1024), or "max" (LLONG_MAX),
+ * or a mode name (KEEP_SIZE, PUNCH_HOLE, NO_HIDE_STALE, COLLAPSE_RANGE,
+ * ZERO_RANGE, INSERT_RANGE, UNSHARE_RANGE, WRITE_ZEROES, MARK, UNMARK),
+ * joined with |, + or - ("MARK|KEEP_SIZE", "max-10").
+ *
+ * errno is set to a sentinel before each fallocate; if a call succeeds and
+ * errno is not the sentinel any more, the line ends with
+ * "ERRNO-CHANGED ENAME" and the exit status is 1: libc leaves errno alone
+ * on success, so a shim must too.
+ *
+ * Exit status: 0, 1 if a check failed, 2 on bad usage.
+ */
+#include <volatile.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE 0x0010
+#endif
+#ifndef MFD_ALLOW_SEALING
+#define MFD_ALLOW_SEALING 0x0002U
+#endif
+
+/* the two libc symbols, called by name whatever the headers redirect */
+extern int vt_fallocate(int fd, int mode, off_t off, off_t len) __asm__("fallocate");
+extern int vt_fallocate64(int fd, int mode, off64_t off, off64_t len) __asm__("fallocate64");
+
+#define SENTINEL 0x7eadbeef
+
+static int cur = -1;
+static int failed;
+static pid_t last_child = -1;
+
+static void usage(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+static void usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("vt: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+static const struct {
+	int e;
+	const char *name;
+} errnames[] = {
+	{ EPERM, "EPERM" },	    { ENOENT, "ENOENT" },	{ ESRCH, "ESRCH" },
+	{ EINTR, "EINTR" },	    { EIO, "EIO" },		{ ENXIO, "ENXIO" },
+	{ E2BIG, "E2BIG" },	    { ENOEXEC, "ENOEXEC" },	{ EBADF, "EBADF" },
+	{ ECHILD, "ECHILD" },	    { EAGAIN, "EAGAIN" },	{ ENOMEM, "ENOMEM" },
+	{ EACCES, "EACCES" },	    { EFAULT, "EFAULT" },	{ EBUSY, "EBUSY" },
+	{ EEXIST, "EEXIST" },	    { EXDEV, "EXDEV" },		{ ENODEV, "ENODEV" },
+	{ ENOTDIR, "ENOTDIR" },	    { EISDIR, "EISDIR" },	{ EINVAL, "EINVAL" },
+	{ ENFILE, "ENFILE" },	    { EMFILE, "EMFILE" },	{ ENOTTY, "ENOTTY" },
+	{ ETXTBSY, "ETXTBSY" },	    { EFBIG, "EFBIG" },		{ ENOSPC, "ENOSPC" },
+	{ ESPIPE, "ESPIPE" },	    { EROFS, "EROFS" },		{ EMLINK, "EMLINK" },
+	{ EPIPE, "EPIPE" },	    { EDOM, "EDOM" },		{ ERANGE, "ERANGE" },
+	{ EDEADLK, "EDEADLK" },	    { ENAMETOOLONG, "ENAMETOOLONG" },
+	{ ENOSYS, "ENOSYS" },	    { ELOOP, "ELOOP" },		{ EOVERFLOW, "EOVERFLOW" },
+	{ EPROTO, "EPROTO" },	    { EOPNOTSUPP, "EOPNOTSUPP" },
+	{ ENOTSOCK, "ENOTSOCK" },   { ESTALE, "ESTALE" },	{ EUCLEAN, "EUCLEAN" },
+	{ EDQUOT, "EDQUOT" },	    { ECANCELED, "ECANCELED" }, { EOWNERDEAD, "EOWNERDEAD" },
+	{ ENOTRECOVERABLE, "ENOTRECOVERABLE" },
+	{ ENODATA, "ENODATA" },	    { ETIMEDOUT, "ETIMEDOUT" },
+};
+
+static const char *errname(int e)
+{
+	static char buf[32];
+
+	for (size_t i = 0; i < sizeof(errnames) / sizeof(errnames[0]); i++)
+		if (errnames[i].e == e)
+			return errnames[i].name;
+	if (e == SENTINEL)
+		return "(unset)";
+	snprintf(buf, sizeof(buf), "E#%d", e);
+	return buf;
+}
+
+static const struct {
+	const char *name;
+	long long v;
+} names[] = {
+	{ "KEEP_SIZE", 0x01 },	   { "PUNCH_HOLE", 0x02 },    { "NO_HIDE_STALE", 0x04 },
+	{ "COLLAPSE_RANGE", 0x08 }, { "ZERO_RANGE", 0x10 },    { "INSERT_RANGE", 0x20 },
+	{ "UNSHARE_RANGE", 0x40 }, { "WRITE_ZEROES", 0x80 },
+	{ "MARK", FALLOC_FL_MARK_VOLATILE }, { "UNMARK", FALLOC_FL_UNMARK_VOLATILE },
+	{ "max", LLONG_MAX },
+};
+
+/* one term: a name, or a number with an optional suffix */
+static unsigned long long term(const char *arg, const char **p)
+{
+	const char *s = *p;
+	unsigned long long v;
+	char *end;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		size_t n = strlen(names[i].name);
+
+		if (strncmp(s, names[i].name, n) == 0 && !isalnum((unsigned char)s[n]) &&
+		    s[n] != '_') {
+			*p = s + n;
+			return (unsigned long long)names[i].v;
+		}
+	}
+	if (!isdigit((unsigned char)*s))
+		usage("'%s' is not a number", arg);
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno)
+		usage("'%s' is out of range", arg);
+	switch (*end) {
+	case 'P': v <<= 10; /* fall through */
+	case 'T': v <<= 10; /* fall through */
+	case 'G': v <<= 10; /* fall through */
+	case 'M': v <<= 10; /* fall through */
+	case 'K': v <<= 10; end++; break;
+	default: break;
+	}
+	*p = end;
+	return v;
+}
+
+static long long num(const char *arg)
+{
+	const char *p = arg;
+	unsigned long long v;
+	int neg = 0;
+
+	if (*p == '-') {
+		neg = 1;
+		p++;
+	}
+	v = term(arg, &p);
+	if (neg)
+		v = -v;
+	while (*p) {
+		char op = *p++;
+		unsigned long long t = term(arg, &p);
+
+		if (op == '|')
+			v |= t;
+		else if (op == '+')
+			v += t;
+		else if (op == '-')
+			v -= t;
+		else
+			usage("'%s': bad operator '%c'", arg, op);
+	}
+	return (long long)v;
+}
+
+static int byte_arg(const char *s)
+{
+	if (strcmp(s, "zero") == 0)
+		return 0;
+	if (strlen(s) != 1)
+		usage("'%s' is not one character or \"zero\"", s);
+	return (unsigned char)s[0];
+}
+
+static void need(int argc, int i, int n, const char *cmd)
+{
+	if (i + n >= argc)
+		usage("%s needs %d argument%s", cmd, n, n == 1 ? "" : "s");
+}
+
+static void print_result(long long r, int err)
+{
+	if (r < 0)
+		printf(" = %lld %s\n", r, errname(err));
+	else if (err != SENTINEL) {
+		printf(" = %lld ERRNO-CHANGED %s\n", r, errname(err));
+		failed = 1;
+	} else {
+		printf(" = %lld\n", r);
+	}
+}
+
+static void do_fallocate(const char *cmd, int use64, int mode, const char *a_off,
+			 const char *a_len)
+{
+	long long off = num(a_off), len = num(a_len);
+	int r, err;
+
+	errno = SENTINEL;
+	if (use64)
+		r = vt_fallocate64(cur, mode, (off64_t)off, (off64_t)len);
+	else
+		r = vt_fallocate(cur, mode, (off_t)off, (off_t)len);
+	err = errno;
+	printf("%s %s %s", cmd, a_off, a_len);
+	print_result(r, err);
+}
+
+static int open_mode(const char *m)
+{
+	static const struct {
+		const char *name;
+		int flags;
+	} modes[] = {
+		{ "r", O_RDONLY },
+		{ "w", O_WRONLY },
+		{ "rw", O_RDWR },
+		{ "rwc", O_RDWR | O_CREAT },
+		{ "rwt", O_RDWR | O_CREAT | O_TRUNC },
+		{ "a", O_WRONLY | O_APPEND },
+		{ "ra", O_RDWR | O_APPEND },
+		{ "dir", O_RDONLY | O_DIRECTORY },
+		{ "path", O_PATH },
+	};
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (strcmp(m, modes[i].name) == 0)
+			return modes[i].flags | O_NOCTTY | O_NONBLOCK;
+	usage("unknown open mode '%s'", m);
+}
+
+static void fill(long long off, long long len, int c)
+{
+	char buf[65536];
+	long long done = 0;
+
+	memset(buf, c, sizeof(buf));
+	while (done < len) {
+		size_t n = len - done < (long long)sizeof(buf) ? (size_t)(len - done) : sizeof(buf);
+		ssize_t w = pwrite(cur, buf, n, (off_t)(off + done));
+
+		if (w <= 0) {
+			printf(" = -1 %s\n", w < 0 ? errname(errno) : "SHORT");
+			failed = 1;
+			return;
+		}
+		done += w;
+	}
+	printf(" = ok\n");
+}
+
+static void expect(long long off, long long len, int c)
+{
+	unsigned char buf[65536];
+	long long done = 0;
+
+	while (done < len) {
+		size_t n = len - done < (long long)sizeof(buf) ? (size_t)(len - done) : sizeof(buf);
+		ssize_t got = pread(cur, buf, n, (off_t)(off + done));
+
+		if (got < 0) {
+			printf(" MISMATCH read: %s\n", errname(errno));
+			failed = 1;
+			return;
+		}
+		if (got == 0) {
+			printf(" MISMATCH short read at %lld\n", off + done);
+			failed = 1;
+			return;
+		}
+		for (ssize_t i = 0; i < got; i++) {
+			if (buf[i] != c) {
+				long long bad = off + done + i;
+				long long n_bad = 0;
+
+				for (ssize_t k = i; k < got; k++)
+					n_bad += buf[k] != c;
+				printf(" MISMATCH at %lld: 0x%02x (%lld bad bytes in this block)\n", bad,
+				       buf[i], n_bad);
+				failed = 1;
+				return;
+			}
+		}
+		done += got;
+	}
+	printf(" ok\n");
+}
+
+static int do_stat(struct stat *st)
+{
+	if (fstat(cur, st) != 0) {
+		printf(" = -1 %s\n", errname(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* FNV-1a over the file's content, 0 to st_size */
+static int checksum(off_t size, uint64_t *out)
+{
+	unsigned char buf[65536];
+	uint64_t h = 0xcbf29ce484222325ull;
+	off_t pos = 0;
+
+	while (pos < size) {
+		ssize_t got = pread(cur, buf, sizeof(buf), pos);
+
+		if (got < 0)
+			return -errno;
+		if (got == 0)
+			break;
+		for (ssize_t i = 0; i < got; i++) {
+			h ^= buf[i];
+			h *= 0x100000001b3ull;
+		}
+		pos += got;
+	}
+	*out = h;
+	return 0;
+}
+
+static void do_seal(const char *which)
+{
+	char copy[256], *tok, *save;
+	int seals = 0, r, err;
+
+	snprintf(copy, sizeof(copy), "%s", which);
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (strcmp(tok, "write") == 0)
+			seals |= F_SEAL_WRITE;
+		else if (strcmp(tok, "future-write") == 0)
+			seals |= F_SEAL_FUTURE_WRITE;
+		else if (strcmp(tok, "grow") == 0)
+			seals |= F_SEAL_GROW;
+		else if (strcmp(tok, "shrink") == 0)
+			seals |= F_SEAL_SHRINK;
+		else if (strcmp(tok, "seal") == 0)
+			seals |= F_SEAL_SEAL;
+		else
+			usage("unknown seal '%s'", tok);
+	}
+	errno = SENTINEL;
+	r = fcntl(cur, F_ADD_SEALS, seals);
+	err = errno;
+	printf("seal %s = %d%s%s\n", which, r, r < 0 ? " " : "", r < 0 ? errname(err) : "");
+}
+
+static void sleep_ms(long long ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static int child_failed(int status)
+{
+	return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+}
+
+/* Run commands argv[i..] until "end" (if until_end) or the end. Returns the index after. */
+static int run(int argc, char **argv, int i, int until_end)
+{
+	while (i < argc) {
+		const char *c = argv[i];
+
+		if (strcmp(c, "end") == 0) {
+			if (!until_end)
+				usage("'end' without 'spawn'");
+			return i + 1;
+		} else if (strcmp(c, "memfd") == 0) {
+			need(argc, i, 2, c);
+			cur = memfd_create(argv[i + 1], MFD_ALLOW_SEALING);
+			if (cur < 0 || ftruncate(cur, (off_t)num(argv[i + 2])) != 0) {
+				printf("memfd %s %s = -1 %s\n", argv[i + 1], argv[i + 2], errname(errno));
+				failed = 1;
+			} else {
+				printf("memfd %s %s = %d\n", argv[i + 1], argv[i + 2], cur);
+			}
+			i += 3;
+		} else if (strcmp(c, "open") == 0) {
+			need(argc, i, 2, c);
+			cur = open(argv[i + 1], open_mode(argv[i + 2]), 0600);
+			printf("open %s %s = %d%s%s\n", argv[i + 1], argv[i + 2], cur,
+			       cur < 0 ? " " : "", cur < 0 ? errname(errno) : "");
+			i += 3;
+		} else if (strcmp(c, "pipe") == 0) {
+			int p[2];
+
+			if (pipe(p) != 0)
+				usage("pipe: %s", strerror(errno));
+			cur = p[1];
+			printf("pipe = %d %d\n", p[0], p[1]);
+			i += 1;
+		} else if (strcmp(c, "socket") == 0) {
+			int s[2];
+
+			if (socketpair(AF_UNIX, SOCK_STREAM, 0, s) != 0)
+				usage("socketpair: %s", strerror(errno));
+			cur = s[0];
+			printf("socket = %d %d\n", s[0], s[1]);
+			i += 1;
+		} else if (strcmp(c, "fd") == 0) {
+			need(argc, i, 1, c);
+			cur = (int)num(argv[i + 1]);
+			printf("fd %d\n", cur);
+			i += 2;
+		} else if (strcmp(c, "dup") == 0) {
+			int n, r;
+
+			need(argc, i, 1, c);
+			n = (int)num(argv[i + 1]);
+			r = dup2(cur, n);
+			printf("dup %d = %d%s%s\n", n, r, r < 0 ? " " : "", r < 0 ? errname(errno) : "");
+			if (r >= 0) {
+				if (cur != n)
+					close(cur);
+				cur = n;
+			}
+			i += 2;
+		} else if (strcmp(c, "close") == 0) {
+			int r = close(cur);
+
+			printf("close = %d%s%s\n", r, r < 0 ? " " : "", r < 0 ? errname(errno) : "");
+			i += 1;
+		} else if (strcmp(c, "fill") == 0 || strcmp(c, "expect") == 0) {
+			need(argc, i, 3, c);
+			printf("%s %s %s %s", c, argv[i + 1], argv[i + 2], argv[i + 3]);
+			if (c[0] == 'f')
+				fill(num(argv[i + 1]), num(argv[i + 2]), byte_arg(argv[i + 3]));
+			else
+				expect(num(argv[i + 1]), num(argv[i + 2]), byte_arg(argv[i + 3]));
+			i += 4;
+		} else if (strcmp(c, "mark") == 0 || strcmp(c, "unmark") == 0) {
+			need(argc, i, 2, c);
+			do_fallocate(c, 0,
+				     c[0] == 'm' ? FALLOC_FL_MARK_VOLATILE : FALLOC_FL_UNMARK_VOLATILE,
+				     argv[i + 1], argv[i + 2]);
+			i += 3;
+		} else if (strcmp(c, "fa") == 0 || strcmp(c, "fa64") == 0) {
+			char cmd[300];
+
+			need(argc, i, 3, c);
+			snprintf(cmd, sizeof(cmd), "%s %s", c, argv[i + 1]);
+			do_fallocate(cmd, c[2] == '6', (int)num(argv[i + 1]), argv[i + 2], argv[i + 3]);
+			i += 4;
+		} else if (strcmp(c, "seal") == 0) {
+			need(argc, i, 1, c);
+			do_seal(argv[i + 1]);
+			i += 2;
+		} else if (strcmp(c, "truncate") == 0) {
+			int r;
+
+			need(argc, i, 1, c);
+			r = ftruncate(cur, (off_t)num(argv[i + 1]));
+			printf("truncate %s = %d%s%s\n", argv[i + 1], r, r < 0 ? " " : "",
+			       r < 0 ? errname(errno) : "");
+			i += 2;
+		} else if (strcmp(c, "size") == 0 || strcmp(c, "blocks") == 0 ||
+			   strcmp(c, "sum") == 0 || strcmp(c, "st") == 0) {
+			struct stat st;
+			uint64_t h = 0;
+			int err = 0;
+
+			printf("%s", c);
+			if (do_stat(&st) == 0) {
+				if (c[1] == 'u' || c[1] == 't')
+					err = checksum(st.st_size, &h);
+				if (strcmp(c, "size") == 0)
+					printf(" = %lld\n", (long long)st.st_size);
+				else if (strcmp(c, "blocks") == 0)
+					printf(" = %lld\n", (long long)st.st_blocks);
+				else if (err)
+					printf(" = -1 %s\n", errname(-err));
+				else if (strcmp(c, "sum") == 0)
+					printf(" = %016" PRIx64 "\n", h);
+				else
+					printf(" size=%lld blocks=%lld sum=%016" PRIx64 "\n",
+					       (long long)st.st_size, (long long)st.st_blocks, h);
+			}
+			i += 1;
+		} else if (strcmp(c, "pid") == 0) {
+			printf("pid = %d\n", (int)getpid());
+			i += 1;
+		} else if (strcmp(c, "echo") == 0) {
+			need(argc, i, 1, c);
+			printf("%s\n", argv[i + 1]);
+			i += 2;
+		} else if (strcmp(c, "wait") == 0) {
+			int waited = 0;
+
+			need(argc, i, 1, c);
+			while (access(argv[i + 1], F_OK) != 0 && waited < 10000) {
+				sleep_ms(5);
+				waited += 5;
+			}
+			if (access(argv[i + 1], F_OK) != 0) {
+				printf("wait %s TIMEOUT\n", argv[i + 1]);
+				failed = 1;
+			} else {
+				printf("wait %s\n", argv[i + 1]);
+			}
+			i += 2;
+		} else if (strcmp(c, "touch") == 0 || strcmp(c, "unlink") == 0) {
+			int r;
+
+			need(argc, i, 1, c);
+			if (c[0] == 't') {
+				int fd = open(argv[i + 1], O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+
+				r = fd < 0 ? -1 : close(fd);
+			} else {
+				r = unlink(argv[i + 1]);
+			}
+			printf("%s %s = %d%s%s\n", c, argv[i + 1], r, r < 0 ? " " : "",
+			       r < 0 ? errname(errno) : "");
+			i += 2;
+		} else if (strcmp(c, "sleep") == 0) {
+			need(argc, i, 1, c);
+			sleep_ms(num(argv[i + 1]));
+			printf("sleep %s\n", argv[i + 1]);
+			i += 2;
+		} else if (strcmp(c, "spawn") == 0) {
+			pid_t pid;
+
+			fflush(stdout);
+			pid = fork();
+			if (pid < 0)
+				usage("fork: %s", strerror(errno));
+			if (pid == 0) {
+				run(argc, argv, i + 1, 1);
+				fflush(stdout);
+				_exit(failed);
+			}
+			last_child = pid;
+			/* skip the child's commands */
+			for (i++; i < argc && strcmp(argv[i], "end") != 0; i++)
+				;
+			if (i == argc)
+				usage("spawn without end");
+			i++;
+		} else if (strcmp(c, "reap") == 0) {
+			int status = 0;
+
+			if (last_child < 0 || waitpid(last_child, &status, 0) < 0)
+				usage("reap: no child");
+			printf("reap = %d\n", WIFEXITED(status) ? WEXITSTATUS(status)
+								: 128 + WTERMSIG(status));
+			if (child_failed(status))
+				failed = 1;
+			last_child = -1;
+			i += 1;
+		} else if (strcmp(c, "detach") == 0) {
+			pid_t pid;
+
+			fflush(stdout);
+			pid = fork();
+			if (pid < 0)
+				usage("fork: %s", strerror(errno));
+			if (pid > 0)
+				_exit(0);
+			printf("detach\n");
+			i += 1;
+		} else {
+			usage("unknown command '%s'", c);
+		}
+	}
+	if (until_end)
+		usage("spawn without end");
+	return i;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 2)
+		usage("usage: vt COMMAND... (see tests/helpers/vt.c)");
+	run(argc, argv, 1, 0);
+	fflush(stdout);
+	return failed;
+}

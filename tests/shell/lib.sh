@@ -1,0 +1,280 @@
+# lib.sh - sourced by every shell test (tests/shell/*.sh).
+#
+# make check runs each test with VL_TOP_BUILDDIR, VL_TOP_SRCDIR and
+# VOLATILE_LIBRARY in the environment. A test exits 0 (pass), 1 (fail) or
+# 77 (skip: only when the machine forbids a step, saying why).
+#
+# What a test gets:
+#   $WORK      a private directory on tmpfs (/dev/shm), removed at exit
+#   $DISK      a private directory on a disk file system, removed at exit
+#   VOLATILE_REGION   a private region file (inside $WORK), not created yet
+#   vt ARGS... / svt ARGS...    tests/helpers/vt without / with the shim
+#   vol ARGS...                 the `volatile` command
+#   shim CMD...                 any command with LD_PRELOAD=libvolatile.so
+# Every one of these runs under `timeout`: a hang is a failure, not a
+# stuck test suite.
+
+set -u
+
+TEST_NAME=$(basename "$0" .sh)
+: "${VL_TOP_BUILDDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${VOLATILE_LIBRARY:=$VL_TOP_BUILDDIR/src/.libs/libvolatile.so}"
+VOLATILE_CMD=$VL_TOP_BUILDDIR/src/volatile
+VT=$VL_TOP_BUILDDIR/tests/helpers/vt
+# seconds any one command may take
+VL_TIMEOUT=${VL_TIMEOUT:-20}
+export VL_TOP_BUILDDIR VOLATILE_LIBRARY
+
+# Nothing from the caller's environment changes what the library does...
+unset LD_PRELOAD VOLATILE_BUDGET VOLATILE_DEBUG VOLATILE_REGION_RANGES \
+	VOLATILE_REGION_FILES
+# ...and memory pressure on the test machine purges nothing behind our back.
+VOLATILE_MIN_AVAILABLE=0
+VOLATILE_TMPFS_MIN_FREE=0
+export VOLATILE_MIN_AVAILABLE VOLATILE_TMPFS_MIN_FREE
+LC_ALL=C
+export LC_ALL
+
+say() {
+	printf '%s: %s\n' "$TEST_NAME" "$*"
+}
+
+fail() {
+	printf 'FAIL: %s: %s\n' "$TEST_NAME" "$*" >&2
+	exit 1
+}
+
+skip() {
+	printf 'SKIP: %s: %s\n' "$TEST_NAME" "$*"
+	exit 77
+}
+
+# ---- what the test needs --------------------------------------------------
+
+[ -x "$VT" ] || fail "$VT is not built (make check builds it)"
+[ -r "$VOLATILE_LIBRARY" ] || fail "$VOLATILE_LIBRARY is not built"
+command -v timeout >/dev/null 2>&1 || skip "no timeout(1) on this machine"
+
+need_cmd() {
+	[ -x "$VOLATILE_CMD" ] || fail "$VOLATILE_CMD is not built"
+}
+
+# python3 reads the JSON of `volatile status --json`; the system's one
+# if there is one (wrappers such as pyenv's shims cost half a second a call)
+PYTHON=python3
+[ -x /usr/bin/python3 ] && PYTHON=/usr/bin/python3
+need_python() {
+	command -v "$PYTHON" >/dev/null 2>&1 || skip "python3 is needed to read JSON and is missing"
+}
+
+fs_type() {
+	stat -f -c %T "$1" 2>/dev/null
+}
+
+# ---- private directories and region ----------------------------------------
+
+BG_PIDS=
+LOOP_DEVS=
+
+cleanup() {
+	for p in $BG_PIDS; do
+		kill "$p" 2>/dev/null
+	done
+	for d in $LOOP_DEVS; do
+		losetup -d "$d" 2>/dev/null
+	done
+	if command -v chattr >/dev/null 2>&1; then
+		for d in ${WORK:-} ${DISK:-}; do
+			[ -d "$d" ] && find "$d" -type f -exec chattr -a -i {} + 2>/dev/null
+		done
+	fi
+	[ -n "${WORK:-}" ] && rm -rf "$WORK"
+	[ -n "${DISK:-}" ] && rm -rf "$DISK"
+}
+
+if [ -z "${VL_TEST_INNER:-}" ]; then
+	[ "$(fs_type /dev/shm)" = tmpfs ] || skip "/dev/shm is not a tmpfs here"
+	WORK=$(mktemp -d /dev/shm/vltest.XXXXXXXX) || fail "cannot make a directory in /dev/shm"
+	trap cleanup EXIT
+	trap 'exit 1' HUP INT TERM
+	# a disk file system: /tmp, unless it is a tmpfs; then the build tree
+	DISK=
+	for d in "${TMPDIR:-/tmp}" /var/tmp "$VL_TOP_BUILDDIR"; do
+		case $(fs_type "$d") in
+		tmpfs | ramfs | '') continue ;;
+		esac
+		DISK=$(mktemp -d "$d/vltest.XXXXXXXX" 2>/dev/null) && break
+		DISK=
+	done
+	VOLATILE_REGION=$WORK/region
+	export WORK DISK VOLATILE_REGION
+fi
+
+REGION_N=0
+# A fresh, not yet created, private region for what follows.
+new_region() {
+	REGION_N=$((REGION_N + 1))
+	VOLATILE_REGION=$WORK/region.$REGION_N
+	export VOLATILE_REGION
+}
+
+need_disk() {
+	[ -n "$DISK" ] || skip "no disk (non-tmpfs) file system to write to"
+}
+
+# ---- running things ---------------------------------------------------------
+
+vt() {
+	timeout "$VL_TIMEOUT" "$VT" "$@"
+}
+
+svt() {
+	LD_PRELOAD=$VOLATILE_LIBRARY timeout "$VL_TIMEOUT" "$VT" "$@"
+}
+
+# svte VAR=VALUE... -- ARGS...: svt with more environment
+svte() {
+	_env=
+	while [ "$#" -gt 0 ] && [ "$1" != -- ]; do
+		_env="$_env $1"
+		shift
+	done
+	[ "$#" -gt 0 ] && shift
+	# word splitting of $_env is intended: VAR=VALUE words without blanks
+	# shellcheck disable=SC2086
+	env $_env LD_PRELOAD="$VOLATILE_LIBRARY" timeout "$VL_TIMEOUT" "$VT" "$@"
+}
+
+shim() {
+	LD_PRELOAD=$VOLATILE_LIBRARY timeout "$VL_TIMEOUT" "$@"
+}
+
+vol() {
+	timeout "$VL_TIMEOUT" "$VOLATILE_CMD" "$@"
+}
+
+# run NAME CMD...: run CMD with its output in $WORK/NAME.out and its
+# stderr in $WORK/NAME.err; $rc is its exit status.
+run() {
+	_name=$1
+	shift
+	"$@" >"$WORK/$_name.out" 2>"$WORK/$_name.err"
+	rc=$?
+}
+
+show() {
+	for _f in "$WORK/$1.out" "$WORK/$1.err"; do
+		[ -s "$_f" ] || continue
+		echo "---- ${_f##*/}"
+		cat "$_f"
+	done >&2
+}
+
+# ok NAME CMD...: run, and require exit status 0 and nothing on stderr
+# (the library prints nothing unless VOLATILE_DEBUG is set).
+ok() {
+	_okname=$1
+	run "$@"
+	if [ "$rc" -ne 0 ] || [ -s "$WORK/$_okname.err" ]; then
+		show "$_okname"
+		fail "$_okname: exit status $rc (want 0, and an empty stderr)"
+	fi
+}
+
+# expect_out NAME < expected: NAME's output must be exactly that.
+expect_out() {
+	cat >"$WORK/$1.want"
+	if ! diff -u "$WORK/$1.want" "$WORK/$1.out" >"$WORK/$1.diff"; then
+		echo "---- $1: expected output (-) against what ran (+)" >&2
+		cat "$WORK/$1.diff" >&2
+		show "$1"
+		fail "$1: output differs"
+	fi
+}
+
+# expect_line NAME LINE: NAME's output has this exact line.
+expect_line() {
+	if ! grep -qxF -- "$2" "$WORK/$1.out"; then
+		show "$1"
+		fail "$1: no line '$2'"
+	fi
+}
+
+expect_no_line() {
+	if grep -qxF -- "$2" "$WORK/$1.out"; then
+		show "$1"
+		fail "$1: unexpected line '$2'"
+	fi
+}
+
+# soft CHECK ARGS...: run a check (expect_out, expect_line, ...) without
+# stopping the test at its failure; the test ends with `exit $FAILED`.
+FAILED=0
+soft() {
+	("$@") || FAILED=1
+}
+
+expect_eq() {
+	# expect_eq WHAT GOT WANT
+	[ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
+}
+
+# wait_file PATH: until PATH exists (10 s at most)
+wait_file() {
+	_i=0
+	while [ ! -e "$1" ]; do
+		_i=$((_i + 1))
+		[ "$_i" -le 1000 ] || fail "timed out waiting for $1"
+		sleep 0.01
+	done
+}
+
+# wait_line NAME LINE: until NAME's output has LINE (10 s at most)
+wait_line() {
+	_i=0
+	while ! grep -qxF -- "$2" "$WORK/$1.out" 2>/dev/null; do
+		_i=$((_i + 1))
+		[ "$_i" -le 1000 ] || { show "$1"; fail "timed out waiting for '$2' from $1"; }
+		sleep 0.01
+	done
+}
+
+# bg NAME CMD...: run in the background like `run`; wait_bg NAME gets $rc.
+bg() {
+	_name=$1
+	shift
+	"$@" >"$WORK/$_name.out" 2>"$WORK/$_name.err" &
+	eval "BG_$_name=\$!"
+	BG_PIDS="$BG_PIDS $!"
+}
+
+wait_bg() {
+	eval "_pid=\$BG_$1"
+	wait "$_pid"
+	rc=$?
+}
+
+# a tmpfs file of SIZE bytes of CHAR: mkfile PATH SIZE CHAR
+mkfile() {
+	vt open "$1" rwt fill 0 "$2" "$3" >/dev/null || fail "cannot write $1"
+}
+
+# status_json NAME: `volatile status --json` into $WORK/NAME.out, validated
+status_json() {
+	ok "$1" vol status --json
+	"$PYTHON" -m json.tool "$WORK/$1.out" >/dev/null 2>"$WORK/$1.jsonerr" || {
+		cat "$WORK/$1.out" "$WORK/$1.jsonerr" >&2
+		fail "$1: volatile status --json is not valid JSON"
+	}
+}
+
+# jq_py NAME EXPR: evaluate a Python expression over the JSON in NAME.out
+# (bound to d) and print the result.
+jq_py() {
+	"$PYTHON" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = eval(sys.argv[2])
+print(json.dumps(r) if not isinstance(r, str) else r)
+' "$WORK/$1.out" "$2" || fail "cannot evaluate $2 over $1"
+}
