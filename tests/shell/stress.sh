@@ -1,0 +1,23 @@
+#!/bin/sh
+# A program linked with -lvolatile: the C API of volatile.h; THE INVARIANT
+# while MARK/UNMARK race purges from another process; and MARK from a
+# signal handler that interrupted its own thread inside the library
+# (EINTR, never a hang). See tests/helpers/stress.c.
+. "$(dirname "$0")/lib.sh"
+STRESS=$VL_TOP_BUILDDIR/tests/helpers/stress
+[ -x "$STRESS" ] || fail "$STRESS is not built (make check builds it)"
+
+run api timeout 20 "$STRESS" api
+cat "$WORK/api.out"
+[ "$rc" -eq 0 ] || { show api; fail "the C API: exit status $rc"; }
+
+new_region
+run race timeout 60 "$STRESS" race 3
+cat "$WORK/race.out"
+[ "$rc" -eq 0 ] || { show race; fail "purge/unmark race: exit status $rc"; }
+
+new_region
+run signal timeout 60 "$STRESS" signal 2
+cat "$WORK/signal.out"
+[ "$rc" -eq 0 ] || { show signal; fail "MARK from signal handlers: exit status $rc"; }
+exit 0
