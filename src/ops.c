@@ -132,18 +132,51 @@ static int find_file(const struct vl_region *r, const struct vl_stat *st, int cr
 	return 0;
 }
 
-/* Lock the file found, checking it is still the same record; -EAGAIN if not. */
-static int lock_found(const struct vl_region *r, const struct found *fd)
+/*
+ * Find the record of the file and lock it. fdnum is the caller's fd for a
+ * MARK (the record is made if missing, and the fd noted as a holder), -1
+ * for an UNMARK. The record may be freed and reused
+ * between the two locks: then its generation differs and we look again.
+ * Returns 0 with the file locked, 0 with fd->fi == VL_NIL (UNMARK: no
+ * record), or -errno. For a MARK of a named file whose path is not known
+ * yet, *plen gets the length of a path written to path (else stays 0).
+ */
+static int find_and_lock(const struct vl_region *r, const struct vl_stat *st, int fdnum,
+			 struct found *fd, char *path, int *plen)
 {
-	struct vl_file *f = vl_file_at(r, fd->fi);
-	int err = vl_lock_file(r, fd->fi);
+	int mark = fdnum >= 0, err;
 
-	if (err)
-		return err;
-	/* gen and state change only with both locks held: the file lock suffices */
-	if (f->h.gen == fd->gen && f->h.state == VL_FILE_LIVE)
-		return 0;
-	vl_unlock_file(r, fd->fi);
+	for (int tries = 0; tries < RETRIES; tries++) {
+		struct vl_file *f;
+		int want_path = 0;
+
+		err = vl_lock_region(r);
+		if (err)
+			return err;
+		err = find_file(r, st, mark, fd);
+		if (err == 0 && mark) {
+			f = vl_file_at(r, fd->fi);
+			note_holder(f, fdnum, st);
+			want_path = st->nlink > 0 && f->h.path_len == 0 &&
+				    !(f->h.flags & VL_FF_PATH_TRIED);
+			if (want_path)
+				f->h.flags |= VL_FF_PATH_TRIED;
+		}
+		vl_unlock_region(r);
+		if (err || fd->fi == VL_NIL)
+			return err;
+		if (want_path)
+			*plen = fd_path(fdnum, path, VL_PATH_MAX);
+
+		f = vl_file_at(r, fd->fi);
+		err = vl_lock_file(r, fd->fi);
+		if (err)
+			return err;
+		/* gen and state change only with both locks held: the file lock suffices */
+		if (f->h.gen == fd->gen && f->h.state == VL_FILE_LIVE)
+			return 0;
+		vl_unlock_file(r, fd->fi);
+	}
 	return -EAGAIN;
 }
 
@@ -199,38 +232,15 @@ static int mark(const struct vl_region *r, int fdnum, uint64_t s, uint64_t e,
 	struct vl_change c;
 	struct vl_file *f;
 	char path[VL_PATH_MAX];
-	int plen = 0, err, tries;
+	int plen = 0, err;
 	uint32_t spare;
 
-	for (tries = 0;; tries++) {
-		int want_path;
-
-		if (tries == RETRIES)
-			return -EAGAIN;
-		err = vl_lock_region(r);
-		if (err)
-			return err;
-		err = find_file(r, st, 1, &fd);
-		if (err) {
-			vl_unlock_region(r);
-			drop_stale(r, &fd);
-			return err;
-		}
-		f = vl_file_at(r, fd.fi);
-		note_holder(f, fdnum, st);
-		want_path = st->nlink > 0 && f->h.path_len == 0 && !(f->h.flags & VL_FF_PATH_TRIED);
-		if (want_path)
-			f->h.flags |= VL_FF_PATH_TRIED;
-		vl_unlock_region(r);
-		if (want_path)
-			plen = fd_path(fdnum, path, sizeof(path));
-		err = lock_found(r, &fd);
-		if (err != -EAGAIN)
-			break;
-	}
-	if (err)
+	err = find_and_lock(r, st, fdnum, &fd, path, &plen);
+	if (err) {
+		drop_stale(r, &fd);
 		return err;
-
+	}
+	f = vl_file_at(r, fd.fi);
 	err = vl_lock_region(r);
 	if (err) {
 		vl_unlock_file(r, fd.fi);
@@ -267,26 +277,13 @@ static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struc
 	struct vl_change c;
 	struct vl_file *f;
 	uint32_t spare = VL_NIL;
-	int err, tries;
+	int err;
 
-	for (tries = 0;; tries++) {
-		if (tries == RETRIES)
-			return -EAGAIN;
-		err = vl_lock_region(r);
-		if (err)
-			return err;
-		err = find_file(r, st, 0, &fd);
-		vl_unlock_region(r);
-		if (err || fd.fi == VL_NIL) {
-			drop_stale(r, &fd);
-			return err; /* no record: nothing of it is volatile */
-		}
-		err = lock_found(r, &fd);
-		if (err != -EAGAIN)
-			break;
+	err = find_and_lock(r, st, -1, &fd, NULL, NULL);
+	if (err || fd.fi == VL_NIL) {
+		drop_stale(r, &fd);
+		return err; /* no record: nothing of it is volatile */
 	}
-	if (err)
-		return err;
 	f = vl_file_at(r, fd.fi);
 	err = vl_ranges_unmark(r, &f->h.root, fd.fi, s, e, VL_NIL, &c);
 	if (err == -ENOMEM) { /* a split needs a node: get one, then do it all again */

@@ -48,37 +48,51 @@ static int parse_u64(const char **p, int base, uint64_t *v)
 	return 0;
 }
 
+/* Skip blanks, then n words each with the blanks after it. */
+static const char *skip_words(const char *p, int n)
+{
+	while (*p == ' ')
+		p++;
+	while (n-- > 0) {
+		while (*p && *p != ' ')
+			p++;
+		while (*p == ' ')
+			p++;
+	}
+	return p;
+}
+
+/* "MAJ:MIN", both hexadecimal, as /proc prints a device */
+static int parse_dev(const char **p, uint64_t *dev)
+{
+	uint64_t maj, min;
+
+	if (parse_u64(p, 16, &maj) || *(*p)++ != ':' || parse_u64(p, 16, &min))
+		return -1;
+	*dev = makedev((unsigned)maj, (unsigned)min);
+	return 0;
+}
+
 /* "1: POSIX  ADVISORY  WRITE 1234 00:2e:1047 0 EOF" */
 static void note_lock_line(struct vl_reach_ctx *ctx, const char *line, pid_t self)
 {
-	uint64_t pid, maj, min, ino;
+	uint64_t pid, dev, ino;
 	const char *p = strchr(line, ':');
 
 	if (p == NULL || strstr(line, "->") != NULL)
 		return; /* waiters hold nothing */
-	p++;
-	while (*p == ' ')
-		p++;
+	p = skip_words(p + 1, 0);
 	if (strncmp(p, "POSIX ", 6) != 0)
 		return;
-	p += 6;
-	for (int field = 0; field < 2; field++) { /* ADVISORY|MANDATORY, READ|WRITE */
-		while (*p == ' ')
-			p++;
-		while (*p && *p != ' ')
-			p++;
-	}
-	while (*p == ' ')
-		p++;
+	p = skip_words(p, 3); /* POSIX, ADVISORY|MANDATORY, READ|WRITE */
 	if (parse_u64(&p, 10, &pid) || (pid_t)pid != self || *p++ != ' ' ||
-	    parse_u64(&p, 16, &maj) || *p++ != ':' || parse_u64(&p, 16, &min) ||
-	    *p++ != ':' || parse_u64(&p, 10, &ino))
+	    parse_dev(&p, &dev) || *p++ != ':' || parse_u64(&p, 10, &ino))
 		return;
 	if (ctx->nlocks == (int)(sizeof(ctx->locked) / sizeof(ctx->locked[0]))) {
 		ctx->locks_overflow = 1;
 		return;
 	}
-	ctx->locked[ctx->nlocks].dev = makedev((unsigned)maj, (unsigned)min);
+	ctx->locked[ctx->nlocks].dev = dev;
 	ctx->locked[ctx->nlocks].ino = ino;
 	ctx->nlocks++;
 }
@@ -277,19 +291,12 @@ struct maps_arg {
 static void on_maps_line(void *a, const char *line)
 {
 	struct maps_arg *ma = a;
-	const char *p = line;
-	uint64_t maj, min, ino;
+	const char *p = skip_words(line, 3); /* address range, permissions, offset */
+	uint64_t dev, ino;
 
-	for (int field = 0; field < 3; field++) {
-		while (*p && *p != ' ')
-			p++;
-		while (*p == ' ')
-			p++;
-	}
-	if (parse_u64(&p, 16, &maj) || *p++ != ':' || parse_u64(&p, 16, &min) || *p++ != ' ' ||
-	    parse_u64(&p, 10, &ino))
+	if (parse_dev(&p, &dev) || *p++ != ' ' || parse_u64(&p, 10, &ino))
 		return;
-	if (makedev((unsigned)maj, (unsigned)min) == ma->id->dev && ino == ma->id->ino)
+	if (dev == ma->id->dev && ino == ma->id->ino)
 		ma->hit = 1;
 }
 
