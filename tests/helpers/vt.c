@@ -35,6 +35,9 @@
  *   echo WORD            "WORD"
  *   wait PATH            block until PATH exists (10 s at most, else
  *                        "wait PATH TIMEOUT", exit status 1)
+ *   lock                 F_SETLK: a POSIX write lock on the whole current file
+ *   haslock PATH         F_GETLK from this process: "haslock PATH = pid N"
+ *                        or "= unlocked"
  *   touch PATH           create PATH
  *   unlink PATH          unlink PATH
  *   sleep MS             sleep
@@ -555,6 +558,32 @@ static int run(int argc, char **argv, int i, int until_end)
 			} else {
 				printf("wait %s\n", argv[i + 1]);
 			}
+			i += 2;
+		} else if (strcmp(c, "lock") == 0) {
+			/* a POSIX write lock on the whole file through the current fd */
+			struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+			int r = fcntl(cur, F_SETLK, &fl);
+
+			printf("lock = %d%s%s\n", r, r < 0 ? " " : "", r < 0 ? errname(errno) : "");
+			if (r < 0)
+				failed = 1;
+			i += 1;
+		} else if (strcmp(c, "haslock") == 0) {
+			/* who holds a POSIX lock on PATH, asked from this process */
+			struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+			int fd, r;
+
+			need(argc, i, 1, c);
+			fd = open(argv[i + 1], O_RDWR | O_CLOEXEC);
+			r = fd < 0 ? -1 : fcntl(fd, F_GETLK, &fl);
+			if (r < 0)
+				printf("haslock %s = -1 %s\n", argv[i + 1], errname(errno));
+			else if (fl.l_type == F_UNLCK)
+				printf("haslock %s = unlocked\n", argv[i + 1]);
+			else
+				printf("haslock %s = pid %d\n", argv[i + 1], (int)fl.l_pid);
+			if (fd >= 0)
+				close(fd);
 			i += 2;
 		} else if (strcmp(c, "touch") == 0 || strcmp(c, "unlink") == 0) {
 			int r;
