@@ -210,8 +210,8 @@ static int via_holder(const struct vl_holder *h, const struct vl_ident *id)
 
 struct dirbuf {
 	int fd;
-	char buf[4096];
 	long len, pos;
+	char buf[4096] __attribute__((aligned(__alignof__(struct dirent64))));
 };
 
 /* Next entry name of a directory, or NULL. */
