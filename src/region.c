@@ -197,6 +197,27 @@ void vl_region_unmap(struct vl_region *r)
 static struct vl_region the_region;
 static int the_state; /* 0: not tried, 1: attached, < 0: -errno for good */
 static pthread_mutex_t attach_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+/*
+ * A fork while another thread attaches would leave the child with
+ * attach_lock held by a thread it does not have: fork waits for the
+ * attach instead (it takes a moment, and never waits on this process).
+ */
+static void before_fork(void)
+{
+	pthread_mutex_lock(&attach_lock);
+}
+
+static void after_fork(void)
+{
+	pthread_mutex_unlock(&attach_lock);
+}
+
+static void register_atfork(void)
+{
+	pthread_atfork(before_fork, after_fork, after_fork);
+}
 
 int vl_region_get(struct vl_region **out)
 {
@@ -205,6 +226,7 @@ int vl_region_get(struct vl_region **out)
 	if (s == 0) {
 		const struct vl_config *cfg = vl_config();
 
+		pthread_once(&atfork_once, register_atfork);
 		pthread_mutex_lock(&attach_lock);
 		s = the_state;
 		if (s == 0) {

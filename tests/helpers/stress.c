@@ -18,6 +18,11 @@
  *                           every other call must succeed. Exit 1 unless
  *                           at least one EINTR was seen and nothing else
  *                           failed.
+ *   stress fork ROUNDS      a fresh process makes its first MARK (which
+ *                           attaches the region) in a thread while its main
+ *                           thread forks at a random moment; the child must
+ *                           MARK within 5 s (no lock inherited from a thread
+ *                           it does not have). Exit 1 if any child hung.
  *   stress api              volatile_stats and volatile_purge through the
  *                           C API of volatile.h.
  */
@@ -264,12 +269,61 @@ static int api(void)
 	return 0;
 }
 
+static void *first_mark(void *arg)
+{
+	int fd = *(int *)arg;
+
+	if (fallocate(fd, FALLOC_FL_MARK_VOLATILE, 0, PAGE) != 0)
+		abort();
+	return NULL;
+}
+
+/* One round, in a fresh process that has not attached the region yet. */
+static int fork_round(unsigned seed)
+{
+	int fd = memfd_create("stress-fork", 0), status;
+	pthread_t t;
+	pid_t child;
+
+	if (fd < 0 || ftruncate(fd, 4 * PAGE) != 0 ||
+	    pthread_create(&t, NULL, first_mark, &fd) != 0)
+		return 2;
+	usleep(rand_r(&seed) % 400); /* land somewhere in the attach */
+	child = fork();
+	if (child == 0) {
+		alarm(5); /* a hang is killed, and counted */
+		_exit(fallocate(fd, FALLOC_FL_MARK_VOLATILE, PAGE, PAGE) == 0 ? 0 : 2);
+	}
+	pthread_join(t, NULL);
+	if (child < 0 || waitpid(child, &status, 0) != child)
+		return 2;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+static int forks(int rounds)
+{
+	int bad = 0;
+
+	for (int n = 0; n < rounds; n++) {
+		pid_t p = fork();
+		int status;
+
+		if (p == 0)
+			_exit(fork_round((unsigned)n * 2654435761u));
+		if (p < 0 || waitpid(p, &status, 0) != p || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) != 0)
+			bad++;
+	}
+	printf("fork: %d rounds, %d children hung or failed\n", rounds, bad);
+	return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && strcmp(argv[1], "api") == 0)
 		return api();
 	if (argc != 3 || (seconds = atof(argv[2])) <= 0) {
-		fprintf(stderr, "usage: stress race|signal SECONDS | stress api\n");
+		fprintf(stderr, "usage: stress race|signal SECONDS | stress fork ROUNDS | stress api\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -277,6 +331,8 @@ int main(int argc, char **argv)
 		return race();
 	if (strcmp(argv[1], "signal") == 0)
 		return signals();
+	if (strcmp(argv[1], "fork") == 0)
+		return forks((int)seconds);
 	fprintf(stderr, "stress: unknown mode %s\n", argv[1]);
 	return 2;
 }

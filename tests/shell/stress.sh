@@ -2,7 +2,8 @@
 # A program linked with -lvolatile: the C API of volatile.h; THE INVARIANT
 # while MARK/UNMARK race purges from another process; and MARK from a
 # signal handler that interrupted its own thread inside the library
-# (EINTR, never a hang). See tests/helpers/stress.c.
+# (EINTR, never a hang); a fork while another thread attaches the region
+# (the child must not hang). See tests/helpers/stress.c.
 . "$(dirname "$0")/lib.sh"
 STRESS=$VL_TOP_BUILDDIR/tests/helpers/stress
 [ -x "$STRESS" ] || fail "$STRESS is not built (make check builds it)"
@@ -20,4 +21,8 @@ new_region
 run signal timeout 60 "$STRESS" signal 2
 cat "$WORK/signal.out"
 [ "$rc" -eq 0 ] || { show signal; fail "MARK from signal handlers: exit status $rc"; }
+new_region
+run fork timeout 120 "$STRESS" fork 200
+cat "$WORK/fork.out"
+[ "$rc" -eq 0 ] || { show fork; fail "fork during attach: exit status $rc"; }
 exit 0
