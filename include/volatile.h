@@ -71,8 +71,10 @@ int64_t volatile_purge(uint64_t bytes);
  *   EUCLEAN   the region's contents fail validation (corrupt);
  *   others    from open(2), ftruncate(2) or mmap(2) on the region file
  *             (ENOENT, ENOSPC, ENOMEM, EROFS...).
- * ENOMEM from MARK alone means the region has no room for another range;
- * nothing was changed.
+ * ENOMEM from MARK (or from an UNMARK that must split a range) means the
+ * region has no room for another range, or the file system holding it is
+ * full; nothing was changed. EAGAIN: the file's record was freed and
+ * reused under the call over and over (a pathological race).
  */
 
 #ifdef __cplusplus

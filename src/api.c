@@ -37,7 +37,7 @@ VL_EXPORT int volatile_stats(struct volatile_stats *out, size_t size)
 {
 	struct volatile_stats st;
 	struct vl_region *r;
-	int err;
+	int err, saved = errno;
 
 	if (out == NULL) {
 		errno = EINVAL;
@@ -59,6 +59,7 @@ VL_EXPORT int volatile_stats(struct volatile_stats *out, size_t size)
 		return -1;
 	}
 	memcpy(out, &st, size < sizeof(st) ? size : sizeof(st));
+	errno = saved;
 	return 0;
 }
 
@@ -67,7 +68,7 @@ VL_EXPORT int64_t volatile_purge(uint64_t bytes)
 	struct vl_goal g = { .bytes = bytes };
 	struct vl_purge_report rep;
 	struct vl_region *r;
-	int err;
+	int err, saved = errno;
 
 	err = vl_enter();
 	if (err == 0) {
@@ -80,5 +81,6 @@ VL_EXPORT int64_t volatile_purge(uint64_t bytes)
 		errno = -err;
 		return -1;
 	}
+	errno = saved;
 	return (int64_t)rep.bytes;
 }

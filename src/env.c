@@ -54,8 +54,9 @@ static void load(void)
 
 	v = getenv("VOLATILE_BUDGET");
 	if (v != NULL && *v != '\0') {
+		/* 0, like every threshold of SPEC section 8, switches it off */
 		if (vl_parse_size(v, &config.budget) == 0)
-			config.has_budget = 1;
+			config.has_budget = config.budget > 0;
 		else
 			vl_log("VOLATILE_BUDGET=%s is not a size; no budget", v);
 	}

@@ -20,6 +20,7 @@
 #include "ident.h"
 #include "log.h"
 #include "purge.h"
+#include "reach.h"
 #include "region.h"
 #include "sys.h"
 #include "volatile.h"
@@ -92,32 +93,25 @@ static void note_holder(struct vl_file *f, int fd, const struct vl_stat *st)
 
 struct found {
 	uint32_t fi, gen;
-	uint32_t stale, stale_gen; /* a record of a gone file with our inode number */
 };
 
 /*
  * Find file st->id (making its record if create), with the region lock
- * held. A record with our device and inode but another birth time belongs
- * to a file that is gone (its inode number was reused): it is taken out of
- * the table now and its ranges dropped once our locks are released.
+ * held. Only a record of exactly this identity is ours: one with our
+ * device and inode number but another birth time is another file (gone,
+ * or alive with a wrapped inode counter), and we never touch it.
  */
 static int find_file(const struct vl_region *r, const struct vl_stat *st, int create,
 		     struct found *out)
 {
 	uint32_t fi;
-	int fresh, err = vl_file_lookup(r, st->id.dev, st->id.ino, &fi);
+	int fresh, err = vl_file_lookup(r, &st->id, &fi);
 
 	if (err)
 		return err;
-	if (fi != VL_NIL && !vl_same_file(&vl_file_at(r, fi)->h.ident, &st->id)) {
-		vl_log("file %u: inode %llu reborn: old ranges dropped", fi,
-		       (unsigned long long)st->id.ino);
-		out->stale = fi;
-		out->stale_gen = vl_file_at(r, fi)->h.gen;
-		vl_file_unhash(r, fi);
-		fi = VL_NIL;
-	}
 	if (fi == VL_NIL && create) {
+		if (vl_room_for_file(r) != 0)
+			return -ENOMEM; /* the file system of the region is full */
 		fi = vl_file_create(r, &st->id, &fresh);
 		if (fi == VL_NIL)
 			return -ENOMEM;
@@ -204,13 +198,7 @@ static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, 
 	vl_unlock_region(r);
 }
 
-static void drop_stale(const struct vl_region *r, const struct found *fd)
-{
-	if (fd->stale != VL_NIL)
-		vl_drop_file(r, fd->stale, fd->stale_gen, 0);
-}
-
-static int enforce_budget(const struct vl_region *r, const struct found *fd, int fdnum)
+static void enforce_budget(const struct vl_region *r, const struct found *fd, int fdnum)
 {
 	const struct vl_config *cfg = vl_config();
 	struct vl_goal g = { .ceiling = cfg->budget, .use_ceiling = 1 };
@@ -218,17 +206,16 @@ static int enforce_budget(const struct vl_region *r, const struct found *fd, int
 	struct vl_purge_report rep;
 
 	if (!cfg->has_budget || r->hdr->c.volatile_bytes <= cfg->budget)
-		return 0;
+		return;
 	vl_purge(r, &g, &h, &rep);
 	vl_log("budget %llu: purged %u ranges, %llu bytes", (unsigned long long)cfg->budget,
 	       rep.ranges, (unsigned long long)rep.bytes);
-	return 0;
 }
 
 static int mark(const struct vl_region *r, int fdnum, uint64_t s, uint64_t e,
 		const struct vl_stat *st)
 {
-	struct found fd = { VL_NIL, 0, VL_NIL, 0 };
+	struct found fd = { VL_NIL, 0 };
 	struct vl_change c;
 	struct vl_file *f;
 	char path[VL_PATH_MAX];
@@ -236,10 +223,8 @@ static int mark(const struct vl_region *r, int fdnum, uint64_t s, uint64_t e,
 	uint32_t spare;
 
 	err = find_and_lock(r, st, fdnum, &fd, path, &plen);
-	if (err) {
-		drop_stale(r, &fd);
+	if (err)
 		return err;
-	}
 	f = vl_file_at(r, fd.fi);
 	err = vl_lock_region(r);
 	if (err) {
@@ -250,13 +235,19 @@ static int mark(const struct vl_region *r, int fdnum, uint64_t s, uint64_t e,
 		memcpy(f->path, path, (size_t)plen);
 		f->h.path_len = (uint32_t)plen;
 	}
-	spare = vl_node_alloc(r, fd.fi);
+	spare = vl_room_for_node(r) == 0 ? vl_node_alloc(r, fd.fi) : VL_NIL;
 	vl_unlock_region(r);
 
 	err = vl_ranges_mark(r, &f->h.root, fd.fi, s, e, spare, &c);
 	if (err == 0 && c.punch_end > c.punch_start) {
-		/* merged into a purged range: the flag must not lie (SPEC 4) */
-		int perr = vl_sys_punch(fdnum, c.punch_start, c.punch_end - c.punch_start);
+		/*
+		 * Merged into a purged range: the flag must not lie (SPEC 4). The
+		 * fd is the caller's, checked a moment ago; checked again here, in
+		 * case another thread of the caller reused its number.
+		 */
+		int perr = vl_fd_is(fdnum, &st->id)
+				   ? vl_sys_punch(fdnum, c.punch_start, c.punch_end - c.punch_start)
+				   : -EBADF;
 
 		vl_log("mark [%llu, %llu) joins a purged range: punched [%llu, %llu): %s",
 		       (unsigned long long)s, (unsigned long long)e,
@@ -265,31 +256,29 @@ static int mark(const struct vl_region *r, int fdnum, uint64_t s, uint64_t e,
 	}
 	finish(r, fd.fi, &c, err, spare);
 	vl_unlock_file(r, fd.fi);
-	drop_stale(r, &fd);
 	if (err)
 		return err;
-	return enforce_budget(r, &fd, fdnum);
+	enforce_budget(r, &fd, fdnum);
+	return 0;
 }
 
 static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struct vl_stat *st)
 {
-	struct found fd = { VL_NIL, 0, VL_NIL, 0 };
+	struct found fd = { VL_NIL, 0 };
 	struct vl_change c;
 	struct vl_file *f;
 	uint32_t spare = VL_NIL;
 	int err;
 
 	err = find_and_lock(r, st, -1, &fd, NULL, NULL);
-	if (err || fd.fi == VL_NIL) {
-		drop_stale(r, &fd);
+	if (err || fd.fi == VL_NIL)
 		return err; /* no record: nothing of it is volatile */
-	}
 	f = vl_file_at(r, fd.fi);
 	err = vl_ranges_unmark(r, &f->h.root, fd.fi, s, e, VL_NIL, &c);
 	if (err == -ENOMEM) { /* a split needs a node: get one, then do it all again */
 		err = vl_lock_region(r);
 		if (err == 0) {
-			spare = vl_node_alloc(r, fd.fi);
+			spare = vl_room_for_node(r) == 0 ? vl_node_alloc(r, fd.fi) : VL_NIL;
 			vl_unlock_region(r);
 			err = spare == VL_NIL
 				      ? -ENOMEM
@@ -298,7 +287,6 @@ static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struc
 	}
 	finish(r, fd.fi, &c, err, spare);
 	vl_unlock_file(r, fd.fi);
-	drop_stale(r, &fd);
 	return err ? err : c.was_purged;
 }
 

@@ -1,5 +1,5 @@
 /*
- * purge.c - the purge protocol.
+ * purge.c - the purge protocol, and forgetting the files that are gone.
  *
  * Why a purge can never destroy bytes that UNMARK has promised intact:
  *
@@ -18,12 +18,24 @@
  *
  *   3. The victim is chosen under the region lock, but only remembered by
  *      (file slot, slot generation, node slot, node age). After taking the
- *      file lock, all four are checked again; a freed and reused slot fails
- *      the generation or age check.
- *   4. The fd punched through is verified to refer to the file's identity
- *      (device, inode, birth time) after it was opened (reach.c), so a
- *      reused pid, fd number or inode number is caught. The verified fd is
- *      ours: a concurrent close elsewhere cannot change what it refers to.
+ *      file lock, all four are checked again, and the file record's sum;
+ *      a freed and reused slot fails the generation or age check, a
+ *      scribbled record its sum.
+ *   4. The fd punched through refers to the file's identity (device,
+ *      inode, birth time): an fd we opened or duplicated is checked once
+ *      opened, and cannot change under us. The one fd we did not open, the
+ *      one a caller handed to fallocate (the budget and pressure purges of
+ *      its own file), is checked again right before the punch; another
+ *      thread of the caller closing and reusing that number at that very
+ *      instant is the only window left.
+ *
+ * And why forgetting a file never makes UNMARK lie:
+ *
+ *   5. Unpurged ranges may always be forgotten: their bytes are intact, they
+ *      just stop being volatile. Purged ranges are forgotten only when the
+ *      file is certainly gone (reach.c says how that is decided), seen so
+ *      twice at least VL_GONE_GRACE seconds apart, so that a memfd in
+ *      flight in a Unix socket is not taken for gone.
  *
  * The region lock is never held across a punch or a reopen: only the one
  * file's lock is (SPEC section 9).
@@ -43,11 +55,14 @@
 
 #define SKIP_MAX 64
 #define OPEN_MAX 8
+#define VL_GONE_GRACE 3  /* seconds between the two sightings of a gone file */
+#define VL_RECHECK 10    /* seconds an unreachable file is left alone */
 
 struct pass {
 	const struct vl_region *r;
 	const struct vl_hint *hint;
 	struct vl_reach_ctx ctx;
+	uint32_t now;
 	uint32_t skip[SKIP_MAX];
 	int nskip;
 	struct {
@@ -57,12 +72,42 @@ struct pass {
 	int nopen;
 };
 
+static void init_pass(struct pass *p, const struct vl_region *r, const struct vl_hint *hint,
+		      int thorough)
+{
+	memset(p, 0, sizeof(*p));
+	p->r = r;
+	p->hint = hint;
+	p->ctx.thorough = thorough;
+	p->now = vl_now_s();
+}
+
+static void end_pass(struct pass *p)
+{
+	for (int i = 0; i < p->nopen; i++)
+		close(p->open[i].fd);
+}
+
 static int skipped(const struct pass *p, uint32_t fi)
 {
 	for (int i = 0; i < p->nskip; i++)
 		if (p->skip[i] == fi)
 			return 1;
 	return 0;
+}
+
+static void skip(struct pass *p, uint32_t fi)
+{
+	if (p->nskip < SKIP_MAX && !skipped(p, fi))
+		p->skip[p->nskip++] = fi;
+}
+
+/* Was file fi found unreachable a moment ago? Then leave it be (region lock held). */
+static int resting(const struct pass *p, uint32_t fi)
+{
+	uint32_t at = vl_file_at(p->r, fi)->h.checked_at;
+
+	return at != 0 && p->now - at < VL_RECHECK;
 }
 
 static int done(const struct vl_region *r, const struct vl_goal *g,
@@ -73,14 +118,17 @@ static int done(const struct vl_region *r, const struct vl_goal *g,
 	return rep->bytes >= g->bytes;
 }
 
-/* The oldest unpurged range not in a skipped file (region lock held). */
-static uint32_t pick(const struct pass *p)
+/* The oldest unpurged range worth trying (region lock held). */
+static uint32_t pick(const struct pass *p, const struct vl_goal *g)
 {
 	const struct vl_region *r = p->r;
 	uint32_t n = r->hdr->c.lru_head, steps = 0;
 
 	while (n != VL_NIL && n < r->node_cap && steps++ < r->node_cap) {
-		if (!skipped(p, vl_node_file(vl_node_at(r, n))))
+		uint32_t fi = vl_node_file(vl_node_at(r, n));
+
+		if (!skipped(p, fi) && !resting(p, fi) &&
+		    (!g->use_dev || vl_file_at(r, fi)->h.ident.dev == g->dev))
 			return n;
 		n = vl_node_at(r, n)->next;
 	}
@@ -88,10 +136,13 @@ static uint32_t pick(const struct pass *p)
 }
 
 /* Remember the generation with the fd: a slot reused means another file. */
-static int cached_fd(struct pass *p, uint32_t fi, uint32_t gen)
+static int cached_fd(struct pass *p, uint32_t fi, uint32_t gen, int *theirs)
 {
-	if (p->hint != NULL && p->hint->fi == fi && p->hint->gen == gen)
+	*theirs = 0;
+	if (p->hint != NULL && p->hint->fi == fi && p->hint->gen == gen) {
+		*theirs = 1;
 		return p->hint->fd;
+	}
 	for (int i = 0; i < p->nopen; i++)
 		if (p->open[i].fi == fi && p->open[i].gen == gen)
 			return p->open[i].fd;
@@ -111,15 +162,24 @@ static void keep_fd(struct pass *p, uint32_t fi, uint32_t gen, int fd)
 	p->nopen++;
 }
 
-static void remember_holder(const struct vl_region *r, uint32_t fi, uint32_t gen,
-			    const struct vl_holder *h)
+/* What a reach learnt about file fi goes into its record (region lock taken). */
+static void note_reach(const struct vl_region *r, uint32_t fi, uint32_t gen,
+		       const struct vl_reached *got, uint32_t gone_since, uint32_t checked_at)
 {
 	struct vl_file *f = vl_file_at(r, fi);
 
-	if (h->pid <= 0 || vl_lock_region(r) != 0)
+	if (vl_lock_region(r) != 0)
 		return;
-	if (f->h.gen == gen && f->h.state != VL_FILE_FREE)
-		f->h.holders[VL_HOLDERS - 1] = *h;
+	if (f->h.gen == gen && f->h.state == VL_FILE_LIVE && vl_file_ok(r, f)) {
+		if (got != NULL && got->holder.pid > 0)
+			f->h.holders[VL_HOLDERS - 1] = got->holder;
+		if (got != NULL && got->path_len > 0 && got->path_len < VL_PATH_MAX) {
+			memcpy(f->path, got->path, got->path_len);
+			f->h.path_len = got->path_len;
+		}
+		f->h.gone_since = gone_since;
+		f->h.checked_at = checked_at;
+	}
 	vl_unlock_region(r);
 }
 
@@ -135,15 +195,17 @@ int vl_drop_file(const struct vl_region *r, uint32_t fi, uint32_t gen, int unpur
 	err = vl_lock_region(r);
 	if (err)
 		goto out;
-	if (f->h.gen != gen || f->h.state == VL_FILE_FREE) {
+	if (f->h.gen != gen || f->h.state != VL_FILE_LIVE || !vl_file_ok(r, f)) {
 		err = -ESTALE;
-	} else if (unpurged_only && f->h.pbytes != 0) {
-		err = -EBUSY;
 	} else {
-		err = vl_ranges_clear(r, &f->h.root, fi, &c);
+		err = unpurged_only ? vl_ranges_forget_unpurged(r, &f->h.root, fi, &c)
+				    : vl_ranges_clear(r, &f->h.root, fi, &c);
 		if (err == 0) {
 			vl_commit(r, fi, &c, VL_NIL);
-			vl_file_release(r, fi);
+			if (f->h.nranges == 0)
+				vl_file_release(r, fi);
+			else
+				err = -EBUSY; /* purged ranges stay */
 		}
 	}
 	vl_unlock_region(r);
@@ -153,47 +215,56 @@ out:
 }
 
 /*
- * No process reaches file t. Forgetting its unpurged ranges is always
- * safe (the bytes are intact; they just stop being volatile). Forgetting
- * a purged range is safe only if the file is certainly gone: else a later
- * UNMARK would say "intact" over zeros. That certainty we grant only to a
- * nameless file (memfd) that no process we can see holds or maps.
- * Returns whether the records were dropped.
+ * No route reached file t (reach said err). Forget what may be forgotten
+ * (point 5 above); else leave it alone for a while. Returns 1 if its
+ * records are gone.
  */
-static int drop_unreachable(const struct vl_region *r, const struct vl_target *t, int reach_err)
+static int unreachable(struct pass *p, const struct vl_target *t, int err,
+		       struct vl_purge_report *rep)
 {
-	int certain = reach_err == -ENOENT && (t->flags & VL_FF_ANON);
+	const struct vl_region *r = p->r;
+	uint32_t since = vl_file_at(r, t->fi)->h.gone_since;
 
-	if (reach_err == -EDEADLK)
-		return 0;
-	return vl_drop_file(r, t->fi, t->gen, !certain) == 0;
+	if (err == -EDEADLK)
+		return 0; /* we may not open it; another process may */
+	if (err == -ENOENT && since != 0 && p->now - since >= VL_GONE_GRACE &&
+	    vl_drop_file(r, t->fi, t->gen, 0) == 0) {
+		vl_log("file %u is gone: its ranges are forgotten", t->fi);
+		rep->files_dropped++;
+		return 1;
+	}
+	if (vl_drop_file(r, t->fi, t->gen, 1) == 0) {
+		vl_log("file %u unreachable: its unpurged ranges are forgotten", t->fi);
+		rep->files_dropped++;
+		return 1;
+	}
+	/* a file seen certainly gone stays so: only reaching it clears that */
+	note_reach(r, t->fi, t->gen, NULL, since ? since : err == -ENOENT ? p->now : 0, p->now);
+	vl_log("file %u unreachable (%s): left alone for now", t->fi, strerror(-err));
+	return 0;
 }
 
-/* Get an fd for file fi, or skip (or drop) it. Returns fd, or -1. */
-static int fd_for(struct pass *p, struct vl_target *t, struct vl_purge_report *rep)
+/* An fd for file t, or -1 (skipped, or dropped). *theirs: the caller's fd. */
+static int fd_for(struct pass *p, const struct vl_target *t, struct vl_purge_report *rep,
+		  int *theirs)
 {
-	struct vl_holder found;
-	int fd = cached_fd(p, t->fi, t->gen), err;
+	struct vl_reached got;
+	int fd = cached_fd(p, t->fi, t->gen, theirs), err;
 
 	if (fd >= 0)
 		return fd;
-	fd = vl_reach(t, &p->ctx, &found);
+	fd = vl_reach(t, &p->ctx, &got);
 	if (fd >= 0) {
 		keep_fd(p, t->fi, t->gen, fd);
-		if (found.pid > 0)
-			remember_holder(p->r, t->fi, t->gen, &found);
+		if (got.holder.pid > 0 || got.path_len > 0 || t->checked_at || t->gone_since)
+			note_reach(p->r, t->fi, t->gen, &got, 0, 0);
 		return fd;
 	}
 	err = fd;
-	if (drop_unreachable(p->r, t, err)) {
-		vl_log("file %u is gone: its ranges are forgotten", t->fi);
-		rep->files_dropped++;
-		return -1;
+	if (!unreachable(p, t, err, rep)) {
+		skip(p, t->fi);
+		rep->files_skipped++;
 	}
-	vl_log("file %u unreachable (%s): skipped", t->fi, strerror(-err));
-	if (p->nskip < SKIP_MAX)
-		p->skip[p->nskip++] = t->fi;
-	rep->files_skipped++;
 	return -1;
 }
 
@@ -207,52 +278,51 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 	struct vl_change c;
 	struct vl_file *f;
 	uint32_t n, seq;
-	int fd, err, stale;
+	int fd, err, theirs, sound;
 
 	if (vl_lock_region(r) != 0)
 		return STOP;
-	n = done(r, g, rep) ? VL_NIL : pick(p);
+	n = done(r, g, rep) ? VL_NIL : pick(p, g);
 	if (n == VL_NIL) {
 		vl_unlock_region(r);
 		return STOP;
 	}
 	seq = vl_node_at(r, n)->seq;
 	vl_target_copy(r, vl_node_file(vl_node_at(r, n)), &t);
-	stale = vl_file_at(r, t.fi)->h.state == VL_FILE_STALE;
+	f = vl_file_at(r, t.fi);
+	sound = f->h.state == VL_FILE_LIVE && vl_file_ok(r, f);
 	vl_unlock_region(r);
 
-	if (stale) { /* its inode number was reused: the file is gone */
-		if (vl_drop_file(r, t.fi, t.gen, 0) == 0)
-			rep->files_dropped++;
-		else if (p->nskip < SKIP_MAX)
-			p->skip[p->nskip++] = t.fi;
-		return RETRY;
+	if (!sound) { /* a record we cannot read: its identity is not to be trusted */
+		vl_log("file %u fails validation: not purged", t.fi);
+		skip(p, t.fi);
+		rep->files_skipped++;
+		return p->nskip < SKIP_MAX ? RETRY : STOP;
 	}
-	fd = fd_for(p, &t, rep);
+	fd = fd_for(p, &t, rep, &theirs);
 	if (fd < 0)
 		return p->nskip < SKIP_MAX ? RETRY : STOP;
 
-	f = vl_file_at(r, t.fi);
 	if (vl_lock_file(r, t.fi) != 0)
 		return STOP;
 	if (vl_lock_region(r) != 0) {
 		vl_unlock_file(r, t.fi);
 		return STOP;
 	}
-	if (f->h.gen != t.gen || vl_node_file(vl_node_at(r, n)) != t.fi ||
-	    vl_node_at(r, n)->seq != seq || vl_node_purged(vl_node_at(r, n))) {
+	if (f->h.gen != t.gen || f->h.state != VL_FILE_LIVE || !vl_file_ok(r, f) ||
+	    vl_node_file(vl_node_at(r, n)) != t.fi || vl_node_at(r, n)->seq != seq ||
+	    vl_node_purged(vl_node_at(r, n))) {
 		/* changed while we were away: choose again */
 		vl_unlock_region(r);
 		vl_unlock_file(r, t.fi);
 		return RETRY;
 	}
-	if (vl_ranges_purge(r, &f->h.root, t.fi, n, &c) != 0) {
-		/* corrupt: leave this file alone rather than guess */
+	if ((theirs && !vl_fd_is(fd, &t.id)) || vl_ranges_purge(r, &f->h.root, t.fi, n, &c) != 0) {
+		/* the caller's fd is another file now, or the tree is corrupt */
 		vl_unlock_region(r);
 		vl_unlock_file(r, t.fi);
-		vl_log("file %u fails validation: not purged", t.fi);
-		if (p->nskip < SKIP_MAX)
-			p->skip[p->nskip++] = t.fi;
+		vl_log("file %u: not purged (fd changed, or validation failed)", t.fi);
+		skip(p, t.fi);
 		rep->files_skipped++;
 		return p->nskip < SKIP_MAX ? RETRY : STOP;
 	}
@@ -282,15 +352,44 @@ int vl_purge(const struct vl_region *r, const struct vl_goal *goal, const struct
 	uint64_t rounds = 0, limit;
 
 	memset(rep, 0, sizeof(*rep));
-	memset(&p, 0, sizeof(p));
-	p.r = r;
-	p.hint = hint;
+	init_pass(&p, r, hint, goal->thorough);
 	/* every round purges, drops or skips something, or a racer changed
 	 * the LRU under us; bound the retries anyway */
 	limit = 4ull * r->node_cap + SKIP_MAX;
 	while (rounds++ < limit && purge_one(&p, goal, rep) != STOP)
 		;
-	for (int i = 0; i < p.nopen; i++)
-		close(p.open[i].fd);
+	end_pass(&p);
+	return 0;
+}
+
+int vl_collect(const struct vl_region *r, struct vl_purge_report *rep)
+{
+	struct pass p;
+	uint32_t hwm;
+
+	memset(rep, 0, sizeof(*rep));
+	init_pass(&p, r, NULL, 1);
+	if (vl_lock_region(r) != 0)
+		return -EUCLEAN;
+	hwm = r->hdr->c.file_hwm < r->file_cap ? r->hdr->c.file_hwm : r->file_cap;
+	vl_unlock_region(r);
+
+	for (uint32_t fi = 1; fi < hwm; fi++) {
+		struct vl_target t;
+		struct vl_file *f = vl_file_at(r, fi);
+		int sound, theirs, fd;
+
+		if (vl_lock_region(r) != 0)
+			break;
+		sound = f->h.state == VL_FILE_LIVE && vl_file_ok(r, f);
+		if (sound)
+			vl_target_copy(r, fi, &t);
+		vl_unlock_region(r);
+		if (!sound)
+			continue;
+		fd = fd_for(&p, &t, rep, &theirs);
+		(void)fd; /* reached: alive; kept open until the end of the pass */
+	}
+	end_pass(&p);
 	return 0;
 }

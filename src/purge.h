@@ -11,6 +11,9 @@ struct vl_goal {
 	uint64_t ceiling;    /* or, with use_ceiling: until at most this many
 			        unpurged volatile bytes are left */
 	int use_ceiling;
+	int use_dev;         /* only files of this device (a full tmpfs) */
+	uint64_t dev;
+	int thorough;        /* tools: may search a tmpfs for a renamed file */
 };
 
 /* The caller's own file and fd, usable without reopening (MARK + budget). */
@@ -24,7 +27,7 @@ struct vl_purge_report {
 	uint64_t bytes;          /* bytes in the ranges purged */
 	uint32_t ranges;
 	uint32_t files_skipped;  /* unreachable, or locked by us */
-	uint32_t files_dropped;  /* gone: their records were removed */
+	uint32_t files_dropped;  /* records forgotten (see purge.c, point 5) */
 };
 
 /* Returns 0 (see the report for what was done), or -errno. */
@@ -32,8 +35,15 @@ int vl_purge(const struct vl_region *r, const struct vl_goal *goal, const struct
 	     struct vl_purge_report *rep);
 
 /*
+ * Look at every file of the region, the way tools may (a search of a
+ * tmpfs for a renamed or deleted file included), and forget those that
+ * are gone. Returns 0 (see the report), or -errno.
+ */
+int vl_collect(const struct vl_region *r, struct vl_purge_report *rep);
+
+/*
  * Forget every range of file fi (generation gen): the file is gone. With
- * unpurged_only, only if none of its ranges is purged (else -EBUSY).
+ * unpurged_only, only its unpurged ranges; -EBUSY then if purged ones stay.
  */
 int vl_drop_file(const struct vl_region *r, uint32_t fi, uint32_t gen, int unpurged_only);
 

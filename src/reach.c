@@ -27,6 +27,8 @@ void vl_target_copy(const struct vl_region *r, uint32_t fi, struct vl_target *t)
 	t->fi = fi;
 	t->gen = f->h.gen;
 	t->flags = f->h.flags;
+	t->gone_since = f->h.gone_since;
+	t->checked_at = f->h.checked_at;
 	t->id = f->h.ident;
 	memcpy(t->holders, f->h.holders, sizeof(t->holders));
 	t->path_len = f->h.path_len < VL_PATH_MAX ? f->h.path_len : 0;
@@ -62,15 +64,23 @@ static const char *skip_words(const char *p, int n)
 	return p;
 }
 
-/* "MAJ:MIN", both hexadecimal, as /proc prints a device */
-static int parse_dev(const char **p, uint64_t *dev)
+/*
+ * "MAJ:MIN": hexadecimal in /proc/locks and /proc/PID/maps, decimal in
+ * /proc/PID/mountinfo.
+ */
+static int parse_dev_base(const char **p, int base, uint64_t *dev)
 {
 	uint64_t maj, min;
 
-	if (parse_u64(p, 16, &maj) || *(*p)++ != ':' || parse_u64(p, 16, &min))
+	if (parse_u64(p, base, &maj) || *(*p)++ != ':' || parse_u64(p, base, &min))
 		return -1;
 	*dev = makedev((unsigned)maj, (unsigned)min);
 	return 0;
+}
+
+static int parse_dev(const char **p, uint64_t *dev)
+{
+	return parse_dev_base(p, 16, dev);
 }
 
 /* "1: POSIX  ADVISORY  WRITE 1234 00:2e:1047 0 EOF" */
@@ -159,24 +169,55 @@ static int self_locks(struct vl_reach_ctx *ctx, const struct vl_ident *id)
 
 /* ---- routes ------------------------------------------------------------ */
 
+/*
+ * Every stat here is AT_STATX_DONT_SYNC: what another process holds may be
+ * on NFS or FUSE, and a stat that waits for a server would hang the host
+ * program inside its fallocate. Cached attributes are enough to compare
+ * identities; what matters is checked again on the fd we opened.
+ */
+static int ident_at(int dirfd, const char *path, int flags, struct vl_ident *id)
+{
+	struct statx sx;
+
+	if (statx(dirfd, path, flags | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO | STATX_BTIME,
+		  &sx) != 0 ||
+	    !S_ISREG(sx.stx_mode))
+		return -1;
+	memset(id, 0, sizeof(*id));
+	id->dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+	id->ino = sx.stx_ino;
+	if (sx.stx_mask & STATX_BTIME) {
+		id->btime_sec = sx.stx_btime.tv_sec;
+		id->btime_nsec = sx.stx_btime.tv_nsec;
+	}
+	return 0;
+}
+
+static int is(int dirfd, const char *path, int flags, const struct vl_ident *want)
+{
+	struct vl_ident id;
+
+	return ident_at(dirfd, path, flags, &id) == 0 && vl_same_file(&id, want);
+}
+
 static int verify(int fd, const struct vl_ident *id)
 {
-	struct vl_stat st;
+	return is(fd, "", AT_EMPTY_PATH, id);
+}
 
-	if (vl_sys_fstat(fd, &st) != 0 || !S_ISREG(st.mode) || !vl_same_file(&st.id, id))
-		return 0;
-	return 1;
+int vl_fd_is(int fd, const struct vl_ident *id)
+{
+	return verify(fd, id);
 }
 
 #define OPEN_FLAGS (O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW)
 
-/* Open path (at dirfd) only if it already looks like the file, then check again. */
+/* Open path (at dirfd) only if it already is the file, then check again. */
 static int open_checked(int dirfd, const char *path, int follow, const struct vl_ident *id)
 {
-	struct vl_stat st;
 	int fd;
 
-	if (vl_sys_stat_at(dirfd, path, follow, &st) != 0 || !vl_same_file(&st.id, id))
+	if (!is(dirfd, path, follow ? 0 : AT_SYMLINK_NOFOLLOW, id))
 		return -1;
 	fd = openat(dirfd, path, follow ? OPEN_FLAGS & ~O_NOFOLLOW : OPEN_FLAGS);
 	if (fd < 0)
@@ -188,22 +229,33 @@ static int open_checked(int dirfd, const char *path, int follow, const struct vl
 	return fd;
 }
 
+/*
+ * One of our own fds: duplicate it, so that a concurrent close cannot swap
+ * the file under the punch. Checked before duplicating: closing a
+ * duplicate of an unrelated file would release our POSIX locks on it.
+ */
+static int dup_checked(int fdnum, const struct vl_ident *id)
+{
+	int fd;
+
+	if (!verify(fdnum, id))
+		return -1;
+	fd = fcntl(fdnum, F_DUPFD_CLOEXEC, 0);
+	if (fd >= 0 && !verify(fd, id)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 static int via_holder(const struct vl_holder *h, const struct vl_ident *id)
 {
 	char path[64];
 
 	if (h->pid <= 0 || h->fd < 0)
 		return -1;
-	if (h->pid == vl_self()) {
-		/* our own fd: duplicate it, so a concurrent close cannot swap the file */
-		int fd = fcntl(h->fd, F_DUPFD_CLOEXEC, 0);
-
-		if (fd >= 0 && !verify(fd, id)) {
-			close(fd);
-			fd = -1;
-		}
-		return fd;
-	}
+	if (h->pid == vl_self())
+		return dup_checked(h->fd, id);
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d", h->pid, h->fd);
 	return open_checked(AT_FDCWD, path, 1, id);
 }
@@ -211,24 +263,25 @@ static int via_holder(const struct vl_holder *h, const struct vl_ident *id)
 struct dirbuf {
 	int fd;
 	long len, pos;
-	char buf[4096] __attribute__((aligned(__alignof__(struct dirent64))));
+	char buf[2048] __attribute__((aligned(__alignof__(struct dirent64))));
 };
 
-/* Next entry name of a directory, or NULL. */
-static const char *next_entry(struct dirbuf *d)
+/* Next entry of a directory (not . or ..), or NULL. */
+static struct dirent64 *next_dirent(struct dirbuf *d)
 {
 	for (;;) {
+		struct dirent64 *e;
+
 		if (d->pos >= d->len) {
 			d->len = syscall(SYS_getdents64, d->fd, d->buf, sizeof(d->buf));
 			d->pos = 0;
 			if (d->len <= 0)
 				return NULL;
 		}
-		struct dirent64 *e = (struct dirent64 *)(d->buf + d->pos);
-
+		e = (struct dirent64 *)(d->buf + d->pos);
 		d->pos += e->d_reclen;
-		if (e->d_name[0] != '.')
-			return e->d_name;
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			return e;
 	}
 }
 
@@ -242,40 +295,81 @@ static int numeric(const char *s, long *v)
 	return *end == '\0';
 }
 
-/* Look through every fd of every process we may see. */
-static int scan_fds(const struct vl_ident *id, struct vl_holder *found)
+struct uid_arg {
+	uid_t me;
+	int ours;
+};
+
+/* "Uid:	1000	1000	1000	1000" (real, effective, saved, fs) */
+static void on_status_line(void *a, const char *line)
+{
+	struct uid_arg *ua = a;
+	const char *p = line + 4;
+	uint64_t real, eff;
+
+	if (strncmp(line, "Uid:", 4) != 0)
+		return;
+	if (parse_u64(&p, 10, &real) == 0 && parse_u64(&p, 10, &eff) == 0)
+		ua->ours = (uid_t)real == ua->me || (uid_t)eff == ua->me;
+}
+
+/*
+ * Is pid a process of our user? Its /proc files may belong to root when it
+ * is not dumpable, so the status file tells, which anyone may read.
+ */
+static int ours(long pid)
+{
+	struct uid_arg ua = { geteuid(), 0 };
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+	each_line(path, on_status_line, &ua);
+	return ua.ours;
+}
+
+/*
+ * Look through every fd of every process we may see, ours included.
+ * *complete is cleared if a process of our user could not be looked into
+ * (it may hold the file): then "not found" proves nothing.
+ */
+static int scan_fds(const struct vl_ident *id, struct vl_holder *found, int *complete)
 {
 	struct dirbuf procs, fds;
-	const char *name, *fdname;
+	struct dirent64 *pe, *fe;
 	char path[64];
 	long pid, fdn;
 	int fd = -1;
 
 	procs.fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (procs.fd < 0)
+	if (procs.fd < 0) {
+		*complete = 0;
 		return -1;
+	}
 	procs.len = procs.pos = 0;
-	while (fd < 0 && (name = next_entry(&procs)) != NULL) {
-		if (!numeric(name, &pid) || pid == vl_self())
+	while (fd < 0 && (pe = next_dirent(&procs)) != NULL) {
+		if (!numeric(pe->d_name, &pid))
 			continue;
 		snprintf(path, sizeof(path), "/proc/%ld/fd", pid);
 		fds.fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fds.fd < 0)
-			continue; /* another user's, or gone */
+		if (fds.fd < 0) {
+			if (errno != ENOENT && ours(pid))
+				*complete = 0;
+			continue; /* gone, or another user's */
+		}
 		fds.len = fds.pos = 0;
-		while ((fdname = next_entry(&fds)) != NULL) {
-			struct vl_stat st;
-
-			if (!numeric(fdname, &fdn) || vl_sys_stat_at(fds.fd, fdname, 1, &st) != 0 ||
-			    !vl_same_file(&st.id, id))
+		while ((fe = next_dirent(&fds)) != NULL) {
+			if (!numeric(fe->d_name, &fdn) || !is(fds.fd, fe->d_name, 0, id))
 				continue;
-			fd = open_checked(fds.fd, fdname, 1, id);
+			fd = pid == vl_self() ? dup_checked((int)fdn, id)
+					      : open_checked(fds.fd, fe->d_name, 1, id);
 			if (fd >= 0) {
 				found->pid = (int32_t)pid;
 				found->fd = (int32_t)fdn;
 				break;
 			}
 		}
+		if (fds.len < 0 && ours(pid))
+			*complete = 0;
 		close(fds.fd);
 	}
 	close(procs.fd);
@@ -300,35 +394,165 @@ static void on_maps_line(void *a, const char *line)
 		ma->hit = 1;
 }
 
-/* Does any process we may see map the file? (maps show no birth time) */
-static int mapped_anywhere(const struct vl_ident *id)
+/*
+ * Does any process we may see map the file? (maps show no birth time, so a
+ * file with the same device and inode counts: the cautious answer.) A
+ * process of ours whose maps cannot be read clears *complete.
+ */
+static int mapped_anywhere(const struct vl_ident *id, int *complete)
 {
 	struct maps_arg ma = { id, 0 };
 	struct dirbuf procs;
-	const char *name;
+	struct dirent64 *pe;
 	char path[64];
 	long pid;
 
 	procs.fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (procs.fd < 0)
-		return 1; /* cannot tell: assume it is */
+	if (procs.fd < 0) {
+		*complete = 0;
+		return 1;
+	}
 	procs.len = procs.pos = 0;
-	while (!ma.hit && (name = next_entry(&procs)) != NULL) {
-		if (!numeric(name, &pid))
+	while (!ma.hit && (pe = next_dirent(&procs)) != NULL) {
+		if (!numeric(pe->d_name, &pid))
 			continue;
 		snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
-		each_line(path, on_maps_line, &ma);
+		int err = each_line(path, on_maps_line, &ma);
+
+		if (err != 0 && err != -ENOENT && err != -ESRCH && ours(pid))
+			*complete = 0;
 	}
 	close(procs.fd);
 	return ma.hit;
 }
 
-int vl_reach(const struct vl_target *t, struct vl_reach_ctx *ctx, struct vl_holder *found)
-{
-	int fd;
+/* ---- thorough: walk the file system the file lives on ------------------- */
 
-	found->pid = 0;
-	found->fd = -1;
+#define WALK_DEPTH 24
+#define WALK_ENTRIES 200000
+
+struct walk {
+	const struct vl_ident *id;
+	char *path;
+	size_t size;
+	long entries;
+	int complete;
+};
+
+struct mnt_arg {
+	uint64_t dev;
+	char mnt[PATH_MAX];
+	int found;
+};
+
+/* "36 25 0:26 / /dev/shm rw,... - tmpfs tmpfs rw": a whole mount of dev */
+static void on_mount_line(void *a, const char *line)
+{
+	struct mnt_arg *ma = a;
+	const char *p = skip_words(line, 2), *q;
+	uint64_t dev;
+	size_t len;
+
+	if (ma->found || parse_dev_base(&p, 10, &dev) || dev != ma->dev || *p++ != ' ')
+		return;
+	if (p[0] != '/' || p[1] != ' ')
+		return; /* shows only part of the file system */
+	q = p + 2;
+	len = strcspn(q, " ");
+	if (len == 0 || len >= sizeof(ma->mnt) || memchr(q, '\\', len) != NULL)
+		return; /* escaped names: not worth decoding */
+	memcpy(ma->mnt, q, len);
+	ma->mnt[len] = '\0';
+	ma->found = 1;
+}
+
+/*
+ * Depth-first search of the directory at dirfd (whose path is w->path) for
+ * an entry with the file's inode number and identity. Returns an fd on it
+ * (w->path then names it), or -1. Leaves w->complete cleared if anything
+ * could not be searched.
+ */
+static int walk_dir(struct walk *w, int dirfd, int depth)
+{
+	struct dirbuf d;
+	struct dirent64 *e;
+	size_t base = strlen(w->path);
+	int fd = -1;
+
+	d.fd = dirfd;
+	d.len = d.pos = 0;
+	while (fd < 0 && (e = next_dirent(&d)) != NULL) {
+		int n;
+
+		if (++w->entries > WALK_ENTRIES) {
+			w->complete = 0;
+			break;
+		}
+		n = snprintf(w->path + base, w->size - base, "/%s", e->d_name);
+		if (n < 0 || (size_t)n >= w->size - base) {
+			w->complete = 0;
+			continue;
+		}
+		if (e->d_ino == w->id->ino && e->d_type != DT_DIR) {
+			fd = open_checked(dirfd, e->d_name, 0, w->id);
+			if (fd >= 0)
+				break;
+		}
+		if (e->d_type == DT_DIR) {
+			int sub;
+
+			if (depth >= WALK_DEPTH) {
+				w->complete = 0;
+				continue;
+			}
+			sub = openat(dirfd, e->d_name,
+				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+			if (sub < 0) {
+				w->complete = 0;
+				continue;
+			}
+			fd = walk_dir(w, sub, depth + 1);
+		} else if (e->d_type == DT_UNKNOWN) {
+			w->complete = 0;
+		}
+	}
+	if (d.len < 0)
+		w->complete = 0;
+	if (fd < 0)
+		w->path[base] = '\0';
+	close(dirfd);
+	return fd;
+}
+
+/* Find a name of the file on a mount of its device. -1, *complete cleared if unsure. */
+static int walk_mount(const struct vl_ident *id, char *path, size_t size, int *complete)
+{
+	struct mnt_arg ma = { .dev = id->dev };
+	struct walk w = { id, path, size, 0, 1 };
+	int dirfd, fd;
+
+	if (each_line("/proc/self/mountinfo", on_mount_line, &ma) != 0 || !ma.found ||
+	    strlen(ma.mnt) >= size) {
+		*complete = 0; /* not mounted where we can see it */
+		return -1;
+	}
+	strcpy(path, strcmp(ma.mnt, "/") == 0 ? "" : ma.mnt);
+	dirfd = open(ma.mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		*complete = 0;
+		return -1;
+	}
+	fd = walk_dir(&w, dirfd, 0);
+	if (!w.complete)
+		*complete = 0;
+	return fd;
+}
+
+int vl_reach(const struct vl_target *t, struct vl_reach_ctx *ctx, struct vl_reached *out)
+{
+	int fd, complete = 1;
+
+	memset(out, 0, sizeof(*out));
 	if (self_locks(ctx, &t->id)) {
 		vl_log("file %u: this process holds POSIX locks on it; not opening it", t->fi);
 		return -EDEADLK;
@@ -343,12 +567,26 @@ int vl_reach(const struct vl_target *t, struct vl_reach_ctx *ctx, struct vl_hold
 		if (fd >= 0)
 			return fd;
 	}
-	fd = scan_fds(&t->id, found);
+	fd = scan_fds(&t->id, &out->holder, &complete);
 	if (fd >= 0) {
-		vl_log("file %u: reached through pid %d fd %d", t->fi, found->pid, found->fd);
+		vl_log("file %u: reached through pid %d fd %d", t->fi, out->holder.pid,
+		       out->holder.fd);
 		return fd;
 	}
-	if (mapped_anywhere(&t->id))
+	if (mapped_anywhere(&t->id, &complete) || !complete)
 		return -ESRCH;
+	if (!(t->flags & VL_FF_ANON)) {
+		/* a named file may have been renamed, or deleted: only a search tells */
+		if (!ctx->thorough)
+			return -ESRCH;
+		fd = walk_mount(&t->id, out->path, sizeof(out->path), &complete);
+		if (fd >= 0) {
+			out->path_len = (uint32_t)strlen(out->path);
+			vl_log("file %u: found again as %s", t->fi, out->path);
+			return fd;
+		}
+		if (!complete)
+			return -ESRCH;
+	}
 	return -ENOENT;
 }

@@ -18,6 +18,8 @@ struct vl_target {
 	uint32_t gen;
 	uint32_t flags;
 	uint32_t path_len;
+	uint32_t gone_since;
+	uint32_t checked_at;
 	struct vl_ident id;
 	struct vl_holder holders[VL_HOLDERS];
 	char path[VL_PATH_MAX];
@@ -25,24 +27,37 @@ struct vl_target {
 
 void vl_target_copy(const struct vl_region *r, uint32_t fi, struct vl_target *t);
 
-/* Per purge pass: what /proc/locks said about this process, read once. */
+/* Per purge pass: how hard to look, and what /proc/locks said, read once. */
 struct vl_reach_ctx {
+	int thorough;  /* may search a tmpfs for a renamed or deleted file (tools) */
 	int locks_read;
 	int nlocks;
 	struct vl_ident locked[16]; /* dev and ino only */
 	int locks_overflow;
 };
 
+/* A new way to the file that a reach found, for the record. */
+struct vl_reached {
+	struct vl_holder holder; /* pid 0: none */
+	uint32_t path_len;       /* 0: none */
+	char path[VL_PATH_MAX];
+};
+
 /*
  * An fd of our own (close it) on the target file, or:
  *   -EDEADLK  this process holds POSIX locks on the file: opening and
  *             closing it here would release them, so we must not;
- *   -ESRCH    the file exists but no route reaches it (mapped only, or
- *             held by processes we cannot see into);
- *   -ENOENT   no process we can see holds or maps it and no path reaches
- *             it: it is gone (as far as this process can tell).
- * On success through a holder the region did not know, *found is set.
+ *   -ESRCH    not reached, and not certainly gone: it may be mapped, held
+ *             by a process of ours we could not look into, or (unless
+ *             thorough) renamed;
+ *   -ENOENT   certainly gone: no process of ours holds or maps it (all of
+ *             them looked into), and it is a memfd, or (thorough) no name
+ *             on its file system reaches it.
+ * Processes of other users, and of other PID namespaces, are not seen.
  */
-int vl_reach(const struct vl_target *t, struct vl_reach_ctx *ctx, struct vl_holder *found);
+int vl_reach(const struct vl_target *t, struct vl_reach_ctx *ctx, struct vl_reached *out);
+
+/* Does fd refer to the file with this identity? (cached attributes) */
+int vl_fd_is(int fd, const struct vl_ident *id);
 
 #endif

@@ -90,6 +90,64 @@ static int map(int fd, size_t size, void **base)
 	return 0;
 }
 
+/*
+ * Give [off, off + len) of the mapping its pages now. A page of a tmpfs
+ * file that cannot be had (the file system is full) raises SIGBUS when it
+ * is first written; MADV_POPULATE_WRITE asks for it and reports an error
+ * instead. (Kernels before 5.14 lack it: EINVAL, and we go on as before.)
+ */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+static int populate(void *base, uint64_t off, uint64_t len)
+{
+	uintptr_t start = ((uintptr_t)base + off) & ~(uintptr_t)4095;
+	uintptr_t end = ((uintptr_t)base + off + len + 4095) & ~(uintptr_t)4095;
+
+	if (madvise((void *)start, end - start, MADV_POPULATE_WRITE) == 0 || errno == EINVAL)
+		return 0;
+	return -ENOSPC;
+}
+
+#define READY_CHUNK 65536 /* bytes of slots made ready at a time */
+
+static int ready_slots(const struct vl_region *r, uint64_t off, uint32_t size, uint32_t hwm,
+		       uint32_t cap, uint32_t *ready)
+{
+	uint32_t want;
+
+	if (hwm < *ready)
+		return 0;
+	want = hwm + READY_CHUNK / size;
+	if (want > cap)
+		want = cap;
+	if (want <= hwm || populate(r->hdr, off + (uint64_t)hwm * size,
+				    (uint64_t)(want - hwm) * size) != 0)
+		return -ENOSPC;
+	*ready = want;
+	return 0;
+}
+
+int vl_room_for_node(const struct vl_region *r)
+{
+	const struct vl_counters *c = &r->hdr->c;
+
+	if (c->node_free != VL_NIL)
+		return 0; /* a slot that was used before: its page is there */
+	return ready_slots(r, r->hdr->geo.nodes_off, sizeof(struct vl_node), c->node_hwm,
+			   r->node_cap, &r->hdr->c.node_ready);
+}
+
+int vl_room_for_file(const struct vl_region *r)
+{
+	const struct vl_counters *c = &r->hdr->c;
+
+	if (c->file_free != VL_NIL)
+		return 0;
+	return ready_slots(r, r->hdr->geo.files_off, sizeof(struct vl_file), c->file_hwm,
+			   r->file_cap, &r->hdr->c.file_ready);
+}
+
 static int lay_out(int fd, uint32_t ranges, uint32_t files, void **base, size_t *size)
 {
 	struct vl_geometry g;
@@ -104,6 +162,11 @@ static int lay_out(int fd, uint32_t ranges, uint32_t files, void **base, size_t 
 	if (err)
 		return err;
 	h = *base;
+	/* the header and the file table are written at once: make them real now */
+	if (populate(h, 0, g.files_off) != 0 || populate(h, g.hash_off, g.nodes_off - g.hash_off)) {
+		munmap(*base, g.region_size);
+		return -ENOSPC;
+	}
 	vl_region_format(h, &g);
 	err = init_mutex(&h->lock);
 	if (err) {
@@ -309,10 +372,21 @@ static void repair_file(const struct vl_region *r, uint32_t fi)
 
 		if (vl_node_state(x) == VL_NODE_FREE || vl_node_file(x) != fi)
 			continue;
-		if (vl_node_state(x) == VL_NODE_PENDING || !vl_node_ok(r, x) ||
-		    f->h.state == VL_FILE_FREE) {
+		if (vl_node_state(x) == VL_NODE_PENDING || f->h.state == VL_FILE_FREE ||
+		    x->start >= x->end) {
 			vl_node_free(r, i);
 			continue;
+		}
+		if (!vl_node_ok(r, x)) {
+			/*
+			 * Cut off between writing its fields and its sum. Its extent is
+			 * the old one or the new one at each end, all of it volatile
+			 * before or after the change; whether it was purged we cannot
+			 * tell, so it is taken as purged: UNMARK then says 1 over
+			 * bytes that may be intact, never 0 over zeros.
+			 */
+			x->meta |= VL_META_PURGED;
+			vl_node_seal(r, x);
 		}
 		x->left = x->right = x->parent = VL_NIL;
 		if (vl_ranges_absorb(r, &f->h.root, fi, i, &ch) != 0) {

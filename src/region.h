@@ -29,6 +29,15 @@ void vl_unlock_region(const struct vl_region *r);
 int vl_lock_file(const struct vl_region *r, uint32_t fi);
 void vl_unlock_file(const struct vl_region *r, uint32_t fi);
 
+/*
+ * Before allocating a node or a file (region lock held): make sure the
+ * page of the slot the allocator will hand out is in memory. 0, or
+ * -ENOSPC when the file system of the region is full: then do not
+ * allocate, fail with an errno (a write there would raise SIGBUS).
+ */
+int vl_room_for_node(const struct vl_region *r);
+int vl_room_for_file(const struct vl_region *r);
+
 /* Initialise the lock of a file slot used for the first time. */
 int vl_file_lock_init(const struct vl_region *r, uint32_t fi);
 

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef STATX_MNT_ID_UNIQUE
@@ -73,6 +74,14 @@ int vl_same_file(const struct vl_ident *a, const struct vl_ident *b)
 {
 	return a->dev == b->dev && a->ino == b->ino && a->btime_sec == b->btime_sec &&
 	       a->btime_nsec == b->btime_nsec;
+}
+
+uint32_t vl_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint32_t)ts.tv_sec + 1;
 }
 
 static pid_t self_pid;

@@ -32,4 +32,7 @@ int vl_same_file(const struct vl_ident *a, const struct vl_ident *b);
 /* This process's pid, cached (reset in the child after fork). */
 pid_t vl_self(void);
 
+/* Seconds of CLOCK_MONOTONIC (the same in every process), never 0. */
+uint32_t vl_now_s(void);
+
 #endif

@@ -9,6 +9,7 @@
 
 #include "core/layout.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define EXIT_USAGE 2

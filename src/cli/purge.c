@@ -13,7 +13,9 @@ static const char help[] =
 	"Usage: volatile purge [--all | --bytes SIZE]\n"
 	"Purge volatile ranges of the region now, oldest first, whole ranges at a\n"
 	"time: all of them (--all, the default), or until at least SIZE bytes\n"
-	"(K, M, G suffixes) have been purged. Prints what was purged.\n";
+	"(K, M, G suffixes) have been purged. Prints what was purged.\n"
+	"Then looks at every file with volatile ranges and forgets the records of\n"
+	"those that are gone (a file found gone twice, some seconds apart).\n";
 
 int cmd_purge(int argc, char **argv)
 {
@@ -21,7 +23,7 @@ int cmd_purge(int argc, char **argv)
 					      { "bytes", required_argument, NULL, 'b' },
 					      { "help", no_argument, NULL, 'h' },
 					      { 0 } };
-	struct vl_goal goal = { .bytes = UINT64_MAX };
+	struct vl_goal goal = { .bytes = UINT64_MAX, .thorough = 1 };
 	struct vl_purge_report rep = { 0 };
 	struct vl_region r;
 	int c, all = 0, bytes = 0;
@@ -40,7 +42,13 @@ int cmd_purge(int argc, char **argv)
 	if (all && bytes)
 		die("purge: --all and --bytes exclude each other");
 	if (open_region(&r, 0) == 0) {
+		struct vl_purge_report gc;
+
 		vl_purge(&r, &goal, NULL, &rep);
+		/* then look at every file, and forget those that are gone */
+		vl_collect(&r, &gc);
+		rep.files_dropped += gc.files_dropped;
+		rep.files_skipped = gc.files_skipped;
 		vl_region_unmap(&r);
 	}
 	printf("purged %u range%s, %llu bytes", rep.ranges, rep.ranges == 1 ? "" : "s",

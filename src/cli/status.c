@@ -36,7 +36,6 @@ struct range_out {
 
 struct file_out {
 	struct vl_target t;
-	int stale;
 	size_t n;
 	struct range_out *ranges;
 };
@@ -72,7 +71,6 @@ static int copy_file(const struct vl_region *r, uint32_t fi, uint32_t seq, struc
 		return 0;
 	}
 	vl_target_copy(r, fi, &out->t);
-	out->stale = f->h.state == VL_FILE_STALE;
 	vl_unlock_region(r);
 
 	if (vl_lock_file(r, fi) != 0)
@@ -218,8 +216,11 @@ static void print_json(const struct snapshot *s, const struct vl_config *cfg)
 			json_string(f->t.path);
 		else
 			printf("null");
-		printf(", \"anonymous\": %s, \"stale\": %s, \"holders\": [",
-		       (f->t.flags & VL_FF_ANON) ? "true" : "false", f->stale ? "true" : "false");
+		printf(", \"birth\": \"%lld.%09u\", \"anonymous\": %s, \"unreachable\": %s"
+		       ", \"gone\": %s, \"holders\": [",
+		       (long long)f->t.id.btime_sec, f->t.id.btime_nsec,
+		       (f->t.flags & VL_FF_ANON) ? "true" : "false", f->t.checked_at ? "true" : "false",
+		       f->t.gone_since ? "true" : "false");
 		for (int h = 0; h < VL_HOLDERS; h++) {
 			if (f->t.holders[h].pid <= 0)
 				continue;
@@ -268,7 +269,8 @@ static void print_text(const struct snapshot *s, const struct vl_config *cfg)
 		printf("\nfile %u:%u:%llu %s%s", major(f->t.id.dev), minor(f->t.id.dev),
 		       (unsigned long long)f->t.id.ino,
 		       f->t.path_len ? f->t.path : (f->t.flags & VL_FF_ANON) ? "(memfd or unlinked)" : "(no path)",
-		       f->stale ? " (gone)" : "");
+		       f->t.gone_since ? " (gone, to be forgotten)"
+				       : f->t.checked_at ? " (unreachable)" : "");
 		for (int h = 0; h < VL_HOLDERS; h++)
 			if (f->t.holders[h].pid > 0)
 				printf(" [pid %d fd %d]", f->t.holders[h].pid, f->t.holders[h].fd);

@@ -78,11 +78,16 @@ struct vl_node {
 
 enum vl_file_state {
 	VL_FILE_FREE = 0,
-	VL_FILE_LIVE = 1,  /* in the hash table */
-	VL_FILE_STALE = 2, /* out of the hash table: its inode is gone */
+	VL_FILE_LIVE = 1, /* in the hash table */
 };
 
-/* Identity of a file: what survives an inode number being reused. */
+/*
+ * Identity of a file: what survives an inode number being reused. Two
+ * live files can share (dev, ino): tmpfs and memfd inode numbers come
+ * from 32-bit counters that wrap without checking what is still in use.
+ * The birth time tells them apart (they are born billions of inodes, so
+ * much more than its granularity, apart).
+ */
 struct vl_ident {
 	uint64_t dev;
 	uint64_t ino;
@@ -123,6 +128,8 @@ struct vl_file_hdr {
 	struct vl_holder holders[VL_HOLDERS];
 	uint32_t path_len;   /* 0: no path known */
 	uint32_t flags;      /* VL_FF_* */
+	uint32_t gone_since; /* CLOCK_MONOTONIC s when first found gone; 0: not */
+	uint32_t checked_at; /* CLOCK_MONOTONIC s of the last failed reach; 0: none */
 };
 
 #define VL_PATH_MAX (VL_FILE_SIZE - sizeof(struct vl_file_hdr))
@@ -160,6 +167,8 @@ struct vl_counters {
 	uint32_t seq;        /* last age handed out */
 	uint32_t ranges;     /* live ranges */
 	uint32_t ranges_purged;
+	uint32_t node_ready; /* node slots below this have their pages in memory */
+	uint32_t file_ready; /* file slots likewise */
 	uint32_t pad;
 	uint64_t volatile_bytes;
 	uint64_t purged_bytes;
@@ -249,7 +258,7 @@ static inline int vl_file_ok(const struct vl_region *r, const struct vl_file *f)
 /* ---- geometry ---------------------------------------------------------- */
 
 #define VL_DEFAULT_RANGES (1u << 21) /* 2,097,152 ranges */
-#define VL_DEFAULT_FILES (1u << 16)
+#define VL_DEFAULT_FILES 65535u  /* with the sentinel, a power of two: a 512 KiB index */
 #define VL_MIN_RANGES 8u
 #define VL_MAX_RANGES (1u << 30)     /* parent links keep 31 bits */
 #define VL_MAX_FILES (VL_META_FILE_MASK + 1u)

@@ -175,9 +175,15 @@ static uint32_t hash_of(const struct vl_region *r, uint64_t dev, uint64_t ino)
 	return (uint32_t)(h >> 32) & (r->hash_cap - 1);
 }
 
-int vl_file_lookup(const struct vl_region *r, uint64_t dev, uint64_t ino, uint32_t *fi)
+static int same_ident(const struct vl_ident *a, const struct vl_ident *b)
 {
-	uint32_t i = hash_of(r, dev, ino), steps;
+	return a->dev == b->dev && a->ino == b->ino && a->btime_sec == b->btime_sec &&
+	       a->btime_nsec == b->btime_nsec;
+}
+
+int vl_file_lookup(const struct vl_region *r, const struct vl_ident *id, uint32_t *fi)
+{
+	uint32_t i = hash_of(r, id->dev, id->ino), steps;
 
 	for (steps = 0; steps < r->hash_cap; steps++, i = (i + 1) & (r->hash_cap - 1)) {
 		uint32_t s = r->hash[i];
@@ -190,7 +196,7 @@ int vl_file_lookup(const struct vl_region *r, uint64_t dev, uint64_t ino, uint32
 		f = F(r, s);
 		if (s >= r->file_cap || f->h.state != VL_FILE_LIVE || !vl_file_ok(r, f))
 			return -EUCLEAN;
-		if (f->h.ident.dev == dev && f->h.ident.ino == ino) {
+		if (same_ident(&f->h.ident, id)) {
 			*fi = s;
 			return 0;
 		}
@@ -269,17 +275,6 @@ uint32_t vl_file_create(const struct vl_region *r, const struct vl_ident *id, in
 	return fi;
 }
 
-void vl_file_unhash(const struct vl_region *r, uint32_t fi)
-{
-	struct vl_file *f = F(r, fi);
-
-	if (f->h.state != VL_FILE_LIVE)
-		return;
-	hash_remove(r, fi);
-	f->h.state = VL_FILE_STALE;
-	vl_file_seal(r, f);
-}
-
 void vl_file_release(const struct vl_region *r, uint32_t fi)
 {
 	struct vl_counters *c = C(r);
@@ -287,8 +282,7 @@ void vl_file_release(const struct vl_region *r, uint32_t fi)
 
 	if (fi == VL_NIL || fi >= r->file_cap || f->h.state == VL_FILE_FREE)
 		return;
-	if (f->h.state == VL_FILE_LIVE)
-		hash_remove(r, fi);
+	hash_remove(r, fi);
 	f->h.state = VL_FILE_FREE;
 	f->h.gen++; /* anyone who looked this slot up before must look again */
 	f->h.root = VL_NIL;
@@ -299,6 +293,48 @@ void vl_file_release(const struct vl_region *r, uint32_t fi)
 }
 
 /* ---- rebuild after a lock holder died ---- */
+
+static int all_zero(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	while (n--)
+		if (*b++)
+			return 0;
+	return 1;
+}
+
+/*
+ * A record whose sum fails only because a change of its state or
+ * generation was cut off before the new sum was written: accept the new
+ * values and seal them. Anything else stays unreadable.
+ */
+static int torn_change(const struct vl_region *r, struct vl_file *f)
+{
+	uint32_t state = f->h.state, gen = f->h.gen;
+
+	if (state != VL_FILE_FREE && state != VL_FILE_LIVE)
+		return 0;
+	for (uint32_t s = VL_FILE_FREE; s <= VL_FILE_LIVE; s++) {
+		for (uint32_t g = gen - 1; g != gen + 1; g++) {
+			f->h.state = s;
+			f->h.gen = g;
+			if (vl_file_ok(r, f)) {
+				f->h.state = state;
+				/* a release cut before its gen++: do it, so the slot's next
+				 * file is never taken for the dead one */
+				f->h.gen = state == VL_FILE_FREE && s == VL_FILE_LIVE && g == gen
+						   ? gen + 1
+						   : gen;
+				vl_file_seal(r, f);
+				return 1;
+			}
+		}
+	}
+	f->h.state = state;
+	f->h.gen = gen;
+	return 0;
+}
 
 /* Merge sort of the LRU chain by age, oldest first; no memory needed. */
 static uint32_t lru_sort(const struct vl_region *r, uint32_t head, uint32_t now)
@@ -355,6 +391,12 @@ void vl_pool_rebuild(const struct vl_region *r)
 	c->file_hwm = c->file_hwm < 1 ? 1 : c->file_hwm > r->file_cap ? r->file_cap : c->file_hwm;
 	c->node_free = VL_NIL;
 	c->nodes_used = 0;
+	/*
+	 * The totals are summed from the file records, not the nodes: a file's
+	 * counters move with the region's in one commit, while its nodes may be
+	 * in the middle of a change by a live holder of its lock, whose commit
+	 * is still to come.
+	 */
 	c->volatile_bytes = c->purged_bytes = 0;
 	c->ranges = c->ranges_purged = 0;
 
@@ -375,15 +417,8 @@ void vl_pool_rebuild(const struct vl_region *r)
 		}
 		c->nodes_used++;
 		x->prev = x->next = VL_NIL;
-		if (vl_node_state(x) != VL_NODE_LIVE)
+		if (vl_node_state(x) != VL_NODE_LIVE || vl_node_purged(x))
 			continue;
-		c->ranges++;
-		if (vl_node_purged(x)) {
-			c->purged_bytes += x->end - x->start;
-			c->ranges_purged++;
-			continue;
-		}
-		c->volatile_bytes += x->end - x->start;
 		x->next = lru;
 		lru = i;
 	}
@@ -395,22 +430,39 @@ void vl_pool_rebuild(const struct vl_region *r)
 	}
 	c->lru_tail = lru_last;
 
-	/* files: table and free list again from the records */
+	/*
+	 * files: table and free list again from the records. Slots at the top
+	 * that are all zeros were never used (a create cut right after raising
+	 * the mark, or a scribbled mark): they go back above the mark, so they
+	 * are handed out as new, lock initialisation included.
+	 */
+	while (c->file_hwm > 1 && all_zero(F(r, c->file_hwm - 1), sizeof(struct vl_file)))
+		c->file_hwm--;
 	memset(r->hash, 0, (size_t)r->hash_cap * sizeof(uint32_t));
 	c->file_free = VL_NIL;
 	c->files_used = 0;
 	for (i = c->file_hwm - 1; i >= 1; i--) {
 		struct vl_file *f = F(r, i);
 
-		if (f->h.state == VL_FILE_FREE || !vl_file_ok(r, f)) {
-			f->h.state = VL_FILE_FREE;
+		if (!vl_file_ok(r, f) && !torn_change(r, f)) {
+			/*
+			 * A record we cannot read: its identity is not to be trusted,
+			 * so it is neither found nor freed for reuse while its ranges
+			 * may still name it. Purges skip files that fail their sum.
+			 */
+			c->files_used++;
+			continue;
+		}
+		if (f->h.state == VL_FILE_FREE) {
 			f->h.next_free = c->file_free;
-			vl_file_seal(r, f);
 			c->file_free = i;
 			continue;
 		}
 		c->files_used++;
-		if (f->h.state == VL_FILE_LIVE)
-			hash_insert(r, i);
+		hash_insert(r, i);
+		c->volatile_bytes += f->h.vbytes;
+		c->purged_bytes += f->h.pbytes;
+		c->ranges += f->h.nranges;
+		c->ranges_purged += f->h.npurged;
 	}
 }

@@ -31,17 +31,16 @@ void vl_commit(const struct vl_region *r, uint32_t fi, const struct vl_change *c
 /* ---- the file table ---- */
 
 /*
- * Find the file with this (dev, ino). Returns 0 and *fi (VL_NIL if none),
- * or -EUCLEAN if the table is corrupt.
+ * Find the file with exactly this identity (records of other files with
+ * the same device and inode number are other files). Returns 0 and *fi
+ * (VL_NIL if none), or -EUCLEAN if the table is corrupt.
  */
-int vl_file_lookup(const struct vl_region *r, uint64_t dev, uint64_t ino, uint32_t *fi);
+int vl_file_lookup(const struct vl_region *r, const struct vl_ident *id, uint32_t *fi);
 /*
  * A new LIVE file with this identity, in the table; VL_NIL if full.
  * *fresh is set when the slot was never used: its lock is not initialised.
  */
 uint32_t vl_file_create(const struct vl_region *r, const struct vl_ident *id, int *fresh);
-/* Take file fi out of the table: it is STALE, still holding its ranges. */
-void vl_file_unhash(const struct vl_region *r, uint32_t fi);
 /* Free file fi (out of the table, no ranges left). */
 void vl_file_release(const struct vl_region *r, uint32_t fi);
 

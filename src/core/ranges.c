@@ -307,11 +307,30 @@ int vl_ranges_clear(const struct vl_region *r, uint32_t *root, uint32_t file, st
 	return 0;
 }
 
+int vl_ranges_forget_unpurged(const struct vl_region *r, uint32_t *root, uint32_t file,
+			      struct vl_change *c)
+{
+	uint32_t x, next, steps = 0;
+
+	memset(c, 0, sizeof(*c));
+	for (x = vl_rb_first(r, *root); x != VL_NIL; x = next_ok(r, x, file))
+		if (x == BAD || !vl_range_ok(r, x, file) || ++steps >= r->node_cap)
+			return -EUCLEAN;
+	for (x = vl_rb_first(r, *root); x != VL_NIL; x = next) {
+		next = vl_rb_next(r, x);
+		if (vl_node_purged(N(r, x)))
+			continue;
+		account(r, c, x, -1);
+		drop(r, root, c, x);
+	}
+	return 0;
+}
+
 int vl_ranges_absorb(const struct vl_region *r, uint32_t *root, uint32_t file, uint32_t n,
 		     struct vl_change *c)
 {
+	uint32_t first, last = VL_NIL, x, left, right, steps = 0;
 	uint64_t s, e;
-	uint32_t x, steps = 0;
 	int purged, err;
 
 	memset(c, 0, sizeof(*c));
@@ -321,38 +340,52 @@ int vl_ranges_absorb(const struct vl_region *r, uint32_t *root, uint32_t file, u
 	e = N(r, n)->end;
 	purged = vl_node_purged(N(r, n));
 
-	/* every range that overlaps: the union is purged if any part was */
-	while ((x = vl_rb_end_at_least(r, *root, s, 1)) != VL_NIL && N(r, x)->start < e) {
-		if (!vl_range_ok(r, x, file) || ++steps >= r->node_cap)
+	/*
+	 * First look: the run of ranges n overlaps (the union is purged if any
+	 * part was), and the neighbours that touch the union; all validated
+	 * before anything changes.
+	 */
+	first = vl_rb_end_at_least(r, *root, s, 1);
+	left = first != VL_NIL ? prev_ok(r, first, file) : vl_rb_last(r, *root);
+	for (x = first; x != VL_NIL && N(r, x)->start < e; x = next_ok(r, x, file)) {
+		if (x == BAD || !vl_range_ok(r, x, file) || ++steps >= r->node_cap)
 			return -EUCLEAN;
 		purged |= vl_node_purged(N(r, x));
-		if (N(r, x)->start < s)
-			s = N(r, x)->start;
-		if (N(r, x)->end > e)
-			e = N(r, x)->end;
+		last = x;
+	}
+	if (x == BAD)
+		return -EUCLEAN;
+	right = x;
+	if (right != VL_NIL && !vl_range_ok(r, right, file))
+		return -EUCLEAN;
+	if (last == VL_NIL)
+		first = VL_NIL;
+	if (left == BAD || (left != VL_NIL && !vl_range_ok(r, left, file)))
+		return -EUCLEAN;
+	if (first != VL_NIL) {
+		if (N(r, first)->start < s)
+			s = N(r, first)->start;
+		if (N(r, last)->end > e)
+			e = N(r, last)->end;
+	}
+
+	/* then the changes */
+	for (x = first; x != VL_NIL;) {
+		uint32_t nx = x == last ? VL_NIL : vl_rb_next(r, x);
+
 		account(r, c, x, -1);
 		drop(r, root, c, x);
+		x = nx;
 	}
-	/* then the neighbours that touch it, if they are in its final state */
-	x = vl_rb_end_at_least(r, *root, s, 0);
-	if (x != VL_NIL && N(r, x)->end == s) {
-		if (!vl_range_ok(r, x, file))
-			return -EUCLEAN;
-		if (vl_node_purged(N(r, x)) == purged) {
-			s = N(r, x)->start;
-			account(r, c, x, -1);
-			drop(r, root, c, x);
-		}
+	if (left != VL_NIL && N(r, left)->end == s && vl_node_purged(N(r, left)) == purged) {
+		s = N(r, left)->start;
+		account(r, c, left, -1);
+		drop(r, root, c, left);
 	}
-	x = vl_rb_end_at_least(r, *root, e, 1);
-	if (x != VL_NIL && N(r, x)->start == e) {
-		if (!vl_range_ok(r, x, file))
-			return -EUCLEAN;
-		if (vl_node_purged(N(r, x)) == purged) {
-			e = N(r, x)->end;
-			account(r, c, x, -1);
-			drop(r, root, c, x);
-		}
+	if (right != VL_NIL && N(r, right)->start == e && vl_node_purged(N(r, right)) == purged) {
+		e = N(r, right)->end;
+		account(r, c, right, -1);
+		drop(r, root, c, right);
 	}
 	set_range(r, n, s, e, purged);
 	err = vl_rb_insert(r, root, n);

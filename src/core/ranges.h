@@ -51,6 +51,14 @@ int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, u
 int vl_ranges_purge(const struct vl_region *r, uint32_t *root, uint32_t file, uint32_t n,
 		    struct vl_change *c);
 
+/*
+ * Take the unpurged ranges out of the tree, keep the purged ones: their
+ * bytes are intact, so they may stop being volatile without anyone's
+ * UNMARK being misled. Returns 0, or -EUCLEAN (nothing changed).
+ */
+int vl_ranges_forget_unpurged(const struct vl_region *r, uint32_t *root, uint32_t file,
+			      struct vl_change *c);
+
 /* Take every range out of the tree (into c->freed). */
 int vl_ranges_clear(const struct vl_region *r, uint32_t *root, uint32_t file,
 		    struct vl_change *c);

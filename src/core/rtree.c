@@ -282,6 +282,11 @@ uint32_t vl_rb_first(const struct vl_region *r, uint32_t root)
 	return leftmost(r, root);
 }
 
+uint32_t vl_rb_last(const struct vl_region *r, uint32_t root)
+{
+	return rightmost(r, root);
+}
+
 uint32_t vl_rb_next(const struct vl_region *r, uint32_t n)
 {
 	uint32_t p;

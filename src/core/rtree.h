@@ -21,6 +21,7 @@ int vl_rb_insert(const struct vl_region *r, uint32_t *root, uint32_t n);
 void vl_rb_erase(const struct vl_region *r, uint32_t *root, uint32_t n);
 
 uint32_t vl_rb_first(const struct vl_region *r, uint32_t root);
+uint32_t vl_rb_last(const struct vl_region *r, uint32_t root);
 uint32_t vl_rb_next(const struct vl_region *r, uint32_t n);
 uint32_t vl_rb_prev(const struct vl_region *r, uint32_t n);
 

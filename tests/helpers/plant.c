@@ -10,6 +10,12 @@
  * a purge never punches the new file through the old record.
  *
  *   plant FILE PURGED_OFF PURGED_LEN VOLATILE_OFF VOLATILE_LEN
+ *
+ * And one scribble, as a buggy process of the same user might make:
+ *
+ *   plant scribble FILE OTHER
+ *       overwrite the identity in FILE's record with OTHER's, without
+ *       rewriting the record's sum: a purge must not trust that record.
  */
 #include "core/pool.h"
 #include "core/ranges.h"
@@ -38,6 +44,28 @@ static int add_range(struct vl_region *r, uint32_t fi, uint64_t off, uint64_t le
 	return 0;
 }
 
+static int scribble(const char *file, const char *other)
+{
+	const struct vl_config *cfg = vl_config();
+	struct vl_region r;
+	struct vl_stat a, b;
+	uint32_t fi;
+
+	if (vl_sys_stat_at(-100, file, 1, &a) != 0 || vl_sys_stat_at(-100, other, 1, &b) != 0 ||
+	    vl_region_open(cfg->region, 0, 0, 0, &r) != 0 || vl_lock_region(&r) != 0) {
+		fprintf(stderr, "plant: cannot stat the files or open the region\n");
+		return 1;
+	}
+	if (vl_file_lookup(&r, &a.id, &fi) != 0 || fi == VL_NIL) {
+		fprintf(stderr, "plant: %s has no record\n", file);
+		return 1;
+	}
+	vl_file_at(&r, fi)->h.ident = b.id; /* and no new sum */
+	vl_unlock_region(&r);
+	printf("scribbled file %u: it claims to be %s\n", fi, other);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const struct vl_config *cfg = vl_config();
@@ -47,6 +75,8 @@ int main(int argc, char **argv)
 	uint32_t fi;
 	int fresh;
 
+	if (argc == 4 && strcmp(argv[1], "scribble") == 0)
+		return scribble(argv[2], argv[3]);
 	if (argc != 6) {
 		fprintf(stderr, "usage: plant FILE POFF PLEN VOFF VLEN\n");
 		return 2;

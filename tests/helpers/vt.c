@@ -35,6 +35,8 @@
  *   echo WORD            "WORD"
  *   wait PATH            block until PATH exists (10 s at most, else
  *                        "wait PATH TIMEOUT", exit status 1)
+ *   nodump               prctl(PR_SET_DUMPABLE, 0): the user's other processes
+ *                        can no longer look into this one's /proc files
  *   lock                 F_SETLK: a POSIX write lock on the whole current file
  *   haslock PATH         F_GETLK from this process: "haslock PATH = pid N"
  *                        or "= unlocked"
@@ -73,6 +75,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -559,6 +562,12 @@ static int run(int argc, char **argv, int i, int until_end)
 				printf("wait %s\n", argv[i + 1]);
 			}
 			i += 2;
+		} else if (strcmp(c, "nodump") == 0) {
+			/* PR_SET_DUMPABLE 0: other processes of the user cannot look in */
+			int r = prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+
+			printf("nodump = %d\n", r);
+			i += 1;
 		} else if (strcmp(c, "lock") == 0) {
 			/* a POSIX write lock on the whole file through the current fd */
 			struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };

@@ -400,15 +400,27 @@ START_TEST(test_file_sum)
 	COVERED(f->h.ident.ino ^= 1ull << 63);
 	COVERED(f->h.ident.btime_sec ^= 1);
 	COVERED(f->h.ident.btime_nsec ^= 1);
-	COVERED(f->h.state = VL_FILE_STALE);
 	COVERED(f->h.state = VL_FILE_FREE);
+	COVERED(f->h.state = VL_FILE_LIVE + 1); /* no such state */
+	COVERED(f->h.state ^= 1u << 31);
 	COVERED(f->h.gen++);
+	COVERED(f->h.gen--);
+	COVERED(f->h.gen ^= 1u << 31);
+	/* a torn state change (state and gen written, sum not yet) is told apart */
+	COVERED(f->h.state = VL_FILE_FREE; f->h.gen++);
 	/* guarded by the file's own lock, or not identity: not summed */
 	UNCOVERED(f->h.root = 7);
 	UNCOVERED(f->h.nranges = 7);
+	UNCOVERED(f->h.npurged = 7);
 	UNCOVERED(f->h.vbytes = 7);
 	UNCOVERED(f->h.pbytes = 7);
 	UNCOVERED(f->h.next_free = 7);
+	/* what the purger notes about reaching the file: not identity */
+	UNCOVERED(f->h.gone_since = 7);
+	UNCOVERED(f->h.checked_at = 7);
+	UNCOVERED(f->h.holders[0].pid = 7);
+	UNCOVERED(f->h.path_len = 7);
+	UNCOVERED(f->h.flags = VL_FF_ANON);
 #undef COVERED
 #undef UNCOVERED
 
@@ -420,6 +432,14 @@ START_TEST(test_file_sum)
 	g->h = saved;
 	ck_assert_uint_ne(vl_file_sum(r, g), sum);
 	ck_assert(!vl_file_ok(r, g));
+
+	/* twins: the same (dev, ino), born at another time, sum differently */
+	f->h = saved;
+	f->h.ident.btime_sec += 1000;
+	ck_assert_uint_ne(vl_file_sum(r, f), sum);
+	f->h = saved;
+	f->h.ident.btime_nsec = (f->h.ident.btime_nsec + 1) % 1000000000u;
+	ck_assert_uint_ne(vl_file_sum(r, f), sum);
 	th_region_fini(&t);
 }
 END_TEST

@@ -362,10 +362,26 @@ static uint32_t home_of(const struct vl_region *r, uint64_t dev, uint64_t ino)
 
 #define NID 420
 
+/*
+ * Identities 2k and 2k+1 are twins: the same (dev, ino), born at other
+ * times (as tmpfs and memfd inode numbers wrap). They are two files, with
+ * the same home slot, so always on one probe run.
+ */
+static int twin_of(int i)
+{
+	return i ^ 1;
+}
+
+static int same_id(const struct vl_ident *a, const struct vl_ident *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->btime_sec == b->btime_sec &&
+	       a->btime_nsec == b->btime_nsec;
+}
+
 struct ftab {
 	struct th_region t;
 	const struct vl_region *r;
-	uint64_t dev[NID], ino[NID];
+	struct vl_ident id[NID];
 	uint32_t live_fi[NID]; /* model: the LIVE file of each identity, or VL_NIL */
 	/* model, by slot */
 	uint32_t state[1024];
@@ -373,11 +389,16 @@ struct ftab {
 	int ident_of[1024];
 	uint32_t hwm;
 	uint32_t used;
+	/* what a run met */
+	long twins_together;  /* identity lookups with its twin LIVE too */
+	long twin_left_alone; /* releases of a file whose twin stayed LIVE */
 };
 
 /*
  * Identities whose home slots crowd into a few places, one of them across
  * the end of the table, so probe runs are long, cross each other and wrap.
+ * Odd identities are twins of the even one before them: some born in
+ * another second, some in the same second at another nanosecond.
  */
 static void ftab_init(struct ftab *x, uint32_t files)
 {
@@ -392,12 +413,23 @@ static void ftab_init(struct ftab *x, uint32_t files)
 	x->hwm = 1;
 	for (i = 0; i < NID; i++) {
 		uint32_t want;
+		uint64_t dev;
+		int k = i / 2;
 
-		switch (i % 6) {
+		x->live_fi[i] = VL_NIL;
+		if (i % 2 == 1) {
+			x->id[i] = x->id[i - 1];
+			if (k % 2 == 0)
+				x->id[i].btime_sec += 1000003;
+			else
+				x->id[i].btime_nsec = (x->id[i].btime_nsec + 1) % 1000000000u;
+			continue;
+		}
+		switch (k % 6) {
 		case 0:
 		case 1:
 		case 2:
-			want = x->r->hash_cap - homes_from_end[i % 3];
+			want = x->r->hash_cap - homes_from_end[k % 3];
 			break;
 		case 3:
 			want = 0;
@@ -409,12 +441,11 @@ static void ftab_init(struct ftab *x, uint32_t files)
 			want = UINT32_MAX; /* anywhere */
 			break;
 		}
-		x->dev[i] = 0x800 + (uint64_t)(i % 2);
+		dev = 0x800 + (uint64_t)(k % 2);
 		for (;; ino++)
-			if (want == UINT32_MAX || home_of(x->r, x->dev[i], ino) == want)
+			if (want == UINT32_MAX || home_of(x->r, dev, ino) == want)
 				break;
-		x->ino[i] = ino++;
-		x->live_fi[i] = VL_NIL;
+		x->id[i] = th_ident(dev, ino++);
 	}
 }
 
@@ -425,15 +456,29 @@ static void ftab_verify(struct ftab *x)
 	uint32_t j, fi, nlive = 0, nin = 0;
 	int i;
 
-	/* every identity is found exactly where the model says */
+	/* every identity is found exactly where the model says, twins apart */
 	for (i = 0; i < NID; i++) {
-		int err = vl_file_lookup(r, x->dev[i], x->ino[i], &fi);
+		int err = vl_file_lookup(r, &x->id[i], &fi);
 
 		th_check_msg(err == 0, "lookup %d: %d", i, err);
 		th_check_msg(fi == x->live_fi[i], "lookup of identity %d: file %u, want %u", i, fi,
 			     x->live_fi[i]);
+		x->twins_together += fi != VL_NIL && x->live_fi[twin_of(i)] != VL_NIL;
 	}
-	/* the table holds exactly the LIVE files, each once, on unbroken probe runs */
+	/* (dev, ino) of files in the table, born at a time no file was: nothing */
+	for (i = 0; i < NID; i += 2) {
+		struct vl_ident ghost = x->id[i];
+		int err;
+
+		ghost.btime_sec = -1 - (int64_t)i;
+		err = vl_file_lookup(r, &ghost, &fi);
+		th_check_msg(err == 0 && fi == VL_NIL, "lookup of a ghost of %d: %d, file %u", i,
+			     err, fi);
+	}
+	/*
+	 * the table holds exactly the LIVE files, on unbroken probe runs (each
+	 * once: as many entries as LIVE files, and every LIVE file is found)
+	 */
 	for (j = 0; j < r->hash_cap; j++) {
 		uint32_t h, k;
 
@@ -458,10 +503,10 @@ static void ftab_verify(struct ftab *x)
 			     x->gen[fi]);
 		th_check(vl_file_ok(r, f));
 		nlive += x->state[fi] == VL_FILE_LIVE;
-		if (x->state[fi] != VL_FILE_FREE) {
-			th_check(f->h.ident.dev == x->dev[x->ident_of[fi]]);
-			th_check(f->h.ident.ino == x->ino[x->ident_of[fi]]);
-		}
+		if (x->state[fi] == VL_FILE_LIVE)
+			th_check_msg(same_id(&f->h.ident, &x->id[x->ident_of[fi]]),
+				     "file %u: not the identity %d it was created with", fi,
+				     x->ident_of[fi]);
 	}
 	th_check_msg(nin == nlive, "table holds %u files, %u are LIVE", nin, nlive);
 	th_check_msg(c->files_used == x->used, "files_used %u, want %u", c->files_used, x->used);
@@ -470,9 +515,8 @@ static void ftab_verify(struct ftab *x)
 
 static uint32_t ftab_create(struct ftab *x, int i)
 {
-	struct vl_ident id = th_ident(x->dev[i], x->ino[i]);
 	int fresh = -1;
-	uint32_t fi = vl_file_create(x->r, &id, &fresh);
+	uint32_t fi = vl_file_create(x->r, &x->id[i], &fresh);
 
 	if (x->used == x->r->file_cap - 1) {
 		th_check_msg(fi == VL_NIL, "create in a full table gave %u", fi);
@@ -488,6 +532,9 @@ static uint32_t ftab_create(struct ftab *x, int i)
 	}
 	th_check(vl_file_at(x->r, fi)->h.root == VL_NIL);
 	th_check(vl_file_at(x->r, fi)->h.nranges == 0);
+	th_check(vl_file_at(x->r, fi)->h.npurged == 0);
+	th_check(vl_file_at(x->r, fi)->h.gone_since == 0);
+	th_check(vl_file_at(x->r, fi)->h.checked_at == 0);
 	x->state[fi] = VL_FILE_LIVE;
 	x->ident_of[fi] = i;
 	x->live_fi[i] = fi;
@@ -495,22 +542,16 @@ static uint32_t ftab_create(struct ftab *x, int i)
 	return fi;
 }
 
-static void ftab_unhash(struct ftab *x, uint32_t fi)
-{
-	vl_file_unhash(x->r, fi);
-	if (x->state[fi] == VL_FILE_LIVE) {
-		x->state[fi] = VL_FILE_STALE;
-		x->live_fi[x->ident_of[fi]] = VL_NIL;
-	}
-}
-
 static void ftab_release(struct ftab *x, uint32_t fi)
 {
+	int i;
+
 	vl_file_release(x->r, fi);
-	if (x->state[fi] == VL_FILE_FREE)
+	if (fi == VL_NIL || fi >= x->hwm || x->state[fi] == VL_FILE_FREE)
 		return;
-	if (x->state[fi] == VL_FILE_LIVE)
-		x->live_fi[x->ident_of[fi]] = VL_NIL;
+	i = x->ident_of[fi];
+	x->twin_left_alone += x->live_fi[twin_of(i)] != VL_NIL;
+	x->live_fi[i] = VL_NIL;
 	x->state[fi] = VL_FILE_FREE;
 	x->gen[fi]++;
 	x->used--;
@@ -526,7 +567,7 @@ START_TEST(test_hash_copy_matches)
 	/* one file in an empty table sits at its home: the test's hash is the table's */
 	for (i = 0; i < 6; i++) {
 		uint32_t fi = ftab_create(x, i);
-		uint32_t h = home_of(x->r, x->dev[i], x->ino[i]);
+		uint32_t h = home_of(x->r, x->id[i].dev, x->id[i].ino);
 
 		ck_assert_msg(x->r->hash[h] == fi,
 			      "the test's copy of hash_of() no longer matches pool.c");
@@ -541,44 +582,82 @@ END_TEST
 START_TEST(test_file_basic)
 {
 	struct ftab *x = malloc(sizeof(*x));
-	uint32_t a, b, fi;
+	const struct vl_region *r;
+	uint32_t a, b, t, fi, h, mask;
 
 	ck_assert_ptr_nonnull(x);
 	ftab_init(x, 8);
+	r = x->r;
+	mask = r->hash_cap - 1;
+	/* identities 0 and 1 are twins; 2 is another file, homed right after them */
+	ck_assert(x->id[0].dev == x->id[1].dev && x->id[0].ino == x->id[1].ino);
+	ck_assert(!same_id(&x->id[0], &x->id[1]));
+	h = home_of(r, x->id[0].dev, x->id[0].ino);
+	ck_assert_uint_eq(home_of(r, x->id[2].dev, x->id[2].ino), (h + 1) & mask);
 	a = ftab_create(x, 0);
-	b = ftab_create(x, 1);
+	b = ftab_create(x, 2);
 	ck_assert_uint_eq(a, 1);
 	ck_assert_uint_eq(b, 2);
 	ftab_verify(x);
-	ck_assert_uint_eq(vl_file_at(x->r, a)->h.gen, 0);
-	/* unhash: STALE, out of the table, the same identity can come again */
-	ftab_unhash(x, a);
+	ck_assert_uint_eq(vl_file_at(r, a)->h.gen, 0);
+
+	/* a twin: another file, in a slot of its own, in the table beside the first */
+	t = ftab_create(x, 1);
+	ck_assert_uint_eq(t, 3);
 	ftab_verify(x);
-	ck_assert_uint_eq(vl_file_at(x->r, a)->h.state, VL_FILE_STALE);
-	fi = ftab_create(x, 0);
-	ck_assert_uint_eq(fi, 3);
-	ftab_verify(x);
-	ftab_unhash(x, a); /* twice: nothing */
-	ftab_verify(x);
-	/* release: FREE, gen bumped, slot reused with the same gen */
+	ck_assert_uint_eq(r->hash[h], a);
+	ck_assert_uint_eq(r->hash[(h + 1) & mask], b);
+	ck_assert_uint_eq(r->hash[(h + 2) & mask], t); /* past b, on the same probe run */
+	ck_assert_int_eq(vl_file_lookup(r, &x->id[0], &fi), 0);
+	ck_assert_uint_eq(fi, a);
+	ck_assert_int_eq(vl_file_lookup(r, &x->id[1], &fi), 0);
+	ck_assert_uint_eq(fi, t);
+	ck_assert(same_id(&vl_file_at(r, t)->h.ident, &x->id[1]));
+	ck_assert_uint_eq(vl_file_at(r, t)->h.state, VL_FILE_LIVE);
+
+	/* the first twin goes: the second is pulled back across b, still found */
 	ftab_release(x, a);
 	ftab_verify(x);
-	ck_assert_uint_eq(vl_file_at(x->r, a)->h.gen, 1);
-	ck_assert_uint_eq(vl_file_at(x->r, a)->h.state, VL_FILE_FREE);
+	ck_assert_uint_eq(r->hash[h], t);
+	ck_assert_uint_eq(r->hash[(h + 1) & mask], b);
+	ck_assert_uint_eq(r->hash[(h + 2) & mask], VL_NIL);
+	ck_assert_int_eq(vl_file_lookup(r, &x->id[0], &fi), 0);
+	ck_assert_uint_eq(fi, VL_NIL);
+	ck_assert_int_eq(vl_file_lookup(r, &x->id[1], &fi), 0);
+	ck_assert_uint_eq(fi, t);
+	ck_assert_uint_eq(vl_file_at(r, a)->h.gen, 1);
+	ck_assert_uint_eq(vl_file_at(r, a)->h.state, VL_FILE_FREE);
 	ftab_release(x, a); /* twice: nothing, no second bump */
 	ftab_verify(x);
-	ck_assert_uint_eq(vl_file_at(x->r, a)->h.gen, 1);
-	vl_file_release(x->r, VL_NIL);
-	vl_file_release(x->r, x->r->file_cap + 1);
+	ck_assert_uint_eq(vl_file_at(r, a)->h.gen, 1);
+	vl_file_release(r, VL_NIL);
+	vl_file_release(r, r->file_cap + 1);
 	ftab_verify(x);
-	fi = ftab_create(x, 7);
+
+	/* the first identity comes again: the freed slot, its gen kept, twins again */
+	fi = ftab_create(x, 0);
 	ck_assert_uint_eq(fi, a);
-	ck_assert_uint_eq(vl_file_at(x->r, fi)->h.gen, 1);
+	ck_assert_uint_eq(vl_file_at(r, fi)->h.gen, 1);
 	ftab_verify(x);
-	/* release of a LIVE file takes it out of the table too */
+	ck_assert_uint_eq(r->hash[(h + 2) & mask], a);
+
+	/* now the second twin goes (the one nearer home): the first moves up */
+	ftab_release(x, t);
+	ftab_verify(x);
+	ck_assert_uint_eq(r->hash[h], a);
+	ck_assert_uint_eq(r->hash[(h + 2) & mask], VL_NIL);
+	ck_assert_uint_eq(vl_file_at(r, t)->h.gen, 1);
+
+	/* and the other file */
 	ftab_release(x, b);
 	ftab_verify(x);
-	ck_assert_uint_eq(vl_file_at(x->r, b)->h.gen, 1);
+	ck_assert_uint_eq(vl_file_at(r, b)->h.gen, 1);
+	ck_assert_uint_eq(r->hash[h], a);
+	ck_assert_uint_eq(r->hash[(h + 1) & mask], VL_NIL);
+	ftab_release(x, a);
+	ftab_verify(x);
+	ck_assert_uint_eq(r->hash[h], VL_NIL);
+	ck_assert_uint_eq(r->hdr->c.files_used, 0);
 	th_region_fini(&x->t);
 	free(x);
 }
@@ -595,9 +674,8 @@ START_TEST(test_file_full)
 	for (i = 0; i < 4; i++)
 		ck_assert_uint_ne(ftab_create(x, (int)i), VL_NIL);
 	ck_assert_uint_eq(ftab_create(x, 10), VL_NIL);
+	ck_assert_uint_eq(ftab_create(x, 5), VL_NIL); /* a twin needs a slot of its own */
 	ftab_verify(x);
-	ftab_unhash(x, 2); /* STALE still holds its slot */
-	ck_assert_uint_eq(ftab_create(x, 10), VL_NIL);
 	ftab_release(x, 2);
 	ck_assert_uint_eq(ftab_create(x, 10), 2);
 	ftab_verify(x);
@@ -606,13 +684,14 @@ START_TEST(test_file_full)
 }
 END_TEST
 
-/* Thousands of random creates, unhashes and releases on crowded probe runs. */
+/* Thousands of random creates and releases, twins among them, on crowded probe runs. */
 START_TEST(test_file_random)
 {
 	static const uint64_t seeds[] = { 5, 6, 7 };
 	static const uint32_t sizes[] = { 200, 60, 7 };
 	struct ftab *x = malloc(sizeof(*x));
 	uint64_t rng = seeds[_i];
+	long twin_births = 0;
 	int step;
 
 	ck_assert_ptr_nonnull(x);
@@ -620,25 +699,38 @@ START_TEST(test_file_random)
 	for (step = 0; step < 6000; step++) {
 		uint32_t op = (uint32_t)th_below(&rng, 100);
 		int i = (int)th_below(&rng, NID);
+		uint32_t fi = 1 + (uint32_t)th_below(&rng, x->hwm > 1 ? x->hwm - 1 : 1);
 		/* the fill drifts: mostly creating in the first half of each 1000 steps */
-		uint32_t create_pct = step % 1000 < 500 ? 55 : 30;
+		uint32_t create_pct = step % 1000 < 500 ? 50 : 25;
 
 		if (op < create_pct) {
 			if (x->live_fi[i] == VL_NIL)
 				ftab_create(x, i);
-		} else if (op < create_pct + 20) {
-			uint32_t fi = 1 + (uint32_t)th_below(&rng, x->hwm > 1 ? x->hwm - 1 : 1);
+		} else if (op < create_pct + 15) {
+			/* the twin of a LIVE file is born */
+			if (fi < x->hwm && x->state[fi] == VL_FILE_LIVE &&
+			    x->live_fi[twin_of(x->ident_of[fi])] == VL_NIL)
+				twin_births += ftab_create(x, twin_of(x->ident_of[fi])) != VL_NIL;
+		} else if (op < create_pct + 30) {
+			/* one of two LIVE twins goes, found by its identity */
+			if (fi < x->hwm && x->state[fi] == VL_FILE_LIVE &&
+			    x->live_fi[twin_of(x->ident_of[fi])] != VL_NIL) {
+				int k = th_below(&rng, 2) ? x->ident_of[fi] : twin_of(x->ident_of[fi]);
+				uint32_t found;
 
-			if (fi < x->hwm)
-				ftab_unhash(x, fi);
-		} else {
-			uint32_t fi = 1 + (uint32_t)th_below(&rng, x->hwm > 1 ? x->hwm - 1 : 1);
-
-			if (fi < x->hwm)
-				ftab_release(x, fi);
+				th_check(vl_file_lookup(x->r, &x->id[k], &found) == 0);
+				th_check(found == x->live_fi[k]);
+				ftab_release(x, found);
+			}
+		} else if (fi < x->hwm) {
+			ftab_release(x, fi);
 		}
 		ftab_verify(x);
 	}
+	/* the run met what it was meant to meet */
+	ck_assert_int_gt(twin_births, 100);
+	ck_assert_int_gt(x->twin_left_alone, 100);
+	ck_assert_int_gt(x->twins_together, 1000);
 	th_region_fini(&x->t);
 	free(x);
 }
@@ -648,31 +740,40 @@ START_TEST(test_lookup_corrupt)
 {
 	struct ftab *x = malloc(sizeof(*x));
 	const struct vl_region *r;
-	uint32_t a, fi, h, j;
+	struct vl_ident other = th_ident(1, 2);
+	uint32_t a, t, fi, h, j;
 
 	ck_assert_ptr_nonnull(x);
 	ftab_init(x, 8);
 	r = x->r;
 	a = ftab_create(x, 0);
-	h = home_of(r, x->dev[0], x->ino[0]);
+	h = home_of(r, x->id[0].dev, x->id[0].ino);
 	ck_assert_uint_eq(r->hash[h], a);
 	/* the slot points at a file that is not LIVE */
 	vl_file_at(r, a)->h.state = VL_FILE_FREE;
 	vl_file_seal(r, vl_file_at(r, a));
-	ck_assert_int_eq(vl_file_lookup(r, x->dev[0], x->ino[0], &fi), -EUCLEAN);
+	ck_assert_int_eq(vl_file_lookup(r, &x->id[0], &fi), -EUCLEAN);
 	vl_file_at(r, a)->h.state = VL_FILE_LIVE;
 	/* a bad sum */
-	ck_assert_int_eq(vl_file_lookup(r, x->dev[0], x->ino[0], &fi), -EUCLEAN);
+	ck_assert_int_eq(vl_file_lookup(r, &x->id[0], &fi), -EUCLEAN);
 	vl_file_seal(r, vl_file_at(r, a));
-	ck_assert_int_eq(vl_file_lookup(r, x->dev[0], x->ino[0], &fi), 0);
+	ck_assert_int_eq(vl_file_lookup(r, &x->id[0], &fi), 0);
 	ck_assert_uint_eq(fi, a);
+	/* a bad record before a twin on its probe run: the twin is not taken on trust */
+	t = ftab_create(x, 1);
+	ck_assert_uint_eq(r->hash[(h + 1) & (r->hash_cap - 1)], t);
+	vl_file_at(r, a)->h.ident.btime_nsec ^= 1;
+	ck_assert_int_eq(vl_file_lookup(r, &x->id[1], &fi), -EUCLEAN);
+	vl_file_at(r, a)->h.ident.btime_nsec ^= 1;
+	ck_assert_int_eq(vl_file_lookup(r, &x->id[1], &fi), 0);
+	ck_assert_uint_eq(fi, t);
 	/* out of range */
 	r->hash[h] = r->file_cap + 3;
-	ck_assert_int_eq(vl_file_lookup(r, x->dev[0], x->ino[0], &fi), -EUCLEAN);
+	ck_assert_int_eq(vl_file_lookup(r, &x->id[0], &fi), -EUCLEAN);
 	/* no empty slot anywhere: the probe ends */
 	for (j = 0; j < r->hash_cap; j++)
 		r->hash[j] = a;
-	ck_assert_int_eq(vl_file_lookup(r, 1, 2, &fi), -EUCLEAN);
+	ck_assert_int_eq(vl_file_lookup(r, &other, &fi), -EUCLEAN);
 	th_region_fini(&x->t);
 	free(x);
 }
@@ -754,6 +855,7 @@ struct pool_snap {
 	unsigned char node_free[512];
 	uint32_t file_state[64];
 	uint32_t file_gen[64];
+	unsigned char file_bad[64]; /* a record rebuild must quarantine */
 };
 
 static void take_snap(const struct vl_region *r, struct pool_snap *s)
@@ -767,12 +869,23 @@ static void take_snap(const struct vl_region *r, struct pool_snap *s)
 		s->lru_seq[s->nlru] = vl_node_at(r, n)->seq;
 		s->lru[s->nlru++] = n;
 	}
+	ck_assert_uint_le(r->hdr->c.node_hwm, 512);
+	ck_assert_uint_le(r->hdr->c.file_hwm, 64);
 	for (i = 1; i < r->hdr->c.node_hwm; i++)
 		s->node_free[i] = vl_node_state(vl_node_at(r, i)) == VL_NODE_FREE;
 	for (i = 1; i < r->hdr->c.file_hwm; i++) {
 		s->file_state[i] = vl_file_at(r, i)->h.state;
 		s->file_gen[i] = vl_file_at(r, i)->h.gen;
 	}
+}
+
+/* The expected region counters no longer include file fi's ranges. */
+static void snap_drop_counts(struct pool_snap *s, const struct vl_file *f)
+{
+	s->c.ranges -= f->h.nranges;
+	s->c.ranges_purged -= f->h.npurged;
+	s->c.volatile_bytes -= f->h.vbytes;
+	s->c.purged_bytes -= f->h.pbytes;
 }
 
 /* Scribble on everything the region lock guards (a holder died mid-way). */
@@ -801,10 +914,60 @@ static void scramble(const struct vl_region *r, uint64_t *rng)
 		vl_file_at(r, i)->h.next_free = (uint32_t)th_rand(rng);
 }
 
+/* The sums of the counters of the sound LIVE file records. */
+static void record_totals(const struct vl_region *r, struct vl_counters *sum)
+{
+	uint32_t i;
+
+	memset(sum, 0, sizeof(*sum));
+	for (i = 1; i < r->hdr->c.file_hwm; i++) {
+		const struct vl_file *f = vl_file_at(r, i);
+
+		if (!vl_file_ok(r, f) || f->h.state != VL_FILE_LIVE)
+			continue;
+		sum->ranges += f->h.nranges;
+		sum->ranges_purged += f->h.npurged;
+		sum->volatile_bytes += f->h.vbytes;
+		sum->purged_bytes += f->h.pbytes;
+	}
+}
+
+/* Every sound LIVE file's counters say what its tree holds. */
+static void check_file_counters(const struct vl_region *r)
+{
+	uint32_t i;
+
+	for (i = 1; i < r->hdr->c.file_hwm; i++) {
+		const struct vl_file *f = vl_file_at(r, i);
+		uint64_t vb = 0, pb = 0;
+		uint32_t n, np = 0;
+		long cnt;
+
+		if (!vl_file_ok(r, f) || f->h.state != VL_FILE_LIVE)
+			continue;
+		cnt = vl_rb_check(r, f->h.root, i);
+		ck_assert_int_eq(cnt, f->h.nranges);
+		for (n = vl_rb_first(r, f->h.root); n != VL_NIL; n = vl_rb_next(r, n)) {
+			const struct vl_node *x = vl_node_at(r, n);
+
+			if (vl_node_purged(x)) {
+				pb += x->end - x->start;
+				np++;
+			} else {
+				vb += x->end - x->start;
+			}
+		}
+		ck_assert_uint_eq(f->h.npurged, np);
+		ck_assert_uint_eq(f->h.vbytes, vb);
+		ck_assert_uint_eq(f->h.pbytes, pb);
+	}
+}
+
 static void check_rebuilt(const struct vl_region *r, const struct pool_snap *s, int exact_lru)
 {
 	const struct vl_counters *c = &r->hdr->c;
-	uint32_t n, i, prev = VL_NIL, expect_next;
+	struct vl_counters sum;
+	uint32_t n, i, prev = VL_NIL, expect_next, nlive = 0, nin = 0;
 	int k;
 
 	ck_assert_uint_eq(c->nodes_used, s->c.nodes_used);
@@ -816,6 +979,12 @@ static void check_rebuilt(const struct vl_region *r, const struct pool_snap *s, 
 	ck_assert_uint_eq(c->node_hwm, s->c.node_hwm);
 	ck_assert_uint_eq(c->file_hwm, s->c.file_hwm);
 	ck_assert_uint_eq(c->seq, s->c.seq);
+	/* the totals are those of the file records */
+	record_totals(r, &sum);
+	ck_assert_uint_eq(c->ranges, sum.ranges);
+	ck_assert_uint_eq(c->ranges_purged, sum.ranges_purged);
+	ck_assert_uint_eq(c->volatile_bytes, sum.volatile_bytes);
+	ck_assert_uint_eq(c->purged_bytes, sum.purged_bytes);
 
 	/* the LRU: the same ranges, oldest first (age = seq - node seq, wrap-safe) */
 	for (k = 0, n = c->lru_head; n != VL_NIL; k++, n = vl_node_at(r, n)->next) {
@@ -849,51 +1018,87 @@ static void check_rebuilt(const struct vl_region *r, const struct pool_snap *s, 
 		expect_next++;
 	ck_assert_uint_eq(expect_next, c->node_hwm);
 
-	/* files: LIVE ones found, others not; states and gens kept; free ones listed */
+	/* files: sound LIVE ones found as themselves; states and gens kept */
 	for (i = 1; i < c->file_hwm; i++) {
 		const struct vl_file *f = vl_file_at(r, i);
 		uint32_t fi;
 
+		if (s->file_bad[i]) {
+			ck_assert_msg(!vl_file_ok(r, f), "quarantined file %u was resealed", i);
+			continue;
+		}
 		ck_assert_uint_eq(f->h.state, s->file_state[i]);
 		ck_assert_uint_eq(f->h.gen, s->file_gen[i]);
 		ck_assert(vl_file_ok(r, f));
 		if (f->h.state == VL_FILE_FREE)
 			continue;
-		ck_assert_int_eq(vl_file_lookup(r, f->h.ident.dev, f->h.ident.ino, &fi), 0);
-		if (f->h.state == VL_FILE_LIVE)
-			ck_assert_uint_eq(fi, i);
-		else
-			ck_assert_uint_ne(fi, i);
+		ck_assert_uint_eq(f->h.state, VL_FILE_LIVE);
+		nlive++;
+		ck_assert_int_eq(vl_file_lookup(r, &f->h.ident, &fi), 0);
+		ck_assert_uint_eq(fi, i);
 	}
-	for (i = 0; i < r->hash_cap; i++)
-		if (r->hash[i] != VL_NIL)
-			ck_assert_uint_eq(vl_file_at(r, r->hash[i])->h.state, VL_FILE_LIVE);
+	/* the table: exactly those, each once */
+	for (i = 0; i < r->hash_cap; i++) {
+		uint32_t fi = r->hash[i], j;
+
+		if (fi == VL_NIL)
+			continue;
+		nin++;
+		ck_assert_uint_lt(fi, c->file_hwm);
+		ck_assert_msg(!s->file_bad[fi], "quarantined file %u is in the table", fi);
+		ck_assert_uint_eq(vl_file_at(r, fi)->h.state, VL_FILE_LIVE);
+		for (j = 0; j < i; j++)
+			ck_assert_uint_ne(r->hash[j], fi);
+	}
+	ck_assert_uint_eq(nin, nlive);
+	/* the free list: every sound FREE slot, lowest first; never a quarantined one */
 	expect_next = 1;
 	for (n = c->file_free; n != VL_NIL; n = vl_file_at(r, n)->h.next_free) {
-		while (expect_next < c->file_hwm && s->file_state[expect_next] != VL_FILE_FREE)
+		while (expect_next < c->file_hwm &&
+		       (s->file_state[expect_next] != VL_FILE_FREE || s->file_bad[expect_next]))
 			expect_next++;
 		ck_assert_uint_eq(n, expect_next);
 		expect_next++;
 	}
-	while (expect_next < c->file_hwm && s->file_state[expect_next] != VL_FILE_FREE)
+	while (expect_next < c->file_hwm &&
+	       (s->file_state[expect_next] != VL_FILE_FREE || s->file_bad[expect_next]))
 		expect_next++;
 	ck_assert_uint_eq(expect_next, c->file_hwm);
 	ck_assert(th_sentinel_zero(r));
 }
 
 /*
- * Files 1..6 with ranges (some purged, none split); file 7 released;
- * file 3 unhashed (STALE, keeps its ranges). seq starts at `seq0`.
+ * Files 1..6 with ranges (some purged, none split) and, in slot 8, a twin
+ * of file 3 (same dev and ino, born later) with ranges too: two files on
+ * one probe run. File 7 released. seq starts at `seq0`.
  */
+#define NFILES 8
+#define TWIN_OF 2 /* files[7] is the twin of files[2] */
+
+static struct vl_ident pool_ident(int f)
+{
+	struct vl_ident id = th_ident(0x801, 500 + (uint64_t)(f == NFILES - 1 ? TWIN_OF : f));
+
+	if (f == NFILES - 1)
+		id.btime_sec += 86400;
+	return id;
+}
+
 static void build_pool(const struct vl_region *r, uint32_t seq0, uint64_t *rng, uint32_t *files)
 {
 	uint32_t f, i;
 
 	r->hdr->c.seq = seq0;
-	for (f = 0; f < 7; f++)
-		files[f] = th_file_new(r, 0x801, 500 + f);
-	for (i = 0; i < 120; i++) {
-		uint32_t fi = files[th_below(rng, 6)];
+	for (f = 0; f < NFILES; f++) {
+		struct vl_ident id = pool_ident((int)f);
+		int fresh;
+
+		files[f] = vl_file_create(r, &id, &fresh);
+		ck_assert_uint_eq(files[f], f + 1);
+	}
+	for (i = 0; i < 140; i++) {
+		uint32_t k = (uint32_t)th_below(rng, 7);
+		uint32_t fi = files[k == 6 ? NFILES - 1 : k];
 		uint64_t s = th_below(rng, 40) * 10;
 
 		pmark(r, fi, s, s + 1 + th_below(rng, 9));
@@ -906,7 +1111,6 @@ static void build_pool(const struct vl_region *r, uint32_t seq0, uint64_t *rng, 
 	punmark(r, files[0], 0, 120);
 	punmark(r, files[1], 200, 300);
 	vl_file_release(r, files[6]);
-	vl_file_unhash(r, files[2]);
 }
 
 START_TEST(test_rebuild)
@@ -915,7 +1119,9 @@ START_TEST(test_rebuild)
 	struct th_region t;
 	const struct vl_region *r;
 	struct pool_snap *s = malloc(sizeof(*s));
-	uint32_t files[7];
+	struct vl_counters sum;
+	struct vl_ident id, twin;
+	uint32_t files[NFILES], fi;
 	uint64_t rng = 31337 + (uint64_t)_i;
 
 	ck_assert_ptr_nonnull(s);
@@ -927,10 +1133,32 @@ START_TEST(test_rebuild)
 	ck_assert_uint_lt(r->hdr->c.nodes_used + 1, r->hdr->c.node_hwm); /* some free slots */
 	if (seq0[_i] != 0) /* the ages wrapped around 2^32 during the build */
 		ck_assert_uint_lt(r->hdr->c.seq, 1000);
+	/* the twins: both LIVE, both with ranges, each found as itself */
+	id = pool_ident(TWIN_OF);
+	twin = pool_ident(NFILES - 1);
+	ck_assert_uint_gt(vl_file_at(r, files[TWIN_OF])->h.nranges, 0);
+	ck_assert_uint_gt(vl_file_at(r, files[NFILES - 1])->h.nranges, 0);
+	ck_assert_int_eq(vl_file_lookup(r, &id, &fi), 0);
+	ck_assert_uint_eq(fi, files[TWIN_OF]);
+	ck_assert_int_eq(vl_file_lookup(r, &twin, &fi), 0);
+	ck_assert_uint_eq(fi, files[NFILES - 1]);
+	/* what commit kept: each file's counters are its tree, the region's their sum */
+	check_file_counters(r);
+	record_totals(r, &sum);
+	ck_assert_uint_eq(r->hdr->c.ranges, sum.ranges);
+	ck_assert_uint_eq(r->hdr->c.ranges_purged, sum.ranges_purged);
+	ck_assert_uint_eq(r->hdr->c.volatile_bytes, sum.volatile_bytes);
+	ck_assert_uint_eq(r->hdr->c.purged_bytes, sum.purged_bytes);
+	ck_assert_uint_eq(r->hdr->c.ranges, r->hdr->c.nodes_used);
 	take_snap(r, s);
 	scramble(r, &rng);
 	vl_pool_rebuild(r);
 	check_rebuilt(r, s, 1);
+	check_file_counters(r);
+	ck_assert_int_eq(vl_file_lookup(r, &id, &fi), 0);
+	ck_assert_uint_eq(fi, files[TWIN_OF]);
+	ck_assert_int_eq(vl_file_lookup(r, &twin, &fi), 0);
+	ck_assert_uint_eq(fi, files[NFILES - 1]);
 	/* a second rebuild of a sound pool changes nothing */
 	vl_pool_rebuild(r);
 	check_rebuilt(r, s, 1);
@@ -941,6 +1169,8 @@ START_TEST(test_rebuild)
 		ck_assert_uint_ne(lowest, VL_NIL);
 		ck_assert_uint_eq(vl_node_alloc(r, files[0]), lowest);
 	}
+	ck_assert_uint_eq(r->hdr->c.file_free, files[6]);
+	ck_assert_uint_eq(th_file_new(r, 0x802, 1), files[6]);
 	free(s);
 	th_region_fini(&t);
 }
@@ -996,9 +1226,422 @@ START_TEST(test_rebuild_clamps_hwm)
 	ck_assert_uint_eq(r->hdr->c.node_hwm, r->node_cap);
 	ck_assert_uint_eq(r->hdr->c.file_hwm, 1);
 	ck_assert_uint_eq(r->hdr->c.nodes_used, 2);
+	/* file slots above the clamped mark are not looked at: no file, no totals */
+	ck_assert_uint_eq(r->hdr->c.files_used, 0);
+	ck_assert_uint_eq(r->hdr->c.ranges, 0);
+	ck_assert_uint_eq(r->hdr->c.volatile_bytes, 0);
+	/* with the mark right, the totals come from the file record */
+	r->hdr->c.file_hwm = 2;
+	vl_pool_rebuild(r);
+	ck_assert_uint_eq(r->hdr->c.files_used, 1);
 	ck_assert_uint_eq(r->hdr->c.ranges, 2);
 	ck_assert_uint_eq(r->hdr->c.volatile_bytes, 20);
 	ck_assert(th_sentinel_zero(r));
+	th_region_fini(&t);
+}
+END_TEST
+
+/*
+ * File slots at or above the true high-water mark were never used: all
+ * zero, their locks never initialised. A create cut off right after it
+ * took such a slot (file_hwm++ done, nothing written yet), or a scribbled
+ * file_hwm, must not make rebuild lose them: they are handed out again,
+ * as fresh slots (*fresh set, so the caller initialises the lock), and
+ * the region can still be filled to its capacity.
+ */
+START_TEST(test_rebuild_never_used_file_slots)
+{
+	struct th_region t;
+	const struct vl_region *r;
+	struct vl_ident id;
+	uint32_t fi, a, i;
+	int fresh;
+
+	th_region_init(&t, 32, 4);
+	r = &t.r;
+	a = th_file_new(r, 1, 1);
+	pmark(r, a, 0, 10);
+	if (_i == 0)
+		r->hdr->c.file_hwm++; /* the create that took slot 2 died here */
+	else
+		r->hdr->c.file_hwm = UINT32_MAX;
+	vl_pool_rebuild(r);
+	ck_assert_uint_eq(r->hdr->c.ranges, 1);
+	ck_assert_uint_eq(r->hdr->c.volatile_bytes, 10);
+	ck_assert_msg(r->hdr->c.files_used == 1,
+		      "files_used %u after rebuild: never-used (all zero) file slots were "
+		      "quarantined as records that fail their sum",
+		      r->hdr->c.files_used);
+	for (i = 2; i < r->file_cap; i++) {
+		id = th_ident(2, i);
+		fresh = -1;
+		fi = vl_file_create(r, &id, &fresh);
+		ck_assert_msg(fi != VL_NIL, "file %u of %u: the region is full after rebuild", i,
+			      r->file_cap - 1);
+		ck_assert_uint_ne(fi, a);
+		ck_assert_msg(fresh == 1, "never-used slot %u handed out with fresh %d: its lock "
+			      "would not be initialised", fi, fresh);
+	}
+	th_region_fini(&t);
+}
+END_TEST
+
+/*
+ * The region totals are read from the file records, not the nodes: a
+ * holder of a file's lock may be half way through a change whose commit
+ * (both totals at once) is still to come.
+ */
+START_TEST(test_rebuild_totals_from_records)
+{
+	struct th_region t;
+	const struct vl_region *r;
+	struct vl_change c;
+	uint32_t fi, spare;
+	uint64_t vb;
+
+	th_region_init(&t, 32, 4);
+	r = &t.r;
+	fi = th_file_new(r, 1, 1);
+	pmark(r, fi, 0, 10);
+	pmark(r, fi, 20, 30);
+	ppurge_oldest(r);
+	vb = r->hdr->c.volatile_bytes;
+	ck_assert_uint_eq(vb, 10);
+	ck_assert_uint_eq(r->hdr->c.purged_bytes, 10);
+	/* the ranges change, the commit has not come yet */
+	spare = vl_node_alloc(r, fi);
+	ck_assert_int_eq(vl_ranges_mark(r, th_root(r, fi), fi, 40, 50, spare, &c), 0);
+	ck_assert_int_eq(vl_ranges_unmark(r, th_root(r, fi), fi, 20, 25, VL_NIL, &c), 0);
+	vl_pool_rebuild(r);
+	ck_assert_uint_eq(r->hdr->c.ranges, 2);
+	ck_assert_uint_eq(r->hdr->c.ranges_purged, 1);
+	ck_assert_uint_eq(r->hdr->c.volatile_bytes, vb);
+	ck_assert_uint_eq(r->hdr->c.purged_bytes, 10);
+	ck_assert_uint_eq(r->hdr->c.nodes_used, 3); /* the nodes are all there */
+	ck_assert_uint_eq(r->hdr->c.files_used, 1);
+	th_region_fini(&t);
+}
+END_TEST
+
+/*
+ * A release cut off after writing the state (and maybe the gen), before
+ * the sum: the record is read as it now is, resealed, and placed by it.
+ * A change of gen alone likewise.
+ */
+START_TEST(test_rebuild_torn_state)
+{
+	struct th_region t;
+	const struct vl_region *r;
+	struct pool_snap *s = malloc(sizeof(*s));
+	uint32_t files[NFILES], e[3], fi, i;
+	struct vl_ident eid[3], grown;
+	uint64_t rng = 777;
+	struct vl_file *f;
+
+	ck_assert_ptr_nonnull(s);
+	th_region_init(&t, 400, 16);
+	r = &t.r;
+	build_pool(r, 100, &rng, files);
+	/* three empty files, as a file is before its release */
+	for (i = 0; i < 3; i++) {
+		int fresh;
+
+		eid[i] = th_ident(0x803, 10 + i);
+		e[i] = vl_file_create(r, &eid[i], &fresh);
+		ck_assert_uint_ne(e[i], VL_NIL);
+	}
+	ck_assert_uint_eq(e[0], files[6]); /* the freed slot first, gen 1 */
+	ck_assert_uint_eq(vl_file_at(r, e[0])->h.gen, 1);
+	/* the third has been through many files: its gen is about to wrap */
+	vl_file_at(r, e[2])->h.gen = UINT32_MAX;
+	vl_file_seal(r, vl_file_at(r, e[2]));
+	take_snap(r, s);
+
+	/* e0: state written, gen not yet: rebuild finishes the release, gen++ */
+	f = vl_file_at(r, e[0]);
+	f->h.state = VL_FILE_FREE;
+	ck_assert(!vl_file_ok(r, f));
+	s->file_state[e[0]] = VL_FILE_FREE;
+	s->file_gen[e[0]]++;
+	s->c.files_used--;
+	/* e1: state and gen written */
+	f = vl_file_at(r, e[1]);
+	f->h.state = VL_FILE_FREE;
+	f->h.gen++;
+	ck_assert(!vl_file_ok(r, f));
+	s->file_state[e[1]] = VL_FILE_FREE;
+	s->file_gen[e[1]]++;
+	s->c.files_used--;
+	/* e2: state and gen written, the gen wrapped to 0 */
+	f = vl_file_at(r, e[2]);
+	f->h.state = VL_FILE_FREE;
+	f->h.gen++;
+	ck_assert_uint_eq(f->h.gen, 0);
+	ck_assert(!vl_file_ok(r, f));
+	s->file_state[e[2]] = VL_FILE_FREE;
+	s->file_gen[e[2]] = 0;
+	s->c.files_used--;
+	/* files[3], LIVE with ranges: a new gen, the sum not yet */
+	f = vl_file_at(r, files[3]);
+	ck_assert_uint_gt(f->h.nranges, 0);
+	f->h.gen++;
+	ck_assert(!vl_file_ok(r, f));
+	s->file_gen[files[3]]++;
+
+	scramble(r, &rng);
+	vl_pool_rebuild(r);
+	check_rebuilt(r, s, 1);
+	for (i = 0; i < 3; i++) {
+		ck_assert(vl_file_ok(r, vl_file_at(r, e[i])));
+		ck_assert_int_eq(vl_file_lookup(r, &eid[i], &fi), 0);
+		ck_assert_uint_eq(fi, VL_NIL);
+	}
+	/* the LIVE one with its new gen: in the table, its ranges counted */
+	f = vl_file_at(r, files[3]);
+	ck_assert(vl_file_ok(r, f));
+	ck_assert_uint_eq(f->h.state, VL_FILE_LIVE);
+	ck_assert_uint_eq(f->h.gen, s->file_gen[files[3]]);
+	grown = pool_ident(3);
+	ck_assert_int_eq(vl_file_lookup(r, &grown, &fi), 0);
+	ck_assert_uint_eq(fi, files[3]);
+	ck_assert_uint_eq(r->hdr->c.ranges, s->c.ranges);
+	/* sealed now: a second rebuild changes nothing */
+	vl_pool_rebuild(r);
+	check_rebuilt(r, s, 1);
+	/* the freed slots are handed out, lowest first, with the gens they had */
+	ck_assert(e[0] < e[1] && e[1] < e[2]);
+	for (i = 0; i < 3; i++) {
+		fi = th_file_new(r, 0x804, 1 + i);
+		ck_assert_uint_eq(fi, e[i]);
+		ck_assert_uint_eq(vl_file_at(r, fi)->h.gen, s->file_gen[fi]);
+	}
+	fi = th_file_new(r, 0x804, 9); /* then a fresh slot */
+	ck_assert_uint_eq(fi, r->hdr->c.file_hwm - 1);
+	ck_assert_uint_gt(fi, e[2]);
+	free(s);
+	th_region_fini(&t);
+}
+END_TEST
+
+/*
+ * A record whose sum fails for any other reason is quarantined: its
+ * identity cannot be trusted, so it is neither found nor reused, and it
+ * and its ranges are left as they are.
+ */
+START_TEST(test_rebuild_quarantine)
+{
+	struct th_region t;
+	const struct vl_region *r;
+	struct pool_snap *s = malloc(sizeof(*s));
+	static struct vl_node before[512];
+	static unsigned char mine[512];
+	struct vl_file rec;
+	struct vl_ident old, now, id;
+	uint32_t files[NFILES], v, fi, i, n, made = 0, free_slots = 0;
+	uint64_t rng = 4000 + (uint64_t)_i;
+	struct vl_file *f;
+	int was_live, nmine = 0;
+
+	ck_assert_ptr_nonnull(s);
+	th_region_init(&t, 400, 16);
+	r = &t.r;
+	build_pool(r, 0, &rng, files);
+	switch (_i) {
+	case 0: /* the twin, identity scribbled */
+	case 1:
+		v = files[NFILES - 1];
+		break;
+	case 2: /* the first twin, identity scribbled */
+		v = files[TWIN_OF];
+		break;
+	case 3: /* a state that does not exist */
+	case 4: /* a gen two ahead: not a torn change */
+	case 5: /* a gen one behind */
+		v = files[3 + (uint32_t)_i % 3];
+		break;
+	case 6: /* a scribbled check word */
+		v = files[5];
+		break;
+	default: /* a free slot, identity scribbled */
+		v = files[6];
+		break;
+	}
+	f = vl_file_at(r, v);
+	was_live = f->h.state == VL_FILE_LIVE;
+	ck_assert(vl_file_ok(r, f));
+	ck_assert_int_eq(was_live, _i != 7);
+	if (was_live)
+		ck_assert_uint_gt(f->h.nranges, 0);
+	old = f->h.ident;
+	take_snap(r, s);
+	/* the nodes that name it */
+	for (n = 1; n < r->hdr->c.node_hwm; n++) {
+		before[n] = *vl_node_at(r, n);
+		mine[n] = vl_node_state(vl_node_at(r, n)) != VL_NODE_FREE &&
+			  vl_node_file(vl_node_at(r, n)) == v;
+		nmine += mine[n];
+	}
+	ck_assert_int_eq(nmine, was_live ? (int)f->h.nranges : 0);
+
+	switch (_i) {
+	case 0:
+		f->h.ident.ino ^= 0x10;
+		break;
+	case 1:
+		f->h.ident.dev ^= 1;
+		break;
+	case 2:
+		f->h.ident.btime_nsec ^= 1;
+		break;
+	case 3:
+		f->h.state = 2;
+		break;
+	case 4:
+		f->h.gen += 2;
+		break;
+	case 5:
+		f->h.gen -= 1;
+		break;
+	case 6:
+		f->h.check ^= 0x40;
+		break;
+	default:
+		f->h.ident.dev ^= 1;
+		break;
+	}
+	ck_assert(!vl_file_ok(r, f));
+	now = f->h.ident;
+	s->file_bad[v] = 1;
+	if (was_live)
+		snap_drop_counts(s, f); /* it is not summed: a record we cannot read */
+	else
+		s->c.files_used++; /* a slot that is not free */
+
+	scramble(r, &rng);
+	rec = *f;
+	vl_pool_rebuild(r);
+	check_rebuilt(r, s, 1);
+	/* left as it is, byte for byte */
+	ck_assert(memcmp(&rec, f, sizeof(rec)) == 0);
+	/* found under neither identity */
+	ck_assert_int_eq(vl_file_lookup(r, &old, &fi), 0);
+	ck_assert_uint_eq(fi, VL_NIL);
+	ck_assert_int_eq(vl_file_lookup(r, &now, &fi), 0);
+	ck_assert_uint_eq(fi, VL_NIL);
+	/* while its twin, on the same probe run, is */
+	if (v == files[NFILES - 1] || v == files[TWIN_OF]) {
+		id = pool_ident(v == files[TWIN_OF] ? NFILES - 1 : TWIN_OF);
+		ck_assert_int_eq(vl_file_lookup(r, &id, &fi), 0);
+		ck_assert_uint_eq(fi, v == files[TWIN_OF] ? files[NFILES - 1] : files[TWIN_OF]);
+	}
+	/* its nodes are untouched (but for the LRU links) and still count as used */
+	for (n = 1; n < r->hdr->c.node_hwm; n++) {
+		const struct vl_node *x = vl_node_at(r, n);
+
+		if (!mine[n])
+			continue;
+		ck_assert_uint_eq(x->start, before[n].start);
+		ck_assert_uint_eq(x->end, before[n].end);
+		ck_assert_uint_eq(x->seq, before[n].seq);
+		ck_assert_uint_eq(x->check, before[n].check);
+		ck_assert_uint_eq(x->left, before[n].left);
+		ck_assert_uint_eq(x->right, before[n].right);
+		ck_assert_uint_eq(x->parent, before[n].parent);
+		ck_assert_uint_eq(x->meta, before[n].meta);
+		ck_assert(vl_node_ok(r, x));
+	}
+	if (was_live)
+		ck_assert_int_eq(vl_rb_check(r, f->h.root, v), nmine);
+	/* a second rebuild: still quarantined, still untouched */
+	vl_pool_rebuild(r);
+	check_rebuilt(r, s, 1);
+	ck_assert(memcmp(&rec, f, sizeof(rec)) == 0);
+	/* its slot is never handed out: fill the region */
+	for (i = 1; i < r->hdr->c.file_hwm; i++)
+		free_slots += !s->file_bad[i] && s->file_state[i] == VL_FILE_FREE;
+	for (;;) {
+		int fresh;
+
+		id = th_ident(0x805, 1 + made);
+		fi = vl_file_create(r, &id, &fresh);
+		if (fi == VL_NIL)
+			break;
+		ck_assert_uint_ne(fi, v);
+		made++;
+		ck_assert_uint_le(made, r->file_cap);
+	}
+	ck_assert_uint_eq(made, free_slots + (r->file_cap - s->c.file_hwm));
+	ck_assert_uint_eq(r->hdr->c.files_used, r->file_cap - 1);
+	ck_assert(memcmp(&rec, f, sizeof(rec)) == 0);
+	for (i = 0; i < made; i++) {
+		id = th_ident(0x805, 1 + i);
+		ck_assert_int_eq(vl_file_lookup(r, &id, &fi), 0);
+		ck_assert_uint_ne(fi, VL_NIL);
+	}
+	free(s);
+	th_region_fini(&t);
+}
+END_TEST
+
+/*
+ * A node with a bad sum may be one a file's lock holder is rewriting right
+ * now: rebuild never frees it, and leaves it as it is.
+ */
+START_TEST(test_rebuild_keeps_bad_nodes)
+{
+	struct th_region t;
+	const struct vl_region *r;
+	struct pool_snap *s = malloc(sizeof(*s));
+	struct vl_node saved[3];
+	uint32_t fi, bad[3], k;
+	uint64_t rng = 99;
+
+	ck_assert_ptr_nonnull(s);
+	th_region_init(&t, 64, 4);
+	r = &t.r;
+	fi = th_file_new(r, 1, 1);
+	pmark(r, fi, 0, 10);
+	pmark(r, fi, 20, 30);
+	pmark(r, fi, 40, 50);
+	pmark(r, fi, 60, 70);
+	ppurge_oldest(r);                 /* [0,10) purged */
+	bad[0] = r->hdr->c.lru_head;      /* [20,30), unpurged */
+	bad[1] = vl_rb_first(r, *th_root(r, fi)); /* [0,10), purged */
+	bad[2] = vl_node_alloc(r, fi);    /* a spare, PENDING */
+	ck_assert_uint_eq(vl_node_at(r, bad[0])->start, 20);
+	ck_assert(vl_node_purged(vl_node_at(r, bad[1])));
+	take_snap(r, s);
+	/* cut off between writing a node's fields and its sum */
+	vl_node_at(r, bad[0])->end = 33;
+	vl_node_at(r, bad[1])->start = 2;
+	vl_node_at(r, bad[2])->start = 5;
+	vl_node_at(r, bad[2])->end = 6;
+	for (k = 0; k < 3; k++) {
+		ck_assert(!vl_node_ok(r, vl_node_at(r, bad[k])));
+		saved[k] = *vl_node_at(r, bad[k]);
+	}
+	scramble(r, &rng);
+	vl_pool_rebuild(r);
+	check_rebuilt(r, s, 1);
+	ck_assert_uint_eq(vl_node_state(vl_node_at(r, bad[0])), VL_NODE_LIVE);
+	ck_assert_uint_eq(vl_node_state(vl_node_at(r, bad[1])), VL_NODE_LIVE);
+	ck_assert_uint_eq(vl_node_state(vl_node_at(r, bad[2])), VL_NODE_PENDING);
+	for (k = 0; k < 3; k++) {
+		const struct vl_node *x = vl_node_at(r, bad[k]);
+
+		ck_assert_uint_eq(x->start, saved[k].start);
+		ck_assert_uint_eq(x->end, saved[k].end);
+		ck_assert_uint_eq(x->seq, saved[k].seq);
+		ck_assert_uint_eq(x->check, saved[k].check);
+		ck_assert_uint_eq(x->meta, saved[k].meta);
+		ck_assert_uint_eq(x->left, saved[k].left);
+		ck_assert_uint_eq(x->right, saved[k].right);
+		ck_assert_uint_eq(x->parent, saved[k].parent);
+	}
+	/* allocation goes on past them */
+	for (k = 0; k < 3; k++)
+		ck_assert_uint_ne(vl_node_alloc(r, fi), bad[k]);
+	free(s);
 	th_region_fini(&t);
 }
 END_TEST
@@ -1029,6 +1672,11 @@ static Suite *pool_suite(void)
 	tcase_add_loop_test(tc, test_rebuild, 0, 2);
 	tcase_add_test(tc, test_rebuild_with_splits);
 	tcase_add_test(tc, test_rebuild_clamps_hwm);
+	tcase_add_test(tc, test_rebuild_totals_from_records);
+	tcase_add_test(tc, test_rebuild_torn_state);
+	tcase_add_loop_test(tc, test_rebuild_quarantine, 0, 8);
+	tcase_add_test(tc, test_rebuild_keeps_bad_nodes);
+	tcase_add_loop_test(tc, test_rebuild_never_used_file_slots, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1443,6 +1443,189 @@ START_TEST(test_absorb_random)
 }
 END_TEST
 
+/* At the edges of the tree: empty, before the first range, after the last. */
+START_TEST(test_absorb_edges)
+{
+	struct world *w = world_new(64, 256);
+
+	do_absorb(w, 0, 10, 20, 0); /* into an empty tree */
+	expect(w, 0, "10-20u");
+	do_absorb(w, 0, 30, 40, 1); /* after the last, apart */
+	expect(w, 0, "10-20u 30-40p");
+	do_absorb(w, 0, 0, 5, 0); /* before the first, apart */
+	expect(w, 0, "0-5u 10-20u 30-40p");
+	do_absorb(w, 0, 5, 10, 0); /* touches both, overlaps none */
+	expect(w, 0, "0-20u 30-40p");
+	do_absorb(w, 0, 20, 30, 1); /* touches both; only the right one is purged */
+	expect(w, 0, "0-20u 20-40p");
+	do_absorb(w, 0, 40, 41, 1); /* touches the last */
+	expect(w, 0, "0-20u 20-41p");
+	world_free(w);
+}
+END_TEST
+
+struct absorb_op {
+	uint64_t s, e;
+	int purged;
+	const char *what;
+};
+
+/* Make node bad the way euclean_case does. */
+static void spoil(struct world *w, uint32_t bad, int how)
+{
+	const struct vl_region *r = w->r;
+	struct vl_node *x = vl_node_at(r, bad);
+	uint32_t fi = vl_node_file(x);
+
+	switch (how) {
+	case 0: /* a scribbled check word */
+		x->check ^= 0x100;
+		break;
+	case 1: /* owned by another file */
+		x->meta = vl_meta(w->fi[1], VL_NODE_LIVE, vl_node_purged(x));
+		vl_node_seal(r, x);
+		break;
+	case 2: /* not LIVE */
+		x->meta = vl_meta(fi, VL_NODE_PENDING, vl_node_purged(x));
+		vl_node_seal(r, x);
+		break;
+	default: /* on the free list, as far as its state says */
+		x->meta = vl_meta(fi, VL_NODE_FREE, vl_node_purged(x));
+		vl_node_seal(r, x);
+		break;
+	}
+}
+
+/*
+ * File 0 holds [0,10)U [20,30)U [40,50)U [60,70)U [80,90)P; the range at
+ * bad_at is made bad by `how`. Absorbing a node whose overlapped ranges,
+ * or whose left or right neighbour (touching it or not), include the bad
+ * range gives -EUCLEAN and changes no byte of the region: tree, counters,
+ * every node. A failing absorb is undone from the snapshot so every case
+ * is tried; the failures go into fails (size bytes), and their number is
+ * returned.
+ */
+static int absorb_euclean_case(int how, uint64_t bad_at, char *fails, size_t size)
+{
+	static const struct absorb_op at40[] = {
+		{ 42, 45, 0, "inside it" },
+		{ 40, 50, 1, "exactly it" },
+		{ 35, 45, 0, "overlaps it alone" },
+		{ 25, 45, 0, "a run that ends with it" },
+		{ 45, 65, 0, "a run that starts with it" },
+		{ 5, 95, 1, "a run across it" },
+		{ 50, 55, 0, "it touches on the left" },
+		{ 52, 55, 1, "it is the left neighbour, apart" },
+		{ 55, 60, 0, "it is the left neighbour, [60,70) touches on the right" },
+		{ 35, 40, 0, "it touches on the right, nothing overlapped" },
+		{ 32, 38, 1, "it is the right neighbour, apart, nothing overlapped" },
+		{ 30, 40, 0, "touching both sides, it on the right" },
+	};
+	static const struct absorb_op at80[] = {
+		{ 90, 95, 1, "it is the last and touches on the left" },
+		{ 95, 100, 0, "it is the last, apart" },
+		{ 85, 88, 0, "inside it" },
+		{ 75, 85, 1, "overlaps it alone" },
+		{ 70, 80, 1, "it touches on the right, nothing overlapped" },
+		{ 72, 78, 0, "it is the right neighbour, apart, nothing overlapped" },
+	};
+	const struct absorb_op *ops = bad_at == 40 ? at40 : at80;
+	size_t nops = bad_at == 40 ? sizeof(at40) / sizeof(at40[0]) : sizeof(at80) / sizeof(at80[0]);
+	struct world *w = world_new(64, 256);
+	const struct vl_region *r = w->r;
+	uint32_t fi = w->fi[0], bad;
+	size_t i, len = strlen(fails);
+	int nfail = 0;
+
+	do_mark(w, 0, 0, 10);
+	do_mark(w, 0, 20, 30);
+	do_mark(w, 0, 40, 50);
+	do_mark(w, 0, 60, 70);
+	do_mark(w, 0, 80, 90);
+	purge_at(w, 0, 80);
+	bad = node_with_start(w, 0, bad_at);
+	spoil(w, bad, how);
+	ck_assert_int_eq(vl_rb_check(r, *th_root(r, fi), fi), -EUCLEAN);
+	for (i = 0; i < nops; i++) {
+		struct vl_change c;
+		uint32_t n = th_node_live(r, fi, ops[i].s, ops[i].e, ops[i].purged, 1000);
+		int err;
+
+		snapshot(w);
+		err = vl_ranges_absorb(r, th_root(r, fi), fi, n, &c);
+		if (err != -EUCLEAN || !unchanged(w)) {
+			nfail++;
+			if (len + 200 < size)
+				len += (size_t)snprintf(fails + len, size - len,
+							"\n  bad way %d: absorb [%" PRIu64 ",%" PRIu64
+							")%c (%s): %d%s",
+							how, ops[i].s, ops[i].e, ops[i].purged ? 'P' : 'U',
+							ops[i].what, err,
+							unchanged(w) ? "" : ", region changed");
+			memcpy(w->t.base, w->snap, w->t.g.region_size);
+		}
+		vl_node_free(r, n);
+	}
+	/* absorbs far from the bad range still work */
+	{
+		struct vl_change c;
+		uint32_t n = th_node_live(r, fi, bad_at == 40 ? 12 : 32, bad_at == 40 ? 15 : 35, 0, 7);
+
+		ck_assert_int_eq(vl_ranges_absorb(r, th_root(r, fi), fi, n, &c), 0);
+		vl_commit(r, fi, &c, VL_NIL);
+	}
+	world_free(w);
+	return nfail;
+}
+
+/* _i = 0: a range in the middle is bad; 1: the last range is bad. */
+START_TEST(test_absorb_euclean_nothing_changed)
+{
+	static const uint64_t bad_at[] = { 40, 80 };
+	static char fails[8192];
+	int how, nfail = 0;
+
+	fails[0] = 0;
+	for (how = 0; how < 4; how++)
+		nfail += absorb_euclean_case(how, bad_at[_i], fails, sizeof(fails));
+	ck_assert_msg(nfail == 0,
+		      "range at %" PRIu64 " made bad: %d absorbs did not fail with -EUCLEAN "
+		      "leaving the region as it was:%s",
+		      bad_at[_i], nfail, fails);
+}
+END_TEST
+
+/* The node to absorb is itself bad: -EUCLEAN, nothing changed. */
+START_TEST(test_absorb_bad_node_changes_nothing)
+{
+	struct world *w = world_new(64, 256);
+	const struct vl_region *r = w->r;
+	uint32_t fi = w->fi[0], n;
+	struct vl_change c;
+	int how;
+
+	do_mark(w, 0, 0, 10);
+	do_mark(w, 0, 20, 30);
+	for (how = 0; how < 4; how++) {
+		n = th_node_live(r, fi, 5, 25, 0, 1000);
+		spoil(w, n, how);
+		snapshot(w);
+		ck_assert_int_eq(vl_ranges_absorb(r, th_root(r, fi), fi, n, &c), -EUCLEAN);
+		ck_assert(unchanged(w));
+		vl_node_at(r, n)->meta = vl_meta(fi, VL_NODE_PENDING, 0);
+		vl_node_free(r, n);
+	}
+	/* an empty range is no range */
+	n = th_node_live(r, fi, 12, 12, 0, 1000);
+	snapshot(w);
+	ck_assert_int_eq(vl_ranges_absorb(r, th_root(r, fi), fi, n, &c), -EUCLEAN);
+	ck_assert(unchanged(w));
+	vl_node_free(r, n);
+	verify(w);
+	world_free(w);
+}
+END_TEST
+
 /* ---- the random run ------------------------------------------------------------ */
 
 static void rand_span(uint64_t *rng, uint64_t space, uint64_t maxlen, uint64_t *s, uint64_t *e)
@@ -1609,6 +1792,9 @@ static Suite *ranges_suite(void)
 	tcase_add_test(tc, test_absorb_touching_both_sides);
 	tcase_add_test(tc, test_absorb_touching_judged_by_final_state);
 	tcase_add_loop_test(tc, test_absorb_random, 0, 3);
+	tcase_add_test(tc, test_absorb_edges);
+	tcase_add_loop_test(tc, test_absorb_euclean_nothing_changed, 0, 2);
+	tcase_add_test(tc, test_absorb_bad_node_changes_nothing);
 	suite_add_tcase(s, tc);
 
 	tc = th_tcase("random", 60);

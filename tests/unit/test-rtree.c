@@ -137,6 +137,9 @@ static void rt_verify(const struct rt *x, uint64_t *rng, int full_sweep)
 	}
 	th_check((n) == (VL_NIL));
 	th_check((seen) == (x->count));
+	/* last: the rightmost node, where the reverse walk starts */
+	th_check_msg(vl_rb_last(r, *x->root) == last, "vl_rb_last = %u, want %u",
+		     vl_rb_last(r, *x->root), last);
 
 	/* backward: prev from the last */
 	n = last;
@@ -179,12 +182,14 @@ START_TEST(test_empty)
 	rt_init(&x);
 	ck_assert_int_eq(vl_rb_check(x.r, VL_NIL, x.fi), 0);
 	ck_assert_uint_eq(vl_rb_first(x.r, VL_NIL), VL_NIL);
+	ck_assert_uint_eq(vl_rb_last(x.r, VL_NIL), VL_NIL);
 	ck_assert_uint_eq(vl_rb_end_at_least(x.r, VL_NIL, 0, 0), VL_NIL);
 	ck_assert_uint_eq(vl_rb_end_at_least(x.r, VL_NIL, 0, 1), VL_NIL);
 	rt_verify(&x, &rng, 1);
 	rt_insert(&x, 5);
 	rt_verify(&x, &rng, 1);
 	ck_assert_uint_eq(vl_rb_first(x.r, *x.root), x.node_of[5]);
+	ck_assert_uint_eq(vl_rb_last(x.r, *x.root), x.node_of[5]);
 	ck_assert_uint_eq(vl_rb_next(x.r, x.node_of[5]), VL_NIL);
 	ck_assert_uint_eq(vl_rb_prev(x.r, x.node_of[5]), VL_NIL);
 	/* the single node is the root and black */
@@ -412,6 +417,7 @@ static void poke_all(struct rt *x)
 		th_check(n == VL_NIL || n < r->node_cap);
 	}
 	(void)vl_rb_first(r, *x->root);
+	(void)vl_rb_last(r, *x->root);
 	for (i = 0; i < r->node_cap + 3; i++) {
 		(void)vl_rb_next(r, i);
 		(void)vl_rb_prev(r, i);

@@ -1,0 +1,400 @@
+#!/bin/sh
+# Forgetting the records of files that are gone (SPEC 4; README "Limits").
+#
+# A purge that cannot reach a file forgets its purged ranges only when the
+# file is certainly gone: no process of the user holds or maps it, every
+# process of the user could be looked into, for a named file a search of
+# its tmpfs finds no name for it, and it was found so twice, at least 3 s
+# apart. Until then UNMARK of a purged range keeps saying 1.
+#
+# As root, PID 1 of some sandboxes cannot be looked into even by root, and
+# then nothing is ever certainly gone; so everything here runs as an
+# unprivileged user (nobody, through setpriv, or another uid no process
+# runs as), whose every process can be looked into, with a region of its own.
+#
+#   a. a memfd whose holder exited: kept by a first purge and by a second
+#      one less than 3 s later, forgotten by one 3 s after the first;
+#   b. a memfd whose holder is alive but not dumpable: kept by purges 3 s
+#      apart (by every purge); the holder's UNMARK of the purged range says 1;
+#   c. a memfd the purging process itself holds, by an fd number other than
+#      the one it marked with: its own budget purge finds it and keeps it;
+#   d. a named tmpfs file: unlinked, forgotten like a memfd; renamed, found
+#      again by its new name, its purged range kept. (On a private tmpfs, so
+#      that nothing else on it hides a name from the search.)
+. "$(dirname "$0")/lib.sh"
+
+# ---- running things as the user -----------------------------------------------------
+# GC_AS (a command prefix), GC_VT, GC_VOL, GC_LIB: set by the outer run,
+# inherited by the part run in a mount namespace.
+
+as_user() {
+	# word splitting of $GC_AS is intended: setpriv and its options, or nothing
+	# shellcheck disable=SC2086
+	timeout "$VL_TIMEOUT" $GC_AS "$@"
+}
+
+uvt() {
+	as_user "$GC_VT" "$@"
+}
+
+# usvt [VAR=VALUE...] -- ARGS: vt with the library, as the user (the
+# library is preloaded into vt only: env runs as the user already)
+usvt() {
+	_env=
+	while [ "$#" -gt 0 ] && [ "$1" != -- ]; do
+		_env="$_env $1"
+		shift
+	done
+	[ "$#" -gt 0 ] && shift
+	# shellcheck disable=SC2086
+	as_user env $_env LD_PRELOAD="$GC_LIB" "$GC_VT" "$@"
+}
+
+uvol() {
+	as_user "$GC_VOL" "$@"
+}
+
+# Holders still running when the test ends (it failed) are the user's
+# processes, that another run of this test would have to look into: they
+# are ended, by their pids, at exit.
+GC_LIVE=
+gc_cleanup() {
+	for p in $GC_LIVE; do
+		kill -9 "$p" 2>/dev/null
+	done
+	cleanup
+}
+
+# the pid a holder printed first: its own, to be ended at exit
+holder_pid() {
+	_p=$(sed -n '1s/^pid = //p' "$WORK/$1.out")
+	[ -n "$_p" ] || { show "$1"; fail "$1 printed no pid"; }
+	GC_LIVE="$GC_LIVE $_p"
+}
+
+GC_N=0
+# a fresh region, in the user's directory
+gc_region() {
+	GC_N=$((GC_N + 1))
+	VOLATILE_REGION=$U/region.$GC_N
+	export VOLATILE_REGION
+}
+
+# ustatus NAME: `volatile status --json`, as the user, into NAME.out
+ustatus() {
+	ok "$1" uvol status --json
+	"$PYTHON" -m json.tool "$WORK/$1.out" >/dev/null 2>"$WORK/$1.jsonerr" || {
+		cat "$WORK/$1.out" "$WORK/$1.jsonerr" >&2
+		fail "$1: volatile status --json is not valid JSON"
+	}
+}
+
+# ranges NAME: the ranges of every file in status NAME, [[off, len, purged]...] a file
+ranges() {
+	jq_py "$1" "[[[r['offset'], r['length'], r['purged']] for r in x['ranges']] for x in d['file_list']]"
+}
+
+# upurge NAME: `volatile purge --all` as the user, which must succeed
+upurge() {
+	ok "$1" uvol purge --all
+}
+
+# ---- d. named files, in a private mount namespace --------------------------------
+part_d() {
+	mnt=$U/mnt
+	mkdir -p "$mnt" || fail "mkdir $mnt"
+	mount -t tmpfs -o "size=4M,mode=0755,uid=$GC_UID,gid=$GC_UID" vlgc "$mnt" 2>"$WORK/mount.err" ||
+		exit 78
+	[ "$(fs_type "$mnt")" = tmpfs ] || fail "$mnt is not a tmpfs after mounting one"
+	gc_region
+	f1=$mnt/unlinked
+	f2=$mnt/renamed
+	f3=$mnt/renamed.new
+
+	# each file: [0,8K) purged, [16K,24K) volatile; the marker exits, then
+	# f1 is unlinked and f2 renamed
+	ok d-mark usvt -- open "$f1" rwc fill 0 64K A mark 0 8K open "$f2" rwc fill 0 64K B \
+		mark 0 8K fd 3 mark 16K 8K fd 4 mark 16K 8K
+	expect_out d-mark <<EOF
+open $f1 rwc = 3
+fill 0 64K A = ok
+mark 0 8K = 0
+open $f2 rwc = 4
+fill 0 64K B = ok
+mark 0 8K = 0
+fd 3
+mark 16K 8K = 0
+fd 4
+mark 16K 8K = 0
+EOF
+	ok d-purge0 uvol purge --bytes 16K
+	expect_line d-purge0 "purged 2 ranges, 16384 bytes"
+	ok d-unlink uvt unlink "$f1"
+	mv "$f2" "$f3" || fail "mv $f2 $f3"
+	ustatus d-st0
+	expect_eq "records before any purge" "$(jq_py d-st0 "sorted([x['path'] for x in d['file_list']])")" \
+		"[\"$f2\", \"$f1\"]"
+	expect_eq "their ranges before any purge" "$(ranges d-st0)" \
+		"[[[0, 8192, true], [16384, 8192, false]], [[0, 8192, true], [16384, 8192, false]]]"
+
+	# the first purge: the unlinked file is found gone (once), the renamed
+	# one found again by its new name
+	upurge d-purge1
+	grep -q 'unreachable' "$WORK/d-purge1.out" || { show d-purge1; fail "the unlinked file was not reported unreachable"; }
+	grep -q 'forgotten' "$WORK/d-purge1.out" && { show d-purge1; fail "a first purge forgot a file"; }
+	ustatus d-st1
+	expect_eq "files after a first purge" "$(jq_py d-st1 'd["files"]')" 2
+	expect_eq "the unlinked file's purged range after a first purge" \
+		"$(jq_py d-st1 "[[r['offset'], r['length'], r['purged']] for x in d['file_list'] if x['path'] == '$f1' for r in x['ranges'] if r['purged']]")" \
+		"[[0, 8192, true]]"
+	# (soft: when the search fails, what the renamed file's UNMARK says at
+	# the end is worth seeing too)
+	soft expect_eq "the renamed file's path after a first purge (found by the search)" \
+		"$(jq_py d-st1 "sorted([x['path'] for x in d['file_list'] if x['path'] != '$f1'])")" "[\"$f3\"]"
+	# (found by the purge's own search, so purged by it too: --all)
+	soft expect_eq "the renamed file's purged ranges after a first purge" \
+		"$(jq_py d-st1 "[[r['offset'], r['length'], r['purged']] for x in d['file_list'] if x['path'] != '$f1' for r in x['ranges'] if r['purged']]")" \
+		"[[0, 8192, true], [16384, 8192, true]]"
+
+	# 3 s later: the unlinked file is forgotten; the renamed one is kept
+	sleep 3.2
+	upurge d-purge2
+	grep -q 'forgotten' "$WORK/d-purge2.out" || { show d-purge2; fail "the unlinked file was not forgotten 3 s later"; }
+	grep -q '; 1 file gone, forgotten' "$WORK/d-purge2.out" || {
+		show d-purge2
+		echo "FAIL: $TEST_NAME: not one file forgotten 3 s later" >&2
+		FAILED=1
+	}
+	ustatus d-st2
+	expect_eq "the unlinked file's records 3 s later" \
+		"$(jq_py d-st2 "[x['ranges'] for x in d['file_list'] if x['path'] == '$f1']")" "[]"
+	soft expect_eq "the file kept 3 s later" "$(jq_py d-st2 "[x['path'] for x in d['file_list']]")" "[\"$f3\"]"
+	soft expect_eq "its ranges" "$(ranges d-st2)" "[[[0, 8192, true], [16384, 8192, true]]]"
+	soft expect_eq "purged bytes 3 s later" "$(jq_py d-st2 'd["purged_bytes"]')" 16384
+
+	ok d-unmark usvt -- open "$f3" rw unmark 0 8K expect 0 8K zero expect 8K 8K B \
+		unmark 16K 8K expect 16K 8K zero expect 24K 40K B
+	expect_out d-unmark <<EOF
+open $f3 rw = 3
+unmark 0 8K = 1
+expect 0 8K zero ok
+expect 8K 8K B ok
+unmark 16K 8K = 1
+expect 16K 8K zero ok
+expect 24K 40K B ok
+EOF
+	ustatus d-st3
+	expect_eq "files at the end" "$(jq_py d-st3 'd["files"]')" 0
+	exit "$FAILED"
+}
+
+if [ "${1:-}" = --inside ]; then
+	part_d
+fi
+
+# ---- the user, and binaries it may run -------------------------------------------------
+need_cmd
+need_python
+trap gc_cleanup EXIT
+if [ "$(id -u)" -eq 0 ]; then
+	command -v setpriv >/dev/null 2>&1 ||
+		skip "setpriv (util-linux) is missing: as root these checks need an unprivileged user"
+	# a user no process runs as: every process of the user must be ours
+	GC_UID=
+	for u in 65534 64999 64998 64997; do
+		if ! awk -v u="$u" '$1 == "Uid:" && ($2 == u || $3 == u) { found = 1 } END { exit !found }' \
+			/proc/[0-9]*/status 2>/dev/null; then
+			GC_UID=$u
+			break
+		fi
+	done
+	[ -n "$GC_UID" ] || skip "processes run as each of the uids this test would use"
+	[ "$GC_UID" = 65534 ] || say "processes run as nobody (65534) here: uid $GC_UID is used"
+	GC_AS="setpriv --reuid=$GC_UID --regid=$GC_UID --clear-groups --"
+	# nobody must be able to reach its directory inside $WORK
+	chmod 0711 "$WORK" || fail "chmod $WORK"
+else
+	GC_UID=$(id -u)
+	GC_AS=
+fi
+export GC_UID GC_AS
+U=$WORK/u
+mkdir "$U" || fail "mkdir $U"
+[ -z "$GC_AS" ] || chown "$GC_UID:$GC_UID" "$U" || fail "chown $U"
+chmod 0700 "$U"
+export U
+
+# can the user run $GC_VT with $GC_LIB, and $GC_VOL?
+runs_as_user() {
+	run probe usvt -- echo probe && [ "$rc" -eq 0 ] && [ ! -s "$WORK/probe.err" ] &&
+		grep -qx probe "$WORK/probe.out" && run probe2 uvol --help && [ "$rc" -eq 0 ]
+}
+GC_VT=$VT
+GC_VOL=$VOLATILE_CMD
+GC_LIB=$VOLATILE_LIBRARY
+if ! runs_as_user; then
+	# the build tree is out of the user's reach: copies, on a disk (a
+	# tmpfs may be mounted noexec), else in $WORK
+	say "user $GC_UID cannot run the build tree's programs: copies are used"
+	copied=
+	for d in ${DISK:+"$DISK"} "$WORK"; do
+		if ! { chmod 0711 "$d" && mkdir -p "$d/bin" &&
+			cp "$VT" "$VOLATILE_CMD" "$VOLATILE_LIBRARY" "$d/bin/" &&
+			chmod 0755 "$d/bin" "$d/bin/"*; }; then
+			continue
+		fi
+		GC_VT=$d/bin/vt
+		GC_VOL=$d/bin/volatile
+		GC_LIB=$d/bin/$(basename "$VOLATILE_LIBRARY")
+		if runs_as_user; then
+			copied=$d/bin
+			break
+		fi
+	done
+	[ -n "$copied" ] || skip "user $GC_UID cannot run the test programs, even copied: $(cat "$WORK/probe.err" 2>/dev/null)"
+fi
+export GC_VT GC_VOL GC_LIB
+
+# ---- a. a memfd whose holder exited ---------------------------------------------------
+gc_region
+ok a-mark usvt VOLATILE_BUDGET=8K -- memfd a 64K fill 0 64K A mark 0 8K mark 16K 8K \
+	expect 0 8K zero expect 8K 56K A
+expect_out a-mark <<EOF
+memfd a 64K = 3
+fill 0 64K A = ok
+mark 0 8K = 0
+mark 16K 8K = 0
+expect 0 8K zero ok
+expect 8K 56K A ok
+EOF
+ustatus a-st0
+expect_eq "ranges of the memfd whose holder exited" "$(ranges a-st0)" \
+	"[[[0, 8192, true], [16384, 8192, false]]]"
+
+t0=$(date +%s)
+upurge a-purge1
+grep -q '1 file unreachable' "$WORK/a-purge1.out" || { show a-purge1; fail "a first purge did not report the memfd unreachable"; }
+ustatus a-st1
+expect_eq "files after a first purge" "$(jq_py a-st1 'd["files"]')" 1
+expect_eq "the purged range after a first purge" \
+	"$(jq_py a-st1 "[[r['offset'], r['length']] for x in d['file_list'] for r in x['ranges'] if r['purged']]")" \
+	"[[0, 8192]]"
+expect_eq "purged bytes after a first purge" "$(jq_py a-st1 'd["purged_bytes"]')" 8192
+upurge a-purge2
+t1=$(date +%s)
+ustatus a-st2
+if [ $((t1 - t0)) -lt 3 ]; then
+	grep -q 'forgotten' "$WORK/a-purge2.out" && { show a-purge2; fail "a second purge less than 3 s after the first forgot the memfd"; }
+	expect_eq "the purged range after a second purge" \
+		"$(jq_py a-st2 "[[r['offset'], r['length']] for x in d['file_list'] for r in x['ranges'] if r['purged']]")" \
+		"[[0, 8192]]"
+else
+	say "the two purges were $((t1 - t0)) s apart: 'kept by the second one' not checked"
+fi
+sleep 3.2
+upurge a-purge3
+if ! grep -q 'forgotten' "$WORK/a-purge2.out"; then # (else the slow second purge did it)
+	grep -q '1 file gone, forgotten' "$WORK/a-purge3.out" || { show a-purge3; fail "the memfd was not forgotten by a purge 3 s after the first"; }
+fi
+ustatus a-st3
+expect_eq "files after the grace period" "$(jq_py a-st3 'd["files"]')" 0
+expect_eq "ranges after the grace period" "$(jq_py a-st3 'd["ranges"]')" 0
+expect_eq "purged bytes after the grace period" "$(jq_py a-st3 'd["purged_bytes"]')" 0
+expect_eq "volatile bytes after the grace period" "$(jq_py a-st3 'd["volatile_bytes"]')" 0
+
+# ---- b. a live holder that cannot be looked into ---------------------------------------
+gc_region
+bg b_hold usvt VOLATILE_BUDGET=8K -- pid memfd b 64K fill 0 64K B mark 0 8K mark 16K 8K nodump \
+	touch "$U/b-ready" wait "$U/b-go" \
+	unmark 0 8K expect 0 8K zero expect 8K 8K B unmark 16K 8K expect 16K 48K B
+wait_file "$U/b-ready"
+holder_pid b_hold
+ustatus b-st0
+expect_eq "ranges of the non-dumpable holder's memfd" "$(ranges b-st0)" \
+	"[[[0, 8192, true], [16384, 8192, false]]]"
+for i in 1 2; do
+	upurge b-purge$i
+	grep -q 'forgotten' "$WORK/b-purge$i.out" && { show b-purge$i; fail "purge $i forgot the memfd of a live process"; }
+	ustatus b-st$i
+	expect_eq "files after purge $i" "$(jq_py b-st$i 'd["files"]')" 1
+	expect_eq "the purged range after purge $i" \
+		"$(jq_py b-st$i "[[r['offset'], r['length']] for x in d['file_list'] for r in x['ranges'] if r['purged']]")" \
+		"[[0, 8192]]"
+	[ "$i" -eq 2 ] || sleep 3.2
+done
+touch "$U/b-go"
+wait_bg b_hold
+GC_LIVE=
+[ "$rc" -eq 0 ] || { show b_hold; fail "the non-dumpable holder: exit status $rc"; }
+expect_out b_hold <<EOF
+pid = $(sed -n '1s/^pid = //p' "$WORK/b_hold.out")
+memfd b 64K = 3
+fill 0 64K B = ok
+mark 0 8K = 0
+mark 16K 8K = 0
+nodump = 0
+touch $U/b-ready = 0
+wait $U/b-go
+unmark 0 8K = 1
+expect 0 8K zero ok
+expect 8K 8K B ok
+unmark 16K 8K = 0
+expect 16K 48K B ok
+EOF
+
+# ---- c. the purging process holds the memfd itself, by another fd number ---------------
+# memfd a: [0,8K) purged by the budget, [16K,24K) volatile; moved to fd 50
+# (fd 3, the number it was marked with, closed; memfd b takes it). b's MARK
+# makes the budget purge a's [16K,24K): the process must find a at fd 50.
+gc_region
+bg c_hold usvt VOLATILE_BUDGET=8K -- pid memfd a 64K fill 0 64K A mark 0 8K mark 16K 8K dup 50 \
+	memfd b 64K fill 0 64K B mark 0 8K touch "$U/c-ready" wait "$U/c-go" \
+	fd 50 unmark 0 8K expect 0 8K zero unmark 16K 8K expect 16K 8K zero \
+	expect 8K 8K A expect 24K 40K A
+wait_file "$U/c-ready"
+holder_pid c_hold
+ustatus c-st
+expect_eq "ranges of the two memfds after the budget purge" "$(ranges c-st)" \
+	"[[[0, 8192, true], [16384, 8192, true]], [[0, 8192, false]]]"
+touch "$U/c-go"
+wait_bg c_hold
+GC_LIVE=
+[ "$rc" -eq 0 ] || { show c_hold; fail "the process holding its memfd at fd 50: exit status $rc"; }
+expect_out c_hold <<EOF
+pid = $(sed -n '1s/^pid = //p' "$WORK/c_hold.out")
+memfd a 64K = 3
+fill 0 64K A = ok
+mark 0 8K = 0
+mark 16K 8K = 0
+dup 50 = 50
+memfd b 64K = 3
+fill 0 64K B = ok
+mark 0 8K = 0
+touch $U/c-ready = 0
+wait $U/c-go
+fd 50
+unmark 0 8K = 1
+expect 0 8K zero ok
+unmark 16K 8K = 1
+expect 16K 8K zero ok
+expect 8K 8K A ok
+expect 24K 40K A ok
+EOF
+
+# ---- d. named files: on a private tmpfs, in a mount namespace ---------------------------
+# (Not as an unprivileged user: its mount namespace would need a user
+# namespace, and from inside one its own processes outside it, this test's
+# shell among them, cannot be looked into; nothing would ever be gone.)
+[ "$(id -u)" -eq 0 ] || skip "not root: part d (named files, on a private tmpfs) not run; a-c passed"
+command -v unshare >/dev/null 2>&1 || skip "unshare (util-linux) is missing: part d (named files) not run; a-c passed"
+ns="unshare -m --propagation private"
+if ! $ns true 2>"$WORK/unshare.err"; then
+	skip "cannot make a mount namespace ($ns): $(cat "$WORK/unshare.err"); part d (named files) not run; a-c passed"
+fi
+VL_TEST_INNER=1
+export VL_TEST_INNER
+# shellcheck disable=SC2086
+$ns /bin/sh "$0" --inside
+rc=$?
+[ "$rc" -eq 78 ] && skip "cannot mount a private tmpfs: $(cat "$WORK/mount.err"); part d (named files) not run; a-c passed"
+exit "$rc"
