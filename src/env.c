@@ -38,6 +38,22 @@ static uint32_t capacity_from(const char *name, uint32_t dflt)
 	return (uint32_t)n;
 }
 
+/* SIZE or N%; 0 switches the rule off. */
+static void threshold_from(const char *name, struct vl_threshold *t)
+{
+	const char *v = getenv(name);
+
+	t->is_percent = 1;
+	t->percent = 10;
+	t->bytes = 0;
+	if (v != NULL && *v != '\0' && vl_parse_threshold(v, t) != 0) {
+		vl_log("%s=%s is neither a size nor a percentage; using 10%%", name, v);
+		t->is_percent = 1;
+		t->percent = 10;
+		t->bytes = 0;
+	}
+}
+
 static void load(void)
 {
 	const char *v;
@@ -62,6 +78,8 @@ static void load(void)
 	}
 	config.create_ranges = capacity_from("VOLATILE_REGION_RANGES", VL_DEFAULT_RANGES);
 	config.create_files = capacity_from("VOLATILE_REGION_FILES", VL_DEFAULT_FILES);
+	threshold_from("VOLATILE_MIN_AVAILABLE", &config.min_available);
+	threshold_from("VOLATILE_TMPFS_MIN_FREE", &config.tmpfs_min_free);
 }
 
 const struct vl_config *vl_config(void)

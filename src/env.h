@@ -4,6 +4,8 @@
 #ifndef VL_ENV_H
 #define VL_ENV_H
 
+#include "core/parse.h"
+
 #include <limits.h>
 #include <stdint.h>
 
@@ -14,6 +16,8 @@ struct vl_config {
 	int debug;               /* VOLATILE_DEBUG */
 	uint32_t create_ranges;  /* VOLATILE_REGION_RANGES: capacity of a new region */
 	uint32_t create_files;   /* VOLATILE_REGION_FILES */
+	struct vl_threshold min_available;  /* VOLATILE_MIN_AVAILABLE (10%) */
+	struct vl_threshold tmpfs_min_free; /* VOLATILE_TMPFS_MIN_FREE (10%) */
 };
 
 const struct vl_config *vl_config(void);

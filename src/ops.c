@@ -19,6 +19,7 @@
 #include "core/ranges.h"
 #include "ident.h"
 #include "log.h"
+#include "pressure.h"
 #include "purge.h"
 #include "reach.h"
 #include "region.h"
@@ -28,6 +29,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define RETRIES 64
@@ -212,6 +214,95 @@ static void enforce_budget(const struct vl_region *r, const struct found *fd, in
 	       rep.ranges, (unsigned long long)rep.bytes);
 }
 
+/*
+ * Memory and tmpfs space are looked at on MARK at most every 250 ms per
+ * process (a coarse clock read and a compare the rest of the time), so
+ * the check costs nothing a benchmark of MARK can see.
+ */
+#define PRESSURE_EVERY_MS 250
+static uint64_t pressure_checked_ms;
+
+static int pressure_due(void)
+{
+	struct timespec ts;
+	uint64_t now, last;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	last = __atomic_load_n(&pressure_checked_ms, __ATOMIC_RELAXED);
+	if (now - last < PRESSURE_EVERY_MS)
+		return 0;
+	/* one thread checks; the others go on */
+	return __atomic_compare_exchange_n(&pressure_checked_ms, &last, now, 0, __ATOMIC_RELAXED,
+					   __ATOMIC_RELAXED);
+}
+
+/* Purge oldest first while available memory is below VOLATILE_MIN_AVAILABLE. */
+static void relieve_memory(const struct vl_region *r, const struct vl_hint *h)
+{
+	const struct vl_config *cfg = vl_config();
+	struct vl_cgroup cg;
+	struct vl_memstate ms;
+	int have_cg = vl_own_cgroup(&cg) == 0;
+
+	/* freed memory shows at once; a few rounds bound the work if it does not */
+	for (int round = 0; round < 4; round++) {
+		struct vl_goal g = { 0 };
+		struct vl_purge_report rep;
+		uint64_t threshold;
+
+		if (vl_memstate_read(have_cg ? &cg : NULL, &ms) != 0)
+			return;
+		threshold = vl_threshold_bytes(&cfg->min_available, ms.total);
+		g.bytes = vl_purge_need(ms.available, threshold, 1u << 20);
+		if (g.bytes == 0)
+			return;
+		vl_purge(r, &g, h, &rep);
+		vl_log("low memory: %llu bytes available%s < %llu: purged %u ranges, %llu bytes",
+		       (unsigned long long)ms.available, ms.by_cgroup ? " in the cgroup" : "",
+		       (unsigned long long)threshold, rep.ranges, (unsigned long long)rep.bytes);
+		if (rep.bytes == 0)
+			return;
+	}
+}
+
+/* Purge this tmpfs's own ranges while its free space is below VOLATILE_TMPFS_MIN_FREE. */
+static void relieve_tmpfs(const struct vl_region *r, const struct vl_hint *h,
+			  const struct vl_stat *st)
+{
+	const struct vl_config *cfg = vl_config();
+	struct vl_goal g = { .use_dev = 1, .dev = st->id.dev };
+	struct vl_purge_report rep;
+	uint64_t free_bytes, size, threshold;
+
+	if (vl_tmpfs_space(h->fd, &free_bytes, &size) != 0)
+		return; /* a memfd: no size limit */
+	threshold = vl_threshold_bytes(&cfg->tmpfs_min_free, size);
+	g.bytes = vl_purge_need(free_bytes, threshold, 0);
+	if (g.bytes == 0)
+		return;
+	vl_purge(r, &g, h, &rep);
+	vl_log("tmpfs nearly full: %llu bytes free < %llu: purged %u ranges, %llu bytes",
+	       (unsigned long long)free_bytes, (unsigned long long)threshold, rep.ranges,
+	       (unsigned long long)rep.bytes);
+}
+
+static void enforce_pressure(const struct vl_region *r, const struct found *fd, int fdnum,
+			     const struct vl_stat *st)
+{
+	const struct vl_config *cfg = vl_config();
+	struct vl_hint h = { fd->fi, fd->gen, fdnum };
+
+	if (!vl_threshold_on(&cfg->min_available) && !vl_threshold_on(&cfg->tmpfs_min_free))
+		return;
+	if (!pressure_due())
+		return;
+	if (vl_threshold_on(&cfg->min_available))
+		relieve_memory(r, &h);
+	if (vl_threshold_on(&cfg->tmpfs_min_free))
+		relieve_tmpfs(r, &h, st);
+}
+
 static int mark(const struct vl_region *r, int fdnum, uint64_t s, uint64_t e,
 		const struct vl_stat *st)
 {
@@ -259,6 +350,7 @@ static int mark(const struct vl_region *r, int fdnum, uint64_t s, uint64_t e,
 	if (err)
 		return err;
 	enforce_budget(r, &fd, fdnum);
+	enforce_pressure(r, &fd, fdnum, st);
 	return 0;
 }
 

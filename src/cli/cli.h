@@ -19,6 +19,7 @@ int cmd_status(int argc, char **argv);
 int cmd_purge(int argc, char **argv);
 int cmd_mark(int argc, char **argv);
 int cmd_unmark(int argc, char **argv);
+int cmd_daemon(int argc, char **argv);
 
 /* Print "volatile: <msg>" and exit 2. */
 void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
@@ -34,6 +35,10 @@ uint64_t size_arg(const char *what, const char *s);
 struct option;
 int next_opt(int argc, char **argv, const char *shortopts, const struct option *longopts,
 	     const char *help);
+
+struct vl_threshold;
+/* "10%", "64 MiB"-ish bytes, or "0 (off)" */
+const char *threshold_text(const struct vl_threshold *t, char *buf, size_t size);
 
 /*
  * The region named by VOLATILE_REGION (or the default), for a tool:

@@ -18,6 +18,8 @@ static const char usage[] =
 	"                         purge volatile ranges now, oldest first\n"
 	"  mark FILE OFFSET LEN   mark bytes of a tmpfs file volatile\n"
 	"  unmark FILE OFFSET LEN unmark them; prints 'intact' (exit 0) or 'purged' (exit 1)\n"
+	"  daemon [--foreground] [--cgroup DIR] [--interval MS]\n"
+	"                         purge under memory pressure, in the background\n"
 	"\n"
 	"SIZE, OFFSET and LEN take K, M and G suffixes (powers of 1024).\n"
 	"The region is VOLATILE_REGION, or /dev/shm/libvolatile.<uid>.\n"
@@ -28,7 +30,7 @@ static const struct {
 	int (*fn)(int, char **);
 } commands[] = {
 	{ "run", cmd_run },       { "status", cmd_status }, { "purge", cmd_purge },
-	{ "mark", cmd_mark },     { "unmark", cmd_unmark },
+	{ "mark", cmd_mark },     { "unmark", cmd_unmark }, { "daemon", cmd_daemon },
 };
 
 int main(int argc, char **argv)

@@ -9,6 +9,7 @@
 #include "env.h"
 #include "core/pool.h"
 #include "core/rtree.h"
+#include "pressure.h"
 #include "reach.h"
 #include "region.h"
 
@@ -130,23 +131,27 @@ static void take_snapshot(struct snapshot *s)
 	vl_region_unmap(&r);
 }
 
-/* MemAvailable and MemTotal, in bytes; 0 if unknown. */
-static void memory(uint64_t *avail, uint64_t *total)
-{
-	char line[256];
-	unsigned long long kb;
-	FILE *f = fopen("/proc/meminfo", "re");
+/* Memory as the library sees it for this process (SPEC section 8). */
+struct pressure {
+	struct vl_cgroup cg;
+	int have_cg;
+	struct vl_memstate ms;
+	int known;
+	uint64_t threshold;
+	int low;
+};
 
-	*avail = *total = 0;
-	if (f == NULL)
+static void pressure_now(struct pressure *p)
+{
+	const struct vl_config *cfg = vl_config();
+
+	memset(p, 0, sizeof(*p));
+	p->have_cg = vl_own_cgroup(&p->cg) == 0;
+	p->known = vl_memstate_read(p->have_cg ? &p->cg : NULL, &p->ms) == 0;
+	if (!p->known)
 		return;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-			*avail = kb * 1024;
-		else if (sscanf(line, "MemTotal: %llu kB", &kb) == 1)
-			*total = kb * 1024;
-	}
-	fclose(f);
+	p->threshold = vl_threshold_bytes(&cfg->min_available, p->ms.total);
+	p->low = p->ms.available < p->threshold;
 }
 
 static const char *human(uint64_t v, char *buf, size_t size)
@@ -182,11 +187,20 @@ static void json_string(const char *s)
 	putchar('"');
 }
 
+static void json_limit(const char *key, uint64_t v)
+{
+	if (v == VL_UNLIMITED)
+		printf(", \"%s\": null", key);
+	else
+		printf(", \"%s\": %llu", key, (unsigned long long)v);
+}
+
 static void print_json(const struct snapshot *s, const struct vl_config *cfg)
 {
-	uint64_t avail, total;
+	struct pressure p;
+	char a[32], b[32];
 
-	memory(&avail, &total);
+	pressure_now(&p);
 	printf("{\"region\": ");
 	json_string(cfg->region);
 	printf(", \"exists\": %s", s->exists ? "true" : "false");
@@ -203,8 +217,23 @@ static void print_json(const struct snapshot *s, const struct vl_config *cfg)
 		printf(", \"budget\": %llu", (unsigned long long)cfg->budget);
 	else
 		printf(", \"budget\": null");
-	printf(", \"memory\": {\"available\": %llu, \"total\": %llu}",
-	       (unsigned long long)avail, (unsigned long long)total);
+	printf(", \"memory\": {\"available\": %llu, \"total\": %llu",
+	       (unsigned long long)p.ms.available, (unsigned long long)p.ms.total);
+	printf(", \"mem_available\": %llu, \"mem_total\": %llu",
+	       (unsigned long long)p.ms.mem_available, (unsigned long long)p.ms.mem_total);
+	printf(", \"cgroup\": ");
+	if (p.have_cg)
+		json_string(p.cg.dir);
+	else
+		printf("null");
+	printf(", \"cgroup_version\": %d", p.have_cg ? p.cg.version : 0);
+	json_limit("cgroup_limit", p.ms.cg_limit);
+	json_limit("cgroup_headroom", p.ms.cg_headroom);
+	printf("}, \"pressure\": {\"state\": \"%s\", \"min_available\": \"%s\""
+	       ", \"min_available_bytes\": %llu, \"tmpfs_min_free\": \"%s\"}",
+	       !p.known ? "unknown" : p.low ? "low" : "ok",
+	       threshold_text(&cfg->min_available, a, sizeof(a)), (unsigned long long)p.threshold,
+	       threshold_text(&cfg->tmpfs_min_free, b, sizeof(b)));
 	printf(", \"file_list\": [");
 	for (size_t i = 0; i < s->nfiles; i++) {
 		const struct file_out *f = &s->files[i];
@@ -241,10 +270,10 @@ static void print_json(const struct snapshot *s, const struct vl_config *cfg)
 
 static void print_text(const struct snapshot *s, const struct vl_config *cfg)
 {
-	char a[32], b[32];
-	uint64_t avail, total;
+	char a[32], b[32], c[32];
+	struct pressure p;
 
-	memory(&avail, &total);
+	pressure_now(&p);
 	printf("region:   %s%s\n", cfg->region, s->exists ? "" : " (not created yet)");
 	printf("files:    %u with volatile ranges\n", s->c.files_used);
 	printf("ranges:   %u (%u purged)\n", s->c.ranges, s->c.ranges_purged);
@@ -261,8 +290,15 @@ static void print_text(const struct snapshot *s, const struct vl_config *cfg)
 		       human(cfg->budget, a, sizeof(a)));
 	else
 		printf("budget:   none\n");
-	printf("memory:   %s available of %s\n", human(avail, a, sizeof(a)),
-	       human(total, b, sizeof(b)));
+	printf("memory:   %s available of %s%s\n", human(p.ms.available, a, sizeof(a)),
+	       human(p.ms.total, b, sizeof(b)), p.ms.by_cgroup ? " (the cgroup's headroom)" : "");
+	if (p.have_cg)
+		printf("cgroup:   %s (v%d), limit %s\n", p.cg.dir, p.cg.version,
+		       p.ms.cg_limit == VL_UNLIMITED ? "none" : human(p.ms.cg_limit, c, sizeof(c)));
+	printf("pressure: %s; purging below %s available (%s), and below %s free on a tmpfs\n",
+	       !p.known ? "unknown" : p.low ? "LOW" : "ok",
+	       threshold_text(&cfg->min_available, a, sizeof(a)), human(p.threshold, b, sizeof(b)),
+	       threshold_text(&cfg->tmpfs_min_free, c, sizeof(c)));
 	for (size_t i = 0; i < s->nfiles; i++) {
 		const struct file_out *f = &s->files[i];
 

@@ -61,6 +61,17 @@ int next_opt(int argc, char **argv, const char *shortopts, const struct option *
 	return c;
 }
 
+const char *threshold_text(const struct vl_threshold *t, char *buf, size_t size)
+{
+	if (!vl_threshold_on(t))
+		snprintf(buf, size, "0 (off)");
+	else if (t->is_percent)
+		snprintf(buf, size, "%u%%", t->percent);
+	else
+		snprintf(buf, size, "%llu bytes", (unsigned long long)t->bytes);
+	return buf;
+}
+
 int open_region(struct vl_region *r, int create)
 {
 	const struct vl_config *cfg = vl_config();

@@ -21,4 +21,10 @@ struct vl_threshold {
 };
 int vl_parse_threshold(const char *s, struct vl_threshold *t);
 
+/* Does the threshold ask for anything (0 and 0% switch a rule off)? */
+static inline int vl_threshold_on(const struct vl_threshold *t)
+{
+	return t->is_percent ? t->percent > 0 : t->bytes > 0;
+}
+
 #endif

@@ -1,0 +1,465 @@
+/*
+ * daemon.c - `volatile daemon [--foreground] [--cgroup DIR] [--interval MS]`
+ *
+ * Watches memory and purges volatile ranges, oldest first, when available
+ * memory (the system's, or the cgroup's headroom) falls below
+ * VOLATILE_MIN_AVAILABLE, and a tmpfs's own ranges when its free space
+ * falls below VOLATILE_TMPFS_MIN_FREE (SPEC section 8). So idle programs'
+ * caches give way too, not only those of programs that keep marking.
+ *
+ * It wakes on whatever the kernel offers, all optional:
+ *   - a PSI trigger on /proc/pressure/memory (or the cgroup v2 file
+ *     memory.pressure): some stall in a 2 s window;
+ *   - cgroup v1 eventfds: memory.pressure_level "low", and a threshold on
+ *     memory.usage_in_bytes at limit - VOLATILE_MIN_AVAILABLE;
+ *   - and a timer, which polls: every --interval (20 ms) while there is
+ *     something to purge, every second otherwise. PSI windows of 2 s and
+ *     more are too slow on their own to get ahead of an allocating program.
+ * Each purge is logged in one line: what, how much, why.
+ */
+#include "cli.h"
+
+#include "core/parse.h"
+#include "env.h"
+#include "pressure.h"
+#include "purge.h"
+#include "region.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/vfs.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/magic.h>
+
+static const char help[] =
+	"Usage: volatile daemon [--foreground] [--cgroup DIR] [--interval MS]\n"
+	"Watch memory and purge volatile ranges, oldest first, when available memory\n"
+	"falls below VOLATILE_MIN_AVAILABLE (default 10%: of the memory, or of the\n"
+	"cgroup's limit) or a tmpfs's free space below VOLATILE_TMPFS_MIN_FREE\n"
+	"(default 10% of it). Runs as the user, for the user's region.\n"
+	"\n"
+	"  --foreground    stay in the foreground and log to stderr (for systemd);\n"
+	"                  otherwise detach and log to syslog\n"
+	"  --cgroup DIR    watch this memory cgroup (a directory under\n"
+	"                  /sys/fs/cgroup) instead of the daemon's own\n"
+	"  --interval MS   poll this often while there is something to purge (20)\n"
+	"\n"
+	"It wakes on PSI triggers and cgroup v1 pressure events where the kernel\n"
+	"offers them, and polls otherwise. SIGTERM or SIGINT: it exits, status 0.\n"
+	"One daemon per region: a second one exits with status 2.\n";
+
+#define IDLE_MS 1000
+#define COLLECT_EVERY_S 60
+#define MAX_TMPFS 32
+
+static int use_syslog;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (use_syslog) {
+		vsyslog(LOG_INFO, fmt, ap);
+	} else {
+		fputs("volatile daemon: ", stderr);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	}
+	va_end(ap);
+}
+
+struct watch {
+	struct vl_region r;
+	struct vl_cgroup cg;
+	int have_cg;
+	int interval_ms;
+	int sfd, tfd, psi, v1_level, v1_usage;
+	uint64_t usage_armed; /* the v1 usage threshold registered, 0: none */
+	uint32_t last_collect;
+};
+
+/* ---- what wakes us ---------------------------------------------------------- */
+
+static int psi_trigger(const struct watch *w)
+{
+	static const char trig[] = "some 150000 2000000";
+	char path[PATH_MAX + 32];
+	int fd;
+
+	if (w->have_cg && w->cg.version == 2)
+		snprintf(path, sizeof(path), "%s/memory.pressure", w->cg.dir);
+	else
+		snprintf(path, sizeof(path), "/proc/pressure/memory");
+	fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	/* the kernel wants the NUL too */
+	if (write(fd, trig, sizeof(trig)) < 0) {
+		say("no PSI trigger on %s (%s): polling", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	say("PSI trigger on %s: %s", path, trig);
+	return fd;
+}
+
+/* cgroup v1: an eventfd signalled by `file` per `args`, via cgroup.event_control. */
+static int v1_event(const struct watch *w, const char *file, const char *args)
+{
+	char path[PATH_MAX + 64], line[128];
+	int efd, ffd, cfd, ok = 0;
+
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	snprintf(path, sizeof(path), "%s/%s", w->cg.dir, file);
+	ffd = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "%s/cgroup.event_control", w->cg.dir);
+	cfd = open(path, O_WRONLY | O_CLOEXEC);
+	if (efd >= 0 && ffd >= 0 && cfd >= 0) {
+		int n = snprintf(line, sizeof(line), "%d %d %s", efd, ffd, args);
+
+		ok = write(cfd, line, (size_t)n) == n;
+	}
+	if (ffd >= 0)
+		close(ffd);
+	if (cfd >= 0)
+		close(cfd);
+	if (!ok && efd >= 0) {
+		close(efd);
+		efd = -1;
+	}
+	return efd;
+}
+
+/* Re-arm the v1 usage threshold at limit - threshold (it fires when crossed). */
+static void arm_usage(struct watch *w, const struct vl_memstate *ms, uint64_t threshold)
+{
+	char args[32];
+	uint64_t at;
+
+	if (!w->have_cg || w->cg.version != 1 || ms->cg_limit == VL_UNLIMITED ||
+	    threshold >= ms->cg_limit)
+		return;
+	at = ms->cg_limit - threshold;
+	if (at == w->usage_armed)
+		return;
+	if (w->v1_usage >= 0)
+		close(w->v1_usage);
+	snprintf(args, sizeof(args), "%llu", (unsigned long long)at);
+	w->v1_usage = v1_event(w, "memory.usage_in_bytes", args);
+	w->usage_armed = w->v1_usage >= 0 ? at : 0;
+}
+
+static void drain(int fd)
+{
+	char buf[64];
+
+	if (fd >= 0)
+		while (read(fd, buf, sizeof(buf)) > 0)
+			;
+}
+
+/* ---- what we do when woken ---------------------------------------------------- */
+
+static void relieve_memory(struct watch *w)
+{
+	const struct vl_config *cfg = vl_config();
+	struct vl_memstate ms;
+
+	for (int round = 0; round < 8; round++) {
+		struct vl_goal g = { .thorough = 1 };
+		struct vl_purge_report rep;
+		uint64_t threshold;
+
+		if (vl_memstate_read(w->have_cg ? &w->cg : NULL, &ms) != 0)
+			return;
+		threshold = vl_threshold_bytes(&cfg->min_available, ms.total);
+		if (round == 0)
+			arm_usage(w, &ms, threshold);
+		g.bytes = vl_purge_need(ms.available, threshold, 1u << 20);
+		if (g.bytes == 0)
+			return;
+		vl_purge(&w->r, &g, NULL, &rep);
+		if (rep.ranges == 0 && rep.files_dropped == 0)
+			return; /* nothing (left) to purge */
+		say("purged %u range%s, %llu bytes: %s %llu bytes available < %llu", rep.ranges,
+		    rep.ranges == 1 ? "" : "s", (unsigned long long)rep.bytes,
+		    ms.by_cgroup ? "cgroup" : "memory", (unsigned long long)ms.available,
+		    (unsigned long long)threshold);
+	}
+}
+
+struct fs_seen {
+	uint64_t dev;
+	char path[VL_PATH_MAX];
+};
+
+/* A path of each tmpfs that holds named files with ranges. */
+static int tmpfs_list(struct watch *w, struct fs_seen *seen)
+{
+	const struct vl_region *r = &w->r;
+	uint32_t hwm;
+	int n = 0;
+
+	if (vl_lock_region(r) != 0)
+		return 0;
+	hwm = r->hdr->c.file_hwm < r->file_cap ? r->hdr->c.file_hwm : r->file_cap;
+	for (uint32_t fi = 1; fi < hwm && n < MAX_TMPFS; fi++) {
+		const struct vl_file *f = vl_file_at(r, fi);
+		int known = 0;
+
+		if (f->h.state != VL_FILE_LIVE || f->h.path_len == 0 ||
+		    f->h.path_len >= VL_PATH_MAX || f->h.vbytes == 0)
+			continue;
+		for (int i = 0; i < n; i++)
+			known |= seen[i].dev == f->h.ident.dev;
+		if (known)
+			continue;
+		seen[n].dev = f->h.ident.dev;
+		memcpy(seen[n].path, f->path, f->h.path_len);
+		seen[n].path[f->h.path_len] = '\0';
+		n++;
+	}
+	vl_unlock_region(r);
+	return n;
+}
+
+static void relieve_tmpfs(struct watch *w)
+{
+	const struct vl_config *cfg = vl_config();
+	struct fs_seen seen[MAX_TMPFS];
+	int n = tmpfs_list(w, seen);
+
+	for (int i = 0; i < n; i++) {
+		struct vl_goal g = { .use_dev = 1, .dev = seen[i].dev, .thorough = 1 };
+		struct vl_purge_report rep;
+		struct statfs sf;
+		struct stat st;
+		uint64_t free_bytes, size, threshold;
+
+		/* the path must still be on that file system */
+		if (stat(seen[i].path, &st) != 0 || (uint64_t)st.st_dev != seen[i].dev ||
+		    statfs(seen[i].path, &sf) != 0 || sf.f_type != TMPFS_MAGIC || sf.f_blocks == 0)
+			continue;
+		free_bytes = (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize;
+		size = (uint64_t)sf.f_blocks * (uint64_t)sf.f_bsize;
+		threshold = vl_threshold_bytes(&cfg->tmpfs_min_free, size);
+		g.bytes = vl_purge_need(free_bytes, threshold, 0);
+		if (g.bytes == 0)
+			continue;
+		vl_purge(&w->r, &g, NULL, &rep);
+		if (rep.ranges)
+			say("purged %u range%s, %llu bytes: tmpfs of %s: %llu bytes free < %llu",
+			    rep.ranges, rep.ranges == 1 ? "" : "s", (unsigned long long)rep.bytes,
+			    seen[i].path, (unsigned long long)free_bytes,
+			    (unsigned long long)threshold);
+	}
+}
+
+static void collect(struct watch *w)
+{
+	struct vl_purge_report rep;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (w->last_collect != 0 && (uint32_t)ts.tv_sec - w->last_collect < COLLECT_EVERY_S)
+		return;
+	w->last_collect = (uint32_t)ts.tv_sec;
+	vl_collect(&w->r, &rep);
+	if (rep.files_dropped)
+		say("forgot the records of %u file%s that are gone", rep.files_dropped,
+		    rep.files_dropped == 1 ? "" : "s");
+}
+
+static void set_timer(struct watch *w)
+{
+	int ms = w->r.hdr->c.volatile_bytes > 0 ? w->interval_ms : IDLE_MS;
+	struct itimerspec it = { { ms / 1000, (ms % 1000) * 1000000L },
+				 { ms / 1000, (ms % 1000) * 1000000L } };
+	struct itimerspec old;
+
+	timerfd_gettime(w->tfd, &old);
+	if (old.it_interval.tv_sec != it.it_interval.tv_sec ||
+	    old.it_interval.tv_nsec != it.it_interval.tv_nsec)
+		timerfd_settime(w->tfd, 0, &it, NULL);
+}
+
+/* ---- setup ---------------------------------------------------------------------- */
+
+/* One daemon per region: an flock on "<region>.daemon". */
+static int single(void)
+{
+	char path[PATH_MAX + 16];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s.daemon", vl_config()->region);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		die("daemon: %s: %s", path, strerror(errno));
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0)
+		die("daemon: already running for region %s", vl_config()->region);
+	return fd;
+}
+
+static void setup(struct watch *w, const char *cgroup)
+{
+	const struct vl_config *cfg = vl_config();
+	char a[32], b[32];
+	sigset_t mask;
+	int err;
+
+	open_region(&w->r, 1);
+	if (cgroup != NULL) {
+		err = vl_cgroup_at(cgroup, &w->cg);
+		if (err)
+			die("daemon: %s is not a memory cgroup directory (%s)", cgroup,
+			    strerror(-err));
+		w->have_cg = 1;
+	} else {
+		w->have_cg = vl_own_cgroup(&w->cg) == 0;
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	w->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	w->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (w->sfd < 0 || w->tfd < 0)
+		die("daemon: %s", strerror(errno));
+	w->psi = psi_trigger(w);
+	w->v1_level = w->v1_usage = -1;
+	if (w->have_cg && w->cg.version == 1) {
+		w->v1_level = v1_event(w, "memory.pressure_level", "low");
+		say("cgroup v1 %s: pressure events %s", w->cg.dir,
+		    w->v1_level >= 0 ? "on" : "unavailable");
+	} else if (w->have_cg) {
+		say("cgroup v2 %s", w->cg.dir);
+	}
+	say("watching region %s: purging when available memory < %s, tmpfs free < %s",
+	    cfg->region, threshold_text(&cfg->min_available, a, sizeof(a)),
+	    threshold_text(&cfg->tmpfs_min_free, b, sizeof(b)));
+}
+
+/* Fork into the background; the parent returns once the child is set up. */
+static void detach(int *ready)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	if (pipe2(p, O_CLOEXEC) != 0)
+		die("daemon: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		die("daemon: %s", strerror(errno));
+	if (pid > 0) {
+		close(p[1]);
+		/* the child writes one byte once it runs; EOF means it died */
+		exit(read(p[0], &c, 1) == 1 ? 0 : EXIT_USAGE);
+	}
+	close(p[0]);
+	setsid();
+	if (fork() != 0)
+		_exit(0);
+	*ready = p[1];
+}
+
+static void quiet_stdio(void)
+{
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	if (fd >= 0) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		if (fd > 2)
+			close(fd);
+	}
+	if (chdir("/") != 0) {
+		/* nothing depends on the directory */
+	}
+}
+
+int cmd_daemon(int argc, char **argv)
+{
+	static const struct option opts[] = { { "foreground", no_argument, NULL, 'f' },
+					      { "cgroup", required_argument, NULL, 'c' },
+					      { "interval", required_argument, NULL, 'i' },
+					      { "help", no_argument, NULL, 'h' },
+					      { 0 } };
+	struct watch w;
+	const char *cgroup = NULL;
+	int c, foreground = 0, ready = -1;
+
+	memset(&w, 0, sizeof(w));
+	w.interval_ms = 20;
+	optind = 1;
+	while ((c = next_opt(argc, argv, "+fc:i:h", opts, help)) != -1) {
+		if (c == 'f') {
+			foreground = 1;
+		} else if (c == 'c') {
+			cgroup = optarg;
+		} else if (c == 'i') {
+			uint64_t ms = size_arg("interval", optarg);
+
+			if (ms == 0 || ms > 60000)
+				die("daemon: --interval must be 1 to 60000 milliseconds");
+			w.interval_ms = (int)ms;
+		}
+	}
+	if (optind != argc)
+		die("daemon takes no arguments (try 'volatile daemon --help')");
+	single();
+	if (!foreground) {
+		detach(&ready);
+		openlog("volatile", LOG_PID, LOG_DAEMON);
+		use_syslog = 1;
+		quiet_stdio();
+	}
+	setup(&w, cgroup);
+	if (ready >= 0) {
+		if (write(ready, "", 1) != 1) {
+			/* the parent is gone: nothing to tell */
+		}
+		close(ready);
+	}
+
+	for (;;) {
+		struct pollfd pfd[5] = {
+			{ w.sfd, POLLIN, 0 },        { w.tfd, POLLIN, 0 },
+			{ w.psi, POLLPRI, 0 },       { w.v1_level, POLLIN, 0 },
+			{ w.v1_usage, POLLIN, 0 },
+		};
+
+		set_timer(&w);
+		if (poll(pfd, 5, -1) < 0 && errno != EINTR)
+			die("daemon: poll: %s", strerror(errno));
+		if (pfd[0].revents) {
+			say("exiting on a signal");
+			return 0;
+		}
+		drain(w.tfd);
+		drain(w.v1_level);
+		drain(w.v1_usage);
+		if (vl_threshold_on(&vl_config()->min_available))
+			relieve_memory(&w);
+		if (vl_threshold_on(&vl_config()->tmpfs_min_free))
+			relieve_tmpfs(&w);
+		collect(&w);
+	}
+}
