@@ -299,6 +299,15 @@ static void set_timer(struct watch *w)
 		timerfd_settime(w->tfd, 0, &it, NULL);
 }
 
+static void relieve(struct watch *w)
+{
+	if (vl_threshold_on(&vl_config()->min_available))
+		relieve_memory(w);
+	if (vl_threshold_on(&vl_config()->tmpfs_min_free))
+		relieve_tmpfs(w);
+	collect(w);
+}
+
 /* ---- setup ---------------------------------------------------------------------- */
 
 /* One daemon per region: an flock on "<region>.daemon". */
@@ -439,6 +448,8 @@ int cmd_daemon(int argc, char **argv)
 		close(ready);
 	}
 
+	/* at once: this also arms the cgroup v1 usage threshold */
+	relieve(&w);
 	for (;;) {
 		struct pollfd pfd[5] = {
 			{ w.sfd, POLLIN, 0 },        { w.tfd, POLLIN, 0 },
@@ -456,10 +467,6 @@ int cmd_daemon(int argc, char **argv)
 		drain(w.tfd);
 		drain(w.v1_level);
 		drain(w.v1_usage);
-		if (vl_threshold_on(&vl_config()->min_available))
-			relieve_memory(&w);
-		if (vl_threshold_on(&vl_config()->tmpfs_min_free))
-			relieve_tmpfs(&w);
-		collect(&w);
+		relieve(&w);
 	}
 }

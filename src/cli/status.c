@@ -231,7 +231,10 @@ static void print_json(const struct snapshot *s, const struct vl_config *cfg)
 	json_limit("cgroup_headroom", p.ms.cg_headroom);
 	printf("}, \"pressure\": {\"state\": \"%s\", \"min_available\": \"%s\""
 	       ", \"min_available_bytes\": %llu, \"tmpfs_min_free\": \"%s\"}",
-	       !p.known ? "unknown" : p.low ? "low" : "ok",
+	       !vl_threshold_on(&cfg->min_available) ? "off"
+	       : !p.known                             ? "unknown"
+	       : p.low                                ? "low"
+						      : "ok",
 	       threshold_text(&cfg->min_available, a, sizeof(a)), (unsigned long long)p.threshold,
 	       threshold_text(&cfg->tmpfs_min_free, b, sizeof(b)));
 	printf(", \"file_list\": [");
@@ -295,10 +298,18 @@ static void print_text(const struct snapshot *s, const struct vl_config *cfg)
 	if (p.have_cg)
 		printf("cgroup:   %s (v%d), limit %s\n", p.cg.dir, p.cg.version,
 		       p.ms.cg_limit == VL_UNLIMITED ? "none" : human(p.ms.cg_limit, c, sizeof(c)));
-	printf("pressure: %s; purging below %s available (%s), and below %s free on a tmpfs\n",
-	       !p.known ? "unknown" : p.low ? "LOW" : "ok",
-	       threshold_text(&cfg->min_available, a, sizeof(a)), human(p.threshold, b, sizeof(b)),
-	       threshold_text(&cfg->tmpfs_min_free, c, sizeof(c)));
+	if (!vl_threshold_on(&cfg->min_available))
+		printf("pressure: off (VOLATILE_MIN_AVAILABLE=0)\n");
+	else
+		printf("pressure: %s; purging below %s available (%s)\n",
+		       !p.known ? "unknown" : p.low ? "LOW" : "ok",
+		       threshold_text(&cfg->min_available, a, sizeof(a)),
+		       human(p.threshold, b, sizeof(b)));
+	if (!vl_threshold_on(&cfg->tmpfs_min_free))
+		printf("tmpfs:    off (VOLATILE_TMPFS_MIN_FREE=0)\n");
+	else
+		printf("tmpfs:    purging a tmpfs's own ranges below %s of it free\n",
+		       threshold_text(&cfg->tmpfs_min_free, c, sizeof(c)));
 	for (size_t i = 0; i < s->nfiles; i++) {
 		const struct file_out *f = &s->files[i];
 

@@ -43,6 +43,9 @@
  *   touch PATH           create PATH
  *   unlink PATH          unlink PATH
  *   sleep MS             sleep
+ *   grab TOTAL STEP MS   take TOTAL bytes of anonymous memory, touching STEP
+ *                        bytes at a time and sleeping MS between steps; keeps
+ *                        them until exit       "grab TOTAL STEP MS = ok"
  *   spawn CMD... end     fork: the child runs CMD... then exits; the parent
  *                        goes on after "end"
  *   reap                 wait for the last spawned child ("reap = STATUS");
@@ -306,6 +309,31 @@ static void fill(long long off, long long len, int c)
 			return;
 		}
 		done += w;
+	}
+	printf(" = ok\n");
+}
+
+static void sleep_ms(long long ms);
+
+/* Anonymous memory, touched a step at a time: an allocating program. */
+static void grab(long long total, long long step, long long ms)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char *p;
+
+	p = mmap(NULL, (size_t)total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		printf(" = -1 %s\n", errname(errno));
+		failed = 1;
+		return;
+	}
+	for (long long done = 0; done < total; done += step) {
+		long long end = done + step < total ? done + step : total;
+
+		for (long long at = done; at < end; at += page)
+			p[at] = 1;
+		if (end < total)
+			sleep_ms(ms);
 	}
 	printf(" = ok\n");
 }
@@ -608,6 +636,14 @@ static int run(int argc, char **argv, int i, int until_end)
 			printf("%s %s = %d%s%s\n", c, argv[i + 1], r, r < 0 ? " " : "",
 			       r < 0 ? errname(errno) : "");
 			i += 2;
+		} else if (strcmp(c, "grab") == 0) {
+			need(argc, i, 3, c);
+			printf("grab %s %s %s", argv[i + 1], argv[i + 2], argv[i + 3]);
+			fflush(stdout);
+			if (num(argv[i + 1]) <= 0 || num(argv[i + 2]) <= 0)
+				usage("grab: TOTAL and STEP must be positive");
+			grab(num(argv[i + 1]), num(argv[i + 2]), num(argv[i + 3]));
+			i += 4;
 		} else if (strcmp(c, "sleep") == 0) {
 			need(argc, i, 1, c);
 			sleep_ms(num(argv[i + 1]));

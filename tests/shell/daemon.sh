@@ -1,0 +1,136 @@
+#!/bin/sh
+# `volatile daemon` (SPEC 8): purges the caches of idle programs (they
+# marked, then only sleep) when memory is low, logs each purge in one
+# line, exits 0 on SIGTERM, runs once per region, detaches unless told
+# --foreground, and leaves caches alone while memory is plentiful.
+. "$(dirname "$0")/lib.sh"
+need_cmd
+
+f=$WORK/cache
+
+# wait_err NAME ERE: until NAME's stderr has a line matching ERE (10 s)
+wait_err() {
+	_i=0
+	while ! grep -qE -- "$2" "$WORK/$1.err" 2>/dev/null; do
+		_i=$((_i + 1))
+		[ "$_i" -le 1000 ] || { show "$1"; fail "timed out waiting for /$2/ from $1"; }
+		sleep 0.01
+	done
+}
+
+# An idle program: marks [0,4K) and [8K,12K) of a tmpfs file and [0,8K)
+# of a memfd that only it holds, says so, sleeps until $WORK/go.$1
+# exists, then unmarks and checks the bytes.
+idle() {
+	mkfile "$f" 64K A
+	bg "idle$1" svt open "$f" rw mark 0 4K mark 8K 4K memfd cache 64K fill 0 64K M mark 0 8K \
+		touch "$WORK/marked.$1" wait "$WORK/go.$1" \
+		unmark 0 8K expect 8K 56K M open "$f" rw unmark 0 4K unmark 8K 4K expect 4K 4K A \
+		expect 12K 52K A
+	wait_file "$WORK/marked.$1"
+}
+
+# ---- 1. low memory: the daemon purges an idle program's cache -------------------------
+new_region
+idle 1
+bg d1 env VOLATILE_MIN_AVAILABLE=1T "$VOLATILE_CMD" daemon --foreground
+wait_err d1 '^volatile daemon: purged '
+# the oldest first, all of them: memory cannot get above 1T
+wait_err d1 '^volatile daemon: purged 3 ranges, 16384 bytes: (memory|cgroup) [0-9]+ bytes available < 1099511627776$'
+grep -qxF "volatile daemon: watching region $VOLATILE_REGION: purging when available memory < 1099511627776 bytes, tmpfs free < 0 (off)" \
+	"$WORK/d1.err" || { show d1; fail "no 'watching region' line"; }
+touch "$WORK/go.1"
+wait_bg idle1
+[ "$rc" -eq 0 ] || { show idle1; fail "the idle program: exit status $rc"; }
+expect_line idle1 "unmark 0 8K = 1"
+expect_line idle1 "unmark 0 4K = 1"
+expect_line idle1 "unmark 8K 4K = 1"
+
+# ---- 2. one daemon per region ------------------------------------------------------------
+run d2 vol daemon --foreground
+[ "$rc" -eq 2 ] || { show d2; fail "a second daemon: exit status $rc, want 2"; }
+[ "$(wc -l <"$WORK/d2.err")" -eq 1 ] || { show d2; fail "a second daemon: want one line on stderr"; }
+grep -qxF "volatile: daemon: already running for region $VOLATILE_REGION" "$WORK/d2.err" ||
+	{ show d2; fail "a second daemon: not the expected message"; }
+
+# ---- 3. SIGTERM: a clean exit, status 0 ----------------------------------------------------
+eval "d1pid=\$BG_d1"
+kill -TERM "$d1pid"
+wait_bg d1
+[ "$rc" -eq 0 ] || { show d1; fail "daemon on SIGTERM: exit status $rc, want 0"; }
+[ "$(tail -n 1 "$WORK/d1.err")" = "volatile daemon: exiting on a signal" ] || { show d1; fail "no last line 'exiting on a signal'"; }
+[ ! -s "$WORK/d1.out" ] || { show d1; fail "the daemon wrote to stdout"; }
+# every line it logged is one of its kinds
+if grep -vE '^volatile daemon: (purged [0-9]+ ranges?, [0-9]+ bytes: .*|watching region .*|cgroup v[12] .*|PSI trigger .*|no PSI.*|exiting on a signal|forgot the records of .*)$' \
+	"$WORK/d1.err" >"$WORK/d1.other"; then
+	cat "$WORK/d1.other" >&2
+	fail "the daemon logged lines of no known kind"
+fi
+
+# ---- 4. plenty of memory: the daemon leaves the cache alone ----------------------------------
+new_region
+idle 4
+bg d4 env VOLATILE_MIN_AVAILABLE=1M "$VOLATILE_CMD" daemon --foreground --interval 10
+wait_err d4 '^volatile daemon: watching region '
+# 1.5 s: well over a hundred polls, since the region has ranges
+sleep 1.5
+touch "$WORK/go.4"
+wait_bg idle4
+[ "$rc" -eq 0 ] || { show idle4; fail "the idle program: exit status $rc"; }
+expect_line idle4 "unmark 0 8K = 0"
+expect_line idle4 "unmark 0 4K = 0"
+expect_line idle4 "unmark 8K 4K = 0"
+grep -q '^volatile daemon: purged' "$WORK/d4.err" && { show d4; fail "the daemon purged with plenty of memory"; }
+eval "kill -TERM \$BG_d4"
+wait_bg d4
+[ "$rc" -eq 0 ] || { show d4; fail "daemon on SIGTERM: exit status $rc"; }
+
+# ---- 5. detached (the default): it returns at once, keeps working, logs nothing here --------------
+new_region
+idle 5
+run d5 env VOLATILE_MIN_AVAILABLE=1T "$VOLATILE_CMD" daemon
+[ "$rc" -eq 0 ] || { show d5; fail "volatile daemon (detached): exit status $rc"; }
+[ ! -s "$WORK/d5.out" ] && [ ! -s "$WORK/d5.err" ] || { show d5; fail "the detached daemon printed"; }
+# who holds the daemon's lock file is the daemon
+lock=$VOLATILE_REGION.daemon
+dpid=
+for fd in /proc/[0-9]*/fd/*; do
+	[ "$(readlink "$fd" 2>/dev/null)" = "$lock" ] || continue
+	dpid=${fd#/proc/}
+	dpid=${dpid%%/*}
+	break
+done
+[ -n "$dpid" ] || fail "no process holds $lock after 'volatile daemon' returned"
+BG_PIDS="$BG_PIDS $dpid"
+run d5b vol daemon
+[ "$rc" -eq 2 ] || { show d5b; fail "a second detached daemon: exit status $rc, want 2"; }
+# it purges the idle program's cache
+i=0
+while :; do
+	run st5 vol status
+	grep -q '^ranges:   3 (3 purged)$' "$WORK/st5.out" && break
+	i=$((i + 1))
+	[ "$i" -le 500 ] || { show st5; fail "the detached daemon did not purge"; }
+	sleep 0.02
+done
+touch "$WORK/go.5"
+wait_bg idle5
+expect_line idle5 "unmark 0 8K = 1"
+kill -TERM "$dpid"
+i=0
+while kill -0 "$dpid" 2>/dev/null; do
+	i=$((i + 1))
+	[ "$i" -le 500 ] || fail "the detached daemon did not exit on SIGTERM"
+	sleep 0.02
+done
+
+# ---- 6. bad usage: one line, exit status 2 ------------------------------------------------------
+for args in "--interval 0" "--interval 99999999" "--cgroup $WORK" "--cgroup $WORK/none" "now" "--bogus"; do
+	# word splitting of $args is intended
+	# shellcheck disable=SC2086
+	run bad vol daemon --foreground $args
+	[ "$rc" -eq 2 ] || { show bad; fail "volatile daemon $args: exit status $rc, want 2"; }
+	[ "$(wc -l <"$WORK/bad.err")" -eq 1 ] && grep -q '^volatile: ' "$WORK/bad.err" ||
+		{ show bad; fail "volatile daemon $args: want one line 'volatile: ...'"; }
+done
+exit 0
