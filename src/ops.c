@@ -168,8 +168,14 @@ static int find_and_lock(const struct vl_region *r, const struct vl_stat *st, in
 		err = vl_lock_file(r, fd->fi);
 		if (err)
 			return err;
-		/* gen and state change only with both locks held: the file lock suffices */
-		if (f->h.gen == fd->gen && f->h.state == VL_FILE_LIVE)
+		/*
+		 * A release (gen++) needs both locks, so the file lock we hold
+		 * keeps the gen still; a create may reuse a freed slot under the
+		 * region lock alone, but leaves the gen as the release left it
+		 * (vl_file_create): these atomic reads see "freed since".
+		 */
+		if (__atomic_load_n(&f->h.gen, __ATOMIC_ACQUIRE) == fd->gen &&
+		    __atomic_load_n(&f->h.state, __ATOMIC_ACQUIRE) == VL_FILE_LIVE)
 			return 0;
 		vl_unlock_file(r, fd->fi);
 	}

@@ -60,7 +60,8 @@ static const char help[] =
 	"\n"
 	"It wakes on PSI triggers and cgroup v1 pressure events where the kernel\n"
 	"offers them, and polls otherwise. SIGTERM or SIGINT: it exits, status 0.\n"
-	"One daemon per region: a second one exits with status 2.\n";
+	"One daemon per region: a second one exits with status 2. REGION.daemon\n"
+	"holds the running daemon's pid.\n";
 
 #define IDLE_MS 1000
 #define COLLECT_EVERY_S 60
@@ -310,7 +311,10 @@ static void relieve(struct watch *w)
 
 /* ---- setup ---------------------------------------------------------------------- */
 
-/* One daemon per region: an flock on "<region>.daemon". */
+/*
+ * One daemon per region: an flock on "<region>.daemon", which holds the
+ * daemon's pid once it runs (written after detaching).
+ */
 static int single(void)
 {
 	char path[PATH_MAX + 16];
@@ -323,6 +327,16 @@ static int single(void)
 	if (flock(fd, LOCK_EX | LOCK_NB) != 0)
 		die("daemon: already running for region %s", vl_config()->region);
 	return fd;
+}
+
+static void write_pid(int fd)
+{
+	char line[32];
+	int n = snprintf(line, sizeof(line), "%ld\n", (long)getpid());
+
+	if (ftruncate(fd, 0) != 0 || pwrite(fd, line, (size_t)n, 0) != n) {
+		/* the lock is what matters; the pid is for people */
+	}
 }
 
 static void setup(struct watch *w, const char *cgroup)
@@ -413,7 +427,7 @@ int cmd_daemon(int argc, char **argv)
 					      { 0 } };
 	struct watch w;
 	const char *cgroup = NULL;
-	int c, foreground = 0, ready = -1;
+	int c, foreground = 0, ready = -1, lock;
 
 	memset(&w, 0, sizeof(w));
 	w.interval_ms = 20;
@@ -433,13 +447,14 @@ int cmd_daemon(int argc, char **argv)
 	}
 	if (optind != argc)
 		die("daemon takes no arguments (try 'volatile daemon --help')");
-	single();
+	lock = single();
 	if (!foreground) {
 		detach(&ready);
 		openlog("volatile", LOG_PID, LOG_DAEMON);
 		use_syslog = 1;
 		quiet_stdio();
 	}
+	write_pid(lock);
 	setup(&w, cgroup);
 	if (ready >= 0) {
 		if (write(ready, "", 1) != 1) {

@@ -132,6 +132,12 @@ struct vl_file_hdr {
 	uint32_t checked_at; /* CLOCK_MONOTONIC s of the last failed reach; 0: none */
 };
 
+/* vl_file_create clears a record from `check` on, keeping the lock, state and gen */
+_Static_assert(offsetof(struct vl_file_hdr, state) < offsetof(struct vl_file_hdr, check) &&
+		       offsetof(struct vl_file_hdr, gen) < offsetof(struct vl_file_hdr, check) &&
+		       offsetof(struct vl_file_hdr, ident) < offsetof(struct vl_file_hdr, check),
+	       "the fields a file record's reuse keeps come before check");
+
 #define VL_PATH_MAX (VL_FILE_SIZE - sizeof(struct vl_file_hdr))
 
 struct vl_file {

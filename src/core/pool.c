@@ -250,7 +250,6 @@ uint32_t vl_file_create(const struct vl_region *r, const struct vl_ident *id, in
 	struct vl_counters *c = C(r);
 	uint32_t fi = c->file_free;
 	struct vl_file *f;
-	uint32_t gen;
 
 	*fresh = 0;
 	if (fi != VL_NIL && fi < r->file_cap && F(r, fi)->h.state == VL_FILE_FREE) {
@@ -263,12 +262,17 @@ uint32_t vl_file_create(const struct vl_region *r, const struct vl_ident *id, in
 		return VL_NIL;
 	}
 	f = F(r, fi);
-	gen = f->h.gen;
-	/* everything but the lock, which a late waiter may still be blocked on */
-	memset((char *)f + sizeof(f->h.lock), 0, sizeof(*f) - sizeof(f->h.lock));
+	/*
+	 * Everything but the lock, the state and the gen. A late waiter may
+	 * still be blocked on the lock; and a MARK that found this slot live
+	 * before it was freed may be reading its gen right now, holding only
+	 * the file lock (find_and_lock in ops.c). The gen has said "freed
+	 * since" from the release on and must go on saying it: it is never
+	 * written here, not even to the same value through a memset's zero.
+	 */
+	memset(&f->h.check, 0, sizeof(*f) - offsetof(struct vl_file, h.check));
 	f->h.ident = *id;
-	f->h.state = VL_FILE_LIVE;
-	f->h.gen = gen;
+	__atomic_store_n(&f->h.state, VL_FILE_LIVE, __ATOMIC_RELEASE);
 	vl_file_seal(r, f);
 	hash_insert(r, fi);
 	c->files_used++;

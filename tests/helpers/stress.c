@@ -49,7 +49,7 @@ _Static_assert(FALLOCATE_FL_UNMARK_VOLATILE == FALLOC_FL_UNMARK_VOLATILE, "LWN s
 static int memfd;
 static unsigned char *map;
 static double seconds;
-static volatile sig_atomic_t stop;
+static int stop; /* set by main, read by the racers: atomics */
 
 struct counts {
 	long iterations, intact, purged, violations, errors;
@@ -84,7 +84,7 @@ static void *racer(void *arg)
 
 	for (int g = first + 1; g < first + PAGES_PER_THREAD; g += 2)
 		memset(map + (size_t)g * PAGE, 0xee, PAGE);
-	while (!stop) {
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		int page = first + 2 * (int)(rand_r(&seed) % (PAGES_PER_THREAD / 2));
 		unsigned char v = pattern(page, c->iterations);
 		unsigned char *p = map + (size_t)page * PAGE;
@@ -146,7 +146,7 @@ static int race(void)
 	for (long t = 0; t < THREADS; t++)
 		pthread_create(&th[t], NULL, racer, (void *)t);
 	waitpid(purger, &status, 0);
-	stop = 1;
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	for (int t = 0; t < THREADS; t++) {
 		struct counts *c;
 

@@ -91,17 +91,16 @@ idle 5
 run d5 env VOLATILE_MIN_AVAILABLE=1T "$VOLATILE_CMD" daemon
 [ "$rc" -eq 0 ] || { show d5; fail "volatile daemon (detached): exit status $rc"; }
 [ ! -s "$WORK/d5.out" ] && [ ! -s "$WORK/d5.err" ] || { show d5; fail "the detached daemon printed"; }
-# who holds the daemon's lock file is the daemon
+# its lock file holds its pid, written before the command returned
 lock=$VOLATILE_REGION.daemon
-dpid=
-for fd in /proc/[0-9]*/fd/*; do
-	[ "$(readlink "$fd" 2>/dev/null)" = "$lock" ] || continue
-	dpid=${fd#/proc/}
-	dpid=${dpid%%/*}
-	break
-done
-[ -n "$dpid" ] || fail "no process holds $lock after 'volatile daemon' returned"
+dpid=$(cat "$lock")
+case $dpid in
+'' | *[!0-9]*) fail "$lock does not hold a pid: '$dpid'" ;;
+esac
 BG_PIDS="$BG_PIDS $dpid"
+[ "$(readlink "/proc/$dpid/exe")" = "$(readlink -f "$VOLATILE_CMD")" ] ||
+	[ "$(readlink "/proc/$dpid/exe")" = "$(readlink -f "$VL_TOP_BUILDDIR/src/.libs/volatile")" ] ||
+	fail "pid $dpid from $lock is not a volatile daemon ($(readlink "/proc/$dpid/exe"))"
 run d5b vol daemon
 [ "$rc" -eq 2 ] || { show d5b; fail "a second detached daemon: exit status $rc, want 2"; }
 # it purges the idle program's cache

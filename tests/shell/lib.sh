@@ -12,7 +12,7 @@
 #   vol ARGS...                 the `volatile` command
 #   shim CMD...                 any command with LD_PRELOAD=libvolatile.so
 # Every one of these runs under `timeout`: a hang is a failure, not a
-# stuck test suite.
+# stuck test suite. VL_KEEP=1 keeps $WORK for a look afterwards.
 
 set -u
 

@@ -19,6 +19,10 @@
 . "$(dirname "$0")/lib.sh"
 need_cmd
 
+case ${VL_SANITIZE:-} in
+thread) skip "a ThreadSanitizer build's programs take several times their memory: a 96M cgroup measures TSan, not the cache" ;;
+esac
+
 LIMIT_MB=96
 CACHE_CHUNKS=12 # of 4M each, the last 4K of each never marked
 GRAB=56M
@@ -152,7 +156,12 @@ run grab in_cg timeout 60 "$VT" grab "$GRAB" 4M 50
 expect_line grab "grab $GRAB 4M 50 = ok"
 expect_eq "OOM kills in the cgroup with libvolatile" "$(cg_oom_kills)" 0
 touch "$WORK/go"
-wait_line cache "unmark $(((CACHE_CHUNKS - 1) * 4))M 4092K = 0"
+i=0
+until grep -qE "^unmark $(((CACHE_CHUNKS - 1) * 4))M 4092K = [01]\$" "$WORK/cache.out"; do
+	i=$((i + 1))
+	[ "$i" -le 1000 ] || { show cache; fail "the cache process did not unmark"; }
+	sleep 0.01
+done
 n=$(check_cache cache "$cache_pid" "$cache_fd") || exit 1
 [ "$n" -ge 1 ] || { show da; fail "with libvolatile: nothing was purged"; }
 say "A: the daemon purged the $n oldest of $CACHE_CHUNKS ranges; no OOM kill"
