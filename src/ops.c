@@ -15,6 +15,7 @@
 #include "ops.h"
 
 #include "env.h"
+#include "core/fault.h"
 #include "core/pool.h"
 #include "core/ranges.h"
 #include "ident.h"
@@ -201,6 +202,7 @@ static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, 
 	if (vl_lock_region(r) != 0)
 		return;
 	vl_commit(r, fi, c, spare);
+	VL_STEP("finish: committed, region locked");
 	if (f->h.nranges == 0)
 		vl_file_release(r, fi);
 	vl_unlock_region(r);
@@ -335,7 +337,9 @@ static int mark(const struct vl_region *r, int fdnum, uint64_t s, uint64_t e,
 	spare = vl_room_for_node(r) == 0 ? vl_node_alloc(r, fd.fi) : VL_NIL;
 	vl_unlock_region(r);
 
+	VL_STEP("mark: spare taken, file locked");
 	err = vl_ranges_mark(r, &f->h.root, fd.fi, s, e, spare, &c);
+	VL_STEP("mark: tree changed, not committed");
 	if (err == 0 && c.punch_end > c.punch_start) {
 		/*
 		 * Merged into a purged range: the flag must not lie (SPEC 4). The
@@ -352,6 +356,7 @@ static int mark(const struct vl_region *r, int fdnum, uint64_t s, uint64_t e,
 		       perr ? strerror(-perr) : "ok");
 	}
 	finish(r, fd.fi, &c, err, spare);
+	VL_STEP("mark: committed, file locked");
 	vl_unlock_file(r, fd.fi);
 	if (err)
 		return err;
@@ -383,6 +388,7 @@ static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struc
 				      : vl_ranges_unmark(r, &f->h.root, fd.fi, s, e, spare, &c);
 		}
 	}
+	VL_STEP("unmark: tree changed, not committed");
 	finish(r, fd.fi, &c, err, spare);
 	vl_unlock_file(r, fd.fi);
 	return err ? err : c.was_purged;

@@ -42,6 +42,7 @@
  */
 #include "purge.h"
 
+#include "core/fault.h"
 #include "core/pool.h"
 #include "core/ranges.h"
 #include "log.h"
@@ -329,9 +330,12 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 	vl_commit(r, t.fi, &c, VL_NIL);
 	r->hdr->c.purges++;
 	r->hdr->c.purged_total += c.punch_end - c.punch_start;
+	VL_STEP("purge: flagged purged, region locked");
 	vl_unlock_region(r);
 
+	VL_STEP("purge: flagged purged, not punched");
 	err = vl_sys_punch(fd, c.punch_start, c.punch_end - c.punch_start);
+	VL_STEP("purge: punched, file locked");
 	vl_unlock_file(r, t.fi);
 	if (err)
 		vl_log("punch of file %u [%llu, %llu) failed: %s (flagged purged anyway)", t.fi,

@@ -6,6 +6,8 @@
  */
 #include "reach.h"
 
+#include "core/fault.h"
+
 #include "log.h"
 #include "sys.h"
 
@@ -112,7 +114,7 @@ static int each_line(const char *path, void (*fn)(void *, const char *), void *a
 {
 	char buf[4096];
 	size_t have = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = VL_SYSCALL("open proc file", open(path, O_RDONLY | O_CLOEXEC));
 
 	if (fd < 0)
 		return -errno;
@@ -219,7 +221,7 @@ static int open_checked(int dirfd, const char *path, int follow, const struct vl
 
 	if (!is(dirfd, path, follow ? 0 : AT_SYMLINK_NOFOLLOW, id))
 		return -1;
-	fd = openat(dirfd, path, follow ? OPEN_FLAGS & ~O_NOFOLLOW : OPEN_FLAGS);
+	fd = VL_SYSCALL("reopen", openat(dirfd, path, follow ? OPEN_FLAGS & ~O_NOFOLLOW : OPEN_FLAGS));
 	if (fd < 0)
 		return -1;
 	if (!verify(fd, id)) {
@@ -240,7 +242,7 @@ static int dup_checked(int fdnum, const struct vl_ident *id)
 
 	if (!verify(fdnum, id))
 		return -1;
-	fd = fcntl(fdnum, F_DUPFD_CLOEXEC, 0);
+	fd = VL_SYSCALL("dup", fcntl(fdnum, F_DUPFD_CLOEXEC, 0));
 	if (fd >= 0 && !verify(fd, id)) {
 		close(fd);
 		fd = -1;
@@ -273,7 +275,7 @@ static struct dirent64 *next_dirent(struct dirbuf *d)
 		struct dirent64 *e;
 
 		if (d->pos >= d->len) {
-			d->len = syscall(SYS_getdents64, d->fd, d->buf, sizeof(d->buf));
+			d->len = VL_SYSCALL("getdents", syscall(SYS_getdents64, d->fd, d->buf, sizeof(d->buf)));
 			d->pos = 0;
 			if (d->len <= 0)
 				return NULL;

@@ -10,6 +10,7 @@
 #include "region.h"
 
 #include "env.h"
+#include "core/fault.h"
 #include "core/pool.h"
 #include "core/rtree.h"
 #include "log.h"
@@ -28,15 +29,17 @@ static int open_region_file(const char *path, int create)
 	int tries, fd;
 
 	for (tries = 0; tries < 8; tries++) {
-		fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		fd = VL_SYSCALL("open region",
+				open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
 		if (fd >= 0)
 			return fd;
 		if (errno == ELOOP)
 			return -EACCES; /* a symlink in its place is never followed */
 		if (errno != ENOENT || !create)
 			return -errno;
-		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
-			  0600);
+		fd = VL_SYSCALL("create region",
+				open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+				     0600));
 		if (fd >= 0)
 			return fd;
 		if (errno != EEXIST)
@@ -47,7 +50,7 @@ static int open_region_file(const char *path, int create)
 
 static int trusted(int fd, struct stat *st)
 {
-	if (fstat(fd, st) != 0)
+	if (VL_SYSCALL("fstat region", fstat(fd, st)) != 0)
 		return -errno;
 	if (!S_ISREG(st->st_mode) || st->st_uid != geteuid() || (st->st_mode & 077) != 0) {
 		vl_log("region refused: mode %o owner %u", (unsigned)st->st_mode,
@@ -70,19 +73,10 @@ static int init_mutex(pthread_mutex_t *m)
 	return -e;
 }
 
-static int all_zero(const void *p, size_t n)
-{
-	const unsigned char *b = p;
-
-	while (n--)
-		if (*b++)
-			return 0;
-	return 1;
-}
-
 static int map(int fd, size_t size, void **base)
 {
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	void *p = VL_SYSCALL_PTR("mmap region",
+				 mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
 
 	if (p == MAP_FAILED)
 		return -errno;
@@ -104,7 +98,9 @@ static int populate(void *base, uint64_t off, uint64_t len)
 	uintptr_t start = ((uintptr_t)base + off) & ~(uintptr_t)4095;
 	uintptr_t end = ((uintptr_t)base + off + len + 4095) & ~(uintptr_t)4095;
 
-	if (madvise((void *)start, end - start, MADV_POPULATE_WRITE) == 0 || errno == EINVAL)
+	if (VL_SYSCALL("madvise populate",
+		       madvise((void *)start, end - start, MADV_POPULATE_WRITE)) == 0 ||
+	    errno == EINVAL)
 		return 0;
 	return -ENOSPC;
 }
@@ -150,13 +146,14 @@ int vl_room_for_file(const struct vl_region *r)
 
 static int lay_out(int fd, uint32_t ranges, uint32_t files, void **base, size_t *size)
 {
-	struct vl_geometry g;
+	struct vl_geometry g, unsealed;
 	struct vl_header *h;
 	int err;
 
 	vl_geometry_plan(&g, ranges, files);
 	/* drop whatever a creator that died left behind, then make it sparse */
-	if (ftruncate(fd, 0) != 0 || ftruncate(fd, (off_t)g.region_size) != 0)
+	if (VL_SYSCALL("ftruncate region", ftruncate(fd, 0)) != 0 ||
+	    ftruncate(fd, (off_t)g.region_size) != 0)
 		return -errno;
 	err = map(fd, g.region_size, base);
 	if (err)
@@ -167,14 +164,22 @@ static int lay_out(int fd, uint32_t ranges, uint32_t files, void **base, size_t 
 		munmap(*base, g.region_size);
 		return -ENOSPC;
 	}
-	vl_region_format(h, &g);
+	/*
+	 * The magic goes last: a header without it is not a region yet, and
+	 * whoever opens the file next lays it out again (vl_region_open). So
+	 * a creator killed anywhere in here leaves nothing anyone trusts: not
+	 * a lock that is not robust, not half a header.
+	 */
+	unsealed = g;
+	unsealed.magic = 0;
+	vl_region_format(h, &unsealed);
+	VL_STEP("lay_out: formatted, no lock");
 	err = init_mutex(&h->lock);
 	if (err) {
 		munmap(*base, g.region_size);
 		return err;
 	}
-	/* the magic goes last: a header without it is not a region yet */
-	h->geo.magic = 0;
+	VL_STEP("lay_out: all but the magic");
 	__atomic_store_n(&h->geo.magic, VL_MAGIC, __ATOMIC_RELEASE);
 	*size = g.region_size;
 	vl_log("region laid out: %u ranges, %u files, %llu bytes", g.node_cap - 1,
@@ -223,15 +228,16 @@ int vl_region_open(const char *path, int create, uint32_t ranges, uint32_t files
 	err = trusted(fd, &st);
 	if (err)
 		goto out;
-	if (flock(fd, LOCK_EX) != 0) {
+	if (VL_SYSCALL("flock region", flock(fd, LOCK_EX)) != 0) {
 		err = -errno;
 		goto out;
 	}
 	err = fstat(fd, &st) == 0 ? 0 : -errno;
 	if (err)
 		goto out;
+	/* no magic: never finished by its creator (lay_out), so never trusted */
 	if (st.st_size == 0 ||
-	    (pread(fd, &g, sizeof(g), 0) == (ssize_t)sizeof(g) && all_zero(&g, sizeof(g)))) {
+	    (pread(fd, &g, sizeof(g), 0) == (ssize_t)sizeof(g) && g.magic == 0)) {
 		err = create ? lay_out(fd, ranges, files, &base, &size) : -ENOENT;
 	} else {
 		err = attach(fd, &st, &base, &size);
@@ -296,8 +302,14 @@ int vl_region_get(struct vl_region **out)
 			int err = vl_region_open(cfg->region, 1, cfg->create_ranges,
 						 cfg->create_files, &the_region);
 
+			/*
+			 * A region refused is refused for good (SPEC 5: the process
+			 * keeps that answer); a failure that may pass (EINTR, ENOMEM,
+			 * EMFILE, ENOSPC...) is tried again at the next call.
+			 */
 			s = err ? err : 1;
-			__atomic_store_n(&the_state, s, __ATOMIC_RELEASE);
+			if (err == 0 || err == -EACCES || err == -EPROTO || err == -EUCLEAN)
+				__atomic_store_n(&the_state, s, __ATOMIC_RELEASE);
 		}
 		pthread_mutex_unlock(&attach_lock);
 	}
@@ -389,6 +401,7 @@ static void repair_file(const struct vl_region *r, uint32_t fi)
 			vl_node_seal(r, x);
 		}
 		x->left = x->right = x->parent = VL_NIL;
+		VL_STEP("repair_file: a node taken back");
 		if (vl_ranges_absorb(r, &f->h.root, fi, i, &ch) != 0) {
 			vl_node_free(r, i);
 			continue;

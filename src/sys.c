@@ -3,6 +3,8 @@
  */
 #include "sys.h"
 
+#include "core/fault.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
@@ -23,7 +25,7 @@
 
 int vl_sys_fallocate(int fd, int mode, int64_t off, int64_t len)
 {
-	long r = syscall(SYS_fallocate, fd, mode, (off_t)off, (off_t)len);
+	long r = VL_SYSCALL("fallocate", syscall(SYS_fallocate, fd, mode, (off_t)off, (off_t)len));
 
 	return r < 0 ? -errno : 0;
 }
@@ -53,8 +55,10 @@ static int do_statx(int dirfd, const char *path, int flags, struct vl_stat *st)
 {
 	struct statx sx;
 
-	if (statx(dirfd, path, flags, STATX_TYPE | STATX_NLINK | STATX_INO | STATX_BTIME |
-				     STATX_MNT_ID_UNIQUE, &sx) != 0)
+	if (VL_SYSCALL("statx", statx(dirfd, path, flags,
+					    STATX_TYPE | STATX_NLINK | STATX_INO | STATX_BTIME |
+						    STATX_MNT_ID_UNIQUE,
+					    &sx)) != 0)
 		return -errno;
 	from_statx(&sx, st);
 	return 0;

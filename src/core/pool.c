@@ -3,6 +3,8 @@
  */
 #include "pool.h"
 
+#include "fault.h"
+
 #include <errno.h>
 #include <string.h>
 
@@ -40,8 +42,10 @@ uint32_t vl_node_alloc(const struct vl_region *r, uint32_t file)
 	} else {
 		return VL_NIL;
 	}
+	VL_STEP("node_alloc: taken from the free list");
 	x = N(r, n);
 	memset(x, 0, sizeof(*x));
+	VL_STEP("node_alloc: zeroed");
 	x->meta = vl_meta(file, VL_NODE_PENDING, 0);
 	vl_node_seal(r, x);
 	c->nodes_used++;
@@ -56,6 +60,7 @@ void vl_node_free(const struct vl_region *r, uint32_t n)
 	if (n == VL_NIL || n >= r->node_cap || vl_node_state(x) == VL_NODE_FREE)
 		return;
 	vl_lru_unlink(r, n);
+	VL_STEP("node_free: unlinked");
 	memset(x, 0, sizeof(*x));
 	x->next = c->node_free;
 	c->node_free = n;
@@ -78,6 +83,7 @@ void vl_lru_unlink(const struct vl_region *r, uint32_t n)
 		N(r, x->prev)->next = x->next;
 	else
 		c->lru_head = x->next;
+	VL_STEP("lru_unlink: half unlinked");
 	if (x->next != VL_NIL)
 		N(r, x->next)->prev = x->prev;
 	else
@@ -104,6 +110,7 @@ void vl_lru_insert_after(const struct vl_region *r, uint32_t after, uint32_t n)
 	}
 	x->prev = after;
 	x->next = N(r, after)->next;
+	VL_STEP("lru_insert: half linked");
 	if (x->next != VL_NIL)
 		N(r, x->next)->prev = n;
 	else
@@ -137,6 +144,7 @@ void vl_commit(const struct vl_region *r, uint32_t fi, const struct vl_change *c
 	}
 	if (spare != VL_NIL && !(c->keep_new && c->keep == spare) && c->split != spare)
 		vl_node_free(r, spare);
+	VL_STEP("commit: nodes freed");
 
 	if (c->keep != VL_NIL) {
 		if (c->keep_aged) {
@@ -156,8 +164,10 @@ void vl_commit(const struct vl_region *r, uint32_t fi, const struct vl_change *c
 			vl_lru_append(r, c->split);
 	}
 
+	VL_STEP("commit: lru done");
 	k->volatile_bytes += (uint64_t)c->d_vbytes;
 	k->purged_bytes += (uint64_t)c->d_pbytes;
+	VL_STEP("commit: counters half done");
 	k->ranges += (uint32_t)c->d_ranges;
 	k->ranges_purged += (uint32_t)c->d_purged;
 	f->h.nranges += (uint32_t)c->d_ranges;
@@ -232,6 +242,7 @@ static void hash_remove(const struct vl_region *r, uint32_t fi)
 	 * would no longer be found from.
 	 */
 	r->hash[i] = VL_NIL;
+	VL_STEP("hash_remove: hole made");
 	for (j = (i + 1) & mask, steps = 0; r->hash[j] != VL_NIL && steps < r->hash_cap;
 	     j = (j + 1) & mask, steps++) {
 		struct vl_file *g = F(r, r->hash[j]);
@@ -271,10 +282,13 @@ uint32_t vl_file_create(const struct vl_region *r, const struct vl_ident *id, in
 	 * written here, not even to the same value through a memset's zero.
 	 */
 	memset(&f->h.check, 0, sizeof(*f) - offsetof(struct vl_file, h.check));
+	VL_STEP("file_create: cleared");
 	f->h.ident = *id;
 	__atomic_store_n(&f->h.state, VL_FILE_LIVE, __ATOMIC_RELEASE);
+	VL_STEP("file_create: live, not sealed");
 	vl_file_seal(r, f);
 	hash_insert(r, fi);
+	VL_STEP("file_create: in the table");
 	c->files_used++;
 	return fi;
 }
@@ -287,7 +301,9 @@ void vl_file_release(const struct vl_region *r, uint32_t fi)
 	if (fi == VL_NIL || fi >= r->file_cap || f->h.state == VL_FILE_FREE)
 		return;
 	hash_remove(r, fi);
+	VL_STEP("file_release: out of the table");
 	f->h.state = VL_FILE_FREE;
+	VL_STEP("file_release: free, gen not bumped");
 	f->h.gen++; /* anyone who looked this slot up before must look again */
 	f->h.root = VL_NIL;
 	f->h.next_free = c->file_free;

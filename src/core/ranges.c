@@ -10,6 +10,8 @@
  */
 #include "ranges.h"
 
+#include "fault.h"
+
 #include "rtree.h"
 
 #include <errno.h>
@@ -49,6 +51,7 @@ static void account(const struct vl_region *r, struct vl_change *c, uint32_t n, 
 static void drop(const struct vl_region *r, uint32_t *root, struct vl_change *c, uint32_t n)
 {
 	vl_rb_erase(r, root, n);
+	VL_STEP("ranges: dropped, not on the freed chain");
 	N(r, n)->left = c->freed;
 	c->freed = n;
 }
@@ -59,8 +62,10 @@ static void set_range(const struct vl_region *r, uint32_t n, uint64_t start, uin
 	struct vl_node *x = N(r, n);
 
 	x->start = start;
+	VL_STEP("ranges: node half written");
 	x->end = end;
 	x->meta = (x->meta & ~VL_META_PURGED) | (purged ? VL_META_PURGED : 0);
+	VL_STEP("ranges: node written, not sealed");
 	vl_node_seal(r, x);
 }
 

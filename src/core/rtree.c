@@ -7,6 +7,8 @@
  */
 #include "rtree.h"
 
+#include "fault.h"
+
 #include <errno.h>
 
 #define BLACK 1u
@@ -78,6 +80,7 @@ static void rotate_left(const struct vl_region *r, uint32_t *root, uint32_t x)
 		return;
 	N(r, x)->right = N(r, y)->left;
 	set_parent(r, N(r, y)->left, x);
+	VL_STEP("rb rotate_left: halfway");
 	replace_child(r, root, x, y);
 	N(r, y)->left = x;
 	set_parent(r, x, y);
@@ -91,6 +94,7 @@ static void rotate_right(const struct vl_region *r, uint32_t *root, uint32_t x)
 		return;
 	N(r, x)->left = N(r, y)->right;
 	set_parent(r, N(r, y)->right, x);
+	VL_STEP("rb rotate_right: halfway");
 	replace_child(r, root, x, y);
 	N(r, y)->right = x;
 	set_parent(r, x, y);
@@ -112,6 +116,7 @@ int vl_rb_insert(const struct vl_region *r, uint32_t *root, uint32_t n)
 	N(r, n)->left = N(r, n)->right = VL_NIL;
 	N(r, n)->parent = p << 1; /* red */
 	*link = n;
+	VL_STEP("rb insert: linked, not balanced");
 
 	/*
 	 * Only a red node under a red parent breaks the rules. Each round
@@ -268,11 +273,13 @@ void vl_rb_erase(const struct vl_region *r, uint32_t *root, uint32_t z)
 			set_parent(r, N(r, y)->right, y);
 		}
 		replace_child(r, root, z, y);
+		VL_STEP("rb erase: successor half moved");
 		N(r, y)->left = N(r, z)->left;
 		set_parent(r, N(r, y)->left, y);
 		set_black(r, y, is_black(r, z));
 	}
 	N(r, z)->left = N(r, z)->right = N(r, z)->parent = VL_NIL;
+	VL_STEP("rb erase: out, not balanced");
 	if (removed_black)
 		erase_fixup(r, root, x, xp);
 }

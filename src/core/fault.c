@@ -1,0 +1,104 @@
+/*
+ * fault.c - the counters of fault.h; empty unless VL_FAULT_INJECTION.
+ */
+#include "core/fault.h"
+
+#ifdef VL_FAULT_INJECTION
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static long kill_at = -1, sys_at = -1;
+static int sys_errno, inited;
+static long steps, calls;
+
+static int errno_named(const char *s)
+{
+	static const struct {
+		const char *name;
+		int value;
+	} names[] = { { "EINTR", EINTR }, { "ENOMEM", ENOMEM }, { "EAGAIN", EAGAIN },
+		      { "EIO", EIO },     { "ENOSPC", ENOSPC }, { "EMFILE", EMFILE } };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(s, names[i].name) == 0)
+			return names[i].value;
+	return atoi(s);
+}
+
+/* Races between threads reading the environment store the same values. */
+static void init(void)
+{
+	const char *k, *s;
+
+	if (__atomic_load_n(&inited, __ATOMIC_ACQUIRE))
+		return;
+	k = getenv("VOLATILE_FAULT_KILL");
+	s = getenv("VOLATILE_FAULT_SYSCALL");
+	if (k != NULL && *k)
+		kill_at = atol(k);
+	if (s != NULL && *s && strchr(s, ':') != NULL) {
+		sys_at = atol(s);
+		sys_errno = errno_named(strchr(s, ':') + 1);
+	}
+	__atomic_store_n(&inited, 1, __ATOMIC_RELEASE);
+}
+
+static void report(const char *what, long n, const char *where, int err)
+{
+	const char *path = getenv("VOLATILE_FAULT_REPORT");
+	char line[160];
+	int fd, len;
+
+	if (path == NULL || *path == '\0')
+		return;
+	len = err ? snprintf(line, sizeof(line), "%s %ld %s %d\n", what, n, where, err)
+		  : snprintf(line, sizeof(line), "%s %ld %s\n", what, n, where);
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		if (write(fd, line, (size_t)len) != len) {
+			/* the test will see a short report */
+		}
+		close(fd);
+	}
+}
+
+void vl_fault_step(const char *where)
+{
+	long n;
+
+	init();
+	n = __atomic_add_fetch(&steps, 1, __ATOMIC_RELAXED);
+	if (n == kill_at) {
+		report("kill", n, where, 0);
+		kill(getpid(), SIGKILL);
+	}
+}
+
+int vl_fault_syscall(const char *where)
+{
+	long n;
+	int saved = errno;
+
+	init();
+	n = __atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
+	if (n != sys_at) {
+		errno = saved;
+		return 0;
+	}
+	report("syscall", n, where, sys_errno);
+	errno = sys_errno;
+	return 1;
+}
+
+#else
+
+/* ISO C wants something in a translation unit */
+typedef int vl_fault_unused;
+
+#endif

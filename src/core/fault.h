@@ -1,0 +1,42 @@
+/*
+ * fault.h - fault injection, for tests only (issue: crash safety).
+ *
+ * A build with VL_FAULT_INJECTION defined (the test suite's own copy of
+ * the library, tests/fault/libvolatile-fault.la; never the installed one)
+ * counts, per process:
+ *
+ *   steps:    VL_STEP(where) marks a point inside a critical section
+ *             where a process may die: shared state half-changed, locks
+ *             held. VOLATILE_FAULT_KILL=N: the Nth step SIGKILLs the
+ *             process there.
+ *   syscalls: VL_SYSCALL(where, call) wraps a system call the library
+ *             makes. VOLATILE_FAULT_SYSCALL=N:ERRNO (a number, or EINTR,
+ *             ENOMEM, EAGAIN, EIO): the Nth one fails with that errno
+ *             instead of being made.
+ *
+ * VOLATILE_FAULT_REPORT=PATH appends one line per fault injected
+ * ("kill N WHERE", "syscall N WHERE ERRNO"), so that a test walking N
+ * upwards knows when it has passed the last point. Elsewhere the macros
+ * are the bare statement and cost nothing.
+ */
+#ifndef VL_CORE_FAULT_H
+#define VL_CORE_FAULT_H
+
+#ifdef VL_FAULT_INJECTION
+
+void vl_fault_step(const char *where);
+/* 1 (errno set) if this system call is to fail, else 0 */
+int vl_fault_syscall(const char *where);
+
+#define VL_STEP(where) vl_fault_step(where)
+#define VL_SYSCALL(where, call) (vl_fault_syscall(where) ? -1 : (call))
+#define VL_SYSCALL_PTR(where, call) (vl_fault_syscall(where) ? MAP_FAILED : (call))
+
+#else
+
+#define VL_STEP(where) ((void)0)
+#define VL_SYSCALL(where, call) (call)
+#define VL_SYSCALL_PTR(where, call) (call)
+
+#endif
+#endif

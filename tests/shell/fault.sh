@@ -1,0 +1,105 @@
+#!/bin/sh
+# Crash safety and failing system calls, walked point by point (SPEC 4, 9),
+# with the test suite's fault-injecting copy of the library
+# (tests/fault/libvolatile-fault.so, see src/core/fault.h):
+#
+#   kill:    a workload of MARKs, UNMARKs and budget purges is SIGKILLed at
+#            its 1st, 2nd, ... step inside a critical section (locks held,
+#            shared state half changed), until it runs to its end.
+#   syscall: the same workload's 1st, 2nd, ... system call fails with
+#            EINTR, ENOMEM, EAGAIN, until none is left to fail.
+#
+# After each, a fresh process (the ordinary library) must get its answers
+# at once (a lock whose holder died is repaired, never waited on forever),
+# and THE INVARIANT must hold: bytes never marked are intact, and an
+# UNMARK that says 0 covers only intact bytes. Then the region must work
+# as new. The workload itself must never crash, hang or print, and its
+# failed calls must say an errno.
+. "$(dirname "$0")/lib.sh"
+need_cmd
+
+FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
+[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
+
+f=$WORK/cache
+report=$WORK/report
+
+# The workload: marks that merge, an UNMARK that splits, a budget of 12K
+# that purges oldest first, all inside [0, 48K) of a 64K file.
+workload() {
+	env VOLATILE_BUDGET=12K LD_PRELOAD="$FAULT_LIB" VOLATILE_FAULT_REPORT="$report" "$@" \
+		timeout "$VL_TIMEOUT" "$VT" open "$f" rw mark 0 8K mark 16K 8K mark 4K 8K \
+		unmark 8K 2K mark 32K 8K unmark 0 4K mark 40K 4K unmark 16K 8K
+}
+
+# After the workload, whatever became of it: answers at once, the
+# invariant, and a region that works.
+check_after() {
+	_what=$1
+	run chk timeout 5 "$VT" open "$f" rw expect 48K 16K A unmark 0 48K
+	[ "$rc" -ne 124 ] || fail "$_what: a fresh process hung (a lock never repaired)"
+	[ "$rc" -eq 0 ] || { show chk; fail "$_what: bytes never marked were changed, or the check failed"; }
+	if grep -qx 'unmark 0 48K = 0' "$WORK/chk.out"; then
+		run chk0 vt open "$f" r expect 0 48K A
+		[ "$rc" -eq 0 ] || { show chk0; fail "$_what: UNMARK said 0 over bytes that are not intact"; }
+	else
+		grep -qx 'unmark 0 48K = 1' "$WORK/chk.out" || { show chk; fail "$_what: UNMARK gave no answer"; }
+	fi
+	run again timeout 5 "$VT" open "$f" rw mark 0 4K unmark 0 4K
+	grep -qx 'unmark 0 4K = 0' "$WORK/again.out" || { show again; fail "$_what: the region does not work as new"; }
+	run st timeout 5 "$VOLATILE_CMD" status --json
+	[ "$rc" -eq 0 ] || { show st; fail "$_what: volatile status failed"; }
+}
+
+# The ordinary library for everything but the workload
+LD_PRELOAD=$VOLATILE_LIBRARY
+export LD_PRELOAD
+
+# ---- kill at every step ---------------------------------------------------------
+new_region
+n=0
+killed=0
+while :; do
+	n=$((n + 1))
+	[ "$n" -le 2000 ] || fail "more than 2000 steps: the walk does not end"
+	rm -f "$report"
+	mkfile "$f" 64K A
+	run w workload VOLATILE_FAULT_KILL=$n
+	if [ "$rc" -eq 137 ]; then
+		killed=$((killed + 1))
+		grep -q "^kill $n " "$report" || { show w; fail "step $n: killed, but not by the injection"; }
+	elif [ "$rc" -eq 0 ] && [ ! -s "$report" ]; then
+		break # past the last step
+	else
+		show w
+		fail "step $n: the workload ended with status $rc"
+	fi
+	check_after "killed at step $n ($(cut -d' ' -f3- "$report"))"
+done
+[ "$killed" -ge 20 ] || fail "only $killed steps: the injection points are not reached"
+say "killed at each of $killed steps; every time, the next process got its answers and the invariant held"
+# the workload's own result when nothing kills it, for reference
+check_after "the workload undisturbed"
+
+# ---- fail every system call ---------------------------------------------------------
+for err in EINTR ENOMEM EAGAIN; do
+	new_region
+	n=0
+	while :; do
+		n=$((n + 1))
+		[ "$n" -le 2000 ] || fail "more than 2000 system calls: the walk does not end"
+		rm -f "$report"
+		mkfile "$f" 64K A
+		run w workload VOLATILE_FAULT_SYSCALL=$n:$err
+		[ "$rc" -eq 0 ] && [ ! -s "$WORK/w.err" ] || { show w; fail "syscall $n failing with $err: the workload ended with status $rc"; }
+		# every call answered: 0, 1, or -1 and an errno
+		if grep -E '^(mark|unmark) ' "$WORK/w.out" | grep -vE ' = (0|1|-1 E[A-Z]+)$' >"$WORK/bad"; then
+			cat "$WORK/bad" >&2
+			fail "syscall $n failing with $err: an answer that is not 0, 1 or an errno"
+		fi
+		check_after "syscall $n failing with $err ($(cut -d' ' -f3- "$report" 2>/dev/null))"
+		[ -s "$report" ] || break
+	done
+	say "$err: each of $((n - 1)) system calls failed in turn; no crash, no hang, the invariant held"
+done
+exit 0
