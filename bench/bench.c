@@ -4,8 +4,21 @@
  * Run it with the shim preloaded (make bench does): "through the shim"
  * calls fallocate() (interposed), "raw" calls libc's own fallocate found
  * with dlopen("libc.so.6", RTLD_NOLOAD). Each figure is the median of
- * several rounds of many calls; ratios compare figures of the same run.
+ * several rounds of many calls, and a figure and the raw call it is
+ * compared with are measured in alternating rounds, so that a machine that
+ * slows down for a while slows both. Calls are timed in the thread's CPU
+ * time (CLOCK_THREAD_CPUTIME_ID, user and system), so that other programs
+ * taking the CPUs do not count; two processes' throughput and the
+ * daemon's reaction are wall-clock times. Ratios compare figures of this
+ * run.
+ *
+ *   bench [--json FILE] [--ranges N] [--files N] [--volatile PATH] [--trials N]
+ *
+ * --volatile names the `volatile` command, for the daemon's reaction time
+ * (bench/reaction.c); without it that figure is skipped.
  */
+#include "bench.h"
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -14,22 +27,46 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <volatile.h>
 
 #define ROUNDS 15
+#define SPACING 16384 /* ranges of 4 KiB every 16 KiB: the pair's range touches none */
 
 typedef int (*fallocate_fn)(int, int, off_t, off_t);
 
 static fallocate_fn raw_fallocate;
+static int64_t (*api_purge)(uint64_t);
+static int (*api_stats)(struct volatile_stats *, size_t);
 
-static uint64_t now_ns(void)
+static struct figure figures[32];
+static int nfigures;
+
+/* ---- clock, medians, figures ----------------------------------------------- */
+
+uint64_t now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The CPU time of this thread, user and system: what one process's calls
+ * cost, whatever else the machine runs meanwhile (a busy machine makes
+ * wall-clock rounds wait for a CPU).
+ */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -40,113 +77,734 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* ns per call of fn(arg), median of ROUNDS rounds of n calls */
-static double measure(void (*fn)(void *), void *arg, int n)
+double median(double *v, int n)
 {
-	double r[ROUNDS];
-
-	for (int k = 0; k < ROUNDS; k++) {
-		uint64_t t0 = now_ns();
-
-		for (int i = 0; i < n; i++)
-			fn(arg);
-		r[k] = (double)(now_ns() - t0) / n;
-	}
-	qsort(r, ROUNDS, sizeof(r[0]), cmp_double);
-	return r[ROUNDS / 2];
+	qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
+
+struct figure *add_figure(const char *key, const char *label)
+{
+	struct figure *f = &figures[nfigures < 31 ? nfigures++ : 31];
+
+	memset(f, 0, sizeof(*f));
+	f->key = key;
+	snprintf(f->label, sizeof(f->label), "%s", label);
+	return f;
+}
+
+int met_if(int ok)
+{
+	return ok ? MET : MISSED;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "bench: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+/* ---- the calls measured ------------------------------------------------------- */
 
 struct ctx {
 	int fd;
 	off_t off;
+	uint32_t n;   /* pair_random: ranges in the file */
+	uint64_t rng; /* pair_random: xorshift state */
 };
 
-/* an allocation of one page already allocated: cheap, and really done */
-static void shim_keep(void *a)
+static double time_calls(void (*fn)(struct ctx *), struct ctx *c, int n)
 {
-	struct ctx *c = a;
+	uint64_t t0 = cpu_ns();
 
+	for (int i = 0; i < n; i++)
+		fn(c);
+	return (double)(cpu_ns() - t0) / n;
+}
+
+/*
+ * ns per call of a(ca) and of b(cb), in rounds that alternate the two
+ * (a b, b a, a b...): the medians of `rounds`, and the median of the
+ * ratios b/a of each round (what the tables print as the ratio).
+ */
+static double measure2(void (*a)(struct ctx *), struct ctx *ca, int na, void (*b)(struct ctx *),
+		       struct ctx *cb, int nb, int rounds, double *ra, double *rb)
+{
+	double x[MAX_ROUNDS], y[MAX_ROUNDS], q[MAX_ROUNDS];
+
+	for (int k = 0; k < rounds; k++) {
+		if (k % 2 == 0) {
+			x[k] = time_calls(a, ca, na);
+			y[k] = time_calls(b, cb, nb);
+		} else {
+			y[k] = time_calls(b, cb, nb);
+			x[k] = time_calls(a, ca, na);
+		}
+		q[k] = y[k] / x[k];
+	}
+	*ra = median(x, rounds);
+	*rb = median(y, rounds);
+	return median(q, rounds);
+}
+
+/* an allocation of one page already allocated: cheap, and really done */
+static void shim_keep(struct ctx *c)
+{
 	if (fallocate(c->fd, FALLOC_FL_KEEP_SIZE, 0, 4096) != 0)
 		abort();
 }
 
-static void raw_keep(void *a)
+static void raw_keep(struct ctx *c)
 {
-	struct ctx *c = a;
-
 	if (raw_fallocate(c->fd, FALLOC_FL_KEEP_SIZE, 0, 4096) != 0)
 		abort();
 }
 
 /* one syscall the kernel rejects (shmem refuses this mode) */
-static void raw_rejected(void *a)
+static void raw_rejected(struct ctx *c)
 {
-	struct ctx *c = a;
-
 	if (raw_fallocate(c->fd, FALLOC_FL_ZERO_RANGE, 0, 4096) == 0)
 		abort();
 }
 
-static void pair(void *a)
+static void mark(int fd, off_t off, off_t len)
 {
-	struct ctx *c = a;
+	if (fallocate(fd, FALLOC_FL_MARK_VOLATILE, off, len) != 0)
+		die("MARK");
+}
 
-	if (fallocate(c->fd, FALLOC_FL_MARK_VOLATILE, c->off, 4096) != 0 ||
-	    fallocate(c->fd, FALLOC_FL_UNMARK_VOLATILE, c->off, 4096) < 0)
+static void pair_at(int fd, off_t off)
+{
+	if (fallocate(fd, FALLOC_FL_MARK_VOLATILE, off, 4096) != 0 ||
+	    fallocate(fd, FALLOC_FL_UNMARK_VOLATILE, off, 4096) != 0)
 		abort();
 }
 
-static void row(const char *name, double ns, double base_ns, const char *base)
+static void pair(struct ctx *c)
 {
-	printf("%-44s %9.1f ns  %6.2fx %s\n", name, ns, ns / base_ns, base);
+	pair_at(c->fd, c->off);
+}
+
+/* the pair between two ranges chosen at random: cold caches */
+static void pair_random(struct ctx *c)
+{
+	c->rng ^= c->rng << 13;
+	c->rng ^= c->rng >> 7;
+	c->rng ^= c->rng << 17;
+	pair_at(c->fd, (off_t)(c->rng % c->n) * SPACING + 8192);
+}
+
+static int new_memfd(const char *name, off_t size)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC);
+
+	if (fd < 0 || ftruncate(fd, size) != 0)
+		die("memfd");
+	return fd;
+}
+
+/* ---- passthrough ---------------------------------------------------------------- */
+
+static void bench_passthrough(void)
+{
+	struct ctx c = { .fd = new_memfd("pass", 65536) };
+	struct figure *f;
+	double raw, shim;
+
+	if (raw_fallocate(c.fd, 0, 0, 4096) != 0)
+		die("fallocate");
+	/* the same raw call against itself: how far apart two equal things come out */
+	f = add_figure("passthrough_control", "raw fallocate(KEEP_SIZE, 4K) vs itself");
+	f->ratio = measure2(raw_keep, &c, 5000, raw_keep, &c, 5000, MAX_ROUNDS, &raw, &shim);
+	f->value = shim;
+	f->unit = "ns";
+	f->base = raw;
+	f->ratio_of = "the same raw call (the noise of this measure)";
+	f->status = NA;
+	f = add_figure("passthrough", "passthrough fallocate(KEEP_SIZE, 4K)");
+	f->ratio = measure2(raw_keep, &c, 5000, shim_keep, &c, 5000, MAX_ROUNDS, &raw, &shim);
+	f->value = shim;
+	f->unit = "ns";
+	f->base = raw;
+	f->ratio_of = "raw fallocate, same call";
+	f->target = "<= 1.02x";
+	f->status = met_if(f->ratio <= 1.02);
+	close(c.fd);
+}
+
+/* ---- purge throughput ---------------------------------------------------------------- */
+
+static void fill(int fd, off_t size)
+{
+	static char buf[1 << 20];
+
+	memset(buf, 0x5a, sizeof(buf));
+	for (off_t o = 0; o < size; o += (off_t)sizeof(buf)) {
+		size_t n = size - o < (off_t)sizeof(buf) ? (size_t)(size - o) : sizeof(buf);
+
+		if (pwrite(fd, buf, n, o) != (ssize_t)n)
+			die("pwrite");
+	}
+}
+
+/* ns to punch n ranges of rs bytes, step apart, freshly filled */
+static double raw_punches(int fd, off_t n, off_t step, off_t rs, off_t span)
+{
+	uint64_t t0;
+
+	fill(fd, span);
+	t0 = cpu_ns();
+	for (off_t i = 0; i < n; i++)
+		if (raw_fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, i * step, rs) != 0)
+			die("punch");
+	return (double)(cpu_ns() - t0);
+}
+
+/*
+ * `total` bytes in ranges of `rs` bytes, a page apart (so that they do not
+ * merge), purged oldest first by volatile_purge(), against raw PUNCH_HOLEs
+ * of the same ranges. Only the purge, or the punches, are timed.
+ */
+static void bench_purge(const char *key, off_t rs, off_t total, int rounds)
+{
+	off_t step = rs + 4096, n = total / rs, span = n * step;
+	int fd = new_memfd("purge", span);
+	double raw[MAX_ROUNDS], vol[MAX_ROUNDS], q[MAX_ROUNDS];
+	struct figure *f;
+	struct stat st;
+	char label[64];
+
+	for (int k = 0; k < rounds; k++) {
+		uint64_t t0;
+		int64_t got;
+
+		if (k % 2 == 0)
+			raw[k] = raw_punches(fd, n, step, rs, span);
+		fill(fd, span);
+		for (off_t i = 0; i < n; i++)
+			mark(fd, i * step, rs);
+		t0 = cpu_ns();
+		got = api_purge(VOLATILE_PURGE_ALL);
+		vol[k] = (double)(cpu_ns() - t0);
+		if (got < (int64_t)total) {
+			fprintf(stderr, "bench: volatile_purge freed %lld of %lld bytes\n",
+				(long long)got, (long long)total);
+			exit(1);
+		}
+		if (fstat(fd, &st) == 0 && (off_t)st.st_blocks * 512 > span - total + 65536) {
+			fprintf(stderr, "bench: the purge left %lld bytes allocated\n",
+				(long long)st.st_blocks * 512);
+			exit(1);
+		}
+		for (off_t i = 0; i < n; i++)
+			if (fallocate(fd, FALLOC_FL_UNMARK_VOLATILE, i * step, rs) != 1)
+				die("UNMARK after purge");
+		if (k % 2 == 1)
+			raw[k] = raw_punches(fd, n, step, rs, span);
+		q[k] = raw[k] / vol[k];
+	}
+	snprintf(label, sizeof(label), "purge, %lld ranges of %lld KiB", (long long)n,
+		 (long long)rs / 1024);
+	f = add_figure(key, label);
+	f->unit = "B/s";
+	f->value = (double)total / (median(vol, rounds) / 1e9);
+	f->base = (double)total / (median(raw, rounds) / 1e9);
+	f->ratio = median(q, rounds);
+	f->ratio_of = "raw PUNCH_HOLE of the same ranges";
+	f->target = ">= 0.95x";
+	f->status = met_if(f->ratio >= 0.95);
+	close(fd);
+}
+
+/* ---- the pair, at 1 range, N files, N ranges -------------------------------------------- */
+
+/* the pair's cost at one range, and as a ratio to a rejected raw call beside it */
+static double pair1_ns, pair1_ratio;
+
+struct point {
+	double count, pair_ns, rej_ns, ratio; /* ratio: pair over rejected, per round */
+};
+
+static struct point by_files[8], by_ranges[12];
+static int nby_files, nby_ranges;
+
+static void measure_pair(struct ctx *c, void (*fn)(struct ctx *), int rounds, int n,
+			 struct point *p)
+{
+	p->ratio = measure2(raw_rejected, c, n * 4, fn, c, n, rounds, &p->rej_ns, &p->pair_ns);
+}
+
+/* pair at N, relative to the pair at 1, each normalised by the rejected call beside it */
+static void scaled_figure(const char *key, const char *label, const struct point *p,
+			  const char *note)
+{
+	struct figure *f = add_figure(key, label);
+
+	f->value = p->pair_ns;
+	f->unit = "ns";
+	f->base = pair1_ns;
+	f->ratio = p->ratio / pair1_ratio;
+	f->ratio_of = "the pair at 1 range (each over a rejected raw call beside it)";
+	f->target = "<= 1.5x";
+	f->status = met_if(f->ratio <= 1.5);
+	if (note)
+		snprintf(f->note, sizeof(f->note), "%s", note);
+}
+
+static void bench_pair(void)
+{
+	struct ctx c = { .fd = new_memfd("one", 1 << 20), .off = 8192 };
+	struct point p;
+	struct figure *f;
+
+	mark(c.fd, 0, 4096); /* the file's one range: its record stays */
+	measure_pair(&c, pair, ROUNDS, 25000, &p);
+	pair1_ns = p.pair_ns;
+	pair1_ratio = p.ratio;
+	f = add_figure("pair", "MARK+UNMARK pair, 1 range in the file");
+	f->value = p.pair_ns;
+	f->unit = "ns";
+	f->base = p.rej_ns;
+	f->ratio = p.ratio;
+	f->ratio_of = "raw fallocate rejected by shmem, same memfd";
+	f->target = "<= 6x";
+	f->status = met_if(f->ratio <= 6);
+	p.count = 1;
+	by_files[nby_files++] = p;
+	by_ranges[nby_ranges++] = p;
+	close(c.fd);
+}
+
+static void bench_files(int nfiles)
+{
+	static const int at[] = { 10, 100, 1000, 10000, 100000 };
+	int *fds = calloc((size_t)nfiles, sizeof(int)), have = 0;
+	char label[64];
+
+	if (fds == NULL)
+		die("calloc");
+	for (size_t k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
+		int want = at[k] < nfiles ? at[k] : nfiles;
+		struct ctx c;
+		struct point p;
+
+		if (want <= have)
+			break;
+		while (have < want) {
+			fds[have] = new_memfd("f", 65536);
+			mark(fds[have], 0, 4096);
+			have++;
+		}
+		c.fd = fds[have - 1];
+		c.off = 8192;
+		measure_pair(&c, pair, have == nfiles ? ROUNDS : 9, have == nfiles ? 25000 : 5000,
+			     &p);
+		p.count = have;
+		by_files[nby_files++] = p;
+	}
+	snprintf(label, sizeof(label), "MARK+UNMARK pair, %d files with ranges", have);
+	scaled_figure("pair_files", label, &by_files[nby_files - 1], NULL);
+	/* the files stay open, with their ranges, for what follows */
+}
+
+static uint64_t region_blocks(void)
+{
+	const char *region = getenv("VOLATILE_REGION");
+	struct stat st;
+
+	return region && stat(region, &st) == 0 ? (uint64_t)st.st_blocks * 512 : 0;
+}
+
+static void bench_ranges(int big)
+{
+	struct ctx c = { .fd = new_memfd("big", (off_t)big * SPACING + 65536) };
+	struct volatile_stats s0, s1;
+	uint64_t b0, b1;
+	struct point p;
+	struct figure *f;
+	char label[64];
+	int have = 0;
+
+	if (api_stats(&s0, sizeof(s0)) != 0)
+		die("volatile_stats");
+	b0 = region_blocks();
+	for (int want = 10; have < big; want *= 10) {
+		if (want > big)
+			want = big;
+		for (; have < want; have++)
+			mark(c.fd, (off_t)have * SPACING, 4096);
+		c.off = (off_t)(have / 2) * SPACING + 8192; /* between two ranges */
+		measure_pair(&c, pair, have == big ? ROUNDS : 9, have == big ? 25000 : 5000, &p);
+		p.count = have;
+		by_ranges[nby_ranges++] = p;
+	}
+	snprintf(label, sizeof(label), "MARK+UNMARK pair, %d ranges in the file", big);
+	scaled_figure("pair_ranges", label, &p, "the same spot each time: hot caches");
+
+	c.n = (uint32_t)big;
+	c.rng = 0x9e3779b97f4a7c15ull;
+	measure_pair(&c, pair_random, ROUNDS, 10000, &p);
+	snprintf(label, sizeof(label), "MARK+UNMARK pair, %d ranges, random spot", big);
+	scaled_figure("pair_ranges_random", label, &p,
+		      "a random spot of the file each time: cold caches");
+
+	if (api_stats(&s1, sizeof(s1)) != 0)
+		die("volatile_stats");
+	b1 = region_blocks();
+	f = add_figure("region_bytes_per_range", "region bytes per range");
+	snprintf(f->label, sizeof(f->label), "region bytes per range, %llu ranges",
+		 (unsigned long long)s1.ranges);
+	f->unit = "bytes";
+	f->value = (double)(b1 - b0) / (double)(s1.ranges - s0.ranges);
+	f->target = "<= 48";
+	f->status = met_if(f->value <= 48.0);
+	snprintf(f->note, sizeof(f->note),
+		 "each range added; the whole file: %.1f bytes per range (%.1f MiB)",
+		 (double)b1 / (double)s1.ranges, (double)b1 / 1048576.0);
+	close(c.fd);
+}
+
+/* ---- two processes ------------------------------------------------------------------ */
+
+/*
+ * Pairs per second of `procs` processes doing n pairs each, started
+ * together; raw: n rejected raw calls each instead, the machine's own
+ * scaling.
+ */
+static double run_procs(int procs, int same_file, int raw, int n)
+{
+	int ready[2], go[2], res[2], shared = -1;
+	uint64_t first = UINT64_MAX, last = 0;
+
+	if (pipe(ready) != 0 || pipe(go) != 0 || pipe(res) != 0)
+		die("pipe");
+	if (same_file) {
+		shared = new_memfd("shared", 1 << 20);
+		mark(shared, 0, 4096);
+	}
+	for (int p = 0; p < procs; p++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			die("fork");
+		if (pid == 0) {
+			int fd = shared;
+			off_t off = 8192 + (off_t)p * SPACING;
+			uint64_t t[2];
+			char b;
+
+			if (fd < 0) {
+				fd = new_memfd("own", 1 << 20);
+				mark(fd, 0, 4096);
+			}
+			if (write(ready[1], "r", 1) != 1 || read(go[0], &b, 1) != 1)
+				_exit(1);
+			t[0] = now_ns();
+			for (int i = 0; i < n; i++) {
+				if (raw) {
+					struct ctx c = { .fd = fd };
+
+					raw_rejected(&c);
+				} else {
+					pair_at(fd, off);
+				}
+			}
+			t[1] = now_ns();
+			_exit(write(res[1], t, sizeof(t)) == (ssize_t)sizeof(t) ? 0 : 1);
+		}
+	}
+	for (int p = 0; p < procs; p++) {
+		char b;
+
+		if (read(ready[0], &b, 1) != 1)
+			die("child");
+	}
+	for (int p = 0; p < procs; p++)
+		if (write(go[1], "g", 1) != 1)
+			die("pipe");
+	for (int p = 0; p < procs; p++) {
+		uint64_t t[2];
+
+		if (read(res[0], t, sizeof(t)) != (ssize_t)sizeof(t))
+			die("child");
+		first = t[0] < first ? t[0] : first;
+		last = t[1] > last ? t[1] : last;
+	}
+	while (wait(NULL) > 0)
+		;
+	close(ready[0]);
+	close(ready[1]);
+	close(go[0]);
+	close(go[1]);
+	close(res[0]);
+	close(res[1]);
+	if (shared >= 0)
+		close(shared);
+	return (double)procs * n / ((double)(last - first) / 1e9);
+}
+
+static void bench_procs(void)
+{
+	double one[MAX_ROUNDS], two[MAX_ROUNDS], same[MAX_ROUNDS], r1[MAX_ROUNDS], r2[MAX_ROUNDS];
+	double q2[MAX_ROUNDS], qs[MAX_ROUNDS], qr[MAX_ROUNDS], t1;
+	struct figure *f;
+	const int rounds = 9, n = 15000;
+
+	for (int k = 0; k < rounds; k++) {
+		r1[k] = run_procs(1, 0, 1, 5 * n);
+		one[k] = run_procs(1, 0, 0, n);
+		two[k] = run_procs(2, 0, 0, n);
+		same[k] = run_procs(2, 1, 0, n);
+		r2[k] = run_procs(2, 0, 1, 5 * n);
+		q2[k] = two[k] / one[k];
+		qs[k] = same[k] / one[k];
+		qr[k] = r2[k] / r1[k];
+	}
+	t1 = median(one, rounds);
+	f = add_figure("procs_raw", "2 processes, raw rejected calls (the machine)");
+	f->unit = "calls/s";
+	f->value = median(r2, rounds);
+	f->base = median(r1, rounds);
+	f->ratio = median(qr, rounds);
+	f->ratio_of = "1 process's throughput";
+	f->status = NA;
+	f = add_figure("procs_two_files", "2 processes marking, 2 files");
+	f->unit = "pairs/s";
+	f->value = median(two, rounds);
+	f->base = t1;
+	f->ratio = median(q2, rounds);
+	snprintf(f->note, sizeof(f->note),
+		 "the machine itself gave %.2fx in these rounds (raw calls); 2 CPUs, shared",
+		 median(qr, rounds));
+	f->ratio_of = "1 process's throughput";
+	f->target = ">= 1.7x";
+	f->status = met_if(f->ratio >= 1.7);
+	f = add_figure("procs_same_file", "2 processes marking, 1 file");
+	f->unit = "pairs/s";
+	f->value = median(same, rounds);
+	f->base = t1;
+	f->ratio = median(qs, rounds);
+	f->ratio_of = "1 process's throughput";
+	f->status = NA;
+}
+
+/* ---- output ---------------------------------------------------------------------------- */
+
+static const char *status_text(enum status s)
+{
+	return s == MET ? "met" : s == MISSED ? "MISSED" : s == SKIPPED ? "skipped" : "";
+}
+
+static void human(char *buf, size_t size, double v, const char *unit)
+{
+	if (strcmp(unit, "B/s") == 0)
+		snprintf(buf, size, "%.2f GB/s", v / 1e9);
+	else if (strcmp(unit, "pairs/s") == 0 || strcmp(unit, "calls/s") == 0)
+		snprintf(buf, size, "%.0f %s", v, unit);
+	else if (strcmp(unit, "ns") == 0)
+		snprintf(buf, size, "%.0f ns", v);
+	else if (strcmp(unit, "ms") == 0)
+		snprintf(buf, size, "%.1f ms", v);
+	else
+		snprintf(buf, size, "%.1f %s", v, unit);
+}
+
+static void print_table(FILE *out, const char *machine)
+{
+	fprintf(out, "libvolatile bench: %s; medians of 7 to 101 rounds\n", machine);
+	fprintf(out, "%-46s %15s %15s %8s %9s  %s\n", "figure", "value", "compared with", "ratio",
+		"target", "status");
+	for (int i = 0; i < nfigures; i++) {
+		const struct figure *f = &figures[i];
+		char v[32] = "", b[32] = "", r[16] = "";
+
+		if (f->status == SKIPPED) {
+			fprintf(out, "%-46s %s\n", f->label, f->note);
+			continue;
+		}
+		human(v, sizeof(v), f->value, f->unit);
+		if (f->base > 0)
+			human(b, sizeof(b), f->base, f->unit);
+		if (f->ratio > 0)
+			snprintf(r, sizeof(r), "%.3fx", f->ratio);
+		fprintf(out, "%-46s %15s %15s %8s %9s  %s\n", f->label, v, b, r,
+			f->target ? f->target : "", status_text(f->status));
+	}
+	fprintf(out, "(ratio: the median of each round's value / compared with; for the pair at\n"
+		     " N ranges or files, each round's pair is first divided by a rejected raw\n"
+		     " fallocate measured beside it, and that by the same at 1 range)\n");
+}
+
+static void json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', out);
+		if ((unsigned char)*s >= 0x20)
+			fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static void json_points(FILE *out, const char *name, const struct point *p, int n)
+{
+	fprintf(out, "  \"%s\": [", name);
+	for (int i = 0; i < n; i++)
+		fprintf(out,
+			"%s{\"count\": %.0f, \"pair_ns\": %.1f, \"rejected_ns\": %.1f, "
+			"\"ratio\": %.3f}",
+			i ? ",\n    " : "\n    ", p[i].count, p[i].pair_ns, p[i].rej_ns, p[i].ratio);
+	fprintf(out, "]");
+}
+
+static void print_json(FILE *out, const char *machine)
+{
+	fprintf(out, "{\n  \"machine\": ");
+	json_string(out, machine);
+	fprintf(out, ",\n  \"rounds\": %d,\n  \"figures\": [\n", ROUNDS);
+	for (int i = 0; i < nfigures; i++) {
+		const struct figure *f = &figures[i];
+
+		fprintf(out, "    {\"key\": \"%s\", \"label\": ", f->key);
+		json_string(out, f->label);
+		if (f->status != SKIPPED) {
+			fprintf(out, ", \"value\": %.3f, \"unit\": \"%s\"", f->value, f->unit);
+			if (f->base > 0)
+				fprintf(out, ", \"base\": %.3f", f->base);
+			if (f->ratio > 0) {
+				fprintf(out, ", \"ratio\": %.4f, \"ratio_of\": ", f->ratio);
+				json_string(out, f->ratio_of ? f->ratio_of : "");
+			}
+		}
+		if (f->target) {
+			fprintf(out, ", \"target\": ");
+			json_string(out, f->target);
+		}
+		fprintf(out, ", \"status\": \"%s\"",
+			f->status == MET ? "met" : f->status == MISSED ? "missed" :
+			f->status == SKIPPED ? "skipped" : "none");
+		if (f->note[0]) {
+			fprintf(out, ", \"note\": ");
+			json_string(out, f->note);
+		}
+		fprintf(out, "}%s\n", i + 1 < nfigures ? "," : "");
+	}
+	fprintf(out, "  ],\n");
+	json_points(out, "pair_by_ranges_in_one_file", by_ranges, nby_ranges);
+	fprintf(out, ",\n");
+	json_points(out, "pair_by_files", by_files, nby_files);
+	fprintf(out, "\n}\n");
+}
+
+/* ---- main ------------------------------------------------------------------------------ */
+
+static double loadavg(void)
+{
+	double l = -1;
+	FILE *f = fopen("/proc/loadavg", "re");
+
+	if (f) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = -1;
+		fclose(f);
+	}
+	return l;
+}
+
+static int files_possible(int want)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)want + 256) {
+		fprintf(stderr, "bench: only %llu fds: fewer files\n",
+			(unsigned long long)rl.rlim_cur);
+		return rl.rlim_cur > 512 ? (int)rl.rlim_cur - 256 : 256;
+	}
+	return want;
 }
 
 int main(int argc, char **argv)
 {
-	int big = argc > 1 ? atoi(argv[1]) : 1000000;
-	struct ctx c;
+	int big = 1000000, nfiles = 10000, trials = 7;
+	const char *json = NULL, *volatile_bin = NULL;
 	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
-	double keep_raw, keep_shim, rej, pair1, pairN;
+	char machine[512];
+	struct utsname u;
+	uint64_t t0 = now_ns();
 
+	if (argc > 1 && strcmp(argv[1], "--holder") == 0)
+		return holder_main(argc - 1, argv + 1);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (v && strcmp(a, "--json") == 0)
+			json = v;
+		else if (v && strcmp(a, "--ranges") == 0)
+			big = atoi(v);
+		else if (v && strcmp(a, "--files") == 0)
+			nfiles = atoi(v);
+		else if (v && strcmp(a, "--volatile") == 0)
+			volatile_bin = v;
+		else if (v && strcmp(a, "--trials") == 0)
+			trials = atoi(v);
+		else {
+			fprintf(stderr, "usage: bench [--json FILE] [--ranges N] [--files N] "
+					"[--volatile PATH] [--trials N]\n");
+			return 2;
+		}
+		i++;
+	}
+	if (big < 10 || nfiles < 10 || trials < 1 || trials > MAX_ROUNDS) {
+		fprintf(stderr, "bench: --ranges and --files at least 10, --trials 1 to %d\n",
+			MAX_ROUNDS);
+		return 2;
+	}
 	raw_fallocate = libc ? (fallocate_fn)dlsym(libc, "fallocate") : NULL;
-	if (raw_fallocate == NULL || raw_fallocate == fallocate) {
+	api_purge = (int64_t(*)(uint64_t))dlsym(RTLD_DEFAULT, "volatile_purge");
+	api_stats = (int (*)(struct volatile_stats *, size_t))dlsym(RTLD_DEFAULT, "volatile_stats");
+	if (raw_fallocate == NULL || raw_fallocate == fallocate || !api_purge || !api_stats) {
 		fprintf(stderr, "bench: run with libvolatile.so preloaded (make bench)\n");
 		return 1;
 	}
-	c.fd = memfd_create("bench", 0);
-	if (c.fd < 0 || ftruncate(c.fd, (off_t)big * 8192 + 65536) != 0 ||
-	    fallocate(c.fd, 0, 0, 4096) != 0)
-		return 1;
+	uname(&u);
+	snprintf(machine, sizeof(machine), "%ld CPUs, Linux %s %s, load average %.1f at start",
+		 sysconf(_SC_NPROCESSORS_ONLN), u.release, u.machine, loadavg());
+	nfiles = files_possible(nfiles);
 
-	keep_raw = measure(raw_keep, &c, 200000);
-	keep_shim = measure(shim_keep, &c, 200000);
-	rej = measure(raw_rejected, &c, 200000);
-	c.off = 0;
-	pair1 = measure(pair, &c, 100000);
+	/* each step prints where it is: the whole run takes a while */
+	fprintf(stderr, "bench: passthrough\n");
+	bench_passthrough();
+	fprintf(stderr, "bench: purge throughput\n");
+	bench_purge("purge_1m", 1 << 20, 64 << 20, 7);
+	bench_purge("purge_64k", 64 << 10, 64 << 20, 7);
+	fprintf(stderr, "bench: MARK+UNMARK pair\n");
+	bench_pair();
+	fprintf(stderr, "bench: two processes\n");
+	bench_procs();
+	fprintf(stderr, "bench: %d files\n", nfiles);
+	bench_files(nfiles);
+	fprintf(stderr, "bench: %d ranges in one file\n", big);
+	bench_ranges(big);
+	fprintf(stderr, "bench: the daemon's reaction\n");
+	bench_reaction(volatile_bin, trials);
 
-	/* the same pair on a file that holds `big` other ranges */
-	for (int i = 1; i <= big; i++)
-		if (fallocate(c.fd, FALLOC_FL_MARK_VOLATILE, (off_t)i * 8192, 4096) != 0) {
-			fprintf(stderr, "bench: mark %d: %s\n", i, strerror(errno));
-			return 1;
-		}
-	c.off = (off_t)(big / 2) * 8192 + 4096; /* between two ranges */
-	pairN = measure(pair, &c, 100000);
+	print_table(stdout, machine);
+	printf("(%.0f s)\n", (double)(now_ns() - t0) / 1e9);
+	if (json) {
+		FILE *out = strcmp(json, "-") == 0 ? stdout : fopen(json, "w");
 
-	/* what the sparse region file really holds: its allocated blocks */
-	struct stat rst;
-	const char *region = getenv("VOLATILE_REGION");
-	double per_range = region && stat(region, &rst) == 0 ? (double)rst.st_blocks * 512 / big : 0;
-
-	printf("libvolatile bench (median of %d rounds; ratio to the raw call in this run)\n",
-	       ROUNDS);
-	row("passthrough fallocate(KEEP_SIZE, 4K)", keep_shim, keep_raw, "of raw");
-	row("raw fallocate rejected by shmem", rej, rej, "(the unit)");
-	row("MARK+UNMARK pair, 1 range", pair1, rej, "of a rejected raw call");
-	char name[64];
-	snprintf(name, sizeof(name), "MARK+UNMARK pair, %d ranges in the file", big);
-	row(name, pairN, pair1, "of the pair at 1 range");
-	printf("%-44s %9.1f bytes per range (allocated blocks of %s)\n", "region memory", per_range,
-	       region ? region : "?");
+		if (out == NULL)
+			die(json);
+		print_json(out, machine);
+		if (out != stdout && fclose(out) != 0)
+			die(json);
+		if (out != stdout)
+			printf("JSON: %s\n", json);
+	}
 	return 0;
 }

@@ -63,6 +63,73 @@ static int on_tmpfs(int fd, const struct vl_stat *st)
 	return t;
 }
 
+/*
+ * "This file can never be sealed against writing" is cached by identity
+ * (device, inode, birth time), learnt from statx for this very call: a
+ * memfd or tmpfs file whose seals include F_SEAL_SEAL and neither write
+ * seal keeps that set of seals for as long as it lives (seals are only
+ * ever added, and F_SEAL_SEAL forbids adding any). memfd_create() without
+ * MFD_ALLOW_SEALING, and every tmpfs file, start so. What the fd refers
+ * to is not cached: only a property of the file the fd was just found to
+ * be. Without a birth time the identity may be reused: nothing is cached.
+ *
+ * Each slot is a sequence lock: a reader that sees it odd or changed
+ * takes the slow way (one fcntl); a writer that cannot take it at once
+ * gives up. Nothing ever waits, so a signal handler is safe here.
+ */
+#define SEAL_CACHE 64
+
+struct seal_slot {
+	uint64_t seq; /* odd while written */
+	uint64_t dev, ino;
+	int64_t btime_sec;
+	uint64_t btime_nsec;
+};
+
+static struct seal_slot seal_cache[SEAL_CACHE];
+
+static struct seal_slot *seal_slot_of(const struct vl_ident *id)
+{
+	uint64_t h = (id->ino ^ (id->dev * 0x9e3779b97f4a7c15ull) ^ (uint64_t)id->btime_nsec) *
+		     0xbf58476d1ce4e5b9ull;
+
+	return &seal_cache[(h >> 32) % SEAL_CACHE];
+}
+
+static int never_write_sealed(const struct vl_ident *id)
+{
+	struct seal_slot *s = seal_slot_of(id);
+	uint64_t q = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+	int hit;
+
+	if (q == 0 || (q & 1))
+		return 0;
+	hit = __atomic_load_n(&s->dev, __ATOMIC_RELAXED) == id->dev &&
+	      __atomic_load_n(&s->ino, __ATOMIC_RELAXED) == id->ino &&
+	      __atomic_load_n(&s->btime_sec, __ATOMIC_RELAXED) == id->btime_sec &&
+	      __atomic_load_n(&s->btime_nsec, __ATOMIC_RELAXED) == id->btime_nsec;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return hit && __atomic_load_n(&s->seq, __ATOMIC_RELAXED) == q;
+}
+
+static void note_never_write_sealed(const struct vl_ident *id)
+{
+	struct seal_slot *s = seal_slot_of(id);
+	uint64_t q = __atomic_load_n(&s->seq, __ATOMIC_RELAXED);
+
+	if (id->btime_sec == 0 && id->btime_nsec == 0)
+		return;
+	if ((q & 1) || !__atomic_compare_exchange_n(&s->seq, &q, q + 1, 0, __ATOMIC_ACQUIRE,
+						    __ATOMIC_RELAXED))
+		return;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&s->dev, id->dev, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->ino, id->ino, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->btime_sec, id->btime_sec, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->btime_nsec, id->btime_nsec, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->seq, q + 2, __ATOMIC_RELEASE);
+}
+
 int vl_is_tmpfs_file(int fd)
 {
 	struct vl_stat st;
@@ -105,11 +172,13 @@ int vl_check(int fd, int mode, int64_t off, int64_t len, struct vl_stat *st)
 	if (!t)
 		return -EOPNOTSUPP;
 	/* only a memfd can be sealed, and a memfd has no name */
-	if (mark && st->nlink == 0) {
+	if (mark && st->nlink == 0 && !never_write_sealed(&st->id)) {
 		int seals = fcntl(fd, F_GET_SEALS);
 
 		if (seals > 0 && (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)))
 			return -EPERM;
+		if (seals > 0 && (seals & F_SEAL_SEAL))
+			note_never_write_sealed(&st->id);
 	}
 	return mark ? VL_OP_MARK : VL_OP_UNMARK;
 }

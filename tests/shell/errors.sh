@@ -174,7 +174,9 @@ EOF
 ok sealed svt memfd s 64K fill 0 64K S mark 0 4K seal write mark 8K 4K fa 'MARK|KEEP_SIZE' 8K 4K \
 	unmark 8K 4K unmark 0 4K unmark 0 4K expect 0 64K S \
 	memfd fw 64K seal future-write mark 0 4K unmark 0 4K \
-	memfd gs 64K seal grow,shrink mark 0 4K unmark 0 4K
+	memfd gs 64K seal grow,shrink mark 0 4K unmark 0 4K \
+	memfd ss 64K seal seal mark 0 4K mark 8K 4K unmark 0 4K unmark 8K 4K \
+	memfd ws 64K seal write,seal mark 0 4K mark 0 4K unmark 0 4K
 expect_out sealed <<EOF
 memfd s 64K = 3
 fill 0 64K S = ok
@@ -193,6 +195,17 @@ unmark 0 4K = 0
 memfd gs 64K = 5
 seal grow,shrink = 0
 mark 0 4K = 0
+unmark 0 4K = 0
+memfd ss 64K = 6
+seal seal = 0
+mark 0 4K = 0
+mark 8K 4K = 0
+unmark 0 4K = 0
+unmark 8K 4K = 0
+memfd ws 64K = 7
+seal write,seal = 0
+mark 0 4K = -1 EPERM
+mark 0 4K = -1 EPERM
 unmark 0 4K = 0
 EOF
 

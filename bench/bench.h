@@ -1,0 +1,39 @@
+/*
+ * bench.h - what the parts of the benchmark share: clock, medians, results.
+ */
+#ifndef VL_BENCH_H
+#define VL_BENCH_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define MAX_ROUNDS 101
+
+uint64_t now_ns(void);
+double median(double *v, int n);
+
+/* One line of the table (and one object of the JSON). */
+enum status { NA, MET, MISSED, SKIPPED };
+
+struct figure {
+	const char *key;     /* JSON key */
+	char label[64];      /* table label */
+	double value;        /* the absolute figure, in unit */
+	const char *unit;    /* "ns", "bytes", "B/s"... */
+	double base;         /* the figure it is compared with, in unit (0: none) */
+	double ratio;        /* value / base, or the ratio the target is about */
+	const char *ratio_of; /* what the ratio is to */
+	const char *target;  /* e.g. "<= 1.02x", NULL: none */
+	enum status status;
+	char note[160];      /* "skipped: why", or a remark */
+};
+
+struct figure *add_figure(const char *key, const char *label);
+int met_if(int ok);
+
+/* The daemon's reaction: fills figures itself, or "skipped: why". */
+void bench_reaction(const char *volatile_bin, int trials);
+/* The process that holds the cache (bench --holder ...); returns the exit status. */
+int holder_main(int argc, char **argv);
+
+#endif
