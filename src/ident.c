@@ -11,6 +11,8 @@
  */
 #include "ident.h"
 
+#include "core/fault.h"
+
 #include "log.h"
 #include "volatile.h"
 
@@ -41,7 +43,7 @@ static int fd_on_tmpfs(int fd)
 {
 	struct statfs sf;
 
-	if (fstatfs(fd, &sf) != 0)
+	if (VL_SYSCALL("fstatfs", fstatfs(fd, &sf)) != 0)
 		return -errno;
 	return sf.f_type == TMPFS_MAGIC;
 }
@@ -173,7 +175,7 @@ int vl_check(int fd, int mode, int64_t off, int64_t len, struct vl_stat *st)
 		return -EOPNOTSUPP;
 	/* only a memfd can be sealed, and a memfd has no name */
 	if (mark && st->nlink == 0 && !never_write_sealed(&st->id)) {
-		int seals = fcntl(fd, F_GET_SEALS);
+		int seals = VL_SYSCALL("get seals", fcntl(fd, F_GET_SEALS));
 
 		if (seals > 0 && (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)))
 			return -EPERM;
