@@ -21,6 +21,17 @@ expect_line g1 "getname = keep (4)"
 expect_line g1 "getsize = 8192"
 expect_line g1 "getprot = 3"
 
+# ---- a region only mapped (its fd closed) cannot be reached, but is not gone --------
+bg g3 leg open setname mapped setsize 8K map 8K rw fill 0 8K M close touch "$WORK/m-ready" \
+	wait "$WORK/m-go" expect 0 8K M
+wait_file "$WORK/m-ready"
+ok pe vol purge --all
+status_json st3
+expect_eq "records of a region that is only mapped, after a purge" "$(jq_py st3 'd["files"]')" 1
+touch "$WORK/m-go"
+wait_bg g3
+[ "$rc" -eq 0 ] || { show g3; fail "the legacy program failed ($rc)"; }
+
 # ---- gone: seen gone once, then again 3 s later, and forgotten ------------------
 # "Gone" must be certain: no process of the user holds or maps the memfd,
 # all of them looked into. Where one cannot be looked into (the init of

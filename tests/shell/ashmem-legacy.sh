@@ -182,10 +182,13 @@ pin 0 0 = 0
 EOF
 
 # ---- 7. never purged: pin says NOT_PURGED and the data is intact ------------------
-ok s7 leg open setsize 16K map 16K rw fill 0 16K C unpin 0 0 pinstatus 4K 4K pin 0 0 \
-	expect 0 16K C pinstatus 0 0
+# (and the state outlives the ranges: pinned all over, the name and the mask stay)
+ok s7 leg open setname seven setsize 16K map 16K rw fill 0 16K C unpin 0 0 pinstatus 4K 4K \
+	pin 0 0 expect 0 16K C pinstatus 0 0 setprot r unpin 0 4K pin 0 4K getname getprot \
+	map 4K rw
 expect_out s7 <<EOF
 open /dev/ashmem = 3
+setname seven = 0
 setsize 16K = 0
 map 16K rw = ok
 fill 0 16K C = ok
@@ -194,5 +197,11 @@ pinstatus 4K 4K = 0
 pin 0 0 = 0
 expect 0 16K C ok
 pinstatus 0 0 = 1
+setprot r = 0
+unpin 0 4K = 0
+pin 0 4K = 0
+getname = seven (5)
+getprot = 1
+map 4K rw = -1 EPERM
 EOF
 exit 0
