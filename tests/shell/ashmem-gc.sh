@@ -22,6 +22,7 @@ expect_line g1 "getsize = 8192"
 expect_line g1 "getprot = 3"
 
 # ---- a region only mapped (its fd closed) cannot be reached, but is not gone --------
+new_region
 bg g3 leg open setname mapped setsize 8K map 8K rw fill 0 8K M close touch "$WORK/m-ready" \
 	wait "$WORK/m-go" expect 0 8K M
 wait_file "$WORK/m-ready"
