@@ -155,7 +155,7 @@ static int find_and_lock(const struct vl_region *r, const struct vl_stat *st, in
 			f = vl_file_at(r, fd->fi);
 			note_holder(f, fdnum, st);
 			want_path = st->nlink > 0 && f->h.path_len == 0 &&
-				    !(f->h.flags & VL_FF_PATH_TRIED);
+				    !(f->h.flags & (VL_FF_PATH_TRIED | VL_FF_ASHMEM));
 			if (want_path)
 				f->h.flags |= VL_FF_PATH_TRIED;
 		}
@@ -197,13 +197,14 @@ static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, 
 
 	if (err)
 		memset(c, 0, sizeof(*c));
-	if (!changed(c) && spare == VL_NIL && f->h.nranges != 0)
+	if (!changed(c) && spare == VL_NIL && (f->h.nranges != 0 || (f->h.flags & VL_FF_ASHMEM)))
 		return; /* nothing shared to touch: spare the region lock */
 	if (vl_lock_region(r) != 0)
 		return;
 	vl_commit(r, fi, c, spare);
 	VL_STEP("finish: committed, region locked");
-	if (f->h.nranges == 0)
+	/* an ashmem region's record holds its state: it lives as long as the region */
+	if (f->h.nranges == 0 && !(f->h.flags & VL_FF_ASHMEM))
 		vl_file_release(r, fi);
 	vl_unlock_region(r);
 }

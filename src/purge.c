@@ -174,7 +174,9 @@ static void note_reach(const struct vl_region *r, uint32_t fi, uint32_t gen,
 	if (f->h.gen == gen && f->h.state == VL_FILE_LIVE && vl_file_ok(r, f)) {
 		if (got != NULL && got->holder.pid > 0)
 			f->h.holders[VL_HOLDERS - 1] = got->holder;
-		if (got != NULL && got->path_len > 0 && got->path_len < VL_PATH_MAX) {
+		/* an ashmem record keeps its state where a path would go */
+		if (got != NULL && got->path_len > 0 && got->path_len < VL_PATH_MAX &&
+		    !(f->h.flags & VL_FF_ASHMEM)) {
 			memcpy(f->path, got->path, got->path_len);
 			f->h.path_len = got->path_len;
 		}
@@ -203,7 +205,8 @@ int vl_drop_file(const struct vl_region *r, uint32_t fi, uint32_t gen, int unpur
 				    : vl_ranges_clear(r, &f->h.root, fi, &c);
 		if (err == 0) {
 			vl_commit(r, fi, &c, VL_NIL);
-			if (f->h.nranges == 0)
+			/* an ashmem region's record (its name, size, prot) goes only with it */
+			if (f->h.nranges == 0 && !(unpurged_only && (f->h.flags & VL_FF_ASHMEM)))
 				vl_file_release(r, fi);
 			else
 				err = -EBUSY; /* purged ranges stay */
@@ -366,13 +369,13 @@ int vl_purge(const struct vl_region *r, const struct vl_goal *goal, const struct
 	return 0;
 }
 
-int vl_collect(const struct vl_region *r, struct vl_purge_report *rep)
+static int collect(const struct vl_region *r, struct vl_purge_report *rep, int ashmem_only)
 {
 	struct pass p;
 	uint32_t hwm;
 
 	memset(rep, 0, sizeof(*rep));
-	init_pass(&p, r, NULL, 1);
+	init_pass(&p, r, NULL, !ashmem_only);
 	if (vl_lock_region(r) != 0)
 		return -EUCLEAN;
 	hwm = r->hdr->c.file_hwm < r->file_cap ? r->hdr->c.file_hwm : r->file_cap;
@@ -385,7 +388,8 @@ int vl_collect(const struct vl_region *r, struct vl_purge_report *rep)
 
 		if (vl_lock_region(r) != 0)
 			break;
-		sound = f->h.state == VL_FILE_LIVE && vl_file_ok(r, f);
+		sound = f->h.state == VL_FILE_LIVE && vl_file_ok(r, f) &&
+			(!ashmem_only || (f->h.flags & VL_FF_ASHMEM));
 		if (sound)
 			vl_target_copy(r, fi, &t);
 		vl_unlock_region(r);
@@ -396,4 +400,14 @@ int vl_collect(const struct vl_region *r, struct vl_purge_report *rep)
 	}
 	end_pass(&p);
 	return 0;
+}
+
+int vl_collect(const struct vl_region *r, struct vl_purge_report *rep)
+{
+	return collect(r, rep, 0);
+}
+
+int vl_collect_ashmem(const struct vl_region *r, struct vl_purge_report *rep)
+{
+	return collect(r, rep, 1);
 }

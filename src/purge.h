@@ -41,6 +41,9 @@ int vl_purge(const struct vl_region *r, const struct vl_goal *goal, const struct
  */
 int vl_collect(const struct vl_region *r, struct vl_purge_report *rep);
 
+/* The same, for the records of ashmem regions only, without searching file systems. */
+int vl_collect_ashmem(const struct vl_region *r, struct vl_purge_report *rep);
+
 /*
  * Forget every range of file fi (generation gen): the file is gone. With
  * unpurged_only, only its unpurged ranges; -EBUSY then if purged ones stay.

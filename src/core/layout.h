@@ -34,7 +34,7 @@
 
 /* "VOLATILE" read as a little-endian u64 */
 #define VL_MAGIC 0x454c4954414c4f56ull
-#define VL_VERSION 1u
+#define VL_VERSION 2u /* 2: ashmem state in file records */
 
 /* ---- ranges ------------------------------------------------------------ */
 
@@ -104,6 +104,8 @@ struct vl_holder {
 /* file->flags */
 #define VL_FF_ANON 0x1u       /* no name reached it at its last MARK (memfd) */
 #define VL_FF_PATH_TRIED 0x2u /* we looked for a path once; don't again */
+#define VL_FF_ASHMEM 0x4u     /* an ashmem region: ash holds its state, never a path;
+				 the record lives until the file is gone, ranges or not */
 
 /*
  * A file with volatile ranges. Guarded by the region lock: state, gen,
@@ -140,9 +142,34 @@ _Static_assert(offsetof(struct vl_file_hdr, state) < offsetof(struct vl_file_hdr
 
 #define VL_PATH_MAX (VL_FILE_SIZE - sizeof(struct vl_file_hdr))
 
+/* ---- ashmem regions ------------------------------------------------------ */
+
+#define VL_ASH_NAME_LEN 256
+
+/* ash.flags */
+#define VL_ASH_MAPPED 0x1u /* mapped once: name and size are fixed */
+#define VL_ASH_DEV 0x2u    /* opened as /dev/ashmem: fstat shows the device */
+#define VL_ASH_PLAIN 0x4u  /* a memfd of its own: its size is the file's */
+#define VL_ASH_FLAGS (VL_ASH_MAPPED | VL_ASH_DEV | VL_ASH_PLAIN)
+
+/*
+ * The state of an ashmem region, in the record of its memfd (VL_FF_ASHMEM),
+ * shared by every process that holds the memfd. Guarded by the file's lock.
+ * Not covered by the record's sum: read through vl_ash_state_ok().
+ */
+struct vl_ashmem {
+	uint64_t size;               /* ASHMEM_SET_SIZE */
+	uint32_t prot;               /* the mask: PROT_READ | PROT_WRITE | PROT_EXEC at most */
+	uint32_t flags;              /* VL_ASH_* */
+	char name[VL_ASH_NAME_LEN];  /* NUL-terminated; "" when never named */
+};
+
 struct vl_file {
 	struct vl_file_hdr h;
-	char path[VL_PATH_MAX]; /* a name that reached the file when marked */
+	union {
+		char path[VL_PATH_MAX]; /* a name that reached the file when marked */
+		struct vl_ashmem ash;   /* VL_FF_ASHMEM: memfds have no path */
+	};
 };
 
 /* ---- header ------------------------------------------------------------ */

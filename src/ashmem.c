@@ -1,0 +1,968 @@
+/*
+ * ashmem.c - ashmem regions on memfd (see ashmem.h).
+ *
+ * Where the state lives. A region's name, size, prot mask and "mapped
+ * yet" live in the record of its memfd in the shared region (the path
+ * field of a memfd's record is never used: memfds have no path), keyed
+ * by the memfd's identity like every record, so a forked child or a
+ * process that received the fd over a socket finds the same state. The
+ * pins are the memfd's volatile ranges. VL_FF_ASHMEM keeps the record
+ * while the region has no unpinned range; it goes when the memfd is
+ * certainly gone (purge.c, vl_collect: `volatile purge`, the daemon, and
+ * this library when it makes regions in a region table over half full).
+ *
+ * Lock order as everywhere: the file's lock, then the region lock. The
+ * state is guarded by the file's lock; the record's flags by the region
+ * lock (VL_ASH_DEV never changes after creation).
+ *
+ * The caller's pointers (SET_NAME, GET_NAME, PIN, GET_FILE_ID) are read
+ * and written with process_vm_readv/writev on ourselves (or, where those
+ * are forbidden, through a pipe): a bad pointer gives EFAULT, as in the
+ * driver, never a fault in the host program.
+ */
+#include "ashmem.h"
+
+#include "core/ashmem_rules.h"
+#include "core/pool.h"
+#include "core/rtree.h"
+#include "log.h"
+#include "ops.h"
+#include "purge.h"
+#include "region.h"
+#include "sys.h"
+#include "volatile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/personality.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#ifndef MFD_CLOEXEC
+#define MFD_CLOEXEC 0x0001U
+#endif
+
+uint64_t vl_ash_fdbits[VL_ASH_FDS / 64];
+
+void vl_ash_flag(int fd)
+{
+	if (fd >= 0 && fd < VL_ASH_FDS)
+		__atomic_fetch_or(&vl_ash_fdbits[fd / 64], 1ull << (fd % 64), __ATOMIC_RELAXED);
+}
+
+void vl_ash_unflag(int fd)
+{
+	if (fd >= 0 && fd < VL_ASH_FDS)
+		__atomic_fetch_and(&vl_ash_fdbits[fd / 64], ~(1ull << (fd % 64)), __ATOMIC_RELAXED);
+}
+
+static uint64_t page_size(void)
+{
+	long p = sysconf(_SC_PAGESIZE);
+
+	return p > 0 ? (uint64_t)p : 4096;
+}
+
+/* ---- system calls that must not come back into the shim ---------------- */
+
+static int raw_memfd(const char *name, unsigned flags)
+{
+	long r = syscall(SYS_memfd_create, name, flags);
+
+	return r < 0 ? -errno : (int)r;
+}
+
+static int raw_ftruncate(int fd, uint64_t size)
+{
+	if (size > (uint64_t)LLONG_MAX)
+		return -EINVAL;
+	return syscall(SYS_ftruncate, fd, (off_t)size) < 0 ? -errno : 0;
+}
+
+static int raw_stat(const char *path, struct stat *st)
+{
+	return syscall(SYS_newfstatat, AT_FDCWD, path, st, 0) < 0 ? -errno : 0;
+}
+
+static int file_size(int fd, uint64_t *size)
+{
+	struct stat st;
+
+	if (syscall(SYS_fstat, fd, &st) < 0)
+		return -errno;
+	*size = (uint64_t)st.st_size;
+	return 0;
+}
+
+/* "/memfd:NAME (deleted)" -> NAME; 0, or -1 if fd is not a memfd. */
+static int memfd_name(int fd, char *name, size_t size)
+{
+	static const char pre[] = "/memfd:", del[] = " (deleted)";
+	char link[64], buf[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, sizeof(buf) - 1);
+	if (n < (ssize_t)sizeof(pre) - 1 || memcmp(buf, pre, sizeof(pre) - 1) != 0)
+		return -1;
+	buf[n] = '\0';
+	if ((size_t)n >= sizeof(pre) - 1 + sizeof(del) - 1 &&
+	    strcmp(buf + n - (sizeof(del) - 1), del) == 0)
+		buf[n - (sizeof(del) - 1)] = '\0';
+	if (name != NULL && size > 0) {
+		size_t len = strlen(buf + sizeof(pre) - 1);
+
+		if (len >= size)
+			len = size - 1;
+		memcpy(name, buf + sizeof(pre) - 1, len);
+		name[len] = '\0';
+	}
+	return 0;
+}
+
+int vl_ash_real_device(void)
+{
+	static int known; /* 0: not asked; 1: a real device; 2: none */
+	int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
+
+	if (k == 0) {
+		struct stat st;
+		int saved = errno;
+
+		k = raw_stat(VL_ASH_DEV_PATH, &st) == 0 && S_ISCHR(st.st_mode) ? 1 : 2;
+		errno = saved;
+		__atomic_store_n(&known, k, __ATOMIC_RELAXED);
+	}
+	return k == 1;
+}
+
+/* ---- the caller's memory -------------------------------------------------- */
+
+/* Through a pipe, where process_vm_* are not allowed: write(2) says EFAULT. */
+static int via_pipe(void *dst, const void *src, size_t n)
+{
+	int p[2], err = 0;
+
+	if (n > 4096 || pipe2(p, O_CLOEXEC) != 0)
+		return -EFAULT;
+	if (write(p[1], src, n) != (ssize_t)n || read(p[0], dst, n) != (ssize_t)n)
+		err = -EFAULT;
+	close(p[0]);
+	close(p[1]);
+	return err;
+}
+
+/* Copy n bytes from the caller's src (write: to the caller's dst). */
+static int xfer(void *dst, const void *src, size_t n, int to_user)
+{
+	struct iovec mine, theirs;
+	ssize_t got;
+
+	if (n == 0)
+		return 0;
+	mine.iov_base = to_user ? (void *)src : dst;
+	mine.iov_len = n;
+	theirs.iov_base = to_user ? dst : (void *)src;
+	theirs.iov_len = n;
+	got = to_user ? process_vm_writev(getpid(), &mine, 1, &theirs, 1, 0)
+		      : process_vm_readv(getpid(), &mine, 1, &theirs, 1, 0);
+	if (got == (ssize_t)n)
+		return 0;
+	if (got < 0 && (errno == ENOSYS || errno == EPERM))
+		return via_pipe(dst, src, n);
+	return -EFAULT;
+}
+
+int vl_ash_copy_out(void *user, const void *src, size_t n)
+{
+	return xfer(user, src, n, 1);
+}
+
+static int copy_in(void *dst, const void *user, size_t n)
+{
+	return xfer(dst, user, n, 0);
+}
+
+static int copy_out(void *user, const void *src, size_t n)
+{
+	return xfer(user, src, n, 1);
+}
+
+/*
+ * A string of at most max bytes from the caller, page by page, so that a
+ * string that ends right before an unmapped page is read whole. Returns the
+ * bytes copied (up to the NUL, or max), or -EFAULT.
+ */
+static long copy_in_str(char *dst, const char *user, size_t max)
+{
+	uint64_t page = page_size();
+	size_t done = 0;
+
+	while (done < max) {
+		uintptr_t at = (uintptr_t)user + done;
+		size_t chunk = (size_t)(page - (at & (page - 1)));
+
+		if (chunk > max - done)
+			chunk = max - done;
+		if (copy_in(dst + done, (const void *)at, chunk) != 0)
+			return -EFAULT;
+		if (memchr(dst + done, '\0', chunk) != NULL)
+			return (long)(done + strnlen(dst + done, chunk));
+		done += chunk;
+	}
+	return (long)max;
+}
+
+/* ---- records -------------------------------------------------------------- */
+
+struct rec {
+	uint32_t fi, gen;   /* fi VL_NIL: the file has no record */
+	uint32_t flags;     /* the record's VL_FF_* when looked up */
+	uint32_t ashflags;  /* its VL_ASH_* then (VL_FF_ASHMEM only) */
+};
+
+static int lookup(const struct vl_region *r, const struct vl_ident *id, struct rec *out)
+{
+	int err = vl_lock_region(r);
+
+	memset(out, 0, sizeof(*out));
+	if (err)
+		return err;
+	err = vl_file_lookup(r, id, &out->fi);
+	if (err == 0 && out->fi != VL_NIL) {
+		const struct vl_file *f = vl_file_at(r, out->fi);
+
+		out->gen = f->h.gen;
+		out->flags = f->h.flags;
+		out->ashflags = (f->h.flags & VL_FF_ASHMEM) ? f->ash.flags : 0;
+	}
+	vl_unlock_region(r);
+	return err;
+}
+
+static void note_holder(struct vl_file *f, int fd)
+{
+	int32_t self = vl_self();
+	int slot = 0;
+
+	for (int i = 0; i < VL_HOLDERS; i++) {
+		if (f->h.holders[i].pid == self || f->h.holders[i].pid == 0) {
+			slot = i;
+			break;
+		}
+	}
+	f->h.holders[slot].pid = self;
+	f->h.holders[slot].fd = fd;
+}
+
+/*
+ * The record of st's file, made an ashmem record with state *init if it is
+ * not one yet (a memfd may have a record already, from fallocate).
+ */
+static int make_record(const struct vl_region *r, const struct vl_stat *st, int fd,
+		       const struct vl_ashmem *init, struct rec *out)
+{
+	struct vl_file *f;
+	uint32_t fi;
+	int fresh, err = vl_lock_region(r);
+
+	if (err)
+		return err;
+	err = vl_file_lookup(r, &st->id, &fi);
+	if (err == 0 && fi == VL_NIL) {
+		if (vl_room_for_file(r) != 0 || (fi = vl_file_create(r, &st->id, &fresh)) == VL_NIL)
+			err = -ENOMEM;
+		else if (fresh)
+			err = vl_file_lock_init(r, fi);
+	}
+	if (err == 0) {
+		f = vl_file_at(r, fi);
+		if (!(f->h.flags & VL_FF_ASHMEM)) {
+			f->h.flags |= VL_FF_ASHMEM | VL_FF_ANON;
+			f->h.path_len = 0;
+			f->ash = *init;
+		}
+		note_holder(f, fd);
+		out->fi = fi;
+		out->gen = f->h.gen;
+		out->flags = f->h.flags;
+		out->ashflags = f->ash.flags;
+	}
+	vl_unlock_region(r);
+	return err;
+}
+
+/* Lock the record found; -ESTALE if it is another file's now. */
+static int lock_rec(const struct vl_region *r, const struct rec *x, int want_ash)
+{
+	struct vl_file *f = vl_file_at(r, x->fi);
+	int err = vl_lock_file(r, x->fi);
+
+	if (err)
+		return err;
+	if (f->h.gen != x->gen || f->h.state != VL_FILE_LIVE || !vl_file_ok(r, f)) {
+		vl_unlock_file(r, x->fi);
+		return -ESTALE;
+	}
+	if (want_ash && (!(f->h.flags & VL_FF_ASHMEM) || !vl_ash_state_ok(&f->ash))) {
+		vl_unlock_file(r, x->fi);
+		return -EUCLEAN;
+	}
+	return 0;
+}
+
+/* Now and then, where regions are made: forget the records of gone memfds. */
+static void maybe_collect(const struct vl_region *r)
+{
+	static uint32_t last;
+	uint32_t now = vl_now_s(), was = __atomic_load_n(&last, __ATOMIC_RELAXED);
+	struct vl_purge_report rep;
+
+	if ((uint64_t)r->hdr->c.files_used * 2 < r->file_cap || now - was < 5 ||
+	    !__atomic_compare_exchange_n(&last, &was, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	vl_collect_ashmem(r, &rep);
+	vl_log("ashmem: region table over half full: %u records of gone regions forgotten",
+	       rep.files_dropped);
+}
+
+/* ---- regions made in this process, for SET_NAME (see rename_memfd) ------- */
+
+#define MADE_FDS 4096
+
+static struct {
+	struct vl_ident id;
+	uint32_t forks;  /* the fork count when it was made */
+	uint32_t shared; /* sent over a socket since */
+} made[MADE_FDS];
+static uint32_t forks;
+static pthread_once_t made_once = PTHREAD_ONCE_INIT;
+
+static void count_fork(void)
+{
+	__atomic_fetch_add(&forks, 1, __ATOMIC_RELAXED);
+}
+
+static void made_init(void)
+{
+	pthread_atfork(count_fork, NULL, NULL);
+}
+
+static void made_note(int fd, const struct vl_ident *id)
+{
+	if (fd < 0 || fd >= MADE_FDS)
+		return;
+	pthread_once(&made_once, made_init);
+	made[fd].id = *id;
+	made[fd].forks = __atomic_load_n(&forks, __ATOMIC_RELAXED);
+	made[fd].shared = 0;
+}
+
+void vl_ash_sent(int fd)
+{
+	if (fd >= 0 && fd < MADE_FDS)
+		__atomic_store_n(&made[fd].shared, 1, __ATOMIC_RELAXED);
+}
+
+/* Does no other fd of this process refer to the file? (0 if unsure) */
+static int only_fd(int fd, const struct vl_ident *id)
+{
+	char buf[2048] __attribute__((aligned(8)));
+	int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC), alone = dir >= 0;
+	long n;
+
+	while (alone && (n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+		for (long pos = 0; pos < n && alone;) {
+			/* struct linux_dirent64: ino, off, reclen, type, name */
+			unsigned short reclen;
+			const char *name = buf + pos + 19;
+			struct vl_stat st;
+			int other;
+
+			memcpy(&reclen, buf + pos + 16, sizeof(reclen));
+			pos += reclen;
+			if (name[0] < '0' || name[0] > '9')
+				continue;
+			other = atoi(name);
+			if (other != fd && other != dir && vl_sys_fstat(other, &st) == 0 &&
+			    vl_same_file(&st.id, id))
+				alone = 0;
+		}
+	}
+	if (dir >= 0)
+		close(dir);
+	return alone;
+}
+
+/*
+ * Was the memfd behind fd made here, and is fd its only holder? (no fork
+ * since, not sent over a socket, no other fd on it here)
+ */
+static int made_alone(int fd, const struct vl_ident *id)
+{
+	if (fd < 0 || fd >= MADE_FDS || !vl_same_file(&made[fd].id, id) ||
+	    made[fd].forks != __atomic_load_n(&forks, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&made[fd].shared, __ATOMIC_RELAXED))
+		return 0;
+	return only_fd(fd, id);
+}
+
+int vl_ash_new(const char *name, uint64_t size, int dev, int cloexec)
+{
+	char mname[VL_MEMFD_NAME_MAX + 1];
+	struct vl_ashmem init;
+	struct vl_region *r;
+	struct vl_stat st;
+	struct rec x;
+	int fd, err;
+
+	vl_ash_memfd_name(name, mname, sizeof(mname));
+	fd = raw_memfd(mname, cloexec ? MFD_CLOEXEC : 0);
+	if (fd < 0)
+		return fd;
+	if (size > 0 && (err = raw_ftruncate(fd, size)) != 0) {
+		close(fd);
+		return err;
+	}
+	vl_ash_init(&init, dev ? VL_ASH_DEV : 0);
+	init.size = size;
+	if (name != NULL)
+		vl_ash_name_set(&init, name, strnlen(name, VL_ASH_NAME_LEN));
+	err = vl_enter();
+	if (err == 0) {
+		err = vl_region_get(&r);
+		if (err == 0)
+			err = vl_sys_fstat(fd, &st);
+		if (err == 0) {
+			maybe_collect(r);
+			err = make_record(r, &st, fd, &init, &x);
+		}
+		vl_leave();
+	}
+	vl_log("ashmem: new region fd %d \"%s\" size %llu%s%s", fd, mname,
+	       (unsigned long long)size, err ? ": " : "", err ? strerror(-err) : "");
+	if (err) {
+		if (dev) { /* no device without its state */
+			close(fd);
+			return err;
+		}
+		return fd; /* a plain memfd: pin and unpin will say why not */
+	}
+	vl_ash_flag(fd);
+	made_note(fd, &st.id);
+	return fd;
+}
+
+/* ---- ioctl ---------------------------------------------------------------- */
+
+struct target {
+	int fd;
+	struct vl_region *r;
+	int region_err;
+	struct vl_stat st;
+	struct rec x;
+};
+
+static int is_ash(const struct target *t)
+{
+	return t->region_err == 0 && t->x.fi != VL_NIL && (t->x.flags & VL_FF_ASHMEM);
+}
+
+/* 1: a memfd (region or not), 0: not ours, for the real ioctl. Region entered. */
+static int identify(int fd, struct target *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->fd = fd;
+	if (vl_sys_fstat(fd, &t->st) != 0 || !S_ISREG(t->st.mode) || t->st.nlink != 0)
+		return 0;
+	t->region_err = vl_region_get(&t->r);
+	if (t->region_err == 0)
+		t->region_err = lookup(t->r, &t->st.id, &t->x);
+	if (is_ash(t))
+		return 1;
+	return memfd_name(fd, NULL, 0) == 0;
+}
+
+/* Lock the target's ashmem record, looking it up again if it moved. */
+static int lock_target(struct target *t)
+{
+	for (int tries = 0; tries < 8; tries++) {
+		int err = lock_rec(t->r, &t->x, 1);
+
+		if (err != -ESTALE)
+			return err;
+		err = lookup(t->r, &t->st.id, &t->x);
+		if (err)
+			return err;
+		if (!is_ash(t))
+			return -ESTALE;
+	}
+	return -EAGAIN;
+}
+
+/* A plain memfd's state, made on first need (SET_PROT_MASK). */
+static int ensure_record(struct target *t)
+{
+	struct vl_ashmem init;
+
+	if (is_ash(t))
+		return 0;
+	if (t->region_err)
+		return t->region_err;
+	vl_ash_init(&init, VL_ASH_PLAIN | VL_ASH_MAPPED);
+	return make_record(t->r, &t->st, t->fd, &init, &t->x);
+}
+
+/* A snapshot of the state; a memfd without a record is plain, mapped, RWX. */
+static int snapshot(struct target *t, struct vl_ashmem *a)
+{
+	int err;
+
+	if (!is_ash(t)) {
+		vl_ash_init(a, VL_ASH_PLAIN | VL_ASH_MAPPED);
+	} else {
+		err = lock_target(t);
+		if (err)
+			return err;
+		*a = vl_file_at(t->r, t->x.fi)->ash;
+		vl_unlock_file(t->r, t->x.fi);
+	}
+	if (a->flags & VL_ASH_PLAIN) {
+		if ((err = file_size(t->fd, &a->size)) != 0)
+			return err;
+		memfd_name(t->fd, a->name, sizeof(a->name));
+	}
+	return 0;
+}
+
+/*
+ * The name in /proc/PID/maps. A memfd's name is given at its creation and
+ * cannot change, and open("/dev/ashmem") cannot know the name SET_NAME
+ * will give. So before the first mmap, SET_NAME makes a new memfd with the
+ * right name and puts it in place of the old one under the same fd number
+ * (dup3), with the same state; the old memfd and its record go. This is
+ * done only when nothing else can hold the old memfd: it was made in this
+ * process, which has not forked since, nor sent it over a socket, nor
+ * holds another fd on it. Otherwise the name is in the state (GET_NAME
+ * says it) but the maps show "dev/ashmem". Best effort: on any failure the
+ * old memfd stays.
+ */
+static void rename_memfd(struct target *t)
+{
+	char mname[VL_MEMFD_NAME_MAX + 1];
+	struct vl_ashmem a;
+	struct vl_stat nst;
+	struct rec nx;
+	int nfd, fdflags;
+
+	if (!made_alone(t->fd, &t->st.id) || lock_target(t) != 0)
+		return;
+	a = vl_file_at(t->r, t->x.fi)->ash;
+	vl_unlock_file(t->r, t->x.fi);
+	if (a.flags & (VL_ASH_MAPPED | VL_ASH_PLAIN))
+		return;
+	fdflags = (int)syscall(SYS_fcntl, t->fd, F_GETFD);
+	vl_ash_memfd_name(a.name, mname, sizeof(mname));
+	nfd = raw_memfd(mname, MFD_CLOEXEC);
+	if (nfd < 0 || fdflags < 0)
+		goto fail;
+	/* a region made by the API already has its size in the file */
+	if (a.size > 0 && raw_ftruncate(nfd, a.size) != 0)
+		goto fail;
+	if (vl_sys_fstat(nfd, &nst) != 0 || make_record(t->r, &nst, t->fd, &a, &nx) != 0)
+		goto fail;
+	if (syscall(SYS_dup3, nfd, t->fd, (fdflags & FD_CLOEXEC) ? O_CLOEXEC : 0) < 0) {
+		vl_drop_file(t->r, nx.fi, nx.gen, 0);
+		goto fail;
+	}
+	close(nfd);
+	vl_drop_file(t->r, t->x.fi, t->x.gen, 0); /* the old memfd is gone with it */
+	made_note(t->fd, &nst.id);
+	t->st = nst;
+	t->x = nx;
+	vl_log("ashmem: fd %d is now memfd \"%s\"", t->fd, mname);
+	return;
+fail:
+	if (nfd >= 0)
+		close(nfd);
+	vl_log("ashmem: fd %d keeps its memfd's name", t->fd);
+}
+
+static int set_name(struct target *t, unsigned long arg)
+{
+	char buf[VL_ASH_NAME_LEN];
+	long n = copy_in_str(buf, (const char *)arg, sizeof(buf));
+	struct vl_ashmem *a;
+	int err;
+
+	if (n < 0)
+		return (int)n;
+	if (!is_ash(t))
+		return t->region_err ? t->region_err : -EINVAL; /* a memfd's name is fixed */
+	err = lock_target(t);
+	if (err)
+		return err;
+	a = &vl_file_at(t->r, t->x.fi)->ash;
+	err = (a->flags & VL_ASH_PLAIN) ? -EINVAL : vl_ash_settable(a);
+	if (err == 0)
+		vl_ash_name_set(a, buf, (size_t)n);
+	vl_unlock_file(t->r, t->x.fi);
+	if (err == 0)
+		rename_memfd(t);
+	return err;
+}
+
+static int set_size(struct target *t, uint64_t size)
+{
+	struct vl_ashmem *a;
+	int err;
+
+	if (!is_ash(t))
+		return t->region_err ? t->region_err : -EINVAL;
+	err = lock_target(t);
+	if (err)
+		return err;
+	a = &vl_file_at(t->r, t->x.fi)->ash;
+	err = (a->flags & VL_ASH_PLAIN) ? -EINVAL : vl_ash_settable(a);
+	if (err == 0)
+		a->size = size;
+	vl_unlock_file(t->r, t->x.fi);
+	return err;
+}
+
+static int set_prot(struct target *t, uint64_t prot)
+{
+	int rie = (personality(0xffffffff) & READ_IMPLIES_EXEC) != 0;
+	struct vl_ashmem *a;
+	uint32_t p;
+	int err = ensure_record(t);
+
+	if (err)
+		return err;
+	err = lock_target(t);
+	if (err)
+		return err;
+	a = &vl_file_at(t->r, t->x.fi)->ash;
+	err = vl_ash_set_prot(a->prot, prot, rie, &p);
+	if (err == 0)
+		a->prot = p;
+	vl_unlock_file(t->r, t->x.fi);
+	return err;
+}
+
+/* GET_PIN_STATUS: is any byte of [s, e) in a volatile range? */
+static int pin_status(struct target *t, uint64_t s, uint64_t e)
+{
+	const struct vl_region *r = t->r;
+	struct rec x;
+	uint32_t n;
+	int err, ret = 1; /* ASHMEM_IS_PINNED */
+
+	if (s >= e)
+		return ret;
+	for (int tries = 0; tries < 8; tries++) {
+		err = lookup(r, &t->st.id, &x);
+		if (err)
+			return err;
+		if (x.fi == VL_NIL)
+			return ret; /* no record: nothing is unpinned */
+		err = lock_rec(r, &x, 0);
+		if (err == -ESTALE)
+			continue;
+		if (err)
+			return err;
+		n = vl_rb_end_at_least(r, vl_file_at(r, x.fi)->h.root, s, 1);
+		if (n != VL_NIL && !vl_range_ok(r, n, x.fi))
+			err = -EUCLEAN;
+		else if (n != VL_NIL && vl_node_at(r, n)->start < e)
+			ret = 0; /* ASHMEM_IS_UNPINNED */
+		vl_unlock_file(r, x.fi);
+		return err ? err : ret;
+	}
+	return -EAGAIN;
+}
+
+struct deferred {
+	int mode; /* 0: nothing; else the fallocate mode to run once out of the shim */
+	uint64_t s, e;
+};
+
+static long pin_ops(struct target *t, const struct vl_ash_req *q, unsigned long arg,
+		    struct deferred *d)
+{
+	struct vl_ashmem a;
+	uint32_t pin[2];
+	uint64_t s, e;
+	int err;
+
+	if (t->region_err)
+		return t->region_err;
+	err = snapshot(t, &a);
+	if (err)
+		return err;
+	if (!(a.flags & VL_ASH_MAPPED))
+		return -EINVAL; /* the driver has no backing file before the first mmap */
+	if (copy_in(pin, (const void *)arg, sizeof(pin)) != 0)
+		return -EFAULT;
+	err = vl_ash_pin_range(pin[0], pin[1], a.size, page_size(), &s, &e);
+	if (err)
+		return err;
+	if (q->cmd == VL_ASH_GET_PIN_STATUS)
+		return pin_status(t, s, e);
+	if (e > s) {
+		d->mode = q->cmd == VL_ASH_PIN ? FALLOC_FL_UNMARK_VOLATILE : FALLOC_FL_MARK_VOLATILE;
+		d->s = s;
+		d->e = e;
+	}
+	return 0; /* ASHMEM_NOT_PURGED, or UNPIN's 0, unless the deferred call says more */
+}
+
+static long purge_all(struct target *t)
+{
+	struct vl_goal g = { .bytes = UINT64_MAX };
+	struct vl_purge_report rep;
+	uint64_t pages;
+	int err;
+
+	if (t->region_err)
+		return t->region_err;
+	err = vl_purge(t->r, &g, NULL, &rep);
+	if (err)
+		return err;
+	pages = (rep.bytes + page_size() - 1) / page_size();
+	vl_log("ashmem: PURGE_ALL_CACHES: %u ranges, %llu bytes", rep.ranges,
+	       (unsigned long long)rep.bytes);
+	return pages > INT_MAX ? INT_MAX : (long)pages;
+}
+
+static long dispatch(struct target *t, const struct vl_ash_req *q, unsigned long arg,
+		     struct deferred *d)
+{
+	struct vl_ashmem a;
+	const char *name;
+	size_t len;
+	uint64_t ino;
+	int err;
+
+	switch (q->cmd) {
+	case VL_ASH_SET_NAME:
+		return set_name(t, arg);
+	case VL_ASH_GET_NAME:
+		err = snapshot(t, &a);
+		if (err)
+			return err;
+		name = vl_ash_name_get(&a, &len);
+		return copy_out((void *)arg, name, len);
+	case VL_ASH_SET_SIZE:
+		return set_size(t, vl_ash_arg_value(q, arg));
+	case VL_ASH_GET_SIZE:
+		err = snapshot(t, &a);
+		return err ? err : (long)a.size;
+	case VL_ASH_SET_PROT_MASK:
+		return set_prot(t, vl_ash_arg_value(q, arg));
+	case VL_ASH_GET_PROT_MASK:
+		err = snapshot(t, &a);
+		return err ? err : (long)a.prot;
+	case VL_ASH_PIN:
+	case VL_ASH_UNPIN:
+	case VL_ASH_GET_PIN_STATUS:
+		return pin_ops(t, q, arg, d);
+	case VL_ASH_PURGE_ALL_CACHES:
+		return purge_all(t);
+	case VL_ASH_GET_FILE_ID:
+		err = snapshot(t, &a);
+		if (err)
+			return err;
+		if (!(a.flags & VL_ASH_MAPPED))
+			return -EINVAL;
+		ino = t->st.id.ino;
+		if (q->argsize == 4) {
+			uint32_t ino32 = (uint32_t)ino;
+
+			return copy_out((void *)arg, &ino32, sizeof(ino32));
+		}
+		return copy_out((void *)arg, &ino, sizeof(ino));
+	default:
+		return -ENOTTY;
+	}
+}
+
+long vl_ash_ioctl(int fd, unsigned long req, unsigned long arg, int *handled)
+{
+	struct deferred d = { 0, 0, 0 };
+	struct vl_ash_req q;
+	struct target t;
+	long ret;
+
+	*handled = 0;
+	if (vl_ash_decode(req, &q) == VL_ASH_NOT_OURS || vl_enter() != 0)
+		return 0;
+	if (!identify(fd, &t)) {
+		vl_leave();
+		return 0;
+	}
+	*handled = 1;
+	ret = dispatch(&t, &q, arg, &d);
+	if (is_ash(&t))
+		vl_ash_flag(fd);
+	vl_leave();
+	if (ret == 0 && d.mode != 0) {
+		ret = vl_volatile_fallocate(fd, d.mode, (int64_t)d.s, (int64_t)(d.e - d.s));
+		if (ret > 0)
+			ret = 1; /* ASHMEM_WAS_PURGED */
+	}
+	vl_log("ashmem: ioctl fd %d 0x%lx -> %ld%s%s", fd, req, ret < 0 ? -1 : ret,
+	       ret < 0 ? " " : "", ret < 0 ? strerror((int)-ret) : "");
+	return ret;
+}
+
+/* ---- mmap and fstat ------------------------------------------------------- */
+
+int vl_ash_mmap(vl_mmap_fn real, void *addr, size_t len, int prot, int flags, int fd, off_t off,
+		void **res, int *errp)
+{
+	struct target t;
+	struct vl_ashmem *a;
+	int err;
+
+	if (vl_enter() != 0)
+		return 0;
+	memset(&t, 0, sizeof(t));
+	t.fd = fd;
+	if (vl_sys_fstat(fd, &t.st) != 0 || !S_ISREG(t.st.mode) || t.st.nlink != 0 ||
+	    vl_region_get(&t.r) != 0 || lookup(t.r, &t.st.id, &t.x) != 0 || !is_ash(&t)) {
+		vl_ash_unflag(fd); /* not a region (any more): no need to look again */
+		vl_leave();
+		return 0;
+	}
+	err = lock_target(&t);
+	if (err) {
+		/* the state cannot be read: fail open, the mapping is the kernel's business */
+		vl_leave();
+		return 0;
+	}
+	{
+		a = &vl_file_at(t.r, t.x.fi)->ash;
+		if (a->flags & VL_ASH_PLAIN)
+			err = (uint32_t)prot & VL_ASH_PROT_ALL & ~a->prot ? -EPERM : 0;
+		else
+			err = vl_ash_mmap_check(a, prot, len, page_size());
+		/* the driver makes the backing file at the first mmap, of the size set */
+		if (err == 0 && !(a->flags & VL_ASH_MAPPED))
+			err = raw_ftruncate(fd, a->size);
+		if (err == 0) {
+			/* under the lock: SET_PROT_MASK cannot slip in between */
+			*res = real(addr, len, prot, flags, fd, off);
+			if (*res == MAP_FAILED)
+				err = -errno;
+			else
+				a->flags |= VL_ASH_MAPPED;
+		}
+		vl_unlock_file(t.r, t.x.fi);
+	}
+	vl_leave();
+	if (err) {
+		*res = MAP_FAILED;
+		*errp = -err;
+	}
+	vl_log("ashmem: mmap fd %d len %zu prot %d -> %s", fd, len, prot,
+	       err ? strerror(-err) : "ok");
+	return 1;
+}
+
+int vl_ash_dev_fd(int fd)
+{
+	struct target t;
+	int dev = 0;
+
+	if (vl_enter() != 0)
+		return 0;
+	memset(&t, 0, sizeof(t));
+	if (vl_sys_fstat(fd, &t.st) == 0 && S_ISREG(t.st.mode) && t.st.nlink == 0 &&
+	    vl_region_get(&t.r) == 0 && lookup(t.r, &t.st.id, &t.x) == 0 && is_ash(&t))
+		dev = (t.x.ashflags & VL_ASH_DEV) != 0;
+	else
+		vl_ash_unflag(fd);
+	vl_leave();
+	return dev;
+}
+
+/*
+ * The device as stat shows it: a character device 0666 owned by root,
+ * with a misc major (10) and a fixed minor, on /dev's file system.
+ */
+#define ASH_DEV_MINOR 61
+#define ASH_DEV_INO 0x617368u
+
+static void dev_base(struct stat *st)
+{
+	static struct stat devdir;
+	static int have;
+
+	if (!__atomic_load_n(&have, __ATOMIC_ACQUIRE)) {
+		struct stat s;
+		int saved = errno;
+
+		if (raw_stat("/dev", &s) != 0)
+			memset(&s, 0, sizeof(s));
+		errno = saved;
+		devdir = s;
+		__atomic_store_n(&have, 1, __ATOMIC_RELEASE);
+	}
+	*st = devdir;
+}
+
+void vl_ash_dev_stat(struct stat *st)
+{
+	struct stat d;
+
+	dev_base(&d);
+	memset(st, 0, sizeof(*st));
+	st->st_dev = d.st_dev;
+	st->st_ino = ASH_DEV_INO;
+	st->st_mode = S_IFCHR | 0666;
+	st->st_nlink = 1;
+	st->st_uid = 0;
+	st->st_gid = 0;
+	st->st_rdev = makedev(10, ASH_DEV_MINOR);
+	st->st_size = 0;
+	st->st_blksize = 4096;
+	st->st_blocks = 0;
+	st->st_atim = d.st_ctim;
+	st->st_mtim = d.st_ctim;
+	st->st_ctim = d.st_ctim;
+}
+
+void vl_ash_dev_statx(struct statx *sx)
+{
+	struct stat st;
+
+	vl_ash_dev_stat(&st);
+	memset(sx, 0, sizeof(*sx));
+	sx->stx_mask = STATX_BASIC_STATS;
+	sx->stx_blksize = (uint32_t)st.st_blksize;
+	sx->stx_nlink = (uint32_t)st.st_nlink;
+	sx->stx_uid = st.st_uid;
+	sx->stx_gid = st.st_gid;
+	sx->stx_mode = (uint16_t)st.st_mode;
+	sx->stx_ino = st.st_ino;
+	sx->stx_size = 0;
+	sx->stx_blocks = 0;
+	sx->stx_atime.tv_sec = st.st_atim.tv_sec;
+	sx->stx_atime.tv_nsec = (uint32_t)st.st_atim.tv_nsec;
+	sx->stx_mtime = sx->stx_atime;
+	sx->stx_ctime = sx->stx_atime;
+	sx->stx_rdev_major = 10;
+	sx->stx_rdev_minor = ASH_DEV_MINOR;
+	sx->stx_dev_major = major(st.st_dev);
+	sx->stx_dev_minor = minor(st.st_dev);
+}

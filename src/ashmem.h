@@ -1,0 +1,81 @@
+/*
+ * ashmem.h - ashmem regions on memfd (SPEC section 6): the logic behind
+ * the libcutils API (cutils.c) and the /dev/ashmem emulation (src/shim/).
+ *
+ * A region is a memfd whose record in the shared region carries
+ * VL_FF_ASHMEM and a struct vl_ashmem (name, size, prot mask, mapped
+ * yet). Its pins are its volatile ranges: UNPIN is MARK, PIN is UNMARK.
+ * Everything here returns -errno, never touches errno on success, and
+ * never crashes on a bad pointer from the caller (EFAULT).
+ */
+#ifndef VL_ASHMEM_H
+#define VL_ASHMEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+struct statx;
+
+/*
+ * Is there a real ashmem device? Then the emulation stands aside and
+ * every call goes to libc. Asked of the kernel once per process.
+ */
+int vl_ash_real_device(void);
+
+/*
+ * A new region: a memfd and its record. dev: opened as /dev/ashmem (fstat
+ * shows the device; size and name come later); else the libcutils API
+ * (named and sized now). Returns the fd, or -errno.
+ */
+int vl_ash_new(const char *name, uint64_t size, int dev, int cloexec);
+
+/*
+ * An ashmem ioctl on fd. Returns the ioctl's result (>= 0) or -errno.
+ * *handled is cleared when fd is not a memfd: the request then belongs
+ * to the real ioctl.
+ */
+long vl_ash_ioctl(int fd, unsigned long req, unsigned long arg, int *handled);
+
+/*
+ * mmap of a flagged fd (one that may be a region): the prot mask and size
+ * rules, and "mapped" recorded, around the real mmap. Returns 1 with
+ * *res the result (MAP_FAILED and *err on failure), or 0: not a region,
+ * call the real mmap.
+ */
+typedef void *(*vl_mmap_fn)(void *, size_t, int, int, int, off_t);
+int vl_ash_mmap(vl_mmap_fn real, void *addr, size_t len, int prot, int flags, int fd, off_t off,
+		void **res, int *err);
+
+/* Is fd (flagged) a region opened as /dev/ashmem? Then fstat shows the device. */
+int vl_ash_dev_fd(int fd);
+
+/* Copy n bytes to the caller's memory: 0, or -EFAULT (never a fault). */
+int vl_ash_copy_out(void *user, const void *src, size_t n);
+
+/* What stat and fstat show of the emulated device. */
+void vl_ash_dev_stat(struct stat *st);
+void vl_ash_dev_statx(struct statx *sx);
+
+/*
+ * Fds that may be regions, per process: set when a region is made or
+ * answers an ioctl here, or an fd arrives over a socket. A set bit is only
+ * a hint (checked against the shared region); an fd never flagged is
+ * passed through untouched, at the cost of one load.
+ */
+#define VL_ASH_FDS 65536
+extern uint64_t vl_ash_fdbits[VL_ASH_FDS / 64];
+
+static inline int vl_ash_flagged(int fd)
+{
+	return fd >= 0 && fd < VL_ASH_FDS &&
+	       (__atomic_load_n(&vl_ash_fdbits[fd / 64], __ATOMIC_RELAXED) >> (fd % 64)) & 1u;
+}
+
+void vl_ash_flag(int fd);
+/* fd was sent over a socket: another process may hold its memfd now. */
+void vl_ash_sent(int fd);
+void vl_ash_unflag(int fd);
+
+#endif

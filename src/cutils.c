@@ -1,0 +1,101 @@
+/*
+ * cutils.c - libcutils' ashmem API and the NDK's ASharedMemory, exported
+ * by libvolatile.so with their names, signatures and return conventions
+ * (SPEC section 6). They go straight to the emulation's logic, so they
+ * work in a program linked with -lvolatile as well as under LD_PRELOAD.
+ * errno is left alone on success.
+ */
+#include "ashmem.h"
+#include "export.h"
+
+#include <cutils/ashmem.h>
+#include <errno.h>
+#include <linux/ashmem.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* An ashmem ioctl, as the driver would answer it: result, or -1 and errno. */
+static int call(int fd, unsigned long req, unsigned long arg)
+{
+	int saved = errno, handled;
+	long r = vl_ash_ioctl(fd, req, arg, &handled);
+
+	if (!handled) /* not a memfd: what the kernel says (EBADF, ENOTTY) */
+		return (int)syscall(SYS_ioctl, fd, req, arg);
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	errno = saved;
+	return (int)r;
+}
+
+VL_EXPORT int ashmem_valid(int fd)
+{
+	int saved = errno, handled;
+	long r = vl_ash_ioctl(fd, ASHMEM_GET_PROT_MASK, 0, &handled);
+
+	if (handled && r >= 0) {
+		errno = saved;
+		return 1;
+	}
+	errno = ENOTTY;
+	return 0;
+}
+
+VL_EXPORT int ashmem_create_region(const char *name, size_t size)
+{
+	int saved = errno, fd = vl_ash_new(name, size, 0, 1);
+
+	if (fd < 0) {
+		errno = -fd;
+		return -1;
+	}
+	errno = saved;
+	return fd;
+}
+
+VL_EXPORT int ashmem_set_prot_region(int fd, int prot)
+{
+	return call(fd, ASHMEM_SET_PROT_MASK, (unsigned long)prot);
+}
+
+VL_EXPORT int ashmem_pin_region(int fd, size_t offset, size_t len)
+{
+	struct ashmem_pin pin = { (uint32_t)offset, (uint32_t)len };
+
+	return call(fd, ASHMEM_PIN, (unsigned long)&pin);
+}
+
+VL_EXPORT int ashmem_unpin_region(int fd, size_t offset, size_t len)
+{
+	struct ashmem_pin pin = { (uint32_t)offset, (uint32_t)len };
+
+	return call(fd, ASHMEM_UNPIN, (unsigned long)&pin);
+}
+
+VL_EXPORT int ashmem_get_size_region(int fd)
+{
+	return call(fd, ASHMEM_GET_SIZE, 0);
+}
+
+VL_EXPORT int ASharedMemory_create(const char *name, size_t size)
+{
+	if (size == 0)
+		return -EINVAL;
+	return ashmem_create_region(name, size);
+}
+
+VL_EXPORT size_t ASharedMemory_getSize(int fd)
+{
+	int saved = errno, r = ashmem_get_size_region(fd);
+
+	errno = saved;
+	return r < 0 ? 0 : (size_t)r;
+}
+
+VL_EXPORT int ASharedMemory_setProt(int fd, int prot)
+{
+	return ashmem_set_prot_region(fd, prot);
+}

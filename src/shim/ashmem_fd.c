@@ -1,0 +1,164 @@
+/*
+ * ashmem_fd.c - following region fds around this process: a duplicate of
+ * a region fd, and an fd received over a Unix socket (SCM_RIGHTS), are
+ * flagged as maybe a region, so mmap and fstat look at them. The flag is
+ * only a hint, checked against the shared region when used. A region fd
+ * sent over a socket is noted, so SET_NAME no longer swaps its memfd
+ * (ashmem.c, rename_memfd). Each call
+ * costs a compare or two on top of the next definition.
+ */
+#include "ashmem.h"
+#include "export.h"
+#include "next.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+typedef int (*dup_fn)(int);
+typedef int (*dup2_fn)(int, int);
+typedef int (*dup3_fn)(int, int, int);
+typedef int (*fcntl_fn)(int, int, ...);
+typedef ssize_t (*recvmsg_fn)(int, struct msghdr *, int);
+typedef ssize_t (*sendmsg_fn)(int, const struct msghdr *, int);
+
+static int raw_dup(int fd)
+{
+	return (int)syscall(SYS_dup, fd);
+}
+
+static int raw_dup3(int fd, int to, int flags)
+{
+	return (int)syscall(SYS_dup3, fd, to, flags);
+}
+
+static int raw_dup2(int fd, int to)
+{
+	if (fd == to) /* dup3 refuses what dup2 allows */
+		return fcntl(fd, F_GETFD) < 0 ? -1 : to;
+	return raw_dup3(fd, to, 0);
+}
+
+static int raw_fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	return (int)syscall(SYS_fcntl, fd, cmd, arg);
+}
+
+static ssize_t raw_recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	return syscall(SYS_recvmsg, fd, msg, flags);
+}
+
+static ssize_t raw_sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	return syscall(SYS_sendmsg, fd, msg, flags);
+}
+
+static inline void follow(int from, int to)
+{
+	if (__builtin_expect(vl_ash_flagged(from), 0) && to >= 0)
+		vl_ash_flag(to);
+}
+
+VL_EXPORT int dup(int fd)
+{
+	int r = VL_NEXT(dup_fn, "dup", raw_dup)(fd);
+
+	follow(fd, r);
+	return r;
+}
+
+VL_EXPORT int dup2(int fd, int to)
+{
+	int r = VL_NEXT(dup2_fn, "dup2", raw_dup2)(fd, to);
+
+	follow(fd, r);
+	return r;
+}
+
+VL_EXPORT int dup3(int fd, int to, int flags)
+{
+	int r = VL_NEXT(dup3_fn, "dup3", raw_dup3)(fd, to, flags);
+
+	follow(fd, r);
+	return r;
+}
+
+static int fcntl_common(fcntl_fn next, int fd, int cmd, void *arg)
+{
+	int r = next(fd, cmd, arg);
+
+	if (__builtin_expect(cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC, 0))
+		follow(fd, r);
+	return r;
+}
+
+VL_EXPORT int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	return fcntl_common(VL_NEXT(fcntl_fn, "fcntl", raw_fcntl), fd, cmd, arg);
+}
+
+VL_EXPORT int fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	return fcntl_common(VL_NEXT(fcntl_fn, "fcntl64", raw_fcntl), fd, cmd, arg);
+}
+
+/* Call fn on each fd passed in msg's SCM_RIGHTS messages. */
+static void each_passed(const struct msghdr *msg, void (*fn)(int))
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c != NULL;
+	     c = CMSG_NXTHDR((struct msghdr *)msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+		    c->cmsg_len < CMSG_LEN(0))
+			continue;
+		size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		const unsigned char *p = CMSG_DATA(c);
+
+		for (size_t i = 0; i < n; i++) {
+			int one;
+
+			memcpy(&one, p + i * sizeof(int), sizeof(int));
+			fn(one);
+		}
+	}
+}
+
+VL_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	ssize_t r = VL_NEXT(recvmsg_fn, "recvmsg", raw_recvmsg)(fd, msg, flags);
+
+	if (__builtin_expect(r >= 0 && msg != NULL && msg->msg_controllen > 0, 0))
+		each_passed(msg, vl_ash_flag);
+	return r;
+}
+
+VL_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	ssize_t r = VL_NEXT(sendmsg_fn, "sendmsg", raw_sendmsg)(fd, msg, flags);
+
+	if (__builtin_expect(r >= 0 && msg != NULL && msg->msg_controllen > 0, 0))
+		each_passed(msg, vl_ash_sent);
+	return r;
+}
