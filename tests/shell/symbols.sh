@@ -1,0 +1,71 @@
+#!/bin/sh
+# libvolatile.so exports the names it interposes and its documented API,
+# nothing else (everything else is -fvisibility=hidden): a helper that
+# leaked would be a symbol every program it is preloaded into could bind
+# to by accident. The list here is the contract; README lists it too.
+. "$(dirname "$0")/lib.sh"
+command -v nm >/dev/null 2>&1 || skip "nm (binutils) is not installed"
+
+cat >"$WORK/want" <<'EOF'
+ASharedMemory_create
+ASharedMemory_getSize
+ASharedMemory_setProt
+__fxstat
+__fxstat64
+__fxstatat
+__fxstatat64
+__lxstat
+__lxstat64
+__open64_2
+__open_2
+__openat64_2
+__openat_2
+__xstat
+__xstat64
+access
+ashmem_create_region
+ashmem_get_size_region
+ashmem_pin_region
+ashmem_set_prot_region
+ashmem_unpin_region
+ashmem_valid
+dup
+dup2
+dup3
+eaccess
+euidaccess
+faccessat
+fallocate
+fallocate64
+fcntl
+fcntl64
+fstat
+fstat64
+fstatat
+fstatat64
+ioctl
+lstat
+lstat64
+mmap
+mmap64
+open
+open64
+openat
+openat64
+recvmsg
+sendmsg
+stat
+stat64
+statx
+volatile_purge
+volatile_stats
+EOF
+LC_ALL=C sort -o "$WORK/want" "$WORK/want"
+nm -D --defined-only "$VOLATILE_LIBRARY" | awk 'NF == 3 && $2 != "A" { print $3 }' |
+	LC_ALL=C sort -u >"$WORK/got" || fail "nm failed on $VOLATILE_LIBRARY"
+if ! diff -u "$WORK/want" "$WORK/got" >"$WORK/diff"; then
+	cat "$WORK/diff" >&2
+	fail "the exported symbols differ from the contract (-: missing, +: leaked)"
+fi
+say "$(wc -l <"$WORK/got") symbols exported, as documented"
+exit 0
