@@ -300,15 +300,26 @@ static int numeric(const char *s, long *v)
 struct uid_arg {
 	uid_t me;
 	int ours;
+	int dead;
 };
 
-/* "Uid:	1000	1000	1000	1000" (real, effective, saved, fs) */
+/*
+ * "State:	Z (zombie)"; "Uid:	1000	1000	1000	1000" (real, effective,
+ * saved, fs)
+ */
 static void on_status_line(void *a, const char *line)
 {
 	struct uid_arg *ua = a;
 	const char *p = line + 4;
 	uint64_t real, eff;
 
+	if (strncmp(line, "State:", 6) == 0) {
+		p = line + 6;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		ua->dead = *p == 'Z' || *p == 'X';
+		return;
+	}
 	if (strncmp(line, "Uid:", 4) != 0)
 		return;
 	if (parse_u64(&p, 10, &real) == 0 && parse_u64(&p, 10, &eff) == 0)
@@ -316,17 +327,19 @@ static void on_status_line(void *a, const char *line)
 }
 
 /*
- * Is pid a process of our user? Its /proc files may belong to root when it
- * is not dumpable, so the status file tells, which anyone may read.
+ * Is pid a live process of our user? Its /proc files may belong to root
+ * when it is not dumpable, so the status file tells, which anyone may read.
+ * A zombie's fd directory and maps belong to root too, but it holds no fd
+ * and maps nothing: it cannot hide the file, so it is not counted.
  */
 static int ours(long pid)
 {
-	struct uid_arg ua = { geteuid(), 0 };
+	struct uid_arg ua = { geteuid(), 0, 0 };
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
 	each_line(path, on_status_line, &ua);
-	return ua.ours;
+	return ua.ours && !ua.dead;
 }
 
 /*
