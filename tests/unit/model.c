@@ -250,16 +250,16 @@ uint32_t model_node_live(const struct vl_region *r, uint32_t fi, uint64_t start,
 	return n;
 }
 
-struct world *world_new_nf(uint32_t ranges, uint64_t space, int nf)
+struct world *world_new_cap(uint32_t ranges, uint32_t files, uint64_t space, int nf)
 {
 	struct world *w = calloc(1, sizeof(*w));
 	struct model_region *t;
 	int f;
 
 	m_check(w != NULL);
-	m_check(space <= SPACE_MAX && nf >= 1 && nf <= MODEL_NF_MAX);
+	m_check(space <= SPACE_MAX && nf >= 1 && nf <= MODEL_NF_MAX && (uint32_t)nf <= files);
 	t = &w->t;
-	vl_geometry_plan(&t->g, ranges, 8);
+	vl_geometry_plan(&t->g, ranges, files);
 	m_check(t->g.region_size % 4096 == 0);
 	t->base = aligned_alloc(4096, (size_t)t->g.region_size);
 	m_check(t->base != NULL);
@@ -282,6 +282,11 @@ struct world *world_new_nf(uint32_t ranges, uint64_t space, int nf)
 	w->snap = malloc(t->g.region_size);
 	m_check(w->snap != NULL);
 	return w;
+}
+
+struct world *world_new_nf(uint32_t ranges, uint64_t space, int nf)
+{
+	return world_new_cap(ranges, 8, space, nf);
 }
 
 struct world *world_new(uint32_t ranges, uint64_t space)
@@ -564,12 +569,11 @@ int world_unchanged(struct world *w)
 /* MARK through the runtime's steps; checks against the model; returns the error. */
 int do_mark(struct world *w, int f, uint64_t s, uint64_t e)
 {
-	struct mfile *before = malloc(sizeof(*before)), *after = malloc(sizeof(*after));
+	struct mfile *before = &w->scratch[0], *after = &w->scratch[1];
 	unsigned char was[SPACE_MAX];
 	struct vl_change c;
 	int in, need = 0, nomem = 0, err;
 
-	m_check(before && after);
 	world_note(w, "mark   f%d [%" PRIu64 ",%" PRIu64 ")", f, s, e);
 	*before = w->m[f];
 	*after = w->m[f];
@@ -588,8 +592,6 @@ int do_mark(struct world *w, int f, uint64_t s, uint64_t e)
 		m_check_msg(world_unchanged(w), "mark failed with -ENOMEM but changed the region\n%s",
 			     world_ctx(w));
 		world_verify(w);
-		free(before);
-		free(after);
 		return err;
 	}
 	m_check_msg(err == 0, "mark: %d, want 0\n%s", err, world_ctx(w));
@@ -632,20 +634,17 @@ int do_mark(struct world *w, int f, uint64_t s, uint64_t e)
 	w->m[f] = *after;
 	apply_punch(w, f, &c);
 	world_verify(w);
-	free(before);
-	free(after);
 	return err;
 }
 
 /* UNMARK through the runtime's steps; returns what UNMARK returns. */
 int do_unmark(struct world *w, int f, uint64_t s, uint64_t e)
 {
-	struct mfile *after = malloc(sizeof(*after));
+	struct mfile *after = &w->scratch[0];
 	struct vl_change c;
 	int split, wp, nomem, rc, first;
 	uint64_t b;
 
-	m_check(after != NULL);
 	world_note(w, "unmark f%d [%" PRIu64 ",%" PRIu64 ")", f, s, e);
 	*after = w->m[f];
 	split = m_needs_split(after, s, e);
@@ -663,7 +662,6 @@ int do_unmark(struct world *w, int f, uint64_t s, uint64_t e)
 		m_check_msg(world_unchanged(w), "unmark failed with -ENOMEM but changed the region\n%s",
 			     world_ctx(w));
 		world_verify(w);
-		free(after);
 		return rc;
 	}
 	m_check_msg(rc == wp, "unmark returned %d, want %d\n%s", rc, wp, world_ctx(w));
@@ -678,7 +676,6 @@ int do_unmark(struct world *w, int f, uint64_t s, uint64_t e)
 	}
 	w->m[f] = *after;
 	world_verify(w);
-	free(after);
 	return rc;
 }
 

@@ -97,6 +97,7 @@ struct world {
 	uint32_t fi[MODEL_NF_MAX];
 	uint32_t gen[MODEL_NF_MAX]; /* identities handed out to file f so far */
 	struct mfile m[MODEL_NF_MAX];
+	struct mfile scratch[2]; /* the model before and after an operation */
 	uint32_t seq;   /* the model's last age */
 	uint32_t cap;   /* usable node slots */
 	uint64_t space; /* offsets used: [0, space) */
@@ -114,6 +115,8 @@ struct world {
 struct world *world_new(uint32_t ranges, uint64_t space);
 /* The same with nf files (1 to MODEL_NF_MAX). */
 struct world *world_new_nf(uint32_t ranges, uint64_t space, int nf);
+/* ... and room for `files` file records. */
+struct world *world_new_cap(uint32_t ranges, uint32_t files, uint64_t space, int nf);
 void world_free(struct world *w);
 
 void world_note(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
