@@ -448,11 +448,15 @@ void vl_pool_rebuild(const struct vl_region *r)
 	for (i = c->file_hwm - 1; i >= 1; i--) {
 		struct vl_file *f = F(r, i);
 
-		if (!vl_file_ok(r, f) && !torn_change(r, f)) {
+		if ((!vl_file_ok(r, f) && !torn_change(r, f)) ||
+		    (f->h.state != VL_FILE_FREE && f->h.state != VL_FILE_LIVE)) {
 			/*
 			 * A record we cannot read: its identity is not to be trusted,
 			 * so it is neither found nor freed for reuse while its ranges
 			 * may still name it. Purges skip files that fail their sum.
+			 * A state that is neither free nor live is as unreadable as a
+			 * bad sum: in the table, it would make every lookup that
+			 * probes past it fail (vl_file_lookup says -EUCLEAN there).
 			 */
 			c->files_used++;
 			continue;
