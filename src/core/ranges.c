@@ -30,17 +30,27 @@ int vl_range_ok(const struct vl_region *r, uint32_t n, uint32_t file)
 	return vl_node_ok(r, x) && vl_node_state(x) == VL_NODE_LIVE && vl_node_file(x) == file;
 }
 
+/*
+ * *d += len (sign > 0) or -= len, modulo 2^64. The counters the deltas go
+ * into are unsigned; and a range of a scribbled (or repaired) region may
+ * be longer than 2^63 bytes, where signed arithmetic would overflow.
+ */
+static void add_bytes(int64_t *d, int sign, uint64_t len)
+{
+	*d = (int64_t)(sign > 0 ? (uint64_t)*d + len : (uint64_t)*d - len);
+}
+
 /* Count range n into (sign > 0) or out of (sign < 0) the change's totals. */
 static void account(const struct vl_region *r, struct vl_change *c, uint32_t n, int sign)
 {
 	const struct vl_node *x = N(r, n);
-	int64_t len = (int64_t)(x->end - x->start);
+	uint64_t len = x->end - x->start;
 
 	if (vl_node_purged(x)) {
-		c->d_pbytes += sign * len;
+		add_bytes(&c->d_pbytes, sign, len);
 		c->d_purged += sign;
 	} else {
-		c->d_vbytes += sign * len;
+		add_bytes(&c->d_vbytes, sign, len);
 	}
 	c->d_ranges += sign;
 }
@@ -207,7 +217,7 @@ int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, u
 	for (x = first; x != VL_NIL && N(r, x)->start < e;) {
 		struct vl_node *n = N(r, x);
 		uint32_t nx = vl_rb_next(r, x);
-		int64_t removed;
+		uint64_t removed;
 
 		c->was_purged |= vl_node_purged(n);
 		if (s <= n->start && n->end <= e) {
@@ -230,23 +240,23 @@ int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, u
 				vl_node_seal(r, sp);
 				return err;
 			}
-			removed = (int64_t)(e - s);
+			removed = e - s;
 			set_range(r, x, n->start, s, vl_node_purged(n));
 			c->split = spare;
 			c->split_of = x;
 			c->d_ranges++;
 			c->d_purged += vl_node_purged(n);
 		} else if (n->start < s) {
-			removed = (int64_t)(n->end - s);
+			removed = n->end - s;
 			set_range(r, x, n->start, s, vl_node_purged(n));
 		} else {
-			removed = (int64_t)(e - n->start);
+			removed = e - n->start;
 			set_range(r, x, e, n->end, vl_node_purged(n));
 		}
 		if (vl_node_purged(n))
-			c->d_pbytes -= removed;
+			add_bytes(&c->d_pbytes, -1, removed);
 		else
-			c->d_vbytes -= removed;
+			add_bytes(&c->d_vbytes, -1, removed);
 		x = nx;
 	}
 	return 0;
