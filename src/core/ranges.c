@@ -167,7 +167,8 @@ int vl_ranges_mark(const struct vl_region *r, uint32_t *root, uint32_t file, uin
 	} else {
 		if (left_in)
 			account(r, c, left, -1);
-		for (x = first; x != VL_NIL;) {
+		/* the walk of the first look, again: at most as many steps */
+		for (x = first; x != VL_NIL && steps-- > 0;) {
 			uint32_t nx = x == last ? VL_NIL : vl_rb_next(r, x);
 
 			account(r, c, x, -1);
@@ -214,7 +215,14 @@ int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, u
 	if (split && spare == VL_NIL)
 		return -ENOMEM;
 
-	for (x = first; x != VL_NIL && N(r, x)->start < e;) {
+	/*
+	 * The walk of the first look, again, taking the ranges out as it
+	 * goes. Links that lie can make it stray from that walk once the tree
+	 * changes: it stops after as many steps, and at a range that is not
+	 * this file's, rather than loop or touch another file's range.
+	 */
+	for (x = first; x != VL_NIL && N(r, x)->start < e && steps-- > 0 &&
+			vl_range_ok(r, x, file);) {
 		struct vl_node *n = N(r, x);
 		uint32_t nx = vl_rb_next(r, x);
 		uint64_t removed;
@@ -310,7 +318,7 @@ int vl_ranges_clear(const struct vl_region *r, uint32_t *root, uint32_t file, st
 	for (x = vl_rb_first(r, *root); x != VL_NIL; x = next_ok(r, x, file))
 		if (x == BAD || !vl_range_ok(r, x, file) || ++steps >= r->node_cap)
 			return -EUCLEAN;
-	while ((x = vl_rb_first(r, *root)) != VL_NIL) {
+	while ((x = vl_rb_first(r, *root)) != VL_NIL && steps-- > 0 && vl_range_ok(r, x, file)) {
 		account(r, c, x, -1);
 		drop(r, root, c, x);
 	}
@@ -326,7 +334,8 @@ int vl_ranges_forget_unpurged(const struct vl_region *r, uint32_t *root, uint32_
 	for (x = vl_rb_first(r, *root); x != VL_NIL; x = next_ok(r, x, file))
 		if (x == BAD || !vl_range_ok(r, x, file) || ++steps >= r->node_cap)
 			return -EUCLEAN;
-	for (x = vl_rb_first(r, *root); x != VL_NIL; x = next) {
+	for (x = vl_rb_first(r, *root); x != VL_NIL && steps-- > 0 && vl_range_ok(r, x, file);
+	     x = next) {
 		next = vl_rb_next(r, x);
 		if (vl_node_purged(N(r, x)))
 			continue;
@@ -379,8 +388,8 @@ int vl_ranges_absorb(const struct vl_region *r, uint32_t *root, uint32_t file, u
 			e = N(r, last)->end;
 	}
 
-	/* then the changes */
-	for (x = first; x != VL_NIL;) {
+	/* then the changes, in at most as many steps */
+	for (x = first; x != VL_NIL && steps-- > 0;) {
 		uint32_t nx = x == last ? VL_NIL : vl_rb_next(r, x);
 
 		account(r, c, x, -1);
