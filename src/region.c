@@ -353,62 +353,13 @@ void vl_unlock_region(const struct vl_region *r)
 	pthread_mutex_unlock(&r->hdr->lock);
 }
 
-/*
- * A holder of file fi's lock died mid-change. Rebuild its tree from the
- * nodes that name it: PENDING ones were that holder's spares (a live
- * process only holds spares of a file while holding its lock), LIVE ones
- * are merged back, overlaps joined, purged if any part was. Every
- * intermediate state of a change is a set of LIVE nodes whose union is
- * what the file had before or after it, so this loses no volatile byte
- * and invents none.
- */
+/* A holder of file fi's lock died mid-change: vl_file_repair (core/pool.c). */
 static void repair_file(const struct vl_region *r, uint32_t fi)
 {
-	struct vl_file *f = vl_file_at(r, fi);
-	struct vl_counters *c = &r->hdr->c;
-	uint32_t i, hwm;
-
 	if (vl_lock_region(r) != 0)
 		return;
-	c->volatile_bytes -= f->h.vbytes;
-	c->purged_bytes -= f->h.pbytes;
-	c->ranges -= f->h.nranges;
-	c->ranges_purged -= f->h.npurged;
-	f->h.root = VL_NIL;
-	f->h.nranges = f->h.npurged = 0;
-	f->h.vbytes = f->h.pbytes = 0;
-	hwm = c->node_hwm < r->node_cap ? c->node_hwm : r->node_cap;
-	for (i = 1; i < hwm; i++) {
-		struct vl_node *x = vl_node_at(r, i);
-		struct vl_change ch;
-
-		if (vl_node_state(x) == VL_NODE_FREE || vl_node_file(x) != fi)
-			continue;
-		if (vl_node_state(x) == VL_NODE_PENDING || f->h.state == VL_FILE_FREE ||
-		    x->start >= x->end) {
-			vl_node_free(r, i);
-			continue;
-		}
-		if (!vl_node_ok(r, x)) {
-			/*
-			 * Cut off between writing its fields and its sum. Its extent is
-			 * the old one or the new one at each end, all of it volatile
-			 * before or after the change; whether it was purged we cannot
-			 * tell, so it is taken as purged: UNMARK then says 1 over
-			 * bytes that may be intact, never 0 over zeros.
-			 */
-			x->meta |= VL_META_PURGED;
-			vl_node_seal(r, x);
-		}
-		x->left = x->right = x->parent = VL_NIL;
-		VL_STEP("repair_file: a node taken back");
-		if (vl_ranges_absorb(r, &f->h.root, fi, i, &ch) != 0) {
-			vl_node_free(r, i);
-			continue;
-		}
-		vl_commit(r, fi, &ch, VL_NIL);
-	}
-	vl_log("file %u repaired: %u ranges", fi, f->h.nranges);
+	vl_file_repair(r, fi);
+	vl_log("file %u repaired: %u ranges", fi, vl_file_at(r, fi)->h.nranges);
 	vl_unlock_region(r);
 }
 

@@ -51,4 +51,11 @@ void vl_file_release(const struct vl_region *r, uint32_t fi);
  */
 void vl_pool_rebuild(const struct vl_region *r);
 
+/*
+ * Rebuild the tree and counters of file fi from the nodes that name it.
+ * For the next holder of the file's lock after a holder died; the region
+ * lock is held too.
+ */
+void vl_file_repair(const struct vl_region *r, uint32_t fi);
+
 #endif

@@ -32,17 +32,27 @@ int vl_range_ok(const struct vl_region *r, uint32_t n, uint32_t file)
 	return vl_node_ok(r, x) && vl_node_state(x) == VL_NODE_LIVE && vl_node_file(x) == file;
 }
 
+/*
+ * *d += len (sign > 0) or -= len, modulo 2^64. The counters the deltas go
+ * into are unsigned; and a range of a scribbled (or repaired) region may
+ * be longer than 2^63 bytes, where signed arithmetic would overflow.
+ */
+static void add_bytes(int64_t *d, int sign, uint64_t len)
+{
+	*d = (int64_t)(sign > 0 ? (uint64_t)*d + len : (uint64_t)*d - len);
+}
+
 /* Count range n into (sign > 0) or out of (sign < 0) the change's totals. */
 static void account(const struct vl_region *r, struct vl_change *c, uint32_t n, int sign)
 {
 	const struct vl_node *x = N(r, n);
-	int64_t len = (int64_t)(x->end - x->start);
+	uint64_t len = x->end - x->start;
 
 	if (vl_node_purged(x)) {
-		c->d_pbytes += sign * len;
+		add_bytes(&c->d_pbytes, sign, len);
 		c->d_purged += sign;
 	} else {
-		c->d_vbytes += sign * len;
+		add_bytes(&c->d_vbytes, sign, len);
 	}
 	c->d_ranges += sign;
 }
@@ -162,7 +172,8 @@ int vl_ranges_mark(const struct vl_region *r, uint32_t *root, uint32_t file, uin
 	} else {
 		if (left_in)
 			account(r, c, left, -1);
-		for (x = first; x != VL_NIL;) {
+		/* the walk of the first look, again: at most as many steps */
+		for (x = first; x != VL_NIL && steps-- > 0;) {
 			uint32_t nx = x == last ? VL_NIL : vl_rb_next(r, x);
 
 			account(r, c, x, -1);
@@ -209,10 +220,17 @@ int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, u
 	if (split && spare == VL_NIL)
 		return -ENOMEM;
 
-	for (x = first; x != VL_NIL && N(r, x)->start < e;) {
+	/*
+	 * The walk of the first look, again, taking the ranges out as it
+	 * goes. Links that lie can make it stray from that walk once the tree
+	 * changes: it stops after as many steps, and at a range that is not
+	 * this file's, rather than loop or touch another file's range.
+	 */
+	for (x = first; x != VL_NIL && N(r, x)->start < e && steps-- > 0 &&
+			vl_range_ok(r, x, file);) {
 		struct vl_node *n = N(r, x);
 		uint32_t nx = vl_rb_next(r, x);
-		int64_t removed;
+		uint64_t removed;
 
 		c->was_purged |= vl_node_purged(n);
 		if (s <= n->start && n->end <= e) {
@@ -235,23 +253,23 @@ int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, u
 				vl_node_seal(r, sp);
 				return err;
 			}
-			removed = (int64_t)(e - s);
+			removed = e - s;
 			set_range(r, x, n->start, s, vl_node_purged(n));
 			c->split = spare;
 			c->split_of = x;
 			c->d_ranges++;
 			c->d_purged += vl_node_purged(n);
 		} else if (n->start < s) {
-			removed = (int64_t)(n->end - s);
+			removed = n->end - s;
 			set_range(r, x, n->start, s, vl_node_purged(n));
 		} else {
-			removed = (int64_t)(e - n->start);
+			removed = e - n->start;
 			set_range(r, x, e, n->end, vl_node_purged(n));
 		}
 		if (vl_node_purged(n))
-			c->d_pbytes -= removed;
+			add_bytes(&c->d_pbytes, -1, removed);
 		else
-			c->d_vbytes -= removed;
+			add_bytes(&c->d_vbytes, -1, removed);
 		x = nx;
 	}
 	return 0;
@@ -305,7 +323,7 @@ int vl_ranges_clear(const struct vl_region *r, uint32_t *root, uint32_t file, st
 	for (x = vl_rb_first(r, *root); x != VL_NIL; x = next_ok(r, x, file))
 		if (x == BAD || !vl_range_ok(r, x, file) || ++steps >= r->node_cap)
 			return -EUCLEAN;
-	while ((x = vl_rb_first(r, *root)) != VL_NIL) {
+	while ((x = vl_rb_first(r, *root)) != VL_NIL && steps-- > 0 && vl_range_ok(r, x, file)) {
 		account(r, c, x, -1);
 		drop(r, root, c, x);
 	}
@@ -321,7 +339,8 @@ int vl_ranges_forget_unpurged(const struct vl_region *r, uint32_t *root, uint32_
 	for (x = vl_rb_first(r, *root); x != VL_NIL; x = next_ok(r, x, file))
 		if (x == BAD || !vl_range_ok(r, x, file) || ++steps >= r->node_cap)
 			return -EUCLEAN;
-	for (x = vl_rb_first(r, *root); x != VL_NIL; x = next) {
+	for (x = vl_rb_first(r, *root); x != VL_NIL && steps-- > 0 && vl_range_ok(r, x, file);
+	     x = next) {
 		next = vl_rb_next(r, x);
 		if (vl_node_purged(N(r, x)))
 			continue;
@@ -374,8 +393,8 @@ int vl_ranges_absorb(const struct vl_region *r, uint32_t *root, uint32_t file, u
 			e = N(r, last)->end;
 	}
 
-	/* then the changes */
-	for (x = first; x != VL_NIL;) {
+	/* then the changes, in at most as many steps */
+	for (x = first; x != VL_NIL && steps-- > 0;) {
 		uint32_t nx = x == last ? VL_NIL : vl_rb_next(r, x);
 
 		account(r, c, x, -1);

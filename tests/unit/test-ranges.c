@@ -16,696 +16,21 @@
  * back to the program. So "the purged flag never lies" and "libvolatile
  * never changes a byte that is not inside a volatile range" are checked
  * byte by byte, independently of how ranges are cut.
+ *
+ * The model, the world and the do_* operations are in model.c, shared
+ * with the fuzz target tests/fuzz/fuzz-ranges.c.
  */
 #include "harness.h"
 
-#include <stdarg.h>
+#include "model.h"
 
-#define SPACE_MAX 256
 #define NF 2
-#define MAXR (SPACE_MAX + 2)
-#define HIST 10
 
-/* ---- the model ------------------------------------------------------------ */
-
-struct mr {
-	uint64_t s, e;
-	int p;        /* purged */
-	uint32_t age; /* meaningful while unpurged */
-};
-
-struct mfile {
-	int n;
-	struct mr a[MAXR];
-};
-
-static uint64_t umin(uint64_t a, uint64_t b)
+/* A mismatch between the core and the model fails the test. */
+void model_fail(const char *msg)
 {
-	return a < b ? a : b;
+	ck_abort_msg("%s", msg);
 }
-
-static uint64_t umax(uint64_t a, uint64_t b)
-{
-	return a > b ? a : b;
-}
-
-static void m_sort(struct mfile *m)
-{
-	int i, j;
-
-	for (i = 1; i < m->n; i++) {
-		struct mr x = m->a[i];
-
-		for (j = i; j > 0 && m->a[j - 1].s > x.s; j--)
-			m->a[j] = m->a[j - 1];
-		m->a[j] = x;
-	}
-}
-
-/* Index of the range that holds [s, e) entirely, or -1. */
-static int m_inside(const struct mfile *m, uint64_t s, uint64_t e)
-{
-	int i;
-
-	for (i = 0; i < m->n; i++)
-		if (m->a[i].s <= s && e <= m->a[i].e)
-			return i;
-	return -1;
-}
-
-static int m_find_start(const struct mfile *m, uint64_t s)
-{
-	int i;
-
-	for (i = 0; i < m->n; i++)
-		if (m->a[i].s == s)
-			return i;
-	return -1;
-}
-
-/*
- * Put [s, e) (purged p) into m: overlapping ranges merge into one, purged
- * if any part was; ranges that touch it merge when in the same state;
- * the result takes `age`.
- */
-static void m_merge_in(struct mfile *m, uint64_t s, uint64_t e, int p, uint32_t age)
-{
-	char gone[MAXR];
-	struct mfile out;
-	int i, changed;
-
-	memset(gone, 0, sizeof(gone));
-	for (i = 0; i < m->n; i++) {
-		if (m->a[i].s < e && m->a[i].e > s) {
-			gone[i] = 1;
-			p |= m->a[i].p;
-			s = umin(s, m->a[i].s);
-			e = umax(e, m->a[i].e);
-		}
-	}
-	do {
-		changed = 0;
-		for (i = 0; i < m->n; i++) {
-			if (gone[i] || m->a[i].p != p)
-				continue;
-			if (m->a[i].e == s || m->a[i].s == e) {
-				gone[i] = 1;
-				s = umin(s, m->a[i].s);
-				e = umax(e, m->a[i].e);
-				changed = 1;
-			}
-		}
-	} while (changed);
-	out.n = 0;
-	for (i = 0; i < m->n; i++)
-		if (!gone[i])
-			out.a[out.n++] = m->a[i];
-	out.a[out.n].s = s;
-	out.a[out.n].e = e;
-	out.a[out.n].p = p;
-	out.a[out.n].age = age;
-	out.n++;
-	m_sort(&out);
-	*m = out;
-}
-
-/* MARK [s, e). Returns 0 if [s, e) was inside a range (nothing changes). */
-static int m_mark(struct mfile *m, uint64_t s, uint64_t e, uint32_t age)
-{
-	if (m_inside(m, s, e) >= 0)
-		return 0;
-	m_merge_in(m, s, e, 0, age);
-	return 1;
-}
-
-/* UNMARK [s, e): trim, split, remove. Returns was_purged. */
-static int m_unmark(struct mfile *m, uint64_t s, uint64_t e)
-{
-	struct mfile out;
-	int i, wp = 0;
-
-	out.n = 0;
-	for (i = 0; i < m->n; i++) {
-		struct mr a = m->a[i];
-
-		if (!(a.s < e && a.e > s)) {
-			out.a[out.n++] = a;
-			continue;
-		}
-		wp |= a.p;
-		if (a.s < s) {
-			out.a[out.n] = a;
-			out.a[out.n++].e = s;
-		}
-		if (a.e > e) {
-			out.a[out.n] = a;
-			out.a[out.n++].s = e;
-		}
-	}
-	*m = out;
-	return wp;
-}
-
-static int m_needs_split(const struct mfile *m, uint64_t s, uint64_t e)
-{
-	int i;
-
-	for (i = 0; i < m->n; i++)
-		if (m->a[i].s < s && m->a[i].e > e)
-			return 1;
-	return 0;
-}
-
-/* Purge range i: flag it, and merge it with touching purged ranges. */
-static void m_purge(struct mfile *m, int i)
-{
-	struct mr a = m->a[i];
-	int j;
-
-	if (a.p)
-		return;
-	for (j = i; j + 1 < m->n; j++)
-		m->a[j] = m->a[j + 1];
-	m->n--;
-	m_merge_in(m, a.s, a.e, 1, a.age);
-}
-
-/* Byte map of a file: 0 not volatile, 1 volatile, 2 purged. */
-static void m_bytes(const struct mfile *m, uint64_t space, unsigned char *map)
-{
-	int i;
-	uint64_t b;
-
-	memset(map, 0, space);
-	for (i = 0; i < m->n; i++)
-		for (b = m->a[i].s; b < m->a[i].e && b < space; b++)
-			map[b] = m->a[i].p ? 2 : 1;
-}
-
-/* ---- the world: a region, its files, and the model -------------------------- */
-
-struct world {
-	struct th_region t;
-	struct vl_region *r;
-	uint32_t fi[NF];
-	struct mfile m[NF];
-	uint32_t seq;   /* the model's last age */
-	uint32_t cap;   /* usable node slots */
-	uint64_t space; /* offsets used: [0, space) */
-	unsigned char lost[NF][SPACE_MAX];
-	void *snap;
-	/* for failure messages */
-	uint64_t seed;
-	int step;
-	char hist[HIST][96];
-	int nhist;
-	char msg[8192];
-};
-
-static struct world *world_new(uint32_t ranges, uint64_t space)
-{
-	struct world *w = calloc(1, sizeof(*w));
-	int f;
-
-	ck_assert_ptr_nonnull(w);
-	ck_assert_uint_le(space, SPACE_MAX);
-	th_region_init(&w->t, ranges, 8);
-	w->r = &w->t.r;
-	w->cap = w->r->node_cap - 1;
-	w->space = space;
-	for (f = 0; f < NF; f++) {
-		w->fi[f] = th_file_new(w->r, 0x900 + (uint64_t)f, 1000 + (uint64_t)f);
-		ck_assert_uint_eq(*th_root(w->r, w->fi[f]), VL_NIL);
-	}
-	w->snap = malloc(w->t.g.region_size);
-	ck_assert_ptr_nonnull(w->snap);
-	return w;
-}
-
-static void world_free(struct world *w)
-{
-	free(w->snap);
-	th_region_fini(&w->t);
-	free(w);
-}
-
-static void note(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void note(struct world *w, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(w->hist[w->nhist % HIST], sizeof(w->hist[0]), fmt, ap);
-	va_end(ap);
-	w->nhist++;
-}
-
-static const char *show_file(struct world *w, int f, char *p, char *end)
-{
-	const struct vl_region *r = w->r;
-	uint32_t n = vl_rb_first(r, *th_root(r, w->fi[f]));
-	int i, steps = 0;
-
-	p += snprintf(p, (size_t)(end - p), "\n  file %d tree: ", f);
-	for (; n != VL_NIL && steps < 300 && p < end - 40; n = vl_rb_next(r, n), steps++) {
-		const struct vl_node *x = vl_node_at(r, n);
-
-		p += snprintf(p, (size_t)(end - p), "[%" PRIu64 ",%" PRIu64 ")%c@%u ", x->start,
-			      x->end, vl_node_purged(x) ? 'P' : 'U', x->seq);
-	}
-	p += snprintf(p, (size_t)(end - p), "\n  file %d model: ", f);
-	for (i = 0; i < w->m[f].n && p < end - 40; i++)
-		p += snprintf(p, (size_t)(end - p), "[%" PRIu64 ",%" PRIu64 ")%c@%u ",
-			      w->m[f].a[i].s, w->m[f].a[i].e, w->m[f].a[i].p ? 'P' : 'U',
-			      w->m[f].a[i].p ? 0 : w->m[f].a[i].age);
-	return p;
-}
-
-/* The context of a failure: seed, step, the last operations, both files. */
-static const char *ctx(struct world *w)
-{
-	char *p = w->msg, *end = w->msg + sizeof(w->msg);
-	int i, f;
-
-	p += snprintf(p, (size_t)(end - p), "seed %" PRIu64 " step %d; last ops:", w->seed,
-		      w->step);
-	for (i = w->nhist > HIST ? w->nhist - HIST : 0; i < w->nhist; i++)
-		p += snprintf(p, (size_t)(end - p), "\n    %s", w->hist[i % HIST]);
-	for (f = 0; f < NF && p < end - 100; f++)
-		p = (char *)show_file(w, f, p, end);
-	return w->msg;
-}
-
-static int m_total(const struct world *w)
-{
-	int f, t = 0;
-
-	for (f = 0; f < NF; f++)
-		t += w->m[f].n;
-	return t;
-}
-
-struct lru_want {
-	int f;
-	const struct mr *a;
-};
-
-static int lru_cmp(const void *pa, const void *pb)
-{
-	const struct lru_want *x = pa, *y = pb;
-
-	if (x->a->age != y->a->age)
-		return x->a->age < y->a->age ? -1 : 1;
-	if (x->f != y->f)
-		return x->f < y->f ? -1 : 1;
-	return x->a->s < y->a->s ? -1 : x->a->s > y->a->s;
-}
-
-/* Everything the region shows must be what the model says. */
-static void verify(struct world *w)
-{
-	const struct vl_region *r = w->r;
-	const struct vl_counters *k = &r->hdr->c;
-	static struct lru_want want[NF * MAXR];
-	uint64_t vb = 0, pb = 0;
-	uint32_t nr = 0, np = 0, n, prev, nfree;
-	int f, i, nw = 0;
-
-	for (f = 0; f < NF; f++) {
-		const struct mfile *m = &w->m[f];
-		const struct vl_file *F = vl_file_at(r, w->fi[f]);
-		uint64_t fvb = 0, fpb = 0, b;
-		unsigned char map[SPACE_MAX];
-		long cnt = vl_rb_check(r, F->h.root, w->fi[f]);
-
-		th_check_msg(cnt == m->n, "vl_rb_check of file %d = %ld, model has %d ranges\n%s",
-			     f, cnt, m->n, ctx(w));
-		n = vl_rb_first(r, F->h.root);
-		for (i = 0; i < m->n; i++) {
-			const struct mr *a = &m->a[i];
-			const struct vl_node *x = vl_node_at(r, n);
-
-			th_check_msg(n != VL_NIL && x->start == a->s && x->end == a->e &&
-					     vl_node_purged(x) == a->p,
-				     "file %d range %d: tree has [%" PRIu64 ",%" PRIu64
-				     ")%c, model [%" PRIu64 ",%" PRIu64 ")%c\n%s",
-				     f, i, x->start, x->end, vl_node_purged(x) ? 'P' : 'U', a->s,
-				     a->e, a->p ? 'P' : 'U', ctx(w));
-			th_check_msg(a->p || x->seq == a->age,
-				     "file %d range [%" PRIu64 ",%" PRIu64
-				     "): age %u, model says %u\n%s",
-				     f, a->s, a->e, x->seq, a->age, ctx(w));
-			if (a->p) {
-				fpb += a->e - a->s;
-				np++;
-			} else {
-				fvb += a->e - a->s;
-				want[nw].f = f;
-				want[nw].a = a;
-				nw++;
-			}
-			n = vl_rb_next(r, n);
-		}
-		th_check_msg(n == VL_NIL, "file %d: tree has more than %d ranges\n%s", f, m->n,
-			     ctx(w));
-		th_check_msg(F->h.nranges == (uint32_t)m->n && F->h.vbytes == fvb &&
-				     F->h.pbytes == fpb,
-			     "file %d counters: nranges %u vbytes %" PRIu64 " pbytes %" PRIu64
-			     ", model %d %" PRIu64 " %" PRIu64 "\n%s",
-			     f, F->h.nranges, F->h.vbytes, F->h.pbytes, m->n, fvb, fpb, ctx(w));
-		nr += (uint32_t)m->n;
-		vb += fvb;
-		pb += fpb;
-
-		/* the flag never lies; no byte outside a purged range was punched */
-		m_bytes(m, w->space, map);
-		for (b = 0; b < w->space; b++)
-			th_check_msg(w->lost[f][b] == (map[b] == 2),
-				     "file %d byte %" PRIu64 ": punched %d, in a purged range %d\n%s",
-				     f, b, w->lost[f][b], map[b] == 2, ctx(w));
-	}
-	th_check_msg(k->ranges == nr && k->ranges_purged == np && k->volatile_bytes == vb &&
-			     k->purged_bytes == pb && k->nodes_used == nr,
-		     "region counters: ranges %u purged %u vbytes %" PRIu64 " pbytes %" PRIu64
-		     " nodes_used %u; model %u %u %" PRIu64 " %" PRIu64 "\n%s",
-		     k->ranges, k->ranges_purged, k->volatile_bytes, k->purged_bytes,
-		     k->nodes_used, nr, np, vb, pb, ctx(w));
-	th_check_msg(k->seq == w->seq, "region seq %u, model %u\n%s", k->seq, w->seq, ctx(w));
-
-	/* the LRU: exactly the unpurged ranges, oldest first */
-	qsort(want, (size_t)nw, sizeof(want[0]), lru_cmp);
-	prev = VL_NIL;
-	n = k->lru_head;
-	for (i = 0; n != VL_NIL; i++) {
-		const struct vl_node *x = vl_node_at(r, n);
-
-		th_check_msg(i < nw, "LRU holds more than the %d unpurged ranges\n%s", nw, ctx(w));
-		th_check_msg(n < r->node_cap && x->prev == prev,
-			     "LRU position %d: node %u, prev %u, want prev %u\n%s", i, n, x->prev,
-			     prev, ctx(w));
-		th_check_msg(vl_node_state(x) == VL_NODE_LIVE && !vl_node_purged(x) &&
-				     vl_node_file(x) == w->fi[want[i].f] &&
-				     x->start == want[i].a->s && x->end == want[i].a->e,
-			     "LRU position %d: node %u [%" PRIu64 ",%" PRIu64
-			     ")%c of file %u, want [%" PRIu64 ",%" PRIu64 ") of file %d (age %u)\n%s",
-			     i, n, x->start, x->end, vl_node_purged(x) ? 'P' : 'U', vl_node_file(x),
-			     want[i].a->s, want[i].a->e, want[i].f, want[i].a->age, ctx(w));
-		if (prev != VL_NIL) {
-			const struct vl_node *y = vl_node_at(r, prev);
-
-			/* only the halves of a split share an age, side by side, in order */
-			th_check_msg(y->seq < x->seq ||
-					     (y->seq == x->seq && vl_node_file(y) == vl_node_file(x) &&
-					      y->end < x->start),
-				     "LRU ages not increasing at position %d: %u then %u\n%s", i,
-				     y->seq, x->seq, ctx(w));
-		}
-		prev = n;
-		n = x->next;
-	}
-	th_check_msg(i == nw, "LRU holds %d ranges, want %d\n%s", i, nw, ctx(w));
-	th_check_msg(k->lru_tail == prev, "lru_tail %u, want %u\n%s", k->lru_tail, prev, ctx(w));
-
-	/* no node leaks: every used slot is a range, the others are on the free list */
-	nfree = 0;
-	for (n = k->node_free; n != VL_NIL; n = vl_node_at(r, n)->next) {
-		th_check_msg(n < k->node_hwm && vl_node_state(vl_node_at(r, n)) == VL_NODE_FREE &&
-				     nfree <= w->cap,
-			     "free list: bad node %u\n%s", n, ctx(w));
-		nfree++;
-	}
-	th_check_msg(nfree + k->nodes_used + 1 == k->node_hwm,
-		     "free list %u + used %u + 1 != hwm %u\n%s", nfree, k->nodes_used, k->node_hwm,
-		     ctx(w));
-	th_check(th_sentinel_zero(r));
-}
-
-/* ---- operations, as the runtime performs them ------------------------------ */
-
-static int rt_mark(struct world *w, int f, uint64_t s, uint64_t e, struct vl_change *c)
-{
-	const struct vl_region *r = w->r;
-	uint32_t fi = w->fi[f];
-	uint32_t spare = vl_node_alloc(r, fi);
-	int err = vl_ranges_mark(r, th_root(r, fi), fi, s, e, spare, c);
-
-	if (err)
-		memset(c, 0, sizeof(*c));
-	vl_commit(r, fi, c, spare);
-	return err;
-}
-
-/* Returns what UNMARK returns (0, 1 or -errno); *first: the first call's result. */
-static int rt_unmark(struct world *w, int f, uint64_t s, uint64_t e, struct vl_change *c,
-		     int *first)
-{
-	const struct vl_region *r = w->r;
-	uint32_t fi = w->fi[f], spare = VL_NIL;
-	int err = vl_ranges_unmark(r, th_root(r, fi), fi, s, e, VL_NIL, c);
-
-	*first = err;
-	if (err == -ENOMEM) {
-		spare = vl_node_alloc(r, fi);
-		err = spare == VL_NIL ? -ENOMEM
-				      : vl_ranges_unmark(r, th_root(r, fi), fi, s, e, spare, c);
-	}
-	if (err)
-		memset(c, 0, sizeof(*c));
-	vl_commit(r, fi, c, spare);
-	return err ? err : c->was_purged;
-}
-
-/* The punch of an operation hits the data: only volatile bytes may be hit. */
-static void apply_punch(struct world *w, int f, const struct vl_change *c)
-{
-	unsigned char map[SPACE_MAX];
-	uint64_t b;
-
-	if (c->punch_end <= c->punch_start)
-		return;
-	m_bytes(&w->m[f], w->space, map);
-	for (b = c->punch_start; b < c->punch_end; b++) {
-		th_check_msg(b < w->space && map[b] == 2,
-			     "punch [%" PRIu64 ",%" PRIu64 ") hits byte %" PRIu64
-			     " which is not in a purged range\n%s",
-			     c->punch_start, c->punch_end, b, ctx(w));
-		w->lost[f][b] = 1;
-	}
-}
-
-static uint32_t node_with_start(struct world *w, int f, uint64_t s)
-{
-	const struct vl_region *r = w->r;
-	uint32_t n = vl_rb_first(r, *th_root(r, w->fi[f]));
-	int steps = 0;
-
-	for (; n != VL_NIL && steps <= MAXR; n = vl_rb_next(r, n), steps++)
-		if (vl_node_at(r, n)->start == s)
-			return n;
-	return VL_NIL;
-}
-
-static void snapshot(struct world *w)
-{
-	memcpy(w->snap, w->t.base, w->t.g.region_size);
-}
-
-static int unchanged(struct world *w)
-{
-	return memcmp(w->snap, w->t.base, w->t.g.region_size) == 0;
-}
-
-/* MARK through the runtime's steps; checks against the model; returns the error. */
-static int do_mark(struct world *w, int f, uint64_t s, uint64_t e)
-{
-	struct mfile *before = malloc(sizeof(*before)), *after = malloc(sizeof(*after));
-	unsigned char was[SPACE_MAX];
-	struct vl_change c;
-	int in, need = 0, nomem = 0, err;
-
-	th_check(before && after);
-	note(w, "mark   f%d [%" PRIu64 ",%" PRIu64 ")", f, s, e);
-	*before = w->m[f];
-	*after = w->m[f];
-	in = m_inside(before, s, e);
-	if (in < 0) {
-		m_mark(after, s, e, w->seq + 1);
-		need = after->n > before->n;
-		nomem = need && m_total(w) == (int)w->cap;
-	}
-	if (nomem)
-		snapshot(w);
-	err = rt_mark(w, f, s, e, &c);
-	if (nomem) {
-		th_check_msg(err == -ENOMEM, "mark with the region full: %d, want -ENOMEM\n%s", err,
-			     ctx(w));
-		th_check_msg(unchanged(w), "mark failed with -ENOMEM but changed the region\n%s",
-			     ctx(w));
-		verify(w);
-		free(before);
-		free(after);
-		return err;
-	}
-	th_check_msg(err == 0, "mark: %d, want 0\n%s", err, ctx(w));
-	if (in >= 0) {
-		th_check_msg(c.punch_start == c.punch_end,
-			     "mark inside a range punched [%" PRIu64 ",%" PRIu64 ")\n%s",
-			     c.punch_start, c.punch_end, ctx(w));
-		th_check_msg(c.keep == node_with_start(w, f, before->a[in].s),
-			     "mark inside a range: keep %u\n%s", c.keep, ctx(w));
-	} else {
-		int j = m_inside(after, s, e);
-		const struct mr *mg = &after->a[j];
-
-		th_check(j >= 0);
-		w->seq++;
-		if (mg->p) {
-			uint64_t b;
-
-			/* the flag must not lie: what was not purged is punched now */
-			th_check_msg(c.punch_start < c.punch_end && mg->s <= c.punch_start &&
-					     c.punch_end <= mg->e && c.punch_start <= s &&
-					     e <= c.punch_end,
-				     "mark into purged [%" PRIu64 ",%" PRIu64 "): punch [%" PRIu64
-				     ",%" PRIu64 ")\n%s",
-				     mg->s, mg->e, c.punch_start, c.punch_end, ctx(w));
-			m_bytes(before, w->space, was);
-			for (b = mg->s; b < mg->e; b++)
-				th_check_msg(was[b] == 2 || (c.punch_start <= b && b < c.punch_end),
-					     "byte %" PRIu64 " joins purged [%" PRIu64 ",%" PRIu64
-					     ") unpunched\n%s",
-					     b, mg->s, mg->e, ctx(w));
-		} else {
-			th_check_msg(c.punch_start == c.punch_end,
-				     "mark into unpurged range punched [%" PRIu64 ",%" PRIu64 ")\n%s",
-				     c.punch_start, c.punch_end, ctx(w));
-		}
-		th_check_msg(c.keep == node_with_start(w, f, mg->s), "mark: keep %u\n%s", c.keep,
-			     ctx(w));
-	}
-	w->m[f] = *after;
-	apply_punch(w, f, &c);
-	verify(w);
-	free(before);
-	free(after);
-	return err;
-}
-
-/* UNMARK through the runtime's steps; returns what UNMARK returns. */
-static int do_unmark(struct world *w, int f, uint64_t s, uint64_t e)
-{
-	struct mfile *after = malloc(sizeof(*after));
-	struct vl_change c;
-	int split, wp, nomem, rc, first;
-	uint64_t b;
-
-	th_check(after != NULL);
-	note(w, "unmark f%d [%" PRIu64 ",%" PRIu64 ")", f, s, e);
-	*after = w->m[f];
-	split = m_needs_split(after, s, e);
-	wp = m_unmark(after, s, e);
-	nomem = split && m_total(w) == (int)w->cap;
-	if (nomem)
-		snapshot(w);
-	rc = rt_unmark(w, f, s, e, &c, &first);
-	th_check_msg(first == (split ? -ENOMEM : 0),
-		     "unmark without a spare: %d, want %d (split needed: %d)\n%s", first,
-		     split ? -ENOMEM : 0, split, ctx(w));
-	if (nomem) {
-		th_check_msg(rc == -ENOMEM, "unmark split with the region full: %d\n%s", rc,
-			     ctx(w));
-		th_check_msg(unchanged(w), "unmark failed with -ENOMEM but changed the region\n%s",
-			     ctx(w));
-		verify(w);
-		free(after);
-		return rc;
-	}
-	th_check_msg(rc == wp, "unmark returned %d, want %d\n%s", rc, wp, ctx(w));
-	th_check_msg(c.punch_start == c.punch_end, "unmark punched\n%s", ctx(w));
-	/* THE INVARIANT: 0 means every byte it covered is intact */
-	for (b = s; b < e && b < w->space; b++) {
-		if (rc == 0)
-			th_check_msg(!w->lost[f][b],
-				     "unmark returned 0 but byte %" PRIu64 " was punched\n%s", b,
-				     ctx(w));
-		w->lost[f][b] = 0; /* the program has its bytes back (and rewrites them) */
-	}
-	w->m[f] = *after;
-	verify(w);
-	free(after);
-	return rc;
-}
-
-/* Purge range n of file f (as the purger does, any range; usually the oldest). */
-static void do_purge(struct world *w, int f, uint32_t n)
-{
-	const struct vl_region *r = w->r;
-	const struct vl_node *x = vl_node_at(r, n);
-	struct vl_change c;
-	int i, err, already;
-	uint64_t s = x->start, e = x->end;
-
-	note(w, "purge  f%d [%" PRIu64 ",%" PRIu64 ")%s", f, s, e, vl_node_purged(x) ? "P" : "");
-	i = m_find_start(&w->m[f], s);
-	th_check_msg(i >= 0, "purge: no model range starts at %" PRIu64 "\n%s", s, ctx(w));
-	already = w->m[f].a[i].p;
-	err = vl_ranges_purge(r, th_root(r, w->fi[f]), w->fi[f], n, &c);
-	th_check_msg(err == 0, "purge: %d\n%s", err, ctx(w));
-	vl_commit(r, w->fi[f], &c, VL_NIL);
-	if (already) {
-		th_check_msg(c.punch_start == c.punch_end && c.keep == n,
-			     "purge of a purged range: punch [%" PRIu64 ",%" PRIu64 ") keep %u\n%s",
-			     c.punch_start, c.punch_end, c.keep, ctx(w));
-	} else {
-		th_check_msg(c.punch_start == s && c.punch_end == e,
-			     "purge of [%" PRIu64 ",%" PRIu64 "): punch [%" PRIu64 ",%" PRIu64
-			     ")\n%s",
-			     s, e, c.punch_start, c.punch_end, ctx(w));
-		m_purge(&w->m[f], i);
-	}
-	apply_punch(w, f, &c);
-	verify(w);
-}
-
-/* Purge the head of the LRU: the oldest unpurged range of the region. */
-static int do_purge_oldest(struct world *w)
-{
-	uint32_t n = w->r->hdr->c.lru_head;
-	int f;
-
-	if (n == VL_NIL) {
-		for (f = 0; f < NF; f++)
-			for (int i = 0; i < w->m[f].n; i++)
-				th_check_msg(w->m[f].a[i].p, "LRU empty with unpurged ranges\n%s",
-					     ctx(w));
-		return -1;
-	}
-	for (f = 0; f < NF; f++)
-		if (vl_node_file(vl_node_at(w->r, n)) == w->fi[f])
-			break;
-	th_check_msg(f < NF, "LRU head %u of no file\n%s", n, ctx(w));
-	do_purge(w, f, n);
-	return f;
-}
-
-static void do_clear(struct world *w, int f)
-{
-	const struct vl_region *r = w->r;
-	struct vl_change c;
-	int err;
-
-	note(w, "clear  f%d", f);
-	err = vl_ranges_clear(r, th_root(r, w->fi[f]), w->fi[f], &c);
-	th_check_msg(err == 0, "clear: %d\n%s", err, ctx(w));
-	vl_commit(r, w->fi[f], &c, VL_NIL);
-	th_check(*th_root(r, w->fi[f]) == VL_NIL);
-	w->m[f].n = 0;
-	memset(w->lost[f], 0, sizeof(w->lost[f]));
-	verify(w);
-}
-
-/* ---- explicit expectations (not through the model) ------------------------- */
 
 /* "0-10u 10-20p": the ranges of file f, in order. */
 static void expect(struct world *w, int f, const char *spec)
@@ -734,11 +59,11 @@ static void expect(struct world *w, int f, const char *spec)
 		ck_assert_msg(n != VL_NIL && x->start == s && x->end == e &&
 				      vl_node_purged(x) == purged,
 			      "file %d range %d: want [%" PRIu64 ",%" PRIu64 ")%c, have %s%s", f, i,
-			      s, e, purged ? 'P' : 'U', n == VL_NIL ? "none" : "", ctx(w));
+			      s, e, purged ? 'P' : 'U', n == VL_NIL ? "none" : "", world_ctx(w));
 		n = vl_rb_next(r, n);
 		i++;
 	}
-	ck_assert_msg(n == VL_NIL, "file %d: more ranges than \"%s\"%s", f, spec, ctx(w));
+	ck_assert_msg(n == VL_NIL, "file %d: more ranges than \"%s\"%s", f, spec, world_ctx(w));
 }
 
 static uint32_t age_at(struct world *w, int f, uint64_t s)
@@ -870,7 +195,7 @@ START_TEST(test_merge_with_purged_is_purged)
 	w->seq++;
 	m_mark(&w->m[0], 45, 65, w->seq);
 	apply_punch(w, 0, &c);
-	verify(w);
+	world_verify(w);
 	expect(w, 0, "0-20p 40-70p");
 	/* and a purged merge then joins a touching purged range */
 	do_mark(w, 0, 20, 30);
@@ -1135,13 +460,13 @@ START_TEST(test_enomem_mark)
 	ck_assert_uint_eq(w->r->hdr->c.nodes_used, VL_MIN_RANGES);
 	ck_assert_uint_eq(vl_node_alloc(w->r, fi), VL_NIL);
 	/* a disjoint mark needs a node: */
-	snapshot(w);
+	world_snapshot(w);
 	ck_assert_int_eq(vl_ranges_mark(w->r, th_root(w->r, fi), fi, 200, 210, VL_NIL, &c),
 			 -ENOMEM);
-	ck_assert(unchanged(w));
+	ck_assert(world_unchanged(w));
 	ck_assert_int_eq(do_mark(w, 0, 200, 210), -ENOMEM);
 	ck_assert_int_eq(do_mark(w, 1, 0, 1), -ENOMEM); /* any file */
-	ck_assert(unchanged(w));
+	ck_assert(world_unchanged(w));
 	/* ...but marks that need no node work */
 	ck_assert_int_eq(do_mark(w, 0, 1, 3), 0);   /* inside */
 	ck_assert_int_eq(do_mark(w, 0, 3, 7), 0);   /* overlaps */
@@ -1163,12 +488,12 @@ START_TEST(test_enomem_unmark_split)
 
 	for (i = 0; i < VL_MIN_RANGES; i++)
 		ck_assert_int_eq(do_mark(w, 0, 10 * i, 10 * i + 5), 0);
-	snapshot(w);
+	world_snapshot(w);
 	ck_assert_int_eq(vl_ranges_unmark(w->r, th_root(w->r, fi), fi, 12, 13, VL_NIL, &c),
 			 -ENOMEM);
-	ck_assert(unchanged(w));
+	ck_assert(world_unchanged(w));
 	ck_assert_int_eq(do_unmark(w, 0, 12, 13), -ENOMEM);
-	ck_assert(unchanged(w));
+	ck_assert(world_unchanged(w));
 	expect(w, 0, "0-5u 10-15u 20-25u 30-35u 40-45u 50-55u 60-65u 70-75u");
 	/* unmarks that need no node work: trims and removals */
 	ck_assert_int_eq(do_unmark(w, 0, 10, 12), 0);
@@ -1245,7 +570,7 @@ static void euclean_case(int how)
 
 		if (ops[i].kind == OP_MARK)
 			spare = vl_node_alloc(r, fi);
-		snapshot(w);
+		world_snapshot(w);
 		switch (ops[i].kind) {
 		case OP_MARK:
 			err = vl_ranges_mark(r, th_root(r, fi), fi, ops[i].s, ops[i].e, spare, &c);
@@ -1255,7 +580,7 @@ static void euclean_case(int how)
 					       &c);
 			if (err == -ENOMEM) {
 				spare = vl_node_alloc(r, fi);
-				snapshot(w);
+				world_snapshot(w);
 				err = vl_ranges_unmark(r, th_root(r, fi), fi, ops[i].s, ops[i].e,
 						       spare, &c);
 			}
@@ -1268,7 +593,7 @@ static void euclean_case(int how)
 		}
 		ck_assert_msg(err == -EUCLEAN, "corruption %d, op %zu [%" PRIu64 ",%" PRIu64
 			      "): %d, want -EUCLEAN", how, i, ops[i].s, ops[i].e, err);
-		ck_assert_msg(unchanged(w), "corruption %d, op %zu [%" PRIu64 ",%" PRIu64
+		ck_assert_msg(world_unchanged(w), "corruption %d, op %zu [%" PRIu64 ",%" PRIu64
 			      "): failed but changed the region", how, i, ops[i].s, ops[i].e);
 		if (spare != VL_NIL)
 			vl_node_free(r, spare);
@@ -1304,10 +629,10 @@ START_TEST(test_clear_corrupt_changes_nothing)
 	do_mark(w, 0, 40, 50);
 	do_mark(w, 0, 60, 70);
 	vl_node_at(r, node_with_start(w, 0, 40))->check ^= 1;
-	snapshot(w);
+	world_snapshot(w);
 	err = vl_ranges_clear(r, th_root(r, fi), fi, &c);
 	ck_assert_int_eq(err, -EUCLEAN);
-	ck_assert_msg(unchanged(w),
+	ck_assert_msg(world_unchanged(w),
 		      "vl_ranges_clear failed with -EUCLEAN but had already taken %d ranges "
 		      "out of the tree (c.freed = %u); the caller does not commit them",
 		      -c.d_ranges, c.freed);
@@ -1316,33 +641,6 @@ START_TEST(test_clear_corrupt_changes_nothing)
 END_TEST
 
 /* ---- vl_ranges_absorb: crash repair ----------------------------------------- */
-
-/* Absorb a LIVE node [s,e) into file f, then commit; model: merge it in. */
-static void do_absorb(struct world *w, int f, uint64_t s, uint64_t e, int purged)
-{
-	const struct vl_region *r = w->r;
-	uint32_t fi = w->fi[f], n;
-	struct vl_change c;
-	unsigned char map[SPACE_MAX];
-	uint64_t b;
-	int err;
-
-	note(w, "absorb f%d [%" PRIu64 ",%" PRIu64 ")%s", f, s, e, purged ? "P" : "");
-	w->seq++;
-	w->r->hdr->c.seq = w->seq;
-	n = th_node_live(r, fi, s, e, purged, w->seq);
-	err = vl_ranges_absorb(r, th_root(r, fi), fi, n, &c);
-	th_check_msg(err == 0, "absorb: %d\n%s", err, ctx(w));
-	th_check_msg(c.keep == n, "absorb: keep %u, want %u\n%s", c.keep, n, ctx(w));
-	vl_commit(r, fi, &c, VL_NIL);
-	m_merge_in(&w->m[f], s, e, purged, w->seq);
-	/* repair does not punch: count the purged bytes as lost, to compare */
-	m_bytes(&w->m[f], w->space, map);
-	for (b = 0; b < w->space; b++)
-		if (map[b] == 2)
-			w->lost[f][b] = 1;
-	verify(w);
-}
 
 START_TEST(test_absorb_overlaps)
 {
@@ -1551,9 +849,9 @@ static int absorb_euclean_case(int how, uint64_t bad_at, char *fails, size_t siz
 		uint32_t n = th_node_live(r, fi, ops[i].s, ops[i].e, ops[i].purged, 1000);
 		int err;
 
-		snapshot(w);
+		world_snapshot(w);
 		err = vl_ranges_absorb(r, th_root(r, fi), fi, n, &c);
-		if (err != -EUCLEAN || !unchanged(w)) {
+		if (err != -EUCLEAN || !world_unchanged(w)) {
 			nfail++;
 			if (len + 200 < size)
 				len += (size_t)snprintf(fails + len, size - len,
@@ -1561,7 +859,7 @@ static int absorb_euclean_case(int how, uint64_t bad_at, char *fails, size_t siz
 							")%c (%s): %d%s",
 							how, ops[i].s, ops[i].e, ops[i].purged ? 'P' : 'U',
 							ops[i].what, err,
-							unchanged(w) ? "" : ", region changed");
+							world_unchanged(w) ? "" : ", region changed");
 			memcpy(w->t.base, w->snap, w->t.g.region_size);
 		}
 		vl_node_free(r, n);
@@ -1609,19 +907,19 @@ START_TEST(test_absorb_bad_node_changes_nothing)
 	for (how = 0; how < 4; how++) {
 		n = th_node_live(r, fi, 5, 25, 0, 1000);
 		spoil(w, n, how);
-		snapshot(w);
+		world_snapshot(w);
 		ck_assert_int_eq(vl_ranges_absorb(r, th_root(r, fi), fi, n, &c), -EUCLEAN);
-		ck_assert(unchanged(w));
+		ck_assert(world_unchanged(w));
 		vl_node_at(r, n)->meta = vl_meta(fi, VL_NODE_PENDING, 0);
 		vl_node_free(r, n);
 	}
 	/* an empty range is no range */
 	n = th_node_live(r, fi, 12, 12, 0, 1000);
-	snapshot(w);
+	world_snapshot(w);
 	ck_assert_int_eq(vl_ranges_absorb(r, th_root(r, fi), fi, n, &c), -EUCLEAN);
-	ck_assert(unchanged(w));
+	ck_assert(world_unchanged(w));
 	vl_node_free(r, n);
-	verify(w);
+	world_verify(w);
 	world_free(w);
 }
 END_TEST
@@ -1635,17 +933,6 @@ static void rand_span(uint64_t *rng, uint64_t space, uint64_t maxlen, uint64_t *
 
 	*s = th_below(rng, space);
 	*e = umin(*s + len, space);
-}
-
-/* Node of the i-th range of file f. */
-static uint32_t nth_node(struct world *w, int f, int i)
-{
-	const struct vl_region *r = w->r;
-	uint32_t n = vl_rb_first(r, *th_root(r, w->fi[f]));
-
-	while (i-- > 0 && n != VL_NIL)
-		n = vl_rb_next(r, n);
-	return n;
 }
 
 /*

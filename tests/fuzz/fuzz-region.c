@@ -1,0 +1,490 @@
+/*
+ * fuzz-region.c - libFuzzer target: a region file that this process did
+ * not write, through every check and repair the runtime runs on it.
+ *
+ * SPEC section 9: a region whose contents fail validation makes MARK and
+ * UNMARK fail cleanly and never crashes the host. So whatever the bytes,
+ * nothing here may crash, read or write outside the region (ASan: the
+ * buffer is exactly the region's size), invoke undefined behaviour
+ * (UBSan), or loop without bound (libFuzzer's -timeout).
+ *
+ * Input: {flags, nops, nops * {op, a, b, c}, payload}.
+ *
+ *   flags bit 0  raw: the payload is the region file, every byte of it;
+ *                else the payload patches a valid region of 16 ranges and
+ *                4 files made by the core (three files with ranges, some
+ *                purged, a free node list, a released file), as records
+ *                {offset (2 bytes, little-endian), length, bytes}, so the
+ *                fuzzer starts past the magic and the sums
+ *   flags bit 1  after patching, seal again every sum (geometry, files,
+ *                nodes): a scribble that passes the integrity checks
+ *   flags bit 2  first rebuild the pool (the region lock's holder died)
+ *   flags bit 3  first repair every file (their lock holders died)
+ *
+ * Attach is what region.c does: vl_geometry_check against the file size,
+ * then vl_region_bind. The operations are those of src/ops.c and
+ * src/purge.c on the bound region, in the same order of calls: the file
+ * table lookup (and create), MARK and UNMARK with their spares and
+ * commits and the release of an empty record, the purge of the oldest
+ * range with the purger's checks, dropping a file's ranges, walks that
+ * check every tree, vl_pool_rebuild, vl_file_repair. (The pthread mutexes
+ * in the region are not fuzzed: nothing here locks.)
+ *
+ * Besides surviving, it checks what the code promises about bad input:
+ *   - an operation of core/ranges.c that fails (-EUCLEAN, -ENOMEM) has
+ *     changed no byte of the region (but its spare);
+ *   - a purge punches exactly the extent of the range it flagged;
+ *   - after vl_pool_rebuild: a free list of FREE slots, an LRU of LIVE
+ *     unpurged ranges, oldest first, with sound back links, and every
+ *     sound file record found by its identity;
+ *   - after vl_file_repair of a live record: a tree that passes
+ *     vl_rb_check, with as many ranges as its counter says.
+ */
+#include "model.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define F_RAW 0x1
+#define F_RESEAL 0x2
+#define F_REBUILD 0x4
+#define F_REPAIR 0x8
+#define NOPS_MAX 64
+
+void model_fail(const char *msg)
+{
+	fprintf(stderr, "fuzz-region: %s\n", msg);
+	abort();
+}
+
+#define fail_if(cond, ...)                                                        \
+	do {                                                                      \
+		if (cond)                                                         \
+			model_failf(__VA_ARGS__);                                 \
+	} while (0)
+
+/* ---- the base region of the patched mode ---------------------------------- */
+
+static void *base_image;
+static size_t base_size;
+
+/* A small region in a state a busy program leaves it in, checked by the model. */
+static void make_base(void)
+{
+	struct world *w = world_new_cap(16, 4, 128, 3);
+
+	do_mark(w, 0, 0, 10);
+	do_mark(w, 0, 20, 30);
+	do_mark(w, 0, 40, 50);
+	do_mark(w, 0, 60, 70);
+	do_mark(w, 0, 80, 120);
+	do_unmark(w, 0, 90, 100); /* a split */
+	do_purge_oldest(w);
+	do_mark(w, 1, 5, 15);
+	do_mark(w, 1, 15, 25);
+	do_mark(w, 1, 30, 64);
+	do_purge(w, 1, nth_node(w, 1, 1));
+	do_mark(w, 2, 0, 1);
+	do_unmark(w, 2, 0, 1);
+	do_recycle(w, 2); /* a released record, then a new one in its slot */
+	do_mark(w, 2, 100, 128);
+	do_mark(w, 0, 1, 2); /* inside: nothing changes */
+	do_unmark(w, 0, 20, 30); /* a node on the free list */
+	do_purge_oldest(w);
+	base_size = w->t.g.region_size;
+	base_image = malloc(base_size);
+	if (base_image == NULL)
+		abort();
+	memcpy(base_image, w->t.base, base_size);
+	world_free(w);
+}
+
+/* ---- the region under test -------------------------------------------------- */
+
+struct fz {
+	struct vl_region r;
+	void *mem;
+	size_t size;
+	void *snap;
+	uint64_t purged;  /* bytes punched, to keep the work observable */
+};
+
+static void reseal(struct fz *z)
+{
+	struct vl_header *h = z->mem;
+	uint32_t i;
+
+	h->geo.check = vl_geometry_sum(&h->geo);
+	if (vl_geometry_check(&h->geo, z->size) != 0)
+		return;
+	vl_region_bind(&z->r, z->mem, z->size);
+	for (i = 0; i < z->r.file_cap; i++)
+		vl_file_seal(&z->r, &z->r.files[i]);
+	for (i = 1; i < z->r.node_cap; i++)
+		vl_node_seal(&z->r, &z->r.nodes[i]);
+}
+
+static void snapshot(struct fz *z)
+{
+	memcpy(z->snap, z->mem, z->size);
+}
+
+/* After a failed operation: nothing changed but the spare's slot. */
+static void unchanged_but(struct fz *z, uint32_t spare, const char *what, int err)
+{
+	size_t skip = spare == VL_NIL ? z->size : (size_t)((char *)&z->r.nodes[spare] - (char *)z->mem);
+	size_t after = spare == VL_NIL ? z->size : skip + sizeof(struct vl_node);
+
+	fail_if(memcmp(z->mem, z->snap, skip) != 0 ||
+			memcmp((char *)z->mem + after, (char *)z->snap + after, z->size - after) != 0,
+		"%s failed (%d) but changed the region", what, err);
+}
+
+/* ---- what the runtime does ---------------------------------------------------- */
+
+static int file_sound(const struct vl_region *r, uint32_t fi)
+{
+	const struct vl_file *f = vl_file_at(r, fi);
+
+	return fi != VL_NIL && fi < r->file_cap && f->h.state == VL_FILE_LIVE && vl_file_ok(r, f);
+}
+
+/* The identity of file slot i as recorded, or a new one from b. */
+static struct vl_ident ident_of(const struct vl_region *r, uint8_t a, uint8_t b)
+{
+	struct vl_ident id;
+
+	if (a & 0x80) {
+		memset(&id, 0, sizeof(id));
+		id.dev = 0x900;
+		id.ino = 5000 + b;
+		id.btime_sec = b;
+		return id;
+	}
+	return vl_file_at(r, a % r->file_cap)->h.ident;
+}
+
+/* find_file of src/ops.c: look up, and make the record if asked. */
+static int find_file(const struct vl_region *r, const struct vl_ident *id, int create,
+		     uint32_t *fi)
+{
+	int fresh, err = vl_file_lookup(r, id, fi);
+
+	if (err)
+		return err;
+	fail_if(*fi != VL_NIL && (*fi >= r->file_cap ||
+				  memcmp(&vl_file_at(r, *fi)->h.ident, id, sizeof(*id) - 4) != 0),
+		"lookup found slot %u, not of this identity", *fi);
+	if (*fi == VL_NIL && create) {
+		*fi = vl_file_create(r, id, &fresh);
+		if (*fi == VL_NIL)
+			return -ENOMEM;
+		fail_if(*fi >= r->file_cap || !file_sound(r, *fi), "created a bad record %u", *fi);
+	}
+	return 0;
+}
+
+/* finish() of src/ops.c */
+static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, int err,
+		   uint32_t spare)
+{
+	if (err)
+		memset(c, 0, sizeof(*c));
+	vl_commit(r, fi, c, spare);
+	if (vl_file_at(r, fi)->h.nranges == 0)
+		vl_file_release(r, fi);
+}
+
+static void op_mark(struct fz *z, const struct vl_ident *id, uint64_t s, uint64_t e)
+{
+	const struct vl_region *r = &z->r;
+	struct vl_change c;
+	uint32_t fi, spare;
+	int err;
+
+	if (find_file(r, id, 1, &fi) != 0)
+		return;
+	spare = vl_node_alloc(r, fi);
+	fail_if(spare != VL_NIL && (spare >= r->node_cap ||
+				    vl_node_state(vl_node_at(r, spare)) != VL_NODE_PENDING),
+		"vl_node_alloc gave slot %u", spare);
+	snapshot(z);
+	err = vl_ranges_mark(r, &vl_file_at(r, fi)->h.root, fi, s, e, spare, &c);
+	if (err)
+		unchanged_but(z, spare, "mark", err);
+	else if (c.punch_end > c.punch_start)
+		fail_if(c.punch_start > s || c.punch_end < e,
+			"mark [%llu,%llu) into a purged range punched [%llu,%llu)",
+			(unsigned long long)s, (unsigned long long)e,
+			(unsigned long long)c.punch_start, (unsigned long long)c.punch_end);
+	finish(r, fi, &c, err, spare);
+}
+
+static void op_unmark(struct fz *z, const struct vl_ident *id, uint64_t s, uint64_t e)
+{
+	const struct vl_region *r = &z->r;
+	struct vl_change c;
+	uint32_t fi, spare = VL_NIL;
+	int err;
+
+	if (find_file(r, id, 0, &fi) != 0 || fi == VL_NIL)
+		return;
+	snapshot(z);
+	err = vl_ranges_unmark(r, &vl_file_at(r, fi)->h.root, fi, s, e, VL_NIL, &c);
+	if (err)
+		unchanged_but(z, VL_NIL, "unmark", err);
+	if (err == -ENOMEM) {
+		spare = vl_node_alloc(r, fi);
+		snapshot(z);
+		err = spare == VL_NIL ? -ENOMEM
+				      : vl_ranges_unmark(r, &vl_file_at(r, fi)->h.root, fi, s, e,
+							 spare, &c);
+		if (err)
+			unchanged_but(z, spare, "unmark with a spare", err);
+	}
+	if (err == 0)
+		fail_if(c.punch_end != c.punch_start, "unmark punched");
+	finish(r, fi, &c, err, spare);
+}
+
+/* purge_one of src/purge.c: the oldest range of a sound file, checked again. */
+static void op_purge(struct fz *z, uint8_t skip)
+{
+	const struct vl_region *r = &z->r;
+	uint32_t n = r->hdr->c.lru_head, steps = 0, fi, seq;
+	uint64_t s, e;
+	struct vl_change c;
+	struct vl_file *f;
+	int err;
+
+	/* pick(): the first on the LRU, after `skip` of them */
+	while (n != VL_NIL && n < r->node_cap && steps++ < r->node_cap && skip-- > 0)
+		n = vl_node_at(r, n)->next;
+	if (n == VL_NIL || n >= r->node_cap)
+		return;
+	seq = vl_node_at(r, n)->seq;
+	fi = vl_node_file(vl_node_at(r, n));
+	f = vl_file_at(r, fi);
+	if (!file_sound(r, fi))
+		return;
+	if (vl_node_file(vl_node_at(r, n)) != fi || vl_node_at(r, n)->seq != seq ||
+	    vl_node_purged(vl_node_at(r, n)))
+		return;
+	s = vl_node_at(r, n)->start;
+	e = vl_node_at(r, n)->end;
+	snapshot(z);
+	err = vl_ranges_purge(r, &f->h.root, fi, n, &c);
+	if (err) {
+		unchanged_but(z, VL_NIL, "purge", err);
+		return;
+	}
+	fail_if(c.punch_start != s || c.punch_end != e,
+		"purge of [%llu,%llu) punched [%llu,%llu)", (unsigned long long)s,
+		(unsigned long long)e, (unsigned long long)c.punch_start,
+		(unsigned long long)c.punch_end);
+	vl_commit(r, fi, &c, VL_NIL);
+	r->hdr->c.purges++;
+	r->hdr->c.purged_total += c.punch_end - c.punch_start;
+	z->purged += c.punch_end - c.punch_start;
+}
+
+/* vl_drop_file of src/purge.c */
+static void op_drop(struct fz *z, uint32_t fi, int unpurged_only)
+{
+	const struct vl_region *r = &z->r;
+	struct vl_file *f = vl_file_at(r, fi);
+	struct vl_change c;
+	int err;
+
+	if (!file_sound(r, fi))
+		return;
+	snapshot(z);
+	err = unpurged_only ? vl_ranges_forget_unpurged(r, &f->h.root, fi, &c)
+			    : vl_ranges_clear(r, &f->h.root, fi, &c);
+	if (err) {
+		unchanged_but(z, VL_NIL, unpurged_only ? "forget unpurged" : "clear", err);
+		return;
+	}
+	vl_commit(r, fi, &c, VL_NIL);
+	if (f->h.nranges == 0)
+		vl_file_release(r, fi);
+}
+
+/* Every tree checked, every sound record looked up by its identity. */
+static void op_walk(struct fz *z)
+{
+	const struct vl_region *r = &z->r;
+	uint32_t hwm = r->hdr->c.file_hwm < r->file_cap ? r->hdr->c.file_hwm : r->file_cap;
+	uint32_t fi, found;
+
+	for (fi = 1; fi < hwm; fi++) {
+		if (!file_sound(r, fi))
+			continue;
+		(void)vl_rb_check(r, vl_file_at(r, fi)->h.root, fi);
+		(void)vl_file_lookup(r, &vl_file_at(r, fi)->h.ident, &found);
+	}
+}
+
+static void op_rebuild(struct fz *z)
+{
+	const struct vl_region *r = &z->r;
+	const struct vl_counters *k = &r->hdr->c;
+	uint32_t n, prev = VL_NIL, steps = 0, fi, found;
+
+	vl_pool_rebuild(r);
+	fail_if(k->node_hwm < 1 || k->node_hwm > r->node_cap || k->file_hwm < 1 ||
+			k->file_hwm > r->file_cap,
+		"rebuild: node hwm %u, file hwm %u", k->node_hwm, k->file_hwm);
+	for (n = k->node_free; n != VL_NIL; n = vl_node_at(r, n)->next)
+		fail_if(n >= k->node_hwm || ++steps > r->node_cap ||
+				vl_node_state(vl_node_at(r, n)) != VL_NODE_FREE,
+			"rebuild: free list holds node %u", n);
+	steps = 0;
+	for (n = k->lru_head; n != VL_NIL; prev = n, n = vl_node_at(r, n)->next) {
+		const struct vl_node *x = vl_node_at(r, n);
+
+		fail_if(n >= k->node_hwm || ++steps > r->node_cap ||
+				vl_node_state(x) != VL_NODE_LIVE || vl_node_purged(x) ||
+				x->prev != prev,
+			"rebuild: LRU holds node %u (prev %u, want %u)", n, x->prev, prev);
+		fail_if(prev != VL_NIL && k->seq - vl_node_at(r, prev)->seq < k->seq - x->seq,
+			"rebuild: LRU out of age order at node %u", n);
+	}
+	fail_if(k->lru_tail != prev, "rebuild: LRU tail %u, want %u", k->lru_tail, prev);
+	for (fi = 1; fi < k->file_hwm; fi++) {
+		if (!file_sound(r, fi))
+			continue;
+		fail_if(vl_file_lookup(r, &vl_file_at(r, fi)->h.ident, &found) != 0 ||
+				found == VL_NIL,
+			"rebuild: sound file %u is not found (%u)", fi, found);
+	}
+}
+
+static void op_repair(struct fz *z, uint32_t fi)
+{
+	const struct vl_region *r = &z->r;
+	const struct vl_file *f = vl_file_at(r, fi);
+	long got;
+
+	vl_file_repair(r, fi);
+	if (!file_sound(r, fi))
+		return;
+	got = vl_rb_check(r, f->h.root, fi);
+	fail_if(got < 0 || (uint64_t)got != f->h.nranges,
+		"repair of file %u: tree check %ld, %u ranges counted", fi, got, f->h.nranges);
+}
+
+static void run_op(struct fz *z, const uint8_t *op)
+{
+	const struct vl_region *r = &z->r;
+	struct vl_ident id = ident_of(r, op[1], op[2]);
+	uint64_t s = op[2] % 160, e = s + 1 + op[3] % 48;
+	uint32_t fi = op[1] % r->file_cap, found;
+
+	switch (op[0] % 10) {
+	case 0:
+	case 1:
+		op_mark(z, &id, s, e);
+		break;
+	case 2:
+	case 3:
+		op_unmark(z, &id, s, e);
+		break;
+	case 4:
+		op_purge(z, op[3] & 7);
+		break;
+	case 5:
+		op_drop(z, fi, op[3] & 1);
+		break;
+	case 6:
+		op_walk(z);
+		break;
+	case 7:
+		op_rebuild(z);
+		break;
+	case 8:
+		op_repair(z, fi);
+		break;
+	default:
+		(void)find_file(r, &id, op[3] & 1, &found);
+		break;
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct fz z;
+	const uint8_t *ops, *pay;
+	size_t nops, plen, i;
+	uint8_t flags;
+
+	if (base_image == NULL)
+		make_base();
+	if (size < 2)
+		return 0;
+	flags = data[0];
+	nops = data[1] % (NOPS_MAX + 1);
+	if (size < 2 + 4 * nops)
+		nops = (size - 2) / 4;
+	ops = data + 2;
+	pay = ops + 4 * nops;
+	plen = size - 2 - 4 * nops;
+
+	memset(&z, 0, sizeof(z));
+	z.size = flags & F_RAW ? plen : base_size;
+	if (z.size == 0)
+		return 0;
+	/* exactly the region's size: a byte past it is a heap overflow for ASan */
+	if (posix_memalign(&z.mem, 64, z.size) != 0)
+		abort();
+	if (flags & F_RAW) {
+		memcpy(z.mem, pay, plen);
+	} else {
+		memcpy(z.mem, base_image, base_size);
+		for (i = 0; i + 3 <= plen;) {
+			size_t off = (pay[i] | (size_t)pay[i + 1] << 8) % z.size;
+			size_t len = pay[i + 2];
+
+			i += 3;
+			if (len > plen - i)
+				len = plen - i;
+			if (len > z.size - off)
+				len = z.size - off;
+			memcpy((char *)z.mem + off, pay + i, len);
+			i += len;
+		}
+		if (flags & F_RESEAL)
+			reseal(&z);
+	}
+
+	/* attach (region.c): the geometry against the file's size, then bind */
+	if (z.size < sizeof(struct vl_geometry) ||
+	    vl_geometry_check(&((struct vl_header *)z.mem)->geo, z.size) != 0)
+		goto out;
+	vl_region_bind(&z.r, z.mem, z.size);
+	fail_if(z.r.node_cap < 2 || z.r.file_cap < 2 || z.r.hash_cap < 2 ||
+			(char *)(z.r.nodes + z.r.node_cap) > (char *)z.mem + z.size ||
+			(char *)(z.r.files + z.r.file_cap) > (char *)z.r.hash ||
+			(char *)(z.r.hash + z.r.hash_cap) > (char *)z.r.nodes,
+		"a geometry that passed the check does not fit its size");
+	z.snap = malloc(z.size);
+	if (z.snap == NULL)
+		abort();
+
+	if (flags & F_REBUILD)
+		op_rebuild(&z);
+	if (flags & F_REPAIR)
+		for (i = 1; i < z.r.file_cap; i++)
+			op_repair(&z, (uint32_t)i);
+	for (i = 0; i < nops; i++)
+		run_op(&z, ops + 4 * i);
+	op_walk(&z);
+out:
+	free(z.snap);
+	free(z.mem);
+	return 0;
+}

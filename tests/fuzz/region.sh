@@ -1,0 +1,3 @@
+#!/bin/sh
+# The libFuzzer target of the region validator: a short run (run-fuzz.sh).
+exec "${SHELL:-/bin/sh}" "$VL_TOP_SRCDIR/tests/fuzz/run-fuzz.sh" region
