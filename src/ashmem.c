@@ -28,6 +28,7 @@
 #include "log.h"
 #include "ops.h"
 #include "purge.h"
+#include "reach.h"
 #include "region.h"
 #include "sys.h"
 #include "volatile.h"
@@ -49,6 +50,9 @@
 
 #ifndef MFD_CLOEXEC
 #define MFD_CLOEXEC 0x0001U
+#endif
+#ifndef MFD_ALLOW_SEALING
+#define MFD_ALLOW_SEALING 0x0002U
 #endif
 
 uint64_t vl_ash_fdbits[VL_ASH_FDS / 64];
@@ -549,52 +553,99 @@ static int snapshot(struct target *t, struct vl_ashmem *a)
  * cannot change, and open("/dev/ashmem") cannot know the name SET_NAME
  * will give. So before the first mmap, SET_NAME makes a new memfd with the
  * right name and puts it in place of the old one under the same fd number
- * (dup3), with the same state; the old memfd and its record go. This is
- * done only when nothing else can hold the old memfd: it was made in this
+ * (dup3), with the same state; the old memfd and its record go.
+ *
+ * Only when nothing can be lost (SPEC 4): the old memfd was made in this
  * process, which has not forked since, nor sent it over a socket, nor
- * holds another fd on it. Otherwise the name is in the state (GET_NAME
- * says it) but the maps show "dev/ashmem". Best effort: on any failure the
- * old memfd stays.
+ * holds another fd on it, nor maps it; it holds no data (no block
+ * allocated: nothing was ever written) and no volatile range; its size,
+ * mode, seals, file offset and status flags can all be given to the new
+ * one. All of it is checked, and the fd swapped, under the old record's
+ * lock, with MAPPED read under it: an mmap through the gate (which takes
+ * the lock) comes before, and then no swap, or after, and maps the new
+ * memfd. Otherwise the name is in the state (GET_NAME says it) but the
+ * maps show "dev/ashmem". Best effort: on any failure the old memfd stays.
+ * Left: another thread that dups the fd while SET_NAME runs may keep the
+ * old memfd (empty, and its record goes).
  */
+static int clone_memfd(int fd, const char *mname, int *seals_out)
+{
+	struct stat old, fresh;
+	int fl, seals, nfd;
+	off_t off;
+
+	if (syscall(SYS_fstat, fd, &old) != 0 || old.st_blocks != 0)
+		return -1; /* it holds data: a copy would be a change under a reader */
+	fl = (int)syscall(SYS_fcntl, fd, F_GETFL);
+	seals = (int)syscall(SYS_fcntl, fd, F_GET_SEALS);
+	off = (off_t)syscall(SYS_lseek, fd, 0, SEEK_CUR);
+	if (fl < 0 || seals < 0 || off < 0 || (fl & O_ASYNC))
+		return -1;
+	/* a memfd made without MFD_ALLOW_SEALING has F_SEAL_SEAL alone */
+	nfd = raw_memfd(mname, MFD_CLOEXEC | (seals != F_SEAL_SEAL ? MFD_ALLOW_SEALING : 0));
+	if (nfd < 0)
+		return -1;
+	if ((old.st_size > 0 && raw_ftruncate(nfd, (uint64_t)old.st_size) != 0) ||
+	    syscall(SYS_fstat, nfd, &fresh) != 0 ||
+	    ((fresh.st_mode & 07777) != (old.st_mode & 07777) &&
+	     syscall(SYS_fchmod, nfd, old.st_mode & 07777) != 0) ||
+	    syscall(SYS_lseek, nfd, off, SEEK_SET) != off ||
+	    syscall(SYS_fcntl, nfd, F_SETFL, fl) != 0 || syscall(SYS_fcntl, nfd, F_GETFL) != fl ||
+	    (seals != F_SEAL_SEAL && seals != 0 && syscall(SYS_fcntl, nfd, F_ADD_SEALS, seals) != 0) ||
+	    syscall(SYS_fcntl, nfd, F_GET_SEALS) != seals) {
+		close(nfd);
+		return -1;
+	}
+	*seals_out = seals;
+	return nfd;
+}
+
 static void rename_memfd(struct target *t)
 {
 	char mname[VL_MEMFD_NAME_MAX + 1];
+	const struct vl_file *f;
+	const char *why = NULL;
 	struct vl_ashmem a;
 	struct vl_stat nst;
-	struct rec nx;
-	int nfd, fdflags;
+	struct rec nx, ox;
+	int nfd = -1, fdflags, seals = 0, nrec = 0;
 
-	if (!made_alone(t->fd, &t->st.id) || lock_target(t) != 0)
+	if (lock_target(t) != 0)
 		return;
-	a = vl_file_at(t->r, t->x.fi)->ash;
-	vl_unlock_file(t->r, t->x.fi);
-	if (a.flags & (VL_ASH_MAPPED | VL_ASH_PLAIN))
-		return;
+	ox = t->x;
+	f = vl_file_at(t->r, ox.fi);
+	a = f->ash;
 	fdflags = (int)syscall(SYS_fcntl, t->fd, F_GETFD);
-	vl_ash_memfd_name(a.name, mname, sizeof(mname));
-	nfd = raw_memfd(mname, MFD_CLOEXEC);
-	if (nfd < 0 || fdflags < 0)
-		goto fail;
-	/* a region made by the API already has its size in the file */
-	if (a.size > 0 && raw_ftruncate(nfd, a.size) != 0)
-		goto fail;
-	if (vl_sys_fstat(nfd, &nst) != 0 || make_record(t->r, &nst, t->fd, &a, &nx) != 0)
-		goto fail;
-	if (syscall(SYS_dup3, nfd, t->fd, (fdflags & FD_CLOEXEC) ? O_CLOEXEC : 0) < 0) {
-		vl_drop_file(t->r, nx.fi, nx.gen, 0);
-		goto fail;
+	if (a.flags & (VL_ASH_MAPPED | VL_ASH_PLAIN))
+		why = "mapped";
+	else if (f->h.nranges != 0)
+		why = "it has volatile ranges";
+	else if (fdflags < 0 || !made_alone(t->fd, &t->st.id))
+		why = "another fd or process may hold it";
+	else if (vl_mapped_here(&t->st.id))
+		why = "it is mapped";
+	else if (vl_ash_memfd_name(a.name, mname, sizeof(mname)),
+		 (nfd = clone_memfd(t->fd, mname, &seals)) < 0)
+		why = "it holds data, or its state cannot be copied";
+	else if (vl_sys_fstat(nfd, &nst) != 0 || make_record(t->r, &nst, t->fd, &a, &nx) != 0)
+		why = "no record for the new memfd";
+	else if (nrec = 1, syscall(SYS_dup3, nfd, t->fd, (fdflags & FD_CLOEXEC) ? O_CLOEXEC : 0) < 0)
+		why = "dup3 failed";
+	vl_unlock_file(t->r, ox.fi);
+	if (why != NULL) {
+		if (nrec)
+			vl_drop_file(t->r, nx.fi, nx.gen, 0);
+		if (nfd >= 0)
+			close(nfd);
+		vl_log("ashmem: fd %d keeps its memfd's name (%s)", t->fd, why);
+		return;
 	}
 	close(nfd);
-	vl_drop_file(t->r, t->x.fi, t->x.gen, 0); /* the old memfd is gone with it */
+	vl_drop_file(t->r, ox.fi, ox.gen, 0); /* the old memfd is gone with it */
 	made_note(t->fd, &nst.id);
 	t->st = nst;
 	t->x = nx;
-	vl_log("ashmem: fd %d is now memfd \"%s\"", t->fd, mname);
-	return;
-fail:
-	if (nfd >= 0)
-		close(nfd);
-	vl_log("ashmem: fd %d keeps its memfd's name", t->fd);
+	vl_log("ashmem: fd %d is now memfd \"%s\" (seals 0x%x)", t->fd, mname, seals);
 }
 
 static int set_name(struct target *t, unsigned long arg)

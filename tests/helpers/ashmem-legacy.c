@@ -39,6 +39,11 @@
  *   serve SOCK           listen on Unix socket SOCK, send the current fd to
  *                        the first who connects (SCM_RIGHTS)
  *   recv SOCK            connect to SOCK, receive an fd: the current fd
+ *   write STR            write(2) STR to the current fd ("= bytes written")
+ *   pread LEN            pread(2) LEN bytes at 0: "pread LEN = TEXT"
+ *   offset               lseek(fd, 0, SEEK_CUR)
+ *   nonblock             fcntl(F_SETFL, O_NONBLOCK)
+ *   getfl                "getfl = nonblock" or "getfl = block"
  *   close                close the current fd
  *   spawn CMD... end     fork: the child runs CMD... and exits; reap waits
  *   reap                 "reap = STATUS"
@@ -466,6 +471,50 @@ static int command(char **argv, int argc, int i)
 	if (strcmp(cmd, "recv") == 0) {
 		recv_fd(ARG(1));
 		return i + 2;
+	}
+	if (strcmp(cmd, "write") == 0) {
+		const char *s = ARG(1);
+
+		snprintf(what, sizeof(what), "write %s", s);
+		errno = SENTINEL;
+		result(what, write(fd, s, strlen(s)));
+		return i + 2;
+	}
+	if (strcmp(cmd, "pread") == 0) {
+		char buf[256];
+		size_t n = (size_t)num(ARG(1));
+		ssize_t r;
+
+		if (n >= sizeof(buf))
+			n = sizeof(buf) - 1;
+		memset(buf, 0, sizeof(buf));
+		errno = SENTINEL;
+		r = pread(fd, buf, n, 0);
+		snprintf(what, sizeof(what), "pread %s", argv[i + 1]);
+		if (r < 0)
+			result(what, r);
+		else
+			printf("%s = %s\n", what, buf);
+		return i + 2;
+	}
+	if (strcmp(cmd, "offset") == 0) {
+		errno = SENTINEL;
+		result("offset", (long)lseek(fd, 0, SEEK_CUR));
+		return i + 1;
+	}
+	if (strcmp(cmd, "nonblock") == 0) {
+		errno = SENTINEL;
+		result("nonblock", fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK));
+		return i + 1;
+	}
+	if (strcmp(cmd, "getfl") == 0) {
+		int fl = fcntl(fd, F_GETFL);
+
+		if (fl < 0)
+			result("getfl", fl);
+		else
+			printf("getfl = %s\n", (fl & O_NONBLOCK) ? "nonblock" : "block");
+		return i + 1;
 	}
 	if (strcmp(cmd, "close") == 0) {
 		printf("close = %d\n", close(fd));

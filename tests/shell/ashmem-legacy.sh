@@ -208,4 +208,35 @@ getname = seven (5)
 getprot = 1
 map 4K rw = -1 EPERM
 EOF
+
+# ---- 8. SET_NAME loses nothing (SPEC 4): data written before the first mmap, ---
+# the file offset and the status flags stay; a fresh region still gets its name
+# in the maps, its flags kept
+ok s8 leg open setsize 4K write precious offset nonblock setname second offset getfl \
+	pread 8 getname map 4K rw expect 0 1 p
+expect_out s8 <<EOF
+open /dev/ashmem = 3
+setsize 4K = 0
+write precious = 8
+offset = 8
+nonblock = 0
+setname second = 0
+offset = 8
+getfl = nonblock
+pread 8 = precious
+getname = second (6)
+map 4K rw = ok
+expect 0 1 p ok
+EOF
+ok s8b leg open setsize 4K nonblock setname renamed getfl offset map 4K rw maps
+expect_out s8b <<EOF
+open /dev/ashmem = 3
+setsize 4K = 0
+nonblock = 0
+setname renamed = 0
+getfl = nonblock
+offset = 0
+map 4K rw = ok
+maps = /memfd:dev/ashmem/renamed (deleted)
+EOF
 exit 0
