@@ -69,6 +69,42 @@ void vl_ash_unflag(int fd)
 		__atomic_fetch_and(&vl_ash_fdbits[fd / 64], ~(1ull << (fd % 64)), __ATOMIC_RELAXED);
 }
 
+/*
+ * A readlink per open fd, once, at load: a region fd inherited across exec
+ * is a memfd named "dev/ashmem..." (vl_ash_memfd_name), so the gates see it.
+ */
+void vl_ash_seed(void)
+{
+	static const char pre[] = "/memfd:" VL_ASH_NAME_DEF;
+	char buf[2048] __attribute__((aligned(8))), link[sizeof(pre) + 1];
+	int saved = errno, dir = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/fd",
+					      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	long n;
+
+	while (dir >= 0 && (n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+		for (long pos = 0; pos < n;) {
+			/* struct linux_dirent64: ino, off, reclen, type, name */
+			unsigned short reclen;
+			const char *name = buf + pos + 19;
+			long got;
+			int fd;
+
+			memcpy(&reclen, buf + pos + 16, sizeof(reclen));
+			pos += reclen;
+			if (name[0] < '0' || name[0] > '9' || (fd = atoi(name)) == dir)
+				continue;
+			got = syscall(SYS_readlinkat, dir, name, link, sizeof(link));
+			if (got >= (long)sizeof(pre) - 1 && memcmp(link, pre, sizeof(pre) - 1) == 0 &&
+			    (got == (long)sizeof(pre) - 1 || link[sizeof(pre) - 1] == '/' ||
+			     link[sizeof(pre) - 1] == ' '))
+				vl_ash_flag(fd);
+		}
+	}
+	if (dir >= 0)
+		syscall(SYS_close, dir);
+	errno = saved;
+}
+
 static uint64_t page_size(void)
 {
 	long p = sysconf(_SC_PAGESIZE);
@@ -672,6 +708,24 @@ static int set_name(struct target *t, unsigned long arg)
 	return err;
 }
 
+/*
+ * The memfd always has the region's size, from SET_SIZE on (the driver
+ * made its file at the first mmap): so a mapping made where no gate saw it
+ * (an fd this process did not know) cannot fault past the end. It only
+ * shrinks when it holds no data (written before the first mmap, which the
+ * driver refused): those bytes are not ours to drop (SPEC 4).
+ */
+static int apply_size(int fd, uint64_t size)
+{
+	struct stat st;
+
+	if (syscall(SYS_fstat, fd, &st) != 0)
+		return -errno;
+	if (size == (uint64_t)st.st_size || (size < (uint64_t)st.st_size && st.st_blocks != 0))
+		return 0;
+	return raw_ftruncate(fd, size);
+}
+
 static int set_size(struct target *t, uint64_t size)
 {
 	struct vl_ashmem *a;
@@ -684,8 +738,14 @@ static int set_size(struct target *t, uint64_t size)
 		return err;
 	a = &vl_file_at(t->r, t->x.fi)->ash;
 	err = (a->flags & VL_ASH_PLAIN) ? -EINVAL : vl_ash_settable(a);
-	if (err == 0)
+	if (err == 0) {
+		int ferr = apply_size(t->fd, size);
+
+		if (ferr) /* the driver takes any size: the first mmap says what the file says */
+			vl_log("ashmem: fd %d: size %llu not applied yet: %s", t->fd,
+			       (unsigned long long)size, strerror(-ferr));
 		a->size = size;
+	}
 	vl_unlock_file(t->r, t->x.fi);
 	return err;
 }
@@ -742,6 +802,23 @@ static int pin_status(struct target *t, uint64_t s, uint64_t e)
 	return -EAGAIN;
 }
 
+/*
+ * Not MAPPED, yet mapped here: through an fd no gate saw (taken with
+ * pidfd_getfd, reopened through /proc, received by a raw recvmsg system
+ * call). Record it now, as the gate would have. Only on the path that
+ * would otherwise fail, so it costs a read of /proc/self/maps there only.
+ */
+static int mapped_after_all(struct target *t, struct vl_ashmem *a)
+{
+	if (!is_ash(t) || !vl_mapped_here(&t->st.id) || lock_target(t) != 0)
+		return 0;
+	vl_file_at(t->r, t->x.fi)->ash.flags |= VL_ASH_MAPPED;
+	*a = vl_file_at(t->r, t->x.fi)->ash;
+	vl_unlock_file(t->r, t->x.fi);
+	vl_log("ashmem: fd %d: mapped here unseen; now counted as mapped", t->fd);
+	return 1;
+}
+
 struct deferred {
 	int mode; /* 0: nothing; else the fallocate mode to run once out of the shim */
 	uint64_t s, e;
@@ -760,7 +837,7 @@ static long pin_ops(struct target *t, const struct vl_ash_req *q, unsigned long 
 	err = snapshot(t, &a);
 	if (err)
 		return err;
-	if (!(a.flags & VL_ASH_MAPPED))
+	if (!(a.flags & VL_ASH_MAPPED) && !mapped_after_all(t, &a))
 		return -EINVAL; /* the driver has no backing file before the first mmap */
 	if (copy_in(pin, (const void *)arg, sizeof(pin)) != 0)
 		return -EFAULT;
@@ -833,7 +910,7 @@ static long dispatch(struct target *t, const struct vl_ash_req *q, unsigned long
 		err = snapshot(t, &a);
 		if (err)
 			return err;
-		if (!(a.flags & VL_ASH_MAPPED))
+		if (!(a.flags & VL_ASH_MAPPED) && !mapped_after_all(t, &a))
 			return -EINVAL;
 		ino = t->st.id.ino;
 		if (q->argsize == 4) {
@@ -907,9 +984,9 @@ int vl_ash_mmap(vl_mmap_fn real, void *addr, size_t len, int prot, int flags, in
 			err = (uint32_t)prot & VL_ASH_PROT_ALL & ~a->prot ? -EPERM : 0;
 		else
 			err = vl_ash_mmap_check(a, prot, len, page_size());
-		/* the driver makes the backing file at the first mmap, of the size set */
-		if (err == 0 && !(a->flags & VL_ASH_MAPPED))
-			err = raw_ftruncate(fd, a->size);
+		/* SET_SIZE sized the file; if it could not, say why now, as the driver did */
+		if (err == 0 && !(a->flags & (VL_ASH_MAPPED | VL_ASH_PLAIN)))
+			err = apply_size(fd, a->size);
 		if (err == 0) {
 			/* under the lock: SET_PROT_MASK cannot slip in between */
 			*res = real(addr, len, prot, flags, fd, off);

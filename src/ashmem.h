@@ -60,18 +60,25 @@ void vl_ash_dev_statx(struct statx *sx);
 
 /*
  * Fds that may be regions, per process: set when a region is made or
- * answers an ioctl here, or an fd arrives over a socket. A set bit is only
- * a hint (checked against the shared region); an fd never flagged is
- * passed through untouched, at the cost of one load.
+ * answers an ioctl here, an fd arrives over a socket (recvmsg, recvmmsg),
+ * or, at load, for each fd open on a memfd named dev/ashmem (inherited
+ * across exec). A set bit is only a hint (checked against the shared
+ * region); an fd never flagged is passed through untouched, at the cost of
+ * one load. Fds beyond the bitmap are always "maybe": looked at (an fstat)
+ * each time.
  */
 #define VL_ASH_FDS 65536
 extern uint64_t vl_ash_fdbits[VL_ASH_FDS / 64];
 
 static inline int vl_ash_flagged(int fd)
 {
-	return fd >= 0 && fd < VL_ASH_FDS &&
-	       (__atomic_load_n(&vl_ash_fdbits[fd / 64], __ATOMIC_RELAXED) >> (fd % 64)) & 1u;
+	if (__builtin_expect((unsigned)fd >= VL_ASH_FDS, 0))
+		return fd >= 0;
+	return (__atomic_load_n(&vl_ash_fdbits[fd / 64], __ATOMIC_RELAXED) >> (fd % 64)) & 1u;
 }
+
+/* At load: flag every fd open on a memfd named dev/ashmem (see above). */
+void vl_ash_seed(void);
 
 void vl_ash_flag(int fd);
 /* fd was sent over a socket: another process may hold its memfd now. */

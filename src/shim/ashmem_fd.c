@@ -1,7 +1,9 @@
 /*
  * ashmem_fd.c - following region fds around this process: a duplicate of
- * a region fd, and an fd received over a Unix socket (SCM_RIGHTS), are
- * flagged as maybe a region, so mmap and fstat look at them. The flag is
+ * a region fd, an fd received over a Unix socket (SCM_RIGHTS, by recvmsg
+ * or recvmmsg), and, at load, an fd inherited across exec that is open on
+ * a region's memfd, are flagged as maybe a region, so mmap and fstat look
+ * at them. The flag is
  * only a hint, checked against the shared region when used. A region fd
  * sent over a socket is noted, so SET_NAME no longer swaps its memfd
  * (ashmem.c, rename_memfd). Each call
@@ -25,6 +27,7 @@ typedef int (*dup3_fn)(int, int, int);
 typedef int (*fcntl_fn)(int, int, ...);
 typedef ssize_t (*recvmsg_fn)(int, struct msghdr *, int);
 typedef ssize_t (*sendmsg_fn)(int, const struct msghdr *, int);
+typedef int (*recvmmsg_fn)(int, struct mmsghdr *, unsigned int, int, struct timespec *);
 
 static int raw_dup(int fd)
 {
@@ -59,9 +62,20 @@ static ssize_t raw_recvmsg(int fd, struct msghdr *msg, int flags)
 	return syscall(SYS_recvmsg, fd, msg, flags);
 }
 
+static int raw_recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, struct timespec *t)
+{
+	return (int)syscall(SYS_recvmmsg, fd, v, n, flags, t);
+}
+
 static ssize_t raw_sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	return syscall(SYS_sendmsg, fd, msg, flags);
+}
+
+/* Fds inherited across exec: a readlink per open fd, once. */
+__attribute__((constructor)) static void seed_fds(void)
+{
+	vl_ash_seed();
 }
 
 static inline void follow(int from, int to)
@@ -151,6 +165,16 @@ VL_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 
 	if (__builtin_expect(r >= 0 && msg != NULL && msg->msg_controllen > 0, 0))
 		each_passed(msg, vl_ash_flag);
+	return r;
+}
+
+VL_EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, struct timespec *t)
+{
+	int r = VL_NEXT(recvmmsg_fn, "recvmmsg", raw_recvmmsg)(fd, v, n, flags, t);
+
+	for (int i = 0; __builtin_expect(v != NULL && i < r, 0); i++)
+		if (v[i].msg_hdr.msg_controllen > 0)
+			each_passed(&v[i].msg_hdr, vl_ash_flag);
 	return r;
 }
 

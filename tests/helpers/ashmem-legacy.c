@@ -9,6 +9,12 @@
  * as "= -1 ENAME"):
  *
  *   open [PATH]          open(PATH or /dev/ashmem, O_RDWR); the current fd
+ *   openx                open("/dev/ashmem", O_RDWR) without O_CLOEXEC
+ *   exec CMD...          exec this program again, the current fd kept: it goes
+ *                        on with CMD... (its first command is "usefd FD")
+ *   usefd N              the current fd is N
+ *   nofile N             raise RLIMIT_NOFILE to N ("= -1 EPERM" if it may not)
+ *   dupto N              fcntl(F_DUPFD, N), close the old fd: the current fd
  *   setname NAME         ASHMEM_SET_NAME ("-" for an empty name)
  *   longname N           ASHMEM_SET_NAME of N 'x' bytes (no NUL within 256)
  *   getname              ASHMEM_GET_NAME                  "getname = NAME"
@@ -62,6 +68,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -263,6 +270,56 @@ static int command(char **argv, int argc, int i)
 		snprintf(what, sizeof(what), "open %s", path);
 		result(what, fd);
 		return i + 1;
+	}
+	if (strcmp(cmd, "openx") == 0) {
+		errno = SENTINEL;
+		fd = open("/dev/ashmem", O_RDWR);
+		result("openx", fd);
+		return i + 1;
+	}
+	if (strcmp(cmd, "exec") == 0) {
+		char num_fd[16], **nargv = calloc((size_t)(argc - i + 3), sizeof(char *));
+		int k = 0;
+
+		snprintf(num_fd, sizeof(num_fd), "%d", fd);
+		nargv[k++] = argv[0];
+		nargv[k++] = "usefd";
+		nargv[k++] = num_fd;
+		for (int j = i + 1; j < argc; j++)
+			nargv[k++] = argv[j];
+		nargv[k] = NULL;
+		printf("exec\n");
+		fflush(stdout);
+		execv("/proc/self/exe", nargv);
+		printf("exec = -1 %s\n", ename(errno));
+		exit(1);
+	}
+	if (strcmp(cmd, "usefd") == 0) {
+		fd = (int)num(ARG(1));
+		printf("usefd %d\n", fd);
+		return i + 2;
+	}
+	if (strcmp(cmd, "nofile") == 0) {
+		struct rlimit rl;
+
+		rl.rlim_cur = rl.rlim_max = (rlim_t)num(ARG(1));
+		snprintf(what, sizeof(what), "nofile %s", argv[i + 1]);
+		errno = SENTINEL;
+		result(what, setrlimit(RLIMIT_NOFILE, &rl));
+		return i + 2;
+	}
+	if (strcmp(cmd, "dupto") == 0) {
+		int hi;
+
+		snprintf(what, sizeof(what), "dupto %s", ARG(1));
+		errno = SENTINEL;
+		hi = fcntl(fd, F_DUPFD, (int)num(argv[i + 1]));
+		result(what, hi < 0 ? -1 : hi >= (int)num(argv[i + 1]));
+		if (hi >= 0) {
+			close(fd);
+			fd = hi;
+		}
+		return i + 2;
 	}
 	if (strcmp(cmd, "setname") == 0) {
 		const char *n = ARG(1);

@@ -239,4 +239,45 @@ offset = 0
 map 4K rw = ok
 maps = /memfd:dev/ashmem/renamed (deleted)
 EOF
+
+# ---- 9. a region fd this process never saw made: inherited across exec, ------
+# or above the fd bitmap. It is still the device to fstat, its size is there
+# (no SIGBUS), its prot mask holds, and pin and unpin work after the mmap.
+ok s9 leg openx setsize 8K setprot r exec fstat map 8K rw map 8K r expect 0 8K zero \
+	unpin 0 4K pinstatus 0 4K pin 0 4K getsize
+expect_out s9 <<EOF
+openx = 3
+setsize 8K = 0
+setprot r = 0
+exec
+usefd 3
+fstat = chr 10:61 mode 666
+map 8K rw = -1 EPERM
+map 8K r = ok
+expect 0 8K zero ok
+unpin 0 4K = 0
+pinstatus 0 4K = 0
+pin 0 4K = 0
+getsize = 8192
+EOF
+run s9b leg nofile 65700 open setsize 8K setprot r dupto 65600 fstat map 8K rw map 8K r \
+	expect 0 8K zero unpin 0 4K pin 0 4K
+if grep -q '^nofile 65700 = -1' "$WORK/s9b.out"; then
+	say "RLIMIT_NOFILE may not be raised to 65700 here: fds above 65535 not tried"
+else
+	[ "$rc" -eq 0 ] || { show s9b; fail "the legacy program failed ($rc)"; }
+	expect_out s9b <<EOF
+nofile 65700 = 0
+open /dev/ashmem = 3
+setsize 8K = 0
+setprot r = 0
+dupto 65600 = 1
+fstat = chr 10:61 mode 666
+map 8K rw = -1 EPERM
+map 8K r = ok
+expect 0 8K zero ok
+unpin 0 4K = 0
+pin 0 4K = 0
+EOF
+fi
 exit 0

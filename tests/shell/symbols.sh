@@ -52,6 +52,7 @@ open
 open64
 openat
 openat64
+recvmmsg
 recvmsg
 sendmsg
 stat
