@@ -834,13 +834,14 @@ static long pin_ops(struct target *t, const struct vl_ash_req *q, unsigned long 
 
 	if (t->region_err)
 		return t->region_err;
+	/* the driver copies the argument in first: a bad pointer is EFAULT, always */
+	if (copy_in(pin, (const void *)arg, sizeof(pin)) != 0)
+		return -EFAULT;
 	err = snapshot(t, &a);
 	if (err)
 		return err;
 	if (!(a.flags & VL_ASH_MAPPED) && !mapped_after_all(t, &a))
 		return -EINVAL; /* the driver has no backing file before the first mmap */
-	if (copy_in(pin, (const void *)arg, sizeof(pin)) != 0)
-		return -EFAULT;
 	err = vl_ash_pin_range(pin[0], pin[1], a.size, page_size(), &s, &e);
 	if (err)
 		return err;

@@ -280,4 +280,17 @@ unpin 0 4K = 0
 pin 0 4K = 0
 EOF
 fi
+
+# ---- 10. a bad pointer before the first mmap: EFAULT, as the driver (its -------
+# copy_from_user comes before its "no backing file yet" EINVAL)
+ok s10 leg open bad pin bad unpin bad pinstatus setsize 4K bad pin pin 0 0
+expect_out s10 <<EOF
+open /dev/ashmem = 3
+bad pin = -1 EFAULT
+bad unpin = -1 EFAULT
+bad pinstatus = -1 EFAULT
+setsize 4K = 0
+bad pin = -1 EFAULT
+pin 0 0 = -1 EINVAL
+EOF
 exit 0
