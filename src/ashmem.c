@@ -360,22 +360,7 @@ static int lock_rec(const struct vl_region *r, const struct rec *x, int want_ash
 	return 0;
 }
 
-/* Now and then, where regions are made: forget the records of gone memfds. */
-static void maybe_collect(const struct vl_region *r)
-{
-	static uint32_t last;
-	uint32_t now = vl_now_s(), was = __atomic_load_n(&last, __ATOMIC_RELAXED);
-	struct vl_purge_report rep;
-
-	if ((uint64_t)r->hdr->c.files_used * 2 < r->file_cap || now - was < 5 ||
-	    !__atomic_compare_exchange_n(&last, &was, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		return;
-	vl_collect_ashmem(r, &rep);
-	vl_log("ashmem: region table over half full: %u records of gone regions forgotten",
-	       rep.files_dropped);
-}
-
-/* ---- regions made in this process, for SET_NAME (see rename_memfd) ------- */
+/* ---- regions made in this process, for SET_NAME and close ---------------- */
 
 #define MADE_FDS 4096
 
@@ -482,10 +467,8 @@ int vl_ash_new(const char *name, uint64_t size, int dev, int cloexec)
 		err = vl_region_get(&r);
 		if (err == 0)
 			err = vl_sys_fstat(fd, &st);
-		if (err == 0) {
-			maybe_collect(r);
+		if (err == 0)
 			err = make_record(r, &st, fd, &init, &x);
-		}
 		vl_leave();
 	}
 	vl_log("ashmem: new region fd %d \"%s\" size %llu%s%s", fd, mname,
@@ -952,6 +935,57 @@ long vl_ash_ioctl(int fd, unsigned long req, unsigned long arg, int *handled)
 	vl_log("ashmem: ioctl fd %d 0x%lx -> %ld%s%s", fd, req, ret < 0 ? -1 : ret,
 	       ret < 0 ? " " : "", ret < 0 ? strerror((int)-ret) : "");
 	return ret;
+}
+
+/* ---- close ---------------------------------------------------------------- */
+
+/*
+ * close() of a flagged fd. A region made here whose fd is the only holder
+ * of its memfd (made_alone: no fork since, not sent, no other fd here)
+ * and that nothing here maps dies with this close: its record (and its
+ * ranges: there is nothing left to punch) is forgotten at once, instead of
+ * waiting for a purge to find it gone. Anything less certain is left to
+ * the purges (vl_collect). Costs an fstat, a look at the region and a scan
+ * of /proc/self/fd and /proc/self/maps, for region fds only.
+ */
+void vl_ash_close_begin(int fd, struct vl_ash_closing *c)
+{
+	struct target t;
+	int alone = 0;
+
+	memset(c, 0, sizeof(*c));
+	vl_ash_unflag(fd); /* before the close: the number may be reused at once after */
+	if (fd < 0 || fd >= MADE_FDS || __atomic_load_n(&made[fd].id.ino, __ATOMIC_RELAXED) == 0 ||
+	    vl_enter() != 0)
+		return;
+	memset(&t, 0, sizeof(t));
+	t.fd = fd;
+	if (vl_sys_fstat(fd, &t.st) == 0 && S_ISREG(t.st.mode) && t.st.nlink == 0 &&
+	    vl_region_get(&t.r) == 0 && lookup(t.r, &t.st.id, &t.x) == 0 && is_ash(&t) &&
+	    lock_target(&t) == 0) {
+		alone = made_alone(fd, &t.st.id) && !vl_mapped_here(&t.st.id);
+		vl_unlock_file(t.r, t.x.fi);
+	}
+	if (alone) {
+		c->r = t.r;
+		c->fi = t.x.fi;
+		c->gen = t.x.gen;
+		c->drop = 1;
+	}
+	memset(&made[fd].id, 0, sizeof(made[fd].id));
+	vl_leave();
+}
+
+void vl_ash_close_end(int fd, const struct vl_ash_closing *c, int closed)
+{
+	int err;
+
+	if (!c->drop || !closed || vl_enter() != 0)
+		return;
+	err = vl_drop_file(c->r, c->fi, c->gen, 0);
+	vl_leave();
+	vl_log("ashmem: fd %d closed, the region's last holder: its record %s%s", fd,
+	       err ? "stays: " : "is forgotten", err ? strerror(-err) : "");
 }
 
 /* ---- mmap and fstat ------------------------------------------------------- */

@@ -51,6 +51,20 @@ int vl_ash_mmap(vl_mmap_fn real, void *addr, size_t len, int prot, int flags, in
 /* Is fd (flagged) a region opened as /dev/ashmem? Then fstat shows the device. */
 int vl_ash_dev_fd(int fd);
 
+/*
+ * close() of a flagged fd (also dup2/dup3 over one): begin before the real
+ * close, end after it (closed: the fd is gone). If the region was made
+ * here and this fd was the last thing holding its memfd, its record goes.
+ */
+struct vl_region;
+struct vl_ash_closing {
+	const struct vl_region *r;
+	uint32_t fi, gen;
+	int drop;
+};
+void vl_ash_close_begin(int fd, struct vl_ash_closing *c);
+void vl_ash_close_end(int fd, const struct vl_ash_closing *c, int closed);
+
 /* Copy n bytes to the caller's memory: 0, or -EFAULT (never a fault). */
 int vl_ash_copy_out(void *user, const void *src, size_t n);
 

@@ -21,6 +21,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+typedef int (*close_fn)(int);
 typedef int (*dup_fn)(int);
 typedef int (*dup2_fn)(int, int);
 typedef int (*dup3_fn)(int, int, int);
@@ -28,6 +29,11 @@ typedef int (*fcntl_fn)(int, int, ...);
 typedef ssize_t (*recvmsg_fn)(int, struct msghdr *, int);
 typedef ssize_t (*sendmsg_fn)(int, const struct msghdr *, int);
 typedef int (*recvmmsg_fn)(int, struct mmsghdr *, unsigned int, int, struct timespec *);
+
+static int raw_close(int fd)
+{
+	return (int)syscall(SYS_close, fd);
+}
 
 static int raw_dup(int fd)
 {
@@ -92,20 +98,58 @@ VL_EXPORT int dup(int fd)
 	return r;
 }
 
+/*
+ * close: one load for an fd never flagged. A region fd's close may forget
+ * the region's record (vl_ash_close_begin). errno is the real close's.
+ */
+VL_EXPORT int close(int fd)
+{
+	struct vl_ash_closing c;
+	int r, saved;
+
+	if (__builtin_expect(!vl_ash_flagged(fd), 1))
+		return VL_NEXT(close_fn, "close", raw_close)(fd);
+	saved = errno;
+	vl_ash_close_begin(fd, &c);
+	errno = saved;
+	r = VL_NEXT(close_fn, "close", raw_close)(fd);
+	saved = errno;
+	/* Linux releases the fd whatever close says, but for EBADF */
+	vl_ash_close_end(fd, &c, r == 0 || errno != EBADF);
+	errno = saved;
+	return r;
+}
+
+/* dup2 and dup3 over a region fd close it first */
+#define DUP_OVER(call)                                                         \
+	do {                                                                   \
+		struct vl_ash_closing c_;                                      \
+		int r_, saved_;                                                \
+                                                                               \
+		if (__builtin_expect(!vl_ash_flagged(to) || to == fd, 1)) {    \
+			r_ = (call);                                           \
+			follow(fd, r_);                                        \
+			return r_;                                             \
+		}                                                              \
+		saved_ = errno;                                                \
+		vl_ash_close_begin(to, &c_);                                   \
+		errno = saved_;                                                \
+		r_ = (call);                                                   \
+		saved_ = errno;                                                \
+		vl_ash_close_end(to, &c_, r_ >= 0);                            \
+		errno = saved_;                                                \
+		follow(fd, r_);                                                \
+		return r_;                                                     \
+	} while (0)
+
 VL_EXPORT int dup2(int fd, int to)
 {
-	int r = VL_NEXT(dup2_fn, "dup2", raw_dup2)(fd, to);
-
-	follow(fd, r);
-	return r;
+	DUP_OVER(VL_NEXT(dup2_fn, "dup2", raw_dup2)(fd, to));
 }
 
 VL_EXPORT int dup3(int fd, int to, int flags)
 {
-	int r = VL_NEXT(dup3_fn, "dup3", raw_dup3)(fd, to, flags);
-
-	follow(fd, r);
-	return r;
+	DUP_OVER(VL_NEXT(dup3_fn, "dup3", raw_dup3)(fd, to, flags));
 }
 
 static int fcntl_common(fcntl_fn next, int fd, int cmd, void *arg)

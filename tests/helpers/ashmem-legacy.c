@@ -51,6 +51,11 @@
  *   nonblock             fcntl(F_SETFL, O_NONBLOCK)
  *   getfl                "getfl = nonblock" or "getfl = block"
  *   close                close the current fd
+ *   churn N [MODE]       N times: open /dev/ashmem, SET_SIZE 4K, then by MODE
+ *                        "map" (default): mmap, munmap, close; "nomap": close;
+ *                        "late": mmap, close, munmap. "churn N = ok" (and
+ *                        "... slow" if an open took over a second), or the
+ *                        first failure
  *   spawn CMD... end     fork: the child runs CMD... and exits; reap waits
  *   reap                 "reap = STATUS"
  *   wait PATH / touch PATH / pid / echo WORD
@@ -572,6 +577,49 @@ static int command(char **argv, int argc, int i)
 		else
 			printf("getfl = %s\n", (fl & O_NONBLOCK) ? "nonblock" : "block");
 		return i + 1;
+	}
+	if (strcmp(cmd, "churn") == 0) {
+		long n = (long)num(ARG(1)), k, slow = 0;
+		const char *mode = i + 2 < argc && argv[i + 2][0] >= 'a' &&
+					   (strcmp(argv[i + 2], "map") == 0 ||
+					    strcmp(argv[i + 2], "nomap") == 0 ||
+					    strcmp(argv[i + 2], "late") == 0)
+				   ? argv[i + 2]
+				   : NULL;
+
+		for (k = 0; k < n; k++) {
+			struct timespec a, b;
+			void *m = NULL;
+			int f;
+
+			clock_gettime(CLOCK_MONOTONIC, &a);
+			f = open("/dev/ashmem", O_RDWR | O_CLOEXEC);
+			clock_gettime(CLOCK_MONOTONIC, &b);
+			if (b.tv_sec - a.tv_sec > 1 || (b.tv_sec - a.tv_sec == 1 && b.tv_nsec >= a.tv_nsec))
+				slow++;
+			if (f < 0 || ioctl(f, A_SET_SIZE, 4096ul) != 0) {
+				printf("churn %ld: region %ld: -1 %s\n", n, k, ename(errno));
+				failed = 1;
+				break;
+			}
+			if (mode == NULL || mode[0] != 'n') {
+				m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
+				if (m == MAP_FAILED) {
+					printf("churn %ld: region %ld: mmap -1 %s\n", n, k, ename(errno));
+					failed = 1;
+					break;
+				}
+				if (mode == NULL || mode[0] == 'm')
+					munmap(m, 4096);
+			}
+			close(f);
+			if (mode != NULL && mode[0] == 'l')
+				munmap(m, 4096);
+		}
+		if (k == n)
+			printf("churn %ld%s%s = ok%s\n", n, mode ? " " : "", mode ? mode : "",
+			       slow ? " slow" : "");
+		return i + (mode ? 3 : 2);
 	}
 	if (strcmp(cmd, "close") == 0) {
 		printf("close = %d\n", close(fd));

@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -110,6 +111,14 @@ static void b_fcntl(void *f)
 		fc(nullfd, F_GETFL);
 }
 
+static void b_close(void *f)
+{
+	int (*c)(int) = f;
+
+	for (long i = 0; i < iters; i++)
+		c((int)syscall(SYS_dup, nullfd));
+}
+
 static void b_recvmmsg(void *f)
 {
 	int (*rm)(int, struct mmsghdr *, unsigned int, int, struct timespec *) = f;
@@ -148,6 +157,7 @@ int main(int argc, char **argv)
 		{ "ioctl FIONREAD", b_ioctl, "ioctl", NULL, NULL },
 		{ "mmap+munmap 4K", b_mmap, "mmap", NULL, NULL },
 		{ "fcntl F_GETFL", b_fcntl, "fcntl", NULL, NULL },
+		{ "dup+close", b_close, "close", NULL, NULL },
 		{ "write+recvmmsg", b_recvmmsg, "recvmmsg", NULL, NULL },
 	};
 
