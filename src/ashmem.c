@@ -7,9 +7,10 @@
  * by the memfd's identity like every record, so a forked child or a
  * process that received the fd over a socket finds the same state. The
  * pins are the memfd's volatile ranges. VL_FF_ASHMEM keeps the record
- * while the region has no unpinned range; it goes when the memfd is
- * certainly gone (purge.c, vl_collect: `volatile purge`, the daemon, and
- * this library when it makes regions in a region table over half full).
+ * while the region has no unpinned range; it goes at the last close of a
+ * region made here and held by nothing else (vl_ash_close_begin), or else
+ * when the memfd is certainly gone (purge.c, vl_collect: `volatile purge`,
+ * the daemon). open() never collects.
  *
  * Lock order as everywhere: the file's lock, then the region lock. The
  * state is guarded by the file's lock; the record's flags by the region

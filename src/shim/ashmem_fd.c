@@ -3,11 +3,11 @@
  * a region fd, an fd received over a Unix socket (SCM_RIGHTS, by recvmsg
  * or recvmmsg), and, at load, an fd inherited across exec that is open on
  * a region's memfd, are flagged as maybe a region, so mmap and fstat look
- * at them. The flag is
- * only a hint, checked against the shared region when used. A region fd
- * sent over a socket is noted, so SET_NAME no longer swaps its memfd
- * (ashmem.c, rename_memfd). Each call
- * costs a compare or two on top of the next definition.
+ * at them. The flag is only a hint, checked against the shared region
+ * when used. A region fd sent over a socket is noted, so SET_NAME no
+ * longer swaps its memfd (ashmem.c, rename_memfd); close (and dup2/dup3
+ * over a region fd) may forget the region (ashmem.c, vl_ash_close_begin).
+ * Each call costs a compare or two on top of the next definition.
  */
 #include "ashmem.h"
 #include "export.h"
