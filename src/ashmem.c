@@ -7,9 +7,10 @@
  * by the memfd's identity like every record, so a forked child or a
  * process that received the fd over a socket finds the same state. The
  * pins are the memfd's volatile ranges. VL_FF_ASHMEM keeps the record
- * while the region has no unpinned range; it goes when the memfd is
- * certainly gone (purge.c, vl_collect: `volatile purge`, the daemon, and
- * this library when it makes regions in a region table over half full).
+ * while the region has no unpinned range; it goes at the last close of a
+ * region made here and held by nothing else (vl_ash_close_begin), or else
+ * when the memfd is certainly gone (purge.c, vl_collect: `volatile purge`,
+ * the daemon). open() never collects.
  *
  * Lock order as everywhere: the file's lock, then the region lock. The
  * state is guarded by the file's lock; the record's flags by the region
@@ -28,6 +29,7 @@
 #include "log.h"
 #include "ops.h"
 #include "purge.h"
+#include "reach.h"
 #include "region.h"
 #include "sys.h"
 #include "volatile.h"
@@ -50,6 +52,9 @@
 #ifndef MFD_CLOEXEC
 #define MFD_CLOEXEC 0x0001U
 #endif
+#ifndef MFD_ALLOW_SEALING
+#define MFD_ALLOW_SEALING 0x0002U
+#endif
 
 uint64_t vl_ash_fdbits[VL_ASH_FDS / 64];
 
@@ -63,6 +68,42 @@ void vl_ash_unflag(int fd)
 {
 	if (fd >= 0 && fd < VL_ASH_FDS)
 		__atomic_fetch_and(&vl_ash_fdbits[fd / 64], ~(1ull << (fd % 64)), __ATOMIC_RELAXED);
+}
+
+/*
+ * A readlink per open fd, once, at load: a region fd inherited across exec
+ * is a memfd named "dev/ashmem..." (vl_ash_memfd_name), so the gates see it.
+ */
+void vl_ash_seed(void)
+{
+	static const char pre[] = "/memfd:" VL_ASH_NAME_DEF;
+	char buf[2048] __attribute__((aligned(8))), link[sizeof(pre) + 1];
+	int saved = errno, dir = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/fd",
+					      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	long n;
+
+	while (dir >= 0 && (n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+		for (long pos = 0; pos < n;) {
+			/* struct linux_dirent64: ino, off, reclen, type, name */
+			unsigned short reclen;
+			const char *name = buf + pos + 19;
+			long got;
+			int fd;
+
+			memcpy(&reclen, buf + pos + 16, sizeof(reclen));
+			pos += reclen;
+			if (name[0] < '0' || name[0] > '9' || (fd = atoi(name)) == dir)
+				continue;
+			got = syscall(SYS_readlinkat, dir, name, link, sizeof(link));
+			if (got >= (long)sizeof(pre) - 1 && memcmp(link, pre, sizeof(pre) - 1) == 0 &&
+			    (got == (long)sizeof(pre) - 1 || link[sizeof(pre) - 1] == '/' ||
+			     link[sizeof(pre) - 1] == ' '))
+				vl_ash_flag(fd);
+		}
+	}
+	if (dir >= 0)
+		syscall(SYS_close, dir);
+	errno = saved;
 }
 
 static uint64_t page_size(void)
@@ -320,22 +361,7 @@ static int lock_rec(const struct vl_region *r, const struct rec *x, int want_ash
 	return 0;
 }
 
-/* Now and then, where regions are made: forget the records of gone memfds. */
-static void maybe_collect(const struct vl_region *r)
-{
-	static uint32_t last;
-	uint32_t now = vl_now_s(), was = __atomic_load_n(&last, __ATOMIC_RELAXED);
-	struct vl_purge_report rep;
-
-	if ((uint64_t)r->hdr->c.files_used * 2 < r->file_cap || now - was < 5 ||
-	    !__atomic_compare_exchange_n(&last, &was, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		return;
-	vl_collect_ashmem(r, &rep);
-	vl_log("ashmem: region table over half full: %u records of gone regions forgotten",
-	       rep.files_dropped);
-}
-
-/* ---- regions made in this process, for SET_NAME (see rename_memfd) ------- */
+/* ---- regions made in this process, for SET_NAME and close ---------------- */
 
 #define MADE_FDS 4096
 
@@ -442,10 +468,8 @@ int vl_ash_new(const char *name, uint64_t size, int dev, int cloexec)
 		err = vl_region_get(&r);
 		if (err == 0)
 			err = vl_sys_fstat(fd, &st);
-		if (err == 0) {
-			maybe_collect(r);
+		if (err == 0)
 			err = make_record(r, &st, fd, &init, &x);
-		}
 		vl_leave();
 	}
 	vl_log("ashmem: new region fd %d \"%s\" size %llu%s%s", fd, mname,
@@ -549,52 +573,99 @@ static int snapshot(struct target *t, struct vl_ashmem *a)
  * cannot change, and open("/dev/ashmem") cannot know the name SET_NAME
  * will give. So before the first mmap, SET_NAME makes a new memfd with the
  * right name and puts it in place of the old one under the same fd number
- * (dup3), with the same state; the old memfd and its record go. This is
- * done only when nothing else can hold the old memfd: it was made in this
+ * (dup3), with the same state; the old memfd and its record go.
+ *
+ * Only when nothing can be lost (SPEC 4): the old memfd was made in this
  * process, which has not forked since, nor sent it over a socket, nor
- * holds another fd on it. Otherwise the name is in the state (GET_NAME
- * says it) but the maps show "dev/ashmem". Best effort: on any failure the
- * old memfd stays.
+ * holds another fd on it, nor maps it; it holds no data (no block
+ * allocated: nothing was ever written) and no volatile range; its size,
+ * mode, seals, file offset and status flags can all be given to the new
+ * one. All of it is checked, and the fd swapped, under the old record's
+ * lock, with MAPPED read under it: an mmap through the gate (which takes
+ * the lock) comes before, and then no swap, or after, and maps the new
+ * memfd. Otherwise the name is in the state (GET_NAME says it) but the
+ * maps show "dev/ashmem". Best effort: on any failure the old memfd stays.
+ * Left: another thread that dups the fd while SET_NAME runs may keep the
+ * old memfd (empty, and its record goes).
  */
+static int clone_memfd(int fd, const char *mname, int *seals_out)
+{
+	struct stat old, fresh;
+	int fl, seals, nfd;
+	off_t off;
+
+	if (syscall(SYS_fstat, fd, &old) != 0 || old.st_blocks != 0)
+		return -1; /* it holds data: a copy would be a change under a reader */
+	fl = (int)syscall(SYS_fcntl, fd, F_GETFL);
+	seals = (int)syscall(SYS_fcntl, fd, F_GET_SEALS);
+	off = (off_t)syscall(SYS_lseek, fd, 0, SEEK_CUR);
+	if (fl < 0 || seals < 0 || off < 0 || (fl & O_ASYNC))
+		return -1;
+	/* a memfd made without MFD_ALLOW_SEALING has F_SEAL_SEAL alone */
+	nfd = raw_memfd(mname, MFD_CLOEXEC | (seals != F_SEAL_SEAL ? MFD_ALLOW_SEALING : 0));
+	if (nfd < 0)
+		return -1;
+	if ((old.st_size > 0 && raw_ftruncate(nfd, (uint64_t)old.st_size) != 0) ||
+	    syscall(SYS_fstat, nfd, &fresh) != 0 ||
+	    ((fresh.st_mode & 07777) != (old.st_mode & 07777) &&
+	     syscall(SYS_fchmod, nfd, old.st_mode & 07777) != 0) ||
+	    syscall(SYS_lseek, nfd, off, SEEK_SET) != off ||
+	    syscall(SYS_fcntl, nfd, F_SETFL, fl) != 0 || syscall(SYS_fcntl, nfd, F_GETFL) != fl ||
+	    (seals != F_SEAL_SEAL && seals != 0 && syscall(SYS_fcntl, nfd, F_ADD_SEALS, seals) != 0) ||
+	    syscall(SYS_fcntl, nfd, F_GET_SEALS) != seals) {
+		close(nfd);
+		return -1;
+	}
+	*seals_out = seals;
+	return nfd;
+}
+
 static void rename_memfd(struct target *t)
 {
 	char mname[VL_MEMFD_NAME_MAX + 1];
+	const struct vl_file *f;
+	const char *why = NULL;
 	struct vl_ashmem a;
 	struct vl_stat nst;
-	struct rec nx;
-	int nfd, fdflags;
+	struct rec nx, ox;
+	int nfd = -1, fdflags, seals = 0, nrec = 0;
 
-	if (!made_alone(t->fd, &t->st.id) || lock_target(t) != 0)
+	if (lock_target(t) != 0)
 		return;
-	a = vl_file_at(t->r, t->x.fi)->ash;
-	vl_unlock_file(t->r, t->x.fi);
-	if (a.flags & (VL_ASH_MAPPED | VL_ASH_PLAIN))
-		return;
+	ox = t->x;
+	f = vl_file_at(t->r, ox.fi);
+	a = f->ash;
 	fdflags = (int)syscall(SYS_fcntl, t->fd, F_GETFD);
-	vl_ash_memfd_name(a.name, mname, sizeof(mname));
-	nfd = raw_memfd(mname, MFD_CLOEXEC);
-	if (nfd < 0 || fdflags < 0)
-		goto fail;
-	/* a region made by the API already has its size in the file */
-	if (a.size > 0 && raw_ftruncate(nfd, a.size) != 0)
-		goto fail;
-	if (vl_sys_fstat(nfd, &nst) != 0 || make_record(t->r, &nst, t->fd, &a, &nx) != 0)
-		goto fail;
-	if (syscall(SYS_dup3, nfd, t->fd, (fdflags & FD_CLOEXEC) ? O_CLOEXEC : 0) < 0) {
-		vl_drop_file(t->r, nx.fi, nx.gen, 0);
-		goto fail;
+	if (a.flags & (VL_ASH_MAPPED | VL_ASH_PLAIN))
+		why = "mapped";
+	else if (f->h.nranges != 0)
+		why = "it has volatile ranges";
+	else if (fdflags < 0 || !made_alone(t->fd, &t->st.id))
+		why = "another fd or process may hold it";
+	else if (vl_mapped_here(&t->st.id))
+		why = "it is mapped";
+	else if (vl_ash_memfd_name(a.name, mname, sizeof(mname)),
+		 (nfd = clone_memfd(t->fd, mname, &seals)) < 0)
+		why = "it holds data, or its state cannot be copied";
+	else if (vl_sys_fstat(nfd, &nst) != 0 || make_record(t->r, &nst, t->fd, &a, &nx) != 0)
+		why = "no record for the new memfd";
+	else if (nrec = 1, syscall(SYS_dup3, nfd, t->fd, (fdflags & FD_CLOEXEC) ? O_CLOEXEC : 0) < 0)
+		why = "dup3 failed";
+	vl_unlock_file(t->r, ox.fi);
+	if (why != NULL) {
+		if (nrec)
+			vl_drop_file(t->r, nx.fi, nx.gen, 0);
+		if (nfd >= 0)
+			close(nfd);
+		vl_log("ashmem: fd %d keeps its memfd's name (%s)", t->fd, why);
+		return;
 	}
 	close(nfd);
-	vl_drop_file(t->r, t->x.fi, t->x.gen, 0); /* the old memfd is gone with it */
+	vl_drop_file(t->r, ox.fi, ox.gen, 0); /* the old memfd is gone with it */
 	made_note(t->fd, &nst.id);
 	t->st = nst;
 	t->x = nx;
-	vl_log("ashmem: fd %d is now memfd \"%s\"", t->fd, mname);
-	return;
-fail:
-	if (nfd >= 0)
-		close(nfd);
-	vl_log("ashmem: fd %d keeps its memfd's name", t->fd);
+	vl_log("ashmem: fd %d is now memfd \"%s\" (seals 0x%x)", t->fd, mname, seals);
 }
 
 static int set_name(struct target *t, unsigned long arg)
@@ -621,6 +692,24 @@ static int set_name(struct target *t, unsigned long arg)
 	return err;
 }
 
+/*
+ * The memfd always has the region's size, from SET_SIZE on (the driver
+ * made its file at the first mmap): so a mapping made where no gate saw it
+ * (an fd this process did not know) cannot fault past the end. It only
+ * shrinks when it holds no data (written before the first mmap, which the
+ * driver refused): those bytes are not ours to drop (SPEC 4).
+ */
+static int apply_size(int fd, uint64_t size)
+{
+	struct stat st;
+
+	if (syscall(SYS_fstat, fd, &st) != 0)
+		return -errno;
+	if (size == (uint64_t)st.st_size || (size < (uint64_t)st.st_size && st.st_blocks != 0))
+		return 0;
+	return raw_ftruncate(fd, size);
+}
+
 static int set_size(struct target *t, uint64_t size)
 {
 	struct vl_ashmem *a;
@@ -633,8 +722,14 @@ static int set_size(struct target *t, uint64_t size)
 		return err;
 	a = &vl_file_at(t->r, t->x.fi)->ash;
 	err = (a->flags & VL_ASH_PLAIN) ? -EINVAL : vl_ash_settable(a);
-	if (err == 0)
+	if (err == 0) {
+		int ferr = apply_size(t->fd, size);
+
+		if (ferr) /* the driver takes any size: the first mmap says what the file says */
+			vl_log("ashmem: fd %d: size %llu not applied yet: %s", t->fd,
+			       (unsigned long long)size, strerror(-ferr));
 		a->size = size;
+	}
 	vl_unlock_file(t->r, t->x.fi);
 	return err;
 }
@@ -691,6 +786,23 @@ static int pin_status(struct target *t, uint64_t s, uint64_t e)
 	return -EAGAIN;
 }
 
+/*
+ * Not MAPPED, yet mapped here: through an fd no gate saw (taken with
+ * pidfd_getfd, reopened through /proc, received by a raw recvmsg system
+ * call). Record it now, as the gate would have. Only on the path that
+ * would otherwise fail, so it costs a read of /proc/self/maps there only.
+ */
+static int mapped_after_all(struct target *t, struct vl_ashmem *a)
+{
+	if (!is_ash(t) || !vl_mapped_here(&t->st.id) || lock_target(t) != 0)
+		return 0;
+	vl_file_at(t->r, t->x.fi)->ash.flags |= VL_ASH_MAPPED;
+	*a = vl_file_at(t->r, t->x.fi)->ash;
+	vl_unlock_file(t->r, t->x.fi);
+	vl_log("ashmem: fd %d: mapped here unseen; now counted as mapped", t->fd);
+	return 1;
+}
+
 struct deferred {
 	int mode; /* 0: nothing; else the fallocate mode to run once out of the shim */
 	uint64_t s, e;
@@ -706,13 +818,14 @@ static long pin_ops(struct target *t, const struct vl_ash_req *q, unsigned long 
 
 	if (t->region_err)
 		return t->region_err;
+	/* the driver copies the argument in first: a bad pointer is EFAULT, always */
+	if (copy_in(pin, (const void *)arg, sizeof(pin)) != 0)
+		return -EFAULT;
 	err = snapshot(t, &a);
 	if (err)
 		return err;
-	if (!(a.flags & VL_ASH_MAPPED))
+	if (!(a.flags & VL_ASH_MAPPED) && !mapped_after_all(t, &a))
 		return -EINVAL; /* the driver has no backing file before the first mmap */
-	if (copy_in(pin, (const void *)arg, sizeof(pin)) != 0)
-		return -EFAULT;
 	err = vl_ash_pin_range(pin[0], pin[1], a.size, page_size(), &s, &e);
 	if (err)
 		return err;
@@ -782,7 +895,7 @@ static long dispatch(struct target *t, const struct vl_ash_req *q, unsigned long
 		err = snapshot(t, &a);
 		if (err)
 			return err;
-		if (!(a.flags & VL_ASH_MAPPED))
+		if (!(a.flags & VL_ASH_MAPPED) && !mapped_after_all(t, &a))
 			return -EINVAL;
 		ino = t->st.id.ino;
 		if (q->argsize == 4) {
@@ -825,6 +938,57 @@ long vl_ash_ioctl(int fd, unsigned long req, unsigned long arg, int *handled)
 	return ret;
 }
 
+/* ---- close ---------------------------------------------------------------- */
+
+/*
+ * close() of a flagged fd. A region made here whose fd is the only holder
+ * of its memfd (made_alone: no fork since, not sent, no other fd here)
+ * and that nothing here maps dies with this close: its record (and its
+ * ranges: there is nothing left to punch) is forgotten at once, instead of
+ * waiting for a purge to find it gone. Anything less certain is left to
+ * the purges (vl_collect). Costs an fstat, a look at the region and a scan
+ * of /proc/self/fd and /proc/self/maps, for region fds only.
+ */
+void vl_ash_close_begin(int fd, struct vl_ash_closing *c)
+{
+	struct target t;
+	int alone = 0;
+
+	memset(c, 0, sizeof(*c));
+	vl_ash_unflag(fd); /* before the close: the number may be reused at once after */
+	if (fd < 0 || fd >= MADE_FDS || __atomic_load_n(&made[fd].id.ino, __ATOMIC_RELAXED) == 0 ||
+	    vl_enter() != 0)
+		return;
+	memset(&t, 0, sizeof(t));
+	t.fd = fd;
+	if (vl_sys_fstat(fd, &t.st) == 0 && S_ISREG(t.st.mode) && t.st.nlink == 0 &&
+	    vl_region_get(&t.r) == 0 && lookup(t.r, &t.st.id, &t.x) == 0 && is_ash(&t) &&
+	    lock_target(&t) == 0) {
+		alone = made_alone(fd, &t.st.id) && !vl_mapped_here(&t.st.id);
+		vl_unlock_file(t.r, t.x.fi);
+	}
+	if (alone) {
+		c->r = t.r;
+		c->fi = t.x.fi;
+		c->gen = t.x.gen;
+		c->drop = 1;
+	}
+	memset(&made[fd].id, 0, sizeof(made[fd].id));
+	vl_leave();
+}
+
+void vl_ash_close_end(int fd, const struct vl_ash_closing *c, int closed)
+{
+	int err;
+
+	if (!c->drop || !closed || vl_enter() != 0)
+		return;
+	err = vl_drop_file(c->r, c->fi, c->gen, 0);
+	vl_leave();
+	vl_log("ashmem: fd %d closed, the region's last holder: its record %s%s", fd,
+	       err ? "stays: " : "is forgotten", err ? strerror(-err) : "");
+}
+
 /* ---- mmap and fstat ------------------------------------------------------- */
 
 int vl_ash_mmap(vl_mmap_fn real, void *addr, size_t len, int prot, int flags, int fd, off_t off,
@@ -856,9 +1020,9 @@ int vl_ash_mmap(vl_mmap_fn real, void *addr, size_t len, int prot, int flags, in
 			err = (uint32_t)prot & VL_ASH_PROT_ALL & ~a->prot ? -EPERM : 0;
 		else
 			err = vl_ash_mmap_check(a, prot, len, page_size());
-		/* the driver makes the backing file at the first mmap, of the size set */
-		if (err == 0 && !(a->flags & VL_ASH_MAPPED))
-			err = raw_ftruncate(fd, a->size);
+		/* SET_SIZE sized the file; if it could not, say why now, as the driver did */
+		if (err == 0 && !(a->flags & (VL_ASH_MAPPED | VL_ASH_PLAIN)))
+			err = apply_size(fd, a->size);
 		if (err == 0) {
 			/* under the lock: SET_PROT_MASK cannot slip in between */
 			*res = real(addr, len, prot, flags, fd, off);

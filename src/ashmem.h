@@ -51,6 +51,20 @@ int vl_ash_mmap(vl_mmap_fn real, void *addr, size_t len, int prot, int flags, in
 /* Is fd (flagged) a region opened as /dev/ashmem? Then fstat shows the device. */
 int vl_ash_dev_fd(int fd);
 
+/*
+ * close() of a flagged fd (also dup2/dup3 over one): begin before the real
+ * close, end after it (closed: the fd is gone). If the region was made
+ * here and this fd was the last thing holding its memfd, its record goes.
+ */
+struct vl_region;
+struct vl_ash_closing {
+	const struct vl_region *r;
+	uint32_t fi, gen;
+	int drop;
+};
+void vl_ash_close_begin(int fd, struct vl_ash_closing *c);
+void vl_ash_close_end(int fd, const struct vl_ash_closing *c, int closed);
+
 /* Copy n bytes to the caller's memory: 0, or -EFAULT (never a fault). */
 int vl_ash_copy_out(void *user, const void *src, size_t n);
 
@@ -60,18 +74,25 @@ void vl_ash_dev_statx(struct statx *sx);
 
 /*
  * Fds that may be regions, per process: set when a region is made or
- * answers an ioctl here, or an fd arrives over a socket. A set bit is only
- * a hint (checked against the shared region); an fd never flagged is
- * passed through untouched, at the cost of one load.
+ * answers an ioctl here, an fd arrives over a socket (recvmsg, recvmmsg),
+ * or, at load, for each fd open on a memfd named dev/ashmem (inherited
+ * across exec). A set bit is only a hint (checked against the shared
+ * region); an fd never flagged is passed through untouched, at the cost of
+ * one load. Fds beyond the bitmap are always "maybe": looked at (an fstat)
+ * each time.
  */
 #define VL_ASH_FDS 65536
 extern uint64_t vl_ash_fdbits[VL_ASH_FDS / 64];
 
 static inline int vl_ash_flagged(int fd)
 {
-	return fd >= 0 && fd < VL_ASH_FDS &&
-	       (__atomic_load_n(&vl_ash_fdbits[fd / 64], __ATOMIC_RELAXED) >> (fd % 64)) & 1u;
+	if (__builtin_expect((unsigned)fd >= VL_ASH_FDS, 0))
+		return fd >= 0;
+	return (__atomic_load_n(&vl_ash_fdbits[fd / 64], __ATOMIC_RELAXED) >> (fd % 64)) & 1u;
 }
+
+/* At load: flag every fd open on a memfd named dev/ashmem (see above). */
+void vl_ash_seed(void);
 
 void vl_ash_flag(int fd);
 /* fd was sent over a socket: another process may hold its memfd now. */

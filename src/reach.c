@@ -441,6 +441,13 @@ static int mapped_anywhere(const struct vl_ident *id, int *complete)
 	return ma.hit;
 }
 
+int vl_mapped_here(const struct vl_ident *id)
+{
+	struct maps_arg ma = { id, 0 };
+
+	return each_line("/proc/self/maps", on_maps_line, &ma) != 0 || ma.hit;
+}
+
 /* ---- thorough: walk the file system the file lives on ------------------- */
 
 #define WALK_DEPTH 24

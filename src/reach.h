@@ -60,4 +60,10 @@ int vl_reach(const struct vl_target *t, struct vl_reach_ctx *ctx, struct vl_reac
 /* Does fd refer to the file with this identity? (cached attributes) */
 int vl_fd_is(int fd, const struct vl_ident *id);
 
+/*
+ * Does this process map the file? (device and inode: the cautious answer;
+ * 1 also when /proc/self/maps cannot be read)
+ */
+int vl_mapped_here(const struct vl_ident *id);
+
 #endif

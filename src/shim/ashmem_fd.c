@@ -1,11 +1,13 @@
 /*
  * ashmem_fd.c - following region fds around this process: a duplicate of
- * a region fd, and an fd received over a Unix socket (SCM_RIGHTS), are
- * flagged as maybe a region, so mmap and fstat look at them. The flag is
- * only a hint, checked against the shared region when used. A region fd
- * sent over a socket is noted, so SET_NAME no longer swaps its memfd
- * (ashmem.c, rename_memfd). Each call
- * costs a compare or two on top of the next definition.
+ * a region fd, an fd received over a Unix socket (SCM_RIGHTS, by recvmsg
+ * or recvmmsg), and, at load, an fd inherited across exec that is open on
+ * a region's memfd, are flagged as maybe a region, so mmap and fstat look
+ * at them. The flag is only a hint, checked against the shared region
+ * when used. A region fd sent over a socket is noted, so SET_NAME no
+ * longer swaps its memfd (ashmem.c, rename_memfd); close (and dup2/dup3
+ * over a region fd) may forget the region (ashmem.c, vl_ash_close_begin).
+ * Each call costs a compare or two on top of the next definition.
  */
 #include "ashmem.h"
 #include "export.h"
@@ -19,12 +21,19 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+typedef int (*close_fn)(int);
 typedef int (*dup_fn)(int);
 typedef int (*dup2_fn)(int, int);
 typedef int (*dup3_fn)(int, int, int);
 typedef int (*fcntl_fn)(int, int, ...);
 typedef ssize_t (*recvmsg_fn)(int, struct msghdr *, int);
 typedef ssize_t (*sendmsg_fn)(int, const struct msghdr *, int);
+typedef int (*recvmmsg_fn)(int, struct mmsghdr *, unsigned int, int, struct timespec *);
+
+static int raw_close(int fd)
+{
+	return (int)syscall(SYS_close, fd);
+}
 
 static int raw_dup(int fd)
 {
@@ -59,9 +68,20 @@ static ssize_t raw_recvmsg(int fd, struct msghdr *msg, int flags)
 	return syscall(SYS_recvmsg, fd, msg, flags);
 }
 
+static int raw_recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, struct timespec *t)
+{
+	return (int)syscall(SYS_recvmmsg, fd, v, n, flags, t);
+}
+
 static ssize_t raw_sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	return syscall(SYS_sendmsg, fd, msg, flags);
+}
+
+/* Fds inherited across exec: a readlink per open fd, once. */
+__attribute__((constructor)) static void seed_fds(void)
+{
+	vl_ash_seed();
 }
 
 static inline void follow(int from, int to)
@@ -78,20 +98,58 @@ VL_EXPORT int dup(int fd)
 	return r;
 }
 
+/*
+ * close: one load for an fd never flagged. A region fd's close may forget
+ * the region's record (vl_ash_close_begin). errno is the real close's.
+ */
+VL_EXPORT int close(int fd)
+{
+	struct vl_ash_closing c;
+	int r, saved;
+
+	if (__builtin_expect(!vl_ash_flagged(fd), 1))
+		return VL_NEXT(close_fn, "close", raw_close)(fd);
+	saved = errno;
+	vl_ash_close_begin(fd, &c);
+	errno = saved;
+	r = VL_NEXT(close_fn, "close", raw_close)(fd);
+	saved = errno;
+	/* Linux releases the fd whatever close says, but for EBADF */
+	vl_ash_close_end(fd, &c, r == 0 || errno != EBADF);
+	errno = saved;
+	return r;
+}
+
+/* dup2 and dup3 over a region fd close it first */
+#define DUP_OVER(call)                                                         \
+	do {                                                                   \
+		struct vl_ash_closing c_;                                      \
+		int r_, saved_;                                                \
+                                                                               \
+		if (__builtin_expect(!vl_ash_flagged(to) || to == fd, 1)) {    \
+			r_ = (call);                                           \
+			follow(fd, r_);                                        \
+			return r_;                                             \
+		}                                                              \
+		saved_ = errno;                                                \
+		vl_ash_close_begin(to, &c_);                                   \
+		errno = saved_;                                                \
+		r_ = (call);                                                   \
+		saved_ = errno;                                                \
+		vl_ash_close_end(to, &c_, r_ >= 0);                            \
+		errno = saved_;                                                \
+		follow(fd, r_);                                                \
+		return r_;                                                     \
+	} while (0)
+
 VL_EXPORT int dup2(int fd, int to)
 {
-	int r = VL_NEXT(dup2_fn, "dup2", raw_dup2)(fd, to);
-
-	follow(fd, r);
-	return r;
+	DUP_OVER(VL_NEXT(dup2_fn, "dup2", raw_dup2)(fd, to));
 }
 
 VL_EXPORT int dup3(int fd, int to, int flags)
 {
-	int r = VL_NEXT(dup3_fn, "dup3", raw_dup3)(fd, to, flags);
-
-	follow(fd, r);
-	return r;
+	DUP_OVER(VL_NEXT(dup3_fn, "dup3", raw_dup3)(fd, to, flags));
 }
 
 static int fcntl_common(fcntl_fn next, int fd, int cmd, void *arg)
@@ -151,6 +209,16 @@ VL_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 
 	if (__builtin_expect(r >= 0 && msg != NULL && msg->msg_controllen > 0, 0))
 		each_passed(msg, vl_ash_flag);
+	return r;
+}
+
+VL_EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, struct timespec *t)
+{
+	int r = VL_NEXT(recvmmsg_fn, "recvmmsg", raw_recvmmsg)(fd, v, n, flags, t);
+
+	for (int i = 0; __builtin_expect(v != NULL && i < r, 0); i++)
+		if (v[i].msg_hdr.msg_controllen > 0)
+			each_passed(&v[i].msg_hdr, vl_ash_flag);
 	return r;
 }
 

@@ -9,6 +9,12 @@
  * as "= -1 ENAME"):
  *
  *   open [PATH]          open(PATH or /dev/ashmem, O_RDWR); the current fd
+ *   openx                open("/dev/ashmem", O_RDWR) without O_CLOEXEC
+ *   exec CMD...          exec this program again, the current fd kept: it goes
+ *                        on with CMD... (its first command is "usefd FD")
+ *   usefd N              the current fd is N
+ *   nofile N             raise RLIMIT_NOFILE to N ("= -1 EPERM" if it may not)
+ *   dupto N              fcntl(F_DUPFD, N), close the old fd: the current fd
  *   setname NAME         ASHMEM_SET_NAME ("-" for an empty name)
  *   longname N           ASHMEM_SET_NAME of N 'x' bytes (no NUL within 256)
  *   getname              ASHMEM_GET_NAME                  "getname = NAME"
@@ -39,7 +45,17 @@
  *   serve SOCK           listen on Unix socket SOCK, send the current fd to
  *                        the first who connects (SCM_RIGHTS)
  *   recv SOCK            connect to SOCK, receive an fd: the current fd
+ *   write STR            write(2) STR to the current fd ("= bytes written")
+ *   pread LEN            pread(2) LEN bytes at 0: "pread LEN = TEXT"
+ *   offset               lseek(fd, 0, SEEK_CUR)
+ *   nonblock             fcntl(F_SETFL, O_NONBLOCK)
+ *   getfl                "getfl = nonblock" or "getfl = block"
  *   close                close the current fd
+ *   churn N [MODE]       N times: open /dev/ashmem, SET_SIZE 4K, then by MODE
+ *                        "map" (default): mmap, munmap, close; "nomap": close;
+ *                        "late": mmap, close, munmap. "churn N = ok" (and
+ *                        "... slow" if an open took over a second), or the
+ *                        first failure
  *   spawn CMD... end     fork: the child runs CMD... and exits; reap waits
  *   reap                 "reap = STATUS"
  *   wait PATH / touch PATH / pid / echo WORD
@@ -57,6 +73,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -258,6 +275,56 @@ static int command(char **argv, int argc, int i)
 		snprintf(what, sizeof(what), "open %s", path);
 		result(what, fd);
 		return i + 1;
+	}
+	if (strcmp(cmd, "openx") == 0) {
+		errno = SENTINEL;
+		fd = open("/dev/ashmem", O_RDWR);
+		result("openx", fd);
+		return i + 1;
+	}
+	if (strcmp(cmd, "exec") == 0) {
+		char num_fd[16], **nargv = calloc((size_t)(argc - i + 3), sizeof(char *));
+		int k = 0;
+
+		snprintf(num_fd, sizeof(num_fd), "%d", fd);
+		nargv[k++] = argv[0];
+		nargv[k++] = "usefd";
+		nargv[k++] = num_fd;
+		for (int j = i + 1; j < argc; j++)
+			nargv[k++] = argv[j];
+		nargv[k] = NULL;
+		printf("exec\n");
+		fflush(stdout);
+		execv("/proc/self/exe", nargv);
+		printf("exec = -1 %s\n", ename(errno));
+		exit(1);
+	}
+	if (strcmp(cmd, "usefd") == 0) {
+		fd = (int)num(ARG(1));
+		printf("usefd %d\n", fd);
+		return i + 2;
+	}
+	if (strcmp(cmd, "nofile") == 0) {
+		struct rlimit rl;
+
+		rl.rlim_cur = rl.rlim_max = (rlim_t)num(ARG(1));
+		snprintf(what, sizeof(what), "nofile %s", argv[i + 1]);
+		errno = SENTINEL;
+		result(what, setrlimit(RLIMIT_NOFILE, &rl));
+		return i + 2;
+	}
+	if (strcmp(cmd, "dupto") == 0) {
+		int hi;
+
+		snprintf(what, sizeof(what), "dupto %s", ARG(1));
+		errno = SENTINEL;
+		hi = fcntl(fd, F_DUPFD, (int)num(argv[i + 1]));
+		result(what, hi < 0 ? -1 : hi >= (int)num(argv[i + 1]));
+		if (hi >= 0) {
+			close(fd);
+			fd = hi;
+		}
+		return i + 2;
 	}
 	if (strcmp(cmd, "setname") == 0) {
 		const char *n = ARG(1);
@@ -466,6 +533,93 @@ static int command(char **argv, int argc, int i)
 	if (strcmp(cmd, "recv") == 0) {
 		recv_fd(ARG(1));
 		return i + 2;
+	}
+	if (strcmp(cmd, "write") == 0) {
+		const char *s = ARG(1);
+
+		snprintf(what, sizeof(what), "write %s", s);
+		errno = SENTINEL;
+		result(what, write(fd, s, strlen(s)));
+		return i + 2;
+	}
+	if (strcmp(cmd, "pread") == 0) {
+		char buf[256];
+		size_t n = (size_t)num(ARG(1));
+		ssize_t r;
+
+		if (n >= sizeof(buf))
+			n = sizeof(buf) - 1;
+		memset(buf, 0, sizeof(buf));
+		errno = SENTINEL;
+		r = pread(fd, buf, n, 0);
+		snprintf(what, sizeof(what), "pread %s", argv[i + 1]);
+		if (r < 0)
+			result(what, r);
+		else
+			printf("%s = %s\n", what, buf);
+		return i + 2;
+	}
+	if (strcmp(cmd, "offset") == 0) {
+		errno = SENTINEL;
+		result("offset", (long)lseek(fd, 0, SEEK_CUR));
+		return i + 1;
+	}
+	if (strcmp(cmd, "nonblock") == 0) {
+		errno = SENTINEL;
+		result("nonblock", fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK));
+		return i + 1;
+	}
+	if (strcmp(cmd, "getfl") == 0) {
+		int fl = fcntl(fd, F_GETFL);
+
+		if (fl < 0)
+			result("getfl", fl);
+		else
+			printf("getfl = %s\n", (fl & O_NONBLOCK) ? "nonblock" : "block");
+		return i + 1;
+	}
+	if (strcmp(cmd, "churn") == 0) {
+		long n = (long)num(ARG(1)), k, slow = 0;
+		const char *mode = i + 2 < argc && argv[i + 2][0] >= 'a' &&
+					   (strcmp(argv[i + 2], "map") == 0 ||
+					    strcmp(argv[i + 2], "nomap") == 0 ||
+					    strcmp(argv[i + 2], "late") == 0)
+				   ? argv[i + 2]
+				   : NULL;
+
+		for (k = 0; k < n; k++) {
+			struct timespec a, b;
+			void *m = NULL;
+			int f;
+
+			clock_gettime(CLOCK_MONOTONIC, &a);
+			f = open("/dev/ashmem", O_RDWR | O_CLOEXEC);
+			clock_gettime(CLOCK_MONOTONIC, &b);
+			if (b.tv_sec - a.tv_sec > 1 || (b.tv_sec - a.tv_sec == 1 && b.tv_nsec >= a.tv_nsec))
+				slow++;
+			if (f < 0 || ioctl(f, A_SET_SIZE, 4096ul) != 0) {
+				printf("churn %ld: region %ld: -1 %s\n", n, k, ename(errno));
+				failed = 1;
+				break;
+			}
+			if (mode == NULL || mode[0] != 'n') {
+				m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
+				if (m == MAP_FAILED) {
+					printf("churn %ld: region %ld: mmap -1 %s\n", n, k, ename(errno));
+					failed = 1;
+					break;
+				}
+				if (mode == NULL || mode[0] == 'm')
+					munmap(m, 4096);
+			}
+			close(f);
+			if (mode != NULL && mode[0] == 'l')
+				munmap(m, 4096);
+		}
+		if (k == n)
+			printf("churn %ld%s%s = ok%s\n", n, mode ? " " : "", mode ? mode : "",
+			       slow ? " slow" : "");
+		return i + (mode ? 3 : 2);
 	}
 	if (strcmp(cmd, "close") == 0) {
 		printf("close = %d\n", close(fd));

@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,7 +41,7 @@ static int cmp(const void *a, const void *b)
 }
 
 static long iters;
-static int pipefd[2], memfd, nullfd;
+static int pipefd[2], memfd, nullfd, sockfd[2];
 
 typedef void (*bench_fn)(void *);
 
@@ -110,6 +111,33 @@ static void b_fcntl(void *f)
 		fc(nullfd, F_GETFL);
 }
 
+static void b_close(void *f)
+{
+	int (*c)(int) = f;
+
+	for (long i = 0; i < iters; i++)
+		c((int)syscall(SYS_dup, nullfd));
+}
+
+static void b_recvmmsg(void *f)
+{
+	int (*rm)(int, struct mmsghdr *, unsigned int, int, struct timespec *) = f;
+	char c = 'x', got, cbuf[64];
+	struct iovec iov = { &got, 1 };
+	struct mmsghdr v;
+
+	for (long i = 0; i < iters; i++) {
+		memset(&v, 0, sizeof(v));
+		v.msg_hdr.msg_iov = &iov;
+		v.msg_hdr.msg_iovlen = 1;
+		v.msg_hdr.msg_control = cbuf;
+		v.msg_hdr.msg_controllen = sizeof(cbuf);
+		if (write(sockfd[0], &c, 1) != 1)
+			exit(2);
+		rm(sockfd[1], &v, 1, 0, NULL);
+	}
+}
+
 static double timed(void (*run)(void *), void *sym)
 {
 	double t = now_ns();
@@ -129,10 +157,12 @@ int main(int argc, char **argv)
 		{ "ioctl FIONREAD", b_ioctl, "ioctl", NULL, NULL },
 		{ "mmap+munmap 4K", b_mmap, "mmap", NULL, NULL },
 		{ "fcntl F_GETFL", b_fcntl, "fcntl", NULL, NULL },
+		{ "dup+close", b_close, "close", NULL, NULL },
+		{ "write+recvmmsg", b_recvmmsg, "recvmmsg", NULL, NULL },
 	};
 
 	iters = argc > 1 ? atol(argv[1]) : 200000;
-	if (libc == NULL || pipe(pipefd) != 0)
+	if (libc == NULL || pipe(pipefd) != 0 || socketpair(AF_UNIX, SOCK_DGRAM, 0, sockfd) != 0)
 		return 2;
 	memfd = memfd_create("passcost", 0);
 	nullfd = open("/dev/null", O_RDONLY);

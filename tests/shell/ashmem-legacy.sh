@@ -208,4 +208,89 @@ getname = seven (5)
 getprot = 1
 map 4K rw = -1 EPERM
 EOF
+
+# ---- 8. SET_NAME loses nothing (SPEC 4): data written before the first mmap, ---
+# the file offset and the status flags stay; a fresh region still gets its name
+# in the maps, its flags kept
+ok s8 leg open setsize 4K write precious offset nonblock setname second offset getfl \
+	pread 8 getname map 4K rw expect 0 1 p
+expect_out s8 <<EOF
+open /dev/ashmem = 3
+setsize 4K = 0
+write precious = 8
+offset = 8
+nonblock = 0
+setname second = 0
+offset = 8
+getfl = nonblock
+pread 8 = precious
+getname = second (6)
+map 4K rw = ok
+expect 0 1 p ok
+EOF
+ok s8b leg open setsize 4K nonblock setname renamed getfl offset map 4K rw maps
+expect_out s8b <<EOF
+open /dev/ashmem = 3
+setsize 4K = 0
+nonblock = 0
+setname renamed = 0
+getfl = nonblock
+offset = 0
+map 4K rw = ok
+maps = /memfd:dev/ashmem/renamed (deleted)
+EOF
+
+# ---- 9. a region fd this process never saw made: inherited across exec, ------
+# or above the fd bitmap. It is still the device to fstat, its size is there
+# (no SIGBUS), its prot mask holds, and pin and unpin work after the mmap.
+ok s9 leg openx setsize 8K setprot r exec fstat map 8K rw map 8K r expect 0 8K zero \
+	unpin 0 4K pinstatus 0 4K pin 0 4K getsize
+expect_out s9 <<EOF
+openx = 3
+setsize 8K = 0
+setprot r = 0
+exec
+usefd 3
+fstat = chr 10:61 mode 666
+map 8K rw = -1 EPERM
+map 8K r = ok
+expect 0 8K zero ok
+unpin 0 4K = 0
+pinstatus 0 4K = 0
+pin 0 4K = 0
+getsize = 8192
+EOF
+run s9b leg nofile 65700 open setsize 8K setprot r dupto 65600 fstat map 8K rw map 8K r \
+	expect 0 8K zero unpin 0 4K pin 0 4K
+if grep -q '^nofile 65700 = -1' "$WORK/s9b.out"; then
+	say "RLIMIT_NOFILE may not be raised to 65700 here: fds above 65535 not tried"
+else
+	[ "$rc" -eq 0 ] || { show s9b; fail "the legacy program failed ($rc)"; }
+	expect_out s9b <<EOF
+nofile 65700 = 0
+open /dev/ashmem = 3
+setsize 8K = 0
+setprot r = 0
+dupto 65600 = 1
+fstat = chr 10:61 mode 666
+map 8K rw = -1 EPERM
+map 8K r = ok
+expect 0 8K zero ok
+unpin 0 4K = 0
+pin 0 4K = 0
+EOF
+fi
+
+# ---- 10. a bad pointer before the first mmap: EFAULT, as the driver (its -------
+# copy_from_user comes before its "no backing file yet" EINVAL)
+ok s10 leg open bad pin bad unpin bad pinstatus setsize 4K bad pin pin 0 0
+expect_out s10 <<EOF
+open /dev/ashmem = 3
+bad pin = -1 EFAULT
+bad unpin = -1 EFAULT
+bad pinstatus = -1 EFAULT
+setsize 4K = 0
+bad pin = -1 EFAULT
+pin 0 0 = -1 EINVAL
+EOF
 exit 0

@@ -24,6 +24,7 @@ __xstat
 __xstat64
 access
 ashmem_create_region
+close
 ashmem_get_size_region
 ashmem_pin_region
 ashmem_set_prot_region
@@ -52,6 +53,7 @@ open
 open64
 openat
 openat64
+recvmmsg
 recvmsg
 sendmsg
 stat
