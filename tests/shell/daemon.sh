@@ -8,16 +8,6 @@ need_cmd
 
 f=$WORK/cache
 
-# wait_err NAME ERE: until NAME's stderr has a line matching ERE (10 s)
-wait_err() {
-	_i=0
-	while ! grep -qE -- "$2" "$WORK/$1.err" 2>/dev/null; do
-		_i=$((_i + 1))
-		[ "$_i" -le 1000 ] || { show "$1"; fail "timed out waiting for /$2/ from $1"; }
-		sleep 0.01
-	done
-}
-
 # An idle program: marks [0,4K) and [8K,12K) of a tmpfs file and [0,8K)
 # of a memfd that only it holds, says so, sleeps until $WORK/go.$1
 # exists, then unmarks and checks the bytes.
@@ -34,9 +24,9 @@ idle() {
 new_region
 idle 1
 bg d1 env VOLATILE_MIN_AVAILABLE=1T "$VOLATILE_CMD" daemon --foreground
-wait_err d1 '^volatile daemon: purged '
+wait_match d1 err '^volatile daemon: purged '
 # the oldest first, all of them: memory cannot get above 1T
-wait_err d1 '^volatile daemon: purged 3 ranges, 16384 bytes: (memory|cgroup) [0-9]+ bytes available < 1099511627776$'
+wait_match d1 err '^volatile daemon: purged 3 ranges, 16384 bytes: (memory|cgroup) [0-9]+ bytes available < 1099511627776$'
 grep -qxF "volatile daemon: watching region $VOLATILE_REGION: purging when available memory < 1099511627776 bytes, tmpfs free < 0 (off)" \
 	"$WORK/d1.err" || { show d1; fail "no 'watching region' line"; }
 touch "$WORK/go.1"
@@ -71,7 +61,7 @@ fi
 new_region
 idle 4
 bg d4 env VOLATILE_MIN_AVAILABLE=1M "$VOLATILE_CMD" daemon --foreground --interval 10
-wait_err d4 '^volatile daemon: watching region '
+wait_match d4 err '^volatile daemon: watching region '
 # 1.5 s: well over a hundred polls, since the region has ranges
 sleep 1.5
 touch "$WORK/go.4"

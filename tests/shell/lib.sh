@@ -239,6 +239,17 @@ wait_line() {
 	done
 }
 
+# wait_match NAME out|err ERE: until NAME's stdout or stderr has a line
+# matching the extended regular expression ERE (10 s at most)
+wait_match() {
+	_i=0
+	while ! grep -qE -- "$3" "$WORK/$1.$2" 2>/dev/null; do
+		_i=$((_i + 1))
+		[ "$_i" -le 1000 ] || { show "$1"; fail "timed out waiting for /$3/ in $1's std$2"; }
+		sleep 0.01
+	done
+}
+
 # bg NAME CMD...: run in the background like `run`; wait_bg NAME gets $rc.
 bg() {
 	_name=$1

@@ -135,12 +135,7 @@ check_cache() {
 new_region
 cg_make a
 bg da env VOLATILE_MIN_AVAILABLE=24M "$VOLATILE_CMD" daemon --foreground --cgroup "$CG"
-i=0
-until grep -q '^volatile daemon: watching region' "$WORK/da.err" 2>/dev/null; do
-	i=$((i + 1))
-	[ "$i" -le 1000 ] || { show da; fail "the daemon did not start"; }
-	sleep 0.01
-done
+wait_match da err '^volatile daemon: watching region'
 grep -q "^volatile daemon: cgroup v$CG_VERSION $CG" "$WORK/da.err" || { show da; fail "the daemon does not watch $CG"; }
 # shellcheck disable=SC2086
 bg cache env LD_PRELOAD="$VOLATILE_LIBRARY" VOLATILE_MIN_AVAILABLE=0 VL_TIMEOUT=60 \
@@ -156,12 +151,7 @@ run grab in_cg timeout 60 "$VT" grab "$GRAB" 4M 50
 expect_line grab "grab $GRAB 4M 50 = ok"
 expect_eq "OOM kills in the cgroup with libvolatile" "$(cg_oom_kills)" 0
 touch "$WORK/go"
-i=0
-until grep -qE "^unmark $(((CACHE_CHUNKS - 1) * 4))M 4092K = [01]\$" "$WORK/cache.out"; do
-	i=$((i + 1))
-	[ "$i" -le 1000 ] || { show cache; fail "the cache process did not unmark"; }
-	sleep 0.01
-done
+wait_match cache out "^unmark $(((CACHE_CHUNKS - 1) * 4))M 4092K = [01]\$"
 n=$(check_cache cache "$cache_pid" "$cache_fd") || exit 1
 [ "$n" -ge 1 ] || { show da; fail "with libvolatile: nothing was purged"; }
 say "A: the daemon purged the $n oldest of $CACHE_CHUNKS ranges; no OOM kill"

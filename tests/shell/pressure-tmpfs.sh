@@ -65,23 +65,13 @@ EOF
 	mkfile "$f" 6M A
 	ok t4a svt open "$f" rw mark 0 1M mark 2M 1M
 	bg d4 env VOLATILE_MIN_AVAILABLE=0 "$VOLATILE_CMD" daemon --foreground
-	i=0
-	until grep -q '^volatile daemon: watching region' "$WORK/d4.err" 2>/dev/null; do
-		i=$((i + 1))
-		[ "$i" -le 1000 ] || { show d4; fail "the daemon did not start"; }
-		sleep 0.01
-	done
+	wait_match d4 err '^volatile daemon: watching region'
 	# 2M free, more than 819.2K: nothing to do yet
 	sleep 0.3
 	grep -q '^volatile daemon: purged' "$WORK/d4.err" && { show d4; fail "the daemon purged a tmpfs with room"; }
 	# a writer that knows nothing of volatile ranges takes 1.5M: 512K free
 	ok t4b vt open "$small/writer" rwc fill 0 1536K W
-	i=0
-	until grep -q '^volatile daemon: purged' "$WORK/d4.err" 2>/dev/null; do
-		i=$((i + 1))
-		[ "$i" -le 1000 ] || { show d4; fail "the daemon did not purge the full tmpfs"; }
-		sleep 0.01
-	done
+	wait_match d4 err '^volatile daemon: purged'
 	grep -qxE "volatile daemon: purged 1 range, 1048576 bytes: tmpfs of $f: [0-9]+ bytes free < 838860" \
 		"$WORK/d4.err" || { show d4; fail "not the expected purge line"; }
 	# the writer's next 512K fit with 1M to spare; before the purge they would
