@@ -249,24 +249,17 @@ static int pressure_due(void)
 /* Purge oldest first while available memory is below VOLATILE_MIN_AVAILABLE. */
 static void relieve_memory(const struct vl_region *r, const struct vl_hint *h)
 {
-	const struct vl_config *cfg = vl_config();
 	struct vl_cgroup cg;
 	struct vl_memstate ms;
 	int have_cg = vl_own_cgroup(&cg) == 0;
 
 	/* freed memory shows at once; a few rounds bound the work if it does not */
 	for (int round = 0; round < 4; round++) {
-		struct vl_goal g = { 0 };
 		struct vl_purge_report rep;
 		uint64_t threshold;
 
-		if (vl_memstate_read(have_cg ? &cg : NULL, &ms) != 0)
+		if (vl_relieve_memory(r, have_cg ? &cg : NULL, h, 0, &ms, &threshold, &rep) <= 0)
 			return;
-		threshold = vl_threshold_bytes(&cfg->min_available, ms.total);
-		g.bytes = vl_purge_need(ms.available, threshold, 1u << 20);
-		if (g.bytes == 0)
-			return;
-		vl_purge(r, &g, h, &rep);
 		vl_log("low memory: %llu bytes available%s < %llu: purged %u ranges, %llu bytes",
 		       (unsigned long long)ms.available, ms.by_cgroup ? " in the cgroup" : "",
 		       (unsigned long long)threshold, rep.ranges, (unsigned long long)rep.bytes);
@@ -279,21 +272,15 @@ static void relieve_memory(const struct vl_region *r, const struct vl_hint *h)
 static void relieve_tmpfs(const struct vl_region *r, const struct vl_hint *h,
 			  const struct vl_stat *st)
 {
-	const struct vl_config *cfg = vl_config();
-	struct vl_goal g = { .use_dev = 1, .dev = st->id.dev };
 	struct vl_purge_report rep;
 	uint64_t free_bytes, size, threshold;
 
 	if (vl_tmpfs_space(h->fd, &free_bytes, &size) != 0)
 		return; /* a memfd: no size limit */
-	threshold = vl_threshold_bytes(&cfg->tmpfs_min_free, size);
-	g.bytes = vl_purge_need(free_bytes, threshold, 0);
-	if (g.bytes == 0)
-		return;
-	vl_purge(r, &g, h, &rep);
-	vl_log("tmpfs nearly full: %llu bytes free < %llu: purged %u ranges, %llu bytes",
-	       (unsigned long long)free_bytes, (unsigned long long)threshold, rep.ranges,
-	       (unsigned long long)rep.bytes);
+	if (vl_relieve_tmpfs(r, st->id.dev, free_bytes, size, h, 0, &threshold, &rep))
+		vl_log("tmpfs nearly full: %llu bytes free < %llu: purged %u ranges, %llu bytes",
+		       (unsigned long long)free_bytes, (unsigned long long)threshold, rep.ranges,
+		       (unsigned long long)rep.bytes);
 }
 
 static void enforce_pressure(const struct vl_region *r, const struct found *fd, int fdnum,

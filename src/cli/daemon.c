@@ -179,25 +179,20 @@ static void drain(int fd)
 
 static void relieve_memory(struct watch *w)
 {
-	const struct vl_config *cfg = vl_config();
 	struct vl_memstate ms;
 
 	for (int round = 0; round < 8; round++) {
-		struct vl_goal g = { .thorough = 1 };
 		struct vl_purge_report rep;
 		uint64_t threshold;
+		int purged = vl_relieve_memory(&w->r, w->have_cg ? &w->cg : NULL, NULL, 1, &ms,
+					       &threshold, &rep);
 
-		if (vl_memstate_read(w->have_cg ? &w->cg : NULL, &ms) != 0)
+		if (purged < 0)
 			return;
-		threshold = vl_threshold_bytes(&cfg->min_available, ms.total);
 		if (round == 0)
 			arm_usage(w, &ms, threshold);
-		g.bytes = vl_purge_need(ms.available, threshold, 1u << 20);
-		if (g.bytes == 0)
-			return;
-		vl_purge(&w->r, &g, NULL, &rep);
-		if (rep.ranges == 0 && rep.files_dropped == 0)
-			return; /* nothing (left) to purge */
+		if (purged == 0 || (rep.ranges == 0 && rep.files_dropped == 0))
+			return; /* not low, or nothing (left) to purge */
 		say("purged %u range%s, %llu bytes: %s %llu bytes available < %llu", rep.ranges,
 		    rep.ranges == 1 ? "" : "s", (unsigned long long)rep.bytes,
 		    ms.by_cgroup ? "cgroup" : "memory", (unsigned long long)ms.available,
@@ -242,12 +237,10 @@ static int tmpfs_list(struct watch *w, struct fs_seen *seen)
 
 static void relieve_tmpfs(struct watch *w)
 {
-	const struct vl_config *cfg = vl_config();
 	struct fs_seen seen[MAX_TMPFS];
 	int n = tmpfs_list(w, seen);
 
 	for (int i = 0; i < n; i++) {
-		struct vl_goal g = { .use_dev = 1, .dev = seen[i].dev, .thorough = 1 };
 		struct vl_purge_report rep;
 		struct statfs sf;
 		struct stat st;
@@ -259,12 +252,9 @@ static void relieve_tmpfs(struct watch *w)
 			continue;
 		free_bytes = (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize;
 		size = (uint64_t)sf.f_blocks * (uint64_t)sf.f_bsize;
-		threshold = vl_threshold_bytes(&cfg->tmpfs_min_free, size);
-		g.bytes = vl_purge_need(free_bytes, threshold, 0);
-		if (g.bytes == 0)
-			continue;
-		vl_purge(&w->r, &g, NULL, &rep);
-		if (rep.ranges)
+		if (vl_relieve_tmpfs(&w->r, seen[i].dev, free_bytes, size, NULL, 1, &threshold,
+				     &rep) &&
+		    rep.ranges)
 			say("purged %u range%s, %llu bytes: tmpfs of %s: %llu bytes free < %llu",
 			    rep.ranges, rep.ranges == 1 ? "" : "s", (unsigned long long)rep.bytes,
 			    seen[i].path, (unsigned long long)free_bytes,
