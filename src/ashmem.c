@@ -314,17 +314,13 @@ static int make_record(const struct vl_region *r, const struct vl_stat *st, int 
 {
 	struct vl_file *f;
 	uint32_t fi;
-	int fresh, err = vl_lock_region(r);
+	int err = vl_lock_region(r);
 
 	if (err)
 		return err;
 	err = vl_file_lookup(r, &st->id, &fi);
-	if (err == 0 && fi == VL_NIL) {
-		if (vl_room_for_file(r) != 0 || (fi = vl_file_create(r, &st->id, &fresh)) == VL_NIL)
-			err = -ENOMEM;
-		else if (fresh)
-			err = vl_file_lock_init(r, fi);
-	}
+	if (err == 0 && fi == VL_NIL)
+		err = vl_file_new(r, &st->id, &fi);
 	if (err == 0) {
 		f = vl_file_at(r, fi);
 		if (!(f->h.flags & VL_FF_ASHMEM)) {

@@ -1,16 +1,21 @@
 /*
  * ops.c - MARK and UNMARK: the lock protocol around the rules of ranges.c.
  *
- *   region lock:  find (or make) the file's record, note who holds it
- *   file lock:    check the record is still that file (generation)
- *     region lock:  take a spare node (MARK)
- *     the rules change the tree                  (file lock only)
- *     punch, if a MARK merged into a purged range (file lock only)
- *     region lock:  commit: LRU, free nodes, counters
+ *   no lock:      guess the file's record (vl_file_probe)
+ *   file lock:    check the guess: LIVE, sound, this identity; if it is
+ *                 not, find (or make) the record under the region lock
+ *     take the file's kept spare node     (file lock only)
+ *     the rules change the tree           (file lock only)
+ *     punch, if a MARK merged into a purged range
+ *     region lock:  commit: LRU, free nodes, counters, a new kept spare,
+ *                   note who holds the file (MARK)
  *
- * The file lock is held from the first look at the tree to the commit, so
- * a purge of this file (which holds it across its punch) is either wholly
- * before or wholly after; see purge.c for why that keeps THE INVARIANT.
+ * So a MARK or UNMARK of a file that has ranges takes the region lock
+ * once, for the commit; two processes working on two files meet only
+ * there. The file lock is held from the first look at the tree to the
+ * commit, so a purge of this file (which holds it across its punch) is
+ * either wholly before or wholly after; see purge.c for why that keeps
+ * THE INVARIANT.
  */
 #include "ops.h"
 
@@ -70,7 +75,7 @@ static int fd_path(int fd, char *buf, size_t size)
 	return (int)n;
 }
 
-/* Who holds the file: one slot per process, the others round-robin. */
+/* Who holds the file: one slot per process, the others round-robin (region lock held). */
 static void note_holder(struct vl_file *f, int fd, const struct vl_stat *st)
 {
 	int32_t self = vl_self();
@@ -94,9 +99,43 @@ static void note_holder(struct vl_file *f, int fd, const struct vl_stat *st)
 		f->h.flags &= ~VL_FF_ANON;
 }
 
+/* Should this MARK look for a name of the file? Once per record (region lock held). */
+static int path_wanted(struct vl_file *f, const struct vl_stat *st)
+{
+	if (st->nlink == 0 || f->h.path_len != 0 ||
+	    (f->h.flags & (VL_FF_PATH_TRIED | VL_FF_ASHMEM)))
+		return 0;
+	f->h.flags |= VL_FF_PATH_TRIED;
+	return 1;
+}
+
 struct found {
 	uint32_t fi, gen;
 };
+
+/*
+ * The record the lock-free probe guessed, locked, if it is st's file. With
+ * its lock held a LIVE record cannot be freed (that needs both locks), so
+ * cannot become another file's; and its identity and sum were written
+ * before the release store of its state that our acquire load reads.
+ */
+static int lock_probed(const struct vl_region *r, const struct vl_stat *st, struct found *fd)
+{
+	uint32_t fi = vl_file_probe(r, &st->id);
+	struct vl_file *f;
+
+	if (fi == VL_NIL || vl_lock_file(r, fi) != 0)
+		return 0;
+	f = vl_file_at(r, fi);
+	if (__atomic_load_n(&f->h.state, __ATOMIC_ACQUIRE) == VL_FILE_LIVE && vl_file_ok(r, f) &&
+	    vl_ident_same(&f->h.ident, &st->id)) {
+		fd->fi = fi;
+		fd->gen = f->h.gen;
+		return 1;
+	}
+	vl_unlock_file(r, fi);
+	return 0;
+}
 
 /*
  * Find file st->id (making its record if create), with the region lock
@@ -108,62 +147,42 @@ static int find_file(const struct vl_region *r, const struct vl_stat *st, int cr
 		     struct found *out)
 {
 	uint32_t fi;
-	int fresh, err = vl_file_lookup(r, &st->id, &fi);
+	int err = vl_file_lookup(r, &st->id, &fi);
 
+	if (err == 0 && fi == VL_NIL && create)
+		err = vl_file_new(r, &st->id, &fi);
 	if (err)
 		return err;
-	if (fi == VL_NIL && create) {
-		if (vl_room_for_file(r) != 0)
-			return -ENOMEM; /* the file system of the region is full */
-		fi = vl_file_create(r, &st->id, &fresh);
-		if (fi == VL_NIL)
-			return -ENOMEM;
-		if (fresh) {
-			err = vl_file_lock_init(r, fi);
-			if (err)
-				return err;
-		}
-	}
 	out->fi = fi;
 	out->gen = fi == VL_NIL ? 0 : vl_file_at(r, fi)->h.gen;
 	return 0;
 }
 
 /*
- * Find the record of the file and lock it. fdnum is the caller's fd for a
- * MARK (the record is made if missing, and the fd noted as a holder), -1
- * for an UNMARK. The record may be freed and reused
- * between the two locks: then its generation differs and we look again.
+ * Find the record of the file and lock it; make it if `create` (MARK).
+ * The probe's guess is enough almost always; else the region lock finds
+ * it for sure, and the record may be freed and reused between that and
+ * the file lock: then its generation differs and we look again.
  * Returns 0 with the file locked, 0 with fd->fi == VL_NIL (UNMARK: no
- * record), or -errno. For a MARK of a named file whose path is not known
- * yet, *plen gets the length of a path written to path (else stays 0).
+ * record), or -errno.
  */
-static int find_and_lock(const struct vl_region *r, const struct vl_stat *st, int fdnum,
-			 struct found *fd, char *path, int *plen)
+static int find_and_lock(const struct vl_region *r, const struct vl_stat *st, int create,
+			 struct found *fd)
 {
-	int mark = fdnum >= 0, err;
+	int err;
 
+	if (lock_probed(r, st, fd))
+		return 0;
 	for (int tries = 0; tries < RETRIES; tries++) {
 		struct vl_file *f;
-		int want_path = 0;
 
 		err = vl_lock_region(r);
 		if (err)
 			return err;
-		err = find_file(r, st, mark, fd);
-		if (err == 0 && mark) {
-			f = vl_file_at(r, fd->fi);
-			note_holder(f, fdnum, st);
-			want_path = st->nlink > 0 && f->h.path_len == 0 &&
-				    !(f->h.flags & (VL_FF_PATH_TRIED | VL_FF_ASHMEM));
-			if (want_path)
-				f->h.flags |= VL_FF_PATH_TRIED;
-		}
+		err = find_file(r, st, create, fd);
 		vl_unlock_region(r);
 		if (err || fd->fi == VL_NIL)
 			return err;
-		if (want_path)
-			*plen = fd_path(fdnum, path, VL_PATH_MAX);
 
 		f = vl_file_at(r, fd->fi);
 		err = vl_lock_file(r, fd->fi);
@@ -171,9 +190,9 @@ static int find_and_lock(const struct vl_region *r, const struct vl_stat *st, in
 			return err;
 		/*
 		 * A release (gen++) needs both locks, so the file lock we hold
-		 * keeps the gen still; a create may reuse a freed slot under the
+		 * keeps the gen still; a publish may reuse a freed slot under the
 		 * region lock alone, but leaves the gen as the release left it
-		 * (vl_file_create): these atomic reads see "freed since".
+		 * (vl_file_publish): these atomic reads see "freed since".
 		 */
 		if (__atomic_load_n(&f->h.gen, __ATOMIC_ACQUIRE) == fd->gen &&
 		    __atomic_load_n(&f->h.state, __ATOMIC_ACQUIRE) == VL_FILE_LIVE)
@@ -183,29 +202,79 @@ static int find_and_lock(const struct vl_region *r, const struct vl_stat *st, in
 	return -EAGAIN;
 }
 
+/* A spare node for a change of file fi (its lock held): its kept one, else a new one. */
+static uint32_t get_spare(const struct vl_region *r, uint32_t fi)
+{
+	uint32_t n = vl_spare_take(r, fi);
+
+	if (n != VL_NIL || vl_lock_region(r) != 0)
+		return n;
+	n = vl_room_for_node(r) == 0 ? vl_node_alloc(r, fi) : VL_NIL;
+	if (n == VL_NIL)
+		n = vl_spare_steal(r, fi); /* full: the region's last nodes are anyone's */
+	vl_unlock_region(r);
+	return n;
+}
+
 static int changed(const struct vl_change *c)
 {
 	return c->freed != VL_NIL || c->split != VL_NIL || c->keep_new || c->keep_aged ||
 	       c->d_vbytes || c->d_pbytes || c->d_ranges;
 }
 
-/* Commit (or, after an error, undo nothing but the spare), free an empty record. */
+/* Who marked, for finish(): NULL for an UNMARK. */
+struct marker {
+	int fd;
+	const struct vl_stat *st;
+	int want_path;
+};
+
+/*
+ * Commit (or, after an error, undo nothing but the spare), note the
+ * marker, keep a spare for the next change, free an empty record.
+ */
 static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, int err,
-		   uint32_t spare)
+		   uint32_t spare, struct marker *m)
 {
 	struct vl_file *f = vl_file_at(r, fi);
 
 	if (err)
 		memset(c, 0, sizeof(*c));
-	if (!changed(c) && spare == VL_NIL && (f->h.nranges != 0 || (f->h.flags & VL_FF_ASHMEM)))
+	if (!vl_spare_used(c, spare) && spare != VL_NIL) {
+		vl_spare_keep(r, fi, spare); /* still PENDING, still this file's */
+		spare = VL_NIL;
+	}
+	if (!changed(c) && m == NULL && (f->h.nranges != 0 || (f->h.flags & VL_FF_ASHMEM)))
 		return; /* nothing shared to touch: spare the region lock */
 	if (vl_lock_region(r) != 0)
 		return;
 	vl_commit(r, fi, c, spare);
 	VL_STEP("finish: committed, region locked");
+	if (m != NULL) {
+		note_holder(f, m->fd, m->st);
+		m->want_path = path_wanted(f, m->st);
+	}
 	/* an ashmem region's record holds its state: it lives as long as the region */
 	if (f->h.nranges == 0 && !(f->h.flags & VL_FF_ASHMEM))
 		vl_file_release(r, fi);
+	else if (f->h.spare == VL_NIL && vl_room_for_node(r) == 0)
+		vl_spare_keep(r, fi, vl_node_alloc(r, fi));
+	vl_unlock_region(r);
+}
+
+/* Give the record a name that reaches the file, once (file lock held). */
+static void note_path(const struct vl_region *r, uint32_t fi, int fdnum)
+{
+	struct vl_file *f = vl_file_at(r, fi);
+	char path[VL_PATH_MAX];
+	int plen = fd_path(fdnum, path, sizeof(path));
+
+	if (plen <= 0 || vl_lock_region(r) != 0)
+		return;
+	if (f->h.path_len == 0 && !(f->h.flags & VL_FF_ASHMEM)) {
+		memcpy(f->path, path, (size_t)plen);
+		f->h.path_len = (uint32_t)plen;
+	}
 	vl_unlock_region(r);
 }
 
@@ -303,27 +372,17 @@ static int mark(const struct vl_region *r, int fdnum, uint64_t s, uint64_t e,
 		const struct vl_stat *st)
 {
 	struct found fd = { VL_NIL, 0 };
+	struct marker m = { fdnum, st, 0 };
 	struct vl_change c;
 	struct vl_file *f;
-	char path[VL_PATH_MAX];
-	int plen = 0, err;
 	uint32_t spare;
+	int err;
 
-	err = find_and_lock(r, st, fdnum, &fd, path, &plen);
+	err = find_and_lock(r, st, 1, &fd);
 	if (err)
 		return err;
 	f = vl_file_at(r, fd.fi);
-	err = vl_lock_region(r);
-	if (err) {
-		vl_unlock_file(r, fd.fi);
-		return err;
-	}
-	if (plen > 0) {
-		memcpy(f->path, path, (size_t)plen);
-		f->h.path_len = (uint32_t)plen;
-	}
-	spare = vl_room_for_node(r) == 0 ? vl_node_alloc(r, fd.fi) : VL_NIL;
-	vl_unlock_region(r);
+	spare = get_spare(r, fd.fi);
 
 	VL_STEP("mark: spare taken, file locked");
 	err = vl_ranges_mark(r, &f->h.root, fd.fi, s, e, spare, &c);
@@ -343,8 +402,10 @@ static int mark(const struct vl_region *r, int fdnum, uint64_t s, uint64_t e,
 		       (unsigned long long)c.punch_start, (unsigned long long)c.punch_end,
 		       perr ? strerror(-perr) : "ok");
 	}
-	finish(r, fd.fi, &c, err, spare);
+	finish(r, fd.fi, &c, err, spare, err ? NULL : &m);
 	VL_STEP("mark: committed, file locked");
+	if (m.want_path)
+		note_path(r, fd.fi, fdnum);
 	vl_unlock_file(r, fd.fi);
 	if (err)
 		return err;
@@ -358,26 +419,22 @@ static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struc
 	struct found fd = { VL_NIL, 0 };
 	struct vl_change c;
 	struct vl_file *f;
-	uint32_t spare = VL_NIL;
+	uint32_t spare;
 	int err;
 
-	err = find_and_lock(r, st, -1, &fd, NULL, NULL);
+	err = find_and_lock(r, st, 0, &fd);
 	if (err || fd.fi == VL_NIL)
 		return err; /* no record: nothing of it is volatile */
 	f = vl_file_at(r, fd.fi);
-	err = vl_ranges_unmark(r, &f->h.root, fd.fi, s, e, VL_NIL, &c);
+	spare = vl_spare_take(r, fd.fi);
+	err = vl_ranges_unmark(r, &f->h.root, fd.fi, s, e, spare, &c);
 	if (err == -ENOMEM) { /* a split needs a node: get one, then do it all again */
-		err = vl_lock_region(r);
-		if (err == 0) {
-			spare = vl_room_for_node(r) == 0 ? vl_node_alloc(r, fd.fi) : VL_NIL;
-			vl_unlock_region(r);
-			err = spare == VL_NIL
-				      ? -ENOMEM
+		spare = get_spare(r, fd.fi);
+		err = spare == VL_NIL ? -ENOMEM
 				      : vl_ranges_unmark(r, &f->h.root, fd.fi, s, e, spare, &c);
-		}
 	}
 	VL_STEP("unmark: tree changed, not committed");
-	finish(r, fd.fi, &c, err, spare);
+	finish(r, fd.fi, &c, err, spare, NULL);
 	vl_unlock_file(r, fd.fi);
 	return err ? err : c.was_purged;
 }

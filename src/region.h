@@ -38,7 +38,11 @@ void vl_unlock_file(const struct vl_region *r, uint32_t fi);
 int vl_room_for_node(const struct vl_region *r);
 int vl_room_for_file(const struct vl_region *r);
 
-/* Initialise the lock of a file slot used for the first time. */
-int vl_file_lock_init(const struct vl_region *r, uint32_t fi);
+/*
+ * A new LIVE record for the file id, in the table (region lock held): 0
+ * and *fi, or -ENOMEM (table or region file system full). A slot used for
+ * the first time has its lock initialised before anyone can find it.
+ */
+int vl_file_new(const struct vl_region *r, const struct vl_ident *id, uint32_t *fi);
 
 #endif

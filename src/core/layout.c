@@ -63,16 +63,22 @@ uint32_t vl_node_sum(const struct vl_region *r, const struct vl_node *n)
 	return fold(mix(h ^ slot));
 }
 
-uint32_t vl_file_sum(const struct vl_region *r, const struct vl_file *f)
+uint32_t vl_file_sum_as(const struct vl_region *r, const struct vl_file *f, uint32_t state,
+			uint32_t gen)
 {
 	uint64_t slot = (uint64_t)(f - r->files);
 	uint64_t h = mix(f->h.ident.dev ^ 0x6a09e667f3bcc909ull);
 
 	h = mix(h ^ f->h.ident.ino);
 	h = mix(h ^ (uint64_t)f->h.ident.btime_sec);
-	h = mix(h ^ f->h.ident.btime_nsec ^ ((uint64_t)f->h.state << 32));
-	h = mix(h ^ f->h.gen ^ (slot << 32));
+	h = mix(h ^ f->h.ident.btime_nsec ^ ((uint64_t)state << 32));
+	h = mix(h ^ gen ^ (slot << 32));
 	return fold(h);
+}
+
+uint32_t vl_file_sum(const struct vl_region *r, const struct vl_file *f)
+{
+	return vl_file_sum_as(r, f, f->h.state, f->h.gen);
 }
 
 uint32_t vl_geometry_sum(const struct vl_geometry *g)

@@ -34,7 +34,8 @@
 
 /* "VOLATILE" read as a little-endian u64 */
 #define VL_MAGIC 0x454c4954414c4f56ull
-#define VL_VERSION 2u /* 2: ashmem state in file records */
+#define VL_VERSION 3u /* 2: ashmem state in file records; 3: a spare node per file,
+			    records found without the region lock */
 
 /* ---- ranges ------------------------------------------------------------ */
 
@@ -96,6 +97,12 @@ struct vl_ident {
 	uint32_t pad;
 };
 
+static inline int vl_ident_same(const struct vl_ident *a, const struct vl_ident *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->btime_sec == b->btime_sec &&
+	       a->btime_nsec == b->btime_nsec;
+}
+
 struct vl_holder {
 	int32_t pid;
 	int32_t fd;
@@ -111,8 +118,17 @@ struct vl_holder {
  * A file with volatile ranges. Guarded by the region lock: state, gen,
  * ident, check, next_free (and the hash table that points here), and the
  * ways to reach it (holders, path, flags), so a purger can copy them.
- * Guarded by `lock` itself: root, nranges, vbytes, pbytes. Both locks are
- * held to free the slot. Lock order: a file's lock, then the region lock.
+ * Guarded by `lock` itself: root, nranges, vbytes, pbytes, and spare
+ * (which a MARK of another file may yet take when the region is full,
+ * with the region lock and an atomic exchange: vl_spare_steal). Both
+ * locks are held to free the slot. Lock order: a file's lock, then the
+ * region lock.
+ *
+ * The hash table, state and ident are also read with no lock at all, to
+ * guess which slot is a file's (vl_file_probe); the guess is checked
+ * under the file's lock, where a LIVE record cannot change identity. So
+ * a slot's lock is initialised before the slot is first published, and
+ * those fields are written with atomic stores.
  */
 struct vl_file_hdr {
 	pthread_mutex_t lock;
@@ -124,7 +140,7 @@ struct vl_file_hdr {
 	uint32_t root;       /* range tree, ordered by start */
 	uint32_t nranges;
 	uint32_t npurged;    /* of which purged */
-	uint32_t pad;
+	uint32_t spare;      /* a PENDING node of this file kept for its next change */
 	uint64_t vbytes;     /* bytes in unpurged ranges */
 	uint64_t pbytes;     /* bytes in purged ranges */
 	struct vl_holder holders[VL_HOLDERS];
@@ -266,6 +282,9 @@ static inline uint32_t vl_meta(uint32_t file, unsigned state, int purged)
 uint32_t vl_format(void);
 uint32_t vl_node_sum(const struct vl_region *r, const struct vl_node *n);
 uint32_t vl_file_sum(const struct vl_region *r, const struct vl_file *f);
+/* the sum f will have once its state and gen are these */
+uint32_t vl_file_sum_as(const struct vl_region *r, const struct vl_file *f, uint32_t state,
+			uint32_t gen);
 uint32_t vl_geometry_sum(const struct vl_geometry *g);
 
 static inline void vl_node_seal(const struct vl_region *r, struct vl_node *n)

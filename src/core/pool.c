@@ -142,7 +142,7 @@ void vl_commit(const struct vl_region *r, uint32_t fi, const struct vl_change *c
 		next = N(r, n)->left;
 		vl_node_free(r, n);
 	}
-	if (spare != VL_NIL && !(c->keep_new && c->keep == spare) && c->split != spare)
+	if (!vl_spare_used(c, spare))
 		vl_node_free(r, spare);
 	VL_STEP("commit: nodes freed");
 
@@ -185,10 +185,22 @@ static uint32_t hash_of(const struct vl_region *r, uint64_t dev, uint64_t ino)
 	return (uint32_t)(h >> 32) & (r->hash_cap - 1);
 }
 
-static int same_ident(const struct vl_ident *a, const struct vl_ident *b)
+/* Equal to id, read while a publisher may be writing it (vl_file_probe). */
+static int ident_seen(const struct vl_ident *a, const struct vl_ident *id)
 {
-	return a->dev == b->dev && a->ino == b->ino && a->btime_sec == b->btime_sec &&
-	       a->btime_nsec == b->btime_nsec;
+	return __atomic_load_n(&a->dev, __ATOMIC_RELAXED) == id->dev &&
+	       __atomic_load_n(&a->ino, __ATOMIC_RELAXED) == id->ino &&
+	       __atomic_load_n(&a->btime_sec, __ATOMIC_RELAXED) == id->btime_sec &&
+	       __atomic_load_n(&a->btime_nsec, __ATOMIC_RELAXED) == id->btime_nsec;
+}
+
+static void ident_store(struct vl_ident *a, const struct vl_ident *id)
+{
+	__atomic_store_n(&a->dev, id->dev, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->ino, id->ino, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->btime_sec, id->btime_sec, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->btime_nsec, id->btime_nsec, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->pad, 0, __ATOMIC_RELAXED);
 }
 
 int vl_file_lookup(const struct vl_region *r, const struct vl_ident *id, uint32_t *fi)
@@ -206,12 +218,42 @@ int vl_file_lookup(const struct vl_region *r, const struct vl_ident *id, uint32_
 		f = F(r, s);
 		if (s >= r->file_cap || f->h.state != VL_FILE_LIVE || !vl_file_ok(r, f))
 			return -EUCLEAN;
-		if (same_ident(&f->h.ident, id)) {
+		if (vl_ident_same(&f->h.ident, id)) {
 			*fi = s;
 			return 0;
 		}
 	}
 	return -EUCLEAN; /* a table with no empty slot: it is at most half full */
+}
+
+/*
+ * Without the region lock, a writer may be moving entries of the probe
+ * run (hash_remove) or publishing a record: an entry can be missed, or a
+ * slot seen that is being freed. Either way the answer is only a guess,
+ * and the caller checks it under the file's lock or asks again locked.
+ */
+uint32_t vl_file_probe(const struct vl_region *r, const struct vl_ident *id)
+{
+	uint32_t mask = r->hash_cap - 1, i = hash_of(r, id->dev, id->ino), steps;
+
+	for (steps = 0; steps < r->hash_cap; steps++, i = (i + 1) & mask) {
+		uint32_t s = __atomic_load_n(&r->hash[i], __ATOMIC_ACQUIRE);
+		const struct vl_file *f;
+
+		if (s == VL_NIL || s >= r->file_cap)
+			return VL_NIL;
+		f = F(r, s);
+		if (__atomic_load_n(&f->h.state, __ATOMIC_ACQUIRE) == VL_FILE_LIVE &&
+		    ident_seen(&f->h.ident, id))
+			return s;
+	}
+	return VL_NIL;
+}
+
+static void hash_set(const struct vl_region *r, uint32_t i, uint32_t fi)
+{
+	/* release: a lock-free prober that reads fi sees the record published */
+	__atomic_store_n(&r->hash[i], fi, __ATOMIC_RELEASE);
 }
 
 static void hash_insert(const struct vl_region *r, uint32_t fi)
@@ -221,7 +263,7 @@ static void hash_insert(const struct vl_region *r, uint32_t fi)
 
 	for (steps = 0; steps < r->hash_cap; steps++, i = (i + 1) & (r->hash_cap - 1)) {
 		if (r->hash[i] == VL_NIL) {
-			r->hash[i] = fi;
+			hash_set(r, i, fi);
 			return;
 		}
 	}
@@ -241,7 +283,7 @@ static void hash_remove(const struct vl_region *r, uint32_t fi)
 	 * unless their home slot lies cyclically in (hole, j], where they
 	 * would no longer be found from.
 	 */
-	r->hash[i] = VL_NIL;
+	hash_set(r, i, VL_NIL);
 	VL_STEP("hash_remove: hole made");
 	for (j = (i + 1) & mask, steps = 0; r->hash[j] != VL_NIL && steps < r->hash_cap;
 	     j = (j + 1) & mask, steps++) {
@@ -249,18 +291,17 @@ static void hash_remove(const struct vl_region *r, uint32_t fi)
 		uint32_t home = hash_of(r, g->h.ident.dev, g->h.ident.ino);
 
 		if (((j - home) & mask) >= ((j - i) & mask)) {
-			r->hash[i] = r->hash[j];
-			r->hash[j] = VL_NIL;
+			hash_set(r, i, r->hash[j]);
+			hash_set(r, j, VL_NIL);
 			i = j;
 		}
 	}
 }
 
-uint32_t vl_file_create(const struct vl_region *r, const struct vl_ident *id, int *fresh)
+uint32_t vl_file_take(const struct vl_region *r, int *fresh)
 {
 	struct vl_counters *c = C(r);
 	uint32_t fi = c->file_free;
-	struct vl_file *f;
 
 	*fresh = 0;
 	if (fi != VL_NIL && fi < r->file_cap && F(r, fi)->h.state == VL_FILE_FREE) {
@@ -272,7 +313,14 @@ uint32_t vl_file_create(const struct vl_region *r, const struct vl_ident *id, in
 	} else {
 		return VL_NIL;
 	}
-	f = F(r, fi);
+	VL_STEP("file_take: taken, not published");
+	return fi;
+}
+
+void vl_file_publish(const struct vl_region *r, uint32_t fi, const struct vl_ident *id)
+{
+	struct vl_file *f = F(r, fi);
+
 	/*
 	 * Everything but the lock, the state and the gen. A late waiter may
 	 * still be blocked on the lock; and a MARK that found this slot live
@@ -283,14 +331,80 @@ uint32_t vl_file_create(const struct vl_region *r, const struct vl_ident *id, in
 	 */
 	memset(&f->h.check, 0, sizeof(*f) - offsetof(struct vl_file, h.check));
 	VL_STEP("file_create: cleared");
-	f->h.ident = *id;
+	ident_store(&f->h.ident, id);
+	/* sealed before it is LIVE: whoever sees it LIVE sees its sum too */
+	f->h.check = vl_file_sum_as(r, f, VL_FILE_LIVE, f->h.gen);
+	VL_STEP("file_create: sealed, not live");
 	__atomic_store_n(&f->h.state, VL_FILE_LIVE, __ATOMIC_RELEASE);
-	VL_STEP("file_create: live, not sealed");
-	vl_file_seal(r, f);
 	hash_insert(r, fi);
 	VL_STEP("file_create: in the table");
-	c->files_used++;
+	C(r)->files_used++;
+}
+
+uint32_t vl_file_create(const struct vl_region *r, const struct vl_ident *id, int *fresh)
+{
+	uint32_t fi = vl_file_take(r, fresh);
+
+	if (fi != VL_NIL)
+		vl_file_publish(r, fi, id);
 	return fi;
+}
+
+/*
+ * The kept spare is taken by its file's lock holder, and may be stolen by
+ * a MARK of another file when the region is full (vl_spare_steal, region
+ * lock held): the field is exchanged atomically, so exactly one of them
+ * gets the node.
+ */
+uint32_t vl_spare_take(const struct vl_region *r, uint32_t fi)
+{
+	struct vl_file *f = F(r, fi);
+	uint32_t n = __atomic_exchange_n(&f->h.spare, VL_NIL, __ATOMIC_ACQ_REL);
+	const struct vl_node *x;
+
+	if (n == VL_NIL || n >= r->node_cap)
+		return VL_NIL;
+	x = N(r, n);
+	/* a scribbled index must not hand out a node in use */
+	if (vl_node_state(x) != VL_NODE_PENDING || vl_node_file(x) != fi ||
+	    x->check != vl_node_sum(r, x))
+		return VL_NIL;
+	return n;
+}
+
+void vl_spare_keep(const struct vl_region *r, uint32_t fi, uint32_t n)
+{
+	__atomic_store_n(&F(r, fi)->h.spare, n, __ATOMIC_RELEASE);
+}
+
+int vl_spare_used(const struct vl_change *c, uint32_t spare)
+{
+	return spare != VL_NIL && ((c->keep_new && c->keep == spare) || c->split == spare);
+}
+
+uint32_t vl_spare_steal(const struct vl_region *r, uint32_t to)
+{
+	uint32_t hwm = C(r)->file_hwm < r->file_cap ? C(r)->file_hwm : r->file_cap;
+
+	for (uint32_t fi = 1; fi < hwm; fi++) {
+		struct vl_file *f = F(r, fi);
+		uint32_t n = __atomic_load_n(&f->h.spare, __ATOMIC_ACQUIRE);
+		struct vl_node *x;
+
+		if (fi == to || n == VL_NIL || n >= r->node_cap)
+			continue;
+		x = N(r, n);
+		if (vl_node_state(x) != VL_NODE_PENDING || vl_node_file(x) != fi ||
+		    !__atomic_compare_exchange_n(&f->h.spare, &n, VL_NIL, 0, __ATOMIC_ACQ_REL,
+						 __ATOMIC_RELAXED))
+			continue;
+		/* a kept spare is only ever a PENDING node of its file: still so */
+		VL_STEP("spare_steal: taken, not given");
+		x->meta = vl_meta(to, VL_NODE_PENDING, 0);
+		vl_node_seal(r, x);
+		return n;
+	}
+	return VL_NIL;
 }
 
 void vl_file_release(const struct vl_region *r, uint32_t fi)
@@ -302,7 +416,8 @@ void vl_file_release(const struct vl_region *r, uint32_t fi)
 		return;
 	hash_remove(r, fi);
 	VL_STEP("file_release: out of the table");
-	f->h.state = VL_FILE_FREE;
+	vl_node_free(r, vl_spare_take(r, fi));
+	__atomic_store_n(&f->h.state, VL_FILE_FREE, __ATOMIC_RELEASE);
 	VL_STEP("file_release: free, gen not bumped");
 	f->h.gen++; /* anyone who looked this slot up before must look again */
 	f->h.root = VL_NIL;
@@ -322,6 +437,12 @@ static int all_zero(const void *p, size_t n)
 		if (*b++)
 			return 0;
 	return 1;
+}
+
+/* All zeros but, perhaps, the lock: a slot taken fresh and never published. */
+static int never_published(const struct vl_file *f)
+{
+	return all_zero(&f->h.ident, sizeof(*f) - offsetof(struct vl_file, h.ident));
 }
 
 /*
@@ -452,11 +573,11 @@ void vl_pool_rebuild(const struct vl_region *r)
 
 	/*
 	 * files: table and free list again from the records. Slots at the top
-	 * that are all zeros were never used (a create cut right after raising
-	 * the mark, or a scribbled mark): they go back above the mark, so they
-	 * are handed out as new, lock initialisation included.
+	 * that were never published (a create cut between raising the mark and
+	 * publishing, or a scribbled mark) go back above the mark, so they are
+	 * handed out as new, lock initialisation included.
 	 */
-	while (c->file_hwm > 1 && all_zero(F(r, c->file_hwm - 1), sizeof(struct vl_file)))
+	while (c->file_hwm > 1 && never_published(F(r, c->file_hwm - 1)))
 		c->file_hwm--;
 	memset(r->hash, 0, (size_t)r->hash_cap * sizeof(uint32_t));
 	c->file_free = VL_NIL;
@@ -493,8 +614,9 @@ void vl_pool_rebuild(const struct vl_region *r)
 
 /*
  * A holder of file fi's lock died mid-change. Rebuild its tree from the
- * nodes that name it: PENDING ones were that holder's spares (a live
- * process only holds spares of a file while holding its lock), LIVE ones
+ * nodes that name it: PENDING ones were that holder's spares or the
+ * file's kept spare (a live process only holds spares of a file while
+ * holding its lock, and the kept one is only handed out under it), LIVE ones
  * are merged back, overlaps joined, purged if any part was. Every
  * intermediate state of a change is a set of LIVE nodes whose union is
  * what the file had before or after it, so this loses no volatile byte
@@ -511,6 +633,7 @@ void vl_file_repair(const struct vl_region *r, uint32_t fi)
 	c->ranges -= f->h.nranges;
 	c->ranges_purged -= f->h.npurged;
 	f->h.root = VL_NIL;
+	f->h.spare = VL_NIL; /* a PENDING node: freed below with the dead holder's */
 	f->h.nranges = f->h.npurged = 0;
 	f->h.vbytes = f->h.pbytes = 0;
 	hwm = c->node_hwm < r->node_cap ? c->node_hwm : r->node_cap;

@@ -73,7 +73,6 @@ int main(int argc, char **argv)
 	struct vl_stat st;
 	struct vl_ident old;
 	uint32_t fi;
-	int fresh;
 
 	if (argc == 4 && strcmp(argv[1], "scribble") == 0)
 		return scribble(argv[2], argv[3]);
@@ -89,8 +88,7 @@ int main(int argc, char **argv)
 	}
 	old = st.id;
 	old.btime_sec -= 3600; /* an hour older: another file */
-	fi = vl_file_create(&r, &old, &fresh);
-	if (fi == VL_NIL || (fresh && vl_file_lock_init(&r, fi) != 0)) {
+	if (vl_file_new(&r, &old, &fi) != 0) {
 		fprintf(stderr, "plant: region full\n");
 		return 1;
 	}

@@ -463,6 +463,9 @@ static void ftab_verify(struct ftab *x)
 		th_check_msg(err == 0, "lookup %d: %d", i, err);
 		th_check_msg(fi == x->live_fi[i], "lookup of identity %d: file %u, want %u", i, fi,
 			     x->live_fi[i]);
+		/* with no writer at work, the lock-free probe's guess is exact */
+		th_check_msg(vl_file_probe(r, &x->id[i]) == fi, "probe of identity %d: file %u, "
+			     "lookup %u", i, vl_file_probe(r, &x->id[i]), fi);
 		x->twins_together += fi != VL_NIL && x->live_fi[twin_of(i)] != VL_NIL;
 	}
 	/* (dev, ino) of files in the table, born at a time no file was: nothing */
@@ -474,6 +477,7 @@ static void ftab_verify(struct ftab *x)
 		err = vl_file_lookup(r, &ghost, &fi);
 		th_check_msg(err == 0 && fi == VL_NIL, "lookup of a ghost of %d: %d, file %u", i,
 			     err, fi);
+		th_check_msg(vl_file_probe(r, &ghost) == VL_NIL, "probe of a ghost of %d", i);
 	}
 	/*
 	 * the table holds exactly the LIVE files, on unbroken probe runs (each
@@ -843,6 +847,190 @@ START_TEST(test_commit_frees_unused_spare)
 	ck_assert_uint_eq(r->hdr->c.volatile_bytes, 0);
 	ck_assert_uint_eq(r->hdr->c.lru_head, VL_NIL);
 	ck_assert_uint_eq(vl_file_at(r, fi)->h.nranges, 0);
+	th_region_fini(&t);
+}
+END_TEST
+
+/* ---- a file's kept spare ---------------------------------------------------- */
+
+static uint32_t keep_new_spare(const struct vl_region *r, uint32_t fi)
+{
+	uint32_t n = vl_node_alloc(r, fi);
+
+	ck_assert_uint_ne(n, VL_NIL);
+	vl_spare_keep(r, fi, n);
+	return n;
+}
+
+START_TEST(test_spare_keep_take)
+{
+	struct th_region t;
+	const struct vl_region *r;
+	uint32_t a, b, n, m;
+
+	th_region_init(&t, 16, 4);
+	r = &t.r;
+	a = th_file_new(r, 1, 1);
+	b = th_file_new(r, 1, 2);
+	ck_assert_uint_eq(vl_spare_take(r, a), VL_NIL); /* a new record keeps none */
+	n = keep_new_spare(r, a);
+	ck_assert_uint_eq(vl_spare_take(r, b), VL_NIL);
+	ck_assert_uint_eq(vl_spare_take(r, a), n);
+	ck_assert_uint_eq(vl_file_at(r, a)->h.spare, VL_NIL); /* taken means gone */
+	ck_assert_uint_eq(vl_spare_take(r, a), VL_NIL);
+
+	/* what a scribble could leave there is never handed out */
+	vl_file_at(r, a)->h.spare = r->node_cap + 5;
+	ck_assert_uint_eq(vl_spare_take(r, a), VL_NIL);
+	m = keep_new_spare(r, b);
+	vl_file_at(r, a)->h.spare = m; /* b's */
+	ck_assert_uint_eq(vl_spare_take(r, a), VL_NIL);
+	ck_assert_uint_eq(vl_spare_take(r, b), m);
+	pmark(r, a, 0, 10); /* a LIVE node */
+	vl_file_at(r, a)->h.spare = vl_file_at(r, a)->h.root;
+	ck_assert_uint_eq(vl_spare_take(r, a), VL_NIL);
+	vl_node_at(r, n)->seq = 77; /* a PENDING node whose sum fails */
+	vl_file_at(r, a)->h.spare = n;
+	ck_assert_uint_eq(vl_spare_take(r, a), VL_NIL);
+	th_region_fini(&t);
+}
+END_TEST
+
+START_TEST(test_spare_used)
+{
+	struct vl_change c;
+
+	memset(&c, 0, sizeof(c));
+	ck_assert(!vl_spare_used(&c, VL_NIL));
+	ck_assert(!vl_spare_used(&c, 5));
+	c.keep = 5;
+	ck_assert(!vl_spare_used(&c, 5)); /* an old range absorbed the new one */
+	c.keep_new = 1;
+	ck_assert(vl_spare_used(&c, 5));
+	memset(&c, 0, sizeof(c));
+	c.split = 5;
+	ck_assert(vl_spare_used(&c, 5));
+	ck_assert(!vl_spare_used(&c, 6));
+}
+END_TEST
+
+START_TEST(test_spare_freed_with_record)
+{
+	struct th_region t;
+	const struct vl_region *r;
+	uint32_t a, n;
+
+	th_region_init(&t, 16, 4);
+	r = &t.r;
+	a = th_file_new(r, 1, 1);
+	n = keep_new_spare(r, a);
+	ck_assert_uint_eq(r->hdr->c.nodes_used, 1);
+	vl_file_release(r, a);
+	ck_assert_uint_eq(r->hdr->c.nodes_used, 0);
+	ck_assert_uint_eq(vl_node_state(vl_node_at(r, n)), VL_NODE_FREE);
+	/* the slot's next file starts with none */
+	ck_assert_uint_eq(th_file_new(r, 1, 9), a);
+	ck_assert_uint_eq(vl_file_at(r, a)->h.spare, VL_NIL);
+	th_region_fini(&t);
+}
+END_TEST
+
+/* A dead holder of the file's lock: the repair frees the kept spare too. */
+START_TEST(test_spare_freed_by_repair)
+{
+	struct th_region t;
+	const struct vl_region *r;
+	uint32_t a, n;
+
+	th_region_init(&t, 16, 4);
+	r = &t.r;
+	a = th_file_new(r, 1, 1);
+	pmark(r, a, 0, 10);
+	n = keep_new_spare(r, a);
+	ck_assert_uint_eq(r->hdr->c.nodes_used, 2);
+	vl_file_repair(r, a);
+	ck_assert_uint_eq(vl_file_at(r, a)->h.spare, VL_NIL);
+	ck_assert_uint_eq(vl_node_state(vl_node_at(r, n)), VL_NODE_FREE);
+	ck_assert_uint_eq(r->hdr->c.nodes_used, 1);
+	ck_assert_uint_eq(vl_file_at(r, a)->h.nranges, 1);
+	/* a region rebuild leaves it kept: its file's lock holder may take it any time */
+	n = keep_new_spare(r, a);
+	vl_pool_rebuild(r);
+	ck_assert_uint_eq(r->hdr->c.nodes_used, 2);
+	ck_assert_uint_eq(vl_spare_take(r, a), n);
+	th_region_fini(&t);
+}
+END_TEST
+
+/* A full region: the last nodes are anyone's, kept spares included. */
+START_TEST(test_spare_steal)
+{
+	struct th_region t;
+	const struct vl_region *r;
+	uint32_t a, b, c, n, m, filled;
+
+	th_region_init(&t, 4, 4);
+	r = &t.r;
+	a = th_file_new(r, 1, 1);
+	b = th_file_new(r, 1, 2);
+	c = th_file_new(r, 1, 3);
+	ck_assert_uint_eq(vl_spare_steal(r, c), VL_NIL); /* nobody keeps one */
+	n = keep_new_spare(r, a);
+	m = keep_new_spare(r, b);
+	for (uint64_t k = 0;; k++) { /* fill the region with ranges of c */
+		uint32_t x = vl_node_alloc(r, c);
+		struct vl_change ch;
+
+		if (x == VL_NIL)
+			break;
+		ck_assert_int_eq(vl_ranges_mark(r, th_root(r, c), c, 20 * k, 20 * k + 10, x, &ch),
+				 0);
+		vl_commit(r, c, &ch, x);
+	}
+	filled = vl_file_at(r, c)->h.nranges;
+	ck_assert_uint_eq(filled, r->node_cap - 3); /* the sentinel and two kept spares */
+	ck_assert_uint_eq(vl_spare_steal(r, a), m); /* not its own */
+	ck_assert_uint_eq(vl_node_file(vl_node_at(r, m)), a);
+	ck_assert_uint_eq(vl_node_state(vl_node_at(r, m)), VL_NODE_PENDING);
+	ck_assert_uint_eq(vl_node_at(r, m)->check, vl_node_sum(r, vl_node_at(r, m)));
+	ck_assert_uint_eq(vl_file_at(r, b)->h.spare, VL_NIL);
+	ck_assert_uint_eq(vl_spare_take(r, b), VL_NIL);
+	ck_assert_uint_eq(vl_spare_steal(r, a), VL_NIL); /* only its own is left */
+	ck_assert_uint_eq(vl_spare_steal(r, c), n);
+	ck_assert_uint_eq(vl_spare_take(r, a), VL_NIL);
+	/* the stolen node serves its new file */
+	{
+		struct vl_change ch;
+
+		ck_assert_int_eq(vl_ranges_mark(r, th_root(r, c), c, 1 << 20, 2 << 20, n, &ch), 0);
+		ck_assert(vl_spare_used(&ch, n));
+		vl_commit(r, c, &ch, n);
+	}
+	ck_assert_uint_eq(vl_file_at(r, c)->h.nranges, filled + 1);
+	th_region_fini(&t);
+}
+END_TEST
+
+/* A create cut after the fresh slot's lock was initialised, before publishing. */
+START_TEST(test_rebuild_unpublished_slot)
+{
+	struct th_region t;
+	const struct vl_region *r;
+	uint32_t a, fi;
+	int fresh;
+
+	th_region_init(&t, 16, 4);
+	r = &t.r;
+	a = th_file_new(r, 1, 1);
+	fi = vl_file_take(r, &fresh);
+	ck_assert_int_eq(fresh, 1);
+	memset(&vl_file_at(r, fi)->h.lock, 0x5a, sizeof(pthread_mutex_t));
+	ck_assert_uint_eq(vl_file_probe(r, &(struct vl_ident){ 0 }), VL_NIL);
+	vl_pool_rebuild(r);
+	ck_assert_uint_eq(r->hdr->c.files_used, 1);
+	ck_assert_uint_eq(vl_file_take(r, &fresh), fi);
+	ck_assert_msg(fresh == 1, "the slot must be handed out as new, its lock initialised again");
+	(void)a;
 	th_region_fini(&t);
 }
 END_TEST
@@ -1677,6 +1865,14 @@ static Suite *pool_suite(void)
 	tcase_add_loop_test(tc, test_rebuild_quarantine, 0, 8);
 	tcase_add_test(tc, test_rebuild_keeps_bad_nodes);
 	tcase_add_loop_test(tc, test_rebuild_never_used_file_slots, 0, 2);
+	tcase_add_test(tc, test_rebuild_unpublished_slot);
+	suite_add_tcase(s, tc);
+	tc = th_tcase("spare", 30);
+	tcase_add_test(tc, test_spare_keep_take);
+	tcase_add_test(tc, test_spare_used);
+	tcase_add_test(tc, test_spare_freed_with_record);
+	tcase_add_test(tc, test_spare_freed_by_repair);
+	tcase_add_test(tc, test_spare_steal);
 	suite_add_tcase(s, tc);
 	return s;
 }
