@@ -8,7 +8,9 @@
  *      write; a purge also keeps it for the whole punch.
  *   2. A purge flags the range purged (and commits that) BEFORE it punches,
  *      and punches only the extent the range has at that moment, read
- *      under the lock.
+ *      under the lock. (It may flag several ranges of the file at once,
+ *      then punch each: the lock is held from the first flag to the last
+ *      punch.)
  *   So an UNMARK of those bytes runs either wholly before the purge took
  *   the lock (the range is gone or trimmed when the purge looks again, and
  *   nothing of it is punched), or wholly after the punch finished (it sees
@@ -274,15 +276,67 @@ static int fd_for(struct pass *p, const struct vl_target *t, struct vl_purge_rep
 
 enum { PURGED, RETRY, STOP };
 
-/* One victim: choose, reach, lock, check again, flag, punch. */
+/*
+ * Ranges flagged in one visit to a file: the oldest, and the ranges that
+ * come right after it in age while they are the same file's. The file
+ * lock is held across all their punches, so a MARK of that file may wait
+ * for BATCH punches.
+ */
+#define BATCH 8
+
+struct extent {
+	uint64_t start, end;
+};
+
+/* Is n, next in age, another range of file fi to flag in this visit? (region lock held) */
+static int batch_more(const struct vl_region *r, const struct vl_goal *g,
+		      const struct vl_purge_report *rep, uint32_t n, uint32_t fi)
+{
+	const struct vl_node *x;
+
+	if (n == VL_NIL || n >= r->node_cap || done(r, g, rep))
+		return 0;
+	x = vl_node_at(r, n);
+	return vl_node_file(x) == fi && vl_node_state(x) == VL_NODE_LIVE && !vl_node_purged(x);
+}
+
+/*
+ * Flag n and the ranges after it in age that are file t's too, as far as
+ * the goal wants (both locks held). Returns how many, their extents in ext.
+ */
+static int flag_batch(const struct vl_region *r, const struct vl_goal *g, struct vl_file *f,
+		      uint32_t fi, uint32_t n, struct extent *ext, struct vl_purge_report *rep)
+{
+	int k = 0;
+
+	do {
+		uint32_t next = vl_node_at(r, n)->next; /* unpurged: no merge frees it */
+		struct vl_change c;
+
+		if (vl_ranges_purge(r, &f->h.root, fi, n, &c) != 0)
+			break;
+		vl_commit(r, fi, &c, VL_NIL);
+		r->hdr->c.purges++;
+		r->hdr->c.purged_total += c.punch_end - c.punch_start;
+		ext[k].start = c.punch_start;
+		ext[k].end = c.punch_end;
+		rep->bytes += c.punch_end - c.punch_start;
+		rep->ranges++;
+		k++;
+		n = next;
+	} while (k < BATCH && batch_more(r, g, rep, n, fi));
+	return k;
+}
+
+/* One visit: choose the oldest, reach its file, lock, check again, flag, punch. */
 static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_report *rep)
 {
 	const struct vl_region *r = p->r;
+	struct extent ext[BATCH];
 	struct vl_target t;
-	struct vl_change c;
 	struct vl_file *f;
 	uint32_t n, seq;
-	int fd, err, theirs, sound;
+	int fd, err, theirs, sound, k;
 
 	if (vl_lock_region(r) != 0)
 		return STOP;
@@ -321,7 +375,8 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 		vl_unlock_file(r, t.fi);
 		return RETRY;
 	}
-	if ((theirs && !vl_fd_is(fd, &t.id)) || vl_ranges_purge(r, &f->h.root, t.fi, n, &c) != 0) {
+	k = (theirs && !vl_fd_is(fd, &t.id)) ? 0 : flag_batch(r, g, f, t.fi, n, ext, rep);
+	if (k == 0) {
 		/* the caller's fd is another file now, or the tree is corrupt */
 		vl_unlock_region(r);
 		vl_unlock_file(r, t.fi);
@@ -330,25 +385,22 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 		rep->files_skipped++;
 		return p->nskip < SKIP_MAX ? RETRY : STOP;
 	}
-	vl_commit(r, t.fi, &c, VL_NIL);
-	r->hdr->c.purges++;
-	r->hdr->c.purged_total += c.punch_end - c.punch_start;
 	VL_STEP("purge: flagged purged, region locked");
 	vl_unlock_region(r);
 
-	VL_STEP("purge: flagged purged, not punched");
-	err = vl_sys_punch(fd, c.punch_start, c.punch_end - c.punch_start);
-	VL_STEP("purge: punched, file locked");
+	for (int i = 0; i < k; i++) {
+		VL_STEP("purge: flagged purged, not punched");
+		err = vl_sys_punch(fd, ext[i].start, ext[i].end - ext[i].start);
+		VL_STEP("purge: punched, file locked");
+		if (err)
+			vl_log("punch of file %u [%llu, %llu) failed: %s (flagged purged anyway)",
+			       t.fi, (unsigned long long)ext[i].start,
+			       (unsigned long long)ext[i].end, strerror(-err));
+		else
+			vl_log("purged file %u [%llu, %llu)", t.fi, (unsigned long long)ext[i].start,
+			       (unsigned long long)ext[i].end);
+	}
 	vl_unlock_file(r, t.fi);
-	if (err)
-		vl_log("punch of file %u [%llu, %llu) failed: %s (flagged purged anyway)", t.fi,
-		       (unsigned long long)c.punch_start, (unsigned long long)c.punch_end,
-		       strerror(-err));
-	else
-		vl_log("purged file %u [%llu, %llu)", t.fi, (unsigned long long)c.punch_start,
-		       (unsigned long long)c.punch_end);
-	rep->bytes += c.punch_end - c.punch_start;
-	rep->ranges++;
 	return PURGED;
 }
 
