@@ -217,6 +217,14 @@ int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, u
 	}
 	if (x == BAD)
 		return -EUCLEAN;
+	/*
+	 * A range that holds [s, e) with room on both sides is the only one
+	 * [s, e) meets, in a sound tree. In a tree that says otherwise, the
+	 * split's insert (which may fail) could come after ranges were taken
+	 * out: refuse before changing anything.
+	 */
+	if (split && steps != 1)
+		return -EUCLEAN;
 	if (split && spare == VL_NIL)
 		return -ENOMEM;
 

@@ -326,6 +326,22 @@ static void op_walk(struct fz *z)
 			continue;
 		(void)vl_rb_check(r, vl_file_at(r, fi)->h.root, fi);
 		(void)vl_file_lookup(r, &vl_file_at(r, fi)->h.ident, &found);
+		/* what MARK reads with no lock, and the spares it takes */
+		(void)vl_file_probe(r, &vl_file_at(r, fi)->h.ident);
+		found = vl_spare_take(r, fi);
+		fail_if(found != VL_NIL &&
+				(vl_node_state(vl_node_at(r, found)) != VL_NODE_PENDING ||
+				 vl_node_file(vl_node_at(r, found)) != fi),
+			"spare of file %u: node %u is not a PENDING node of it", fi, found);
+		if (found != VL_NIL)
+			vl_spare_keep(r, fi, found);
+		found = vl_spare_steal(r, fi);
+		fail_if(found != VL_NIL &&
+				(vl_node_state(vl_node_at(r, found)) != VL_NODE_PENDING ||
+				 vl_node_file(vl_node_at(r, found)) != fi),
+			"stolen for file %u: node %u is not a PENDING node of it", fi, found);
+		if (found != VL_NIL)
+			vl_spare_keep(r, fi, found);
 	}
 }
 
