@@ -4,6 +4,8 @@
  */
 #include "harness.h"
 
+#include <pthread.h>
+
 /* ---- node allocator --------------------------------------------------------- */
 
 static int node_is_zero_free(const struct vl_region *r, uint32_t n)
@@ -848,6 +850,150 @@ START_TEST(test_commit_frees_unused_spare)
 	ck_assert_uint_eq(r->hdr->c.lru_head, VL_NIL);
 	ck_assert_uint_eq(vl_file_at(r, fi)->h.nranges, 0);
 	th_region_fini(&t);
+}
+END_TEST
+
+/* ---- lock-free probes racing creates and releases ------------------------------ */
+
+/*
+ * The protocol of ops.c, in threads: a writer makes and frees records of
+ * a few identities (a release holds the file's lock and then the region
+ * lock, a create the region lock alone, initialising a fresh slot's lock
+ * before it publishes the slot); readers probe with no lock, lock the
+ * slot guessed, and check it. A guess that passes the check must be the
+ * record the locked lookup finds, and stay so while its lock is held.
+ * Under ThreadSanitizer this is also a race check of the probe's reads.
+ */
+#define RACE_IDS 6
+
+struct probe_race {
+	struct th_region t;
+	const struct vl_region *r;
+	pthread_mutex_t region; /* stands for the region lock */
+	struct vl_ident id[RACE_IDS];
+	int stop;
+	long creates, releases, verified, misses, wrong;
+};
+
+static void race_create(struct probe_race *x, int k)
+{
+	const struct vl_region *r = x->r;
+	uint32_t fi;
+	int fresh;
+
+	pthread_mutex_lock(&x->region);
+	if (vl_file_lookup(r, &x->id[k], &fi) == 0 && fi == VL_NIL &&
+	    (fi = vl_file_take(r, &fresh)) != VL_NIL) {
+		if (fresh)
+			pthread_mutex_init(&vl_file_at(r, fi)->h.lock, NULL);
+		vl_file_publish(r, fi, &x->id[k]);
+		x->creates++;
+	}
+	pthread_mutex_unlock(&x->region);
+}
+
+static void race_release(struct probe_race *x, int k)
+{
+	const struct vl_region *r = x->r;
+	uint32_t fi, again;
+
+	pthread_mutex_lock(&x->region);
+	if (vl_file_lookup(r, &x->id[k], &fi) != 0)
+		fi = VL_NIL;
+	pthread_mutex_unlock(&x->region);
+	if (fi == VL_NIL)
+		return;
+	pthread_mutex_lock(&vl_file_at(r, fi)->h.lock);
+	pthread_mutex_lock(&x->region);
+	if (vl_file_lookup(r, &x->id[k], &again) == 0 && again == fi) {
+		vl_file_release(r, fi);
+		x->releases++;
+	}
+	pthread_mutex_unlock(&x->region);
+	pthread_mutex_unlock(&vl_file_at(r, fi)->h.lock);
+}
+
+static void *race_writer(void *arg)
+{
+	struct probe_race *x = arg;
+	uint64_t rng = 7;
+
+	while (!__atomic_load_n(&x->stop, __ATOMIC_RELAXED)) {
+		int k = (int)th_below(&rng, RACE_IDS);
+
+		if (th_below(&rng, 2))
+			race_create(x, k);
+		else
+			race_release(x, k);
+	}
+	return NULL;
+}
+
+static void *race_reader(void *arg)
+{
+	struct probe_race *x = arg;
+	const struct vl_region *r = x->r;
+	uint64_t rng = (uint64_t)(uintptr_t)&rng;
+	long verified = 0, misses = 0, wrong = 0;
+
+	for (int i = 0; i < 200000; i++) {
+		int k = (int)th_below(&rng, RACE_IDS);
+		uint32_t fi = vl_file_probe(r, &x->id[k]), found;
+		struct vl_file *f;
+
+		if (fi == VL_NIL) {
+			misses++;
+			continue;
+		}
+		f = vl_file_at(r, fi);
+		pthread_mutex_lock(&f->h.lock);
+		if (__atomic_load_n(&f->h.state, __ATOMIC_ACQUIRE) == VL_FILE_LIVE &&
+		    vl_file_ok(r, f) && vl_ident_same(&f->h.ident, &x->id[k])) {
+			verified++;
+			pthread_mutex_lock(&x->region);
+			if (vl_file_lookup(r, &x->id[k], &found) != 0 || found != fi ||
+			    f->h.state != VL_FILE_LIVE)
+				wrong++;
+			pthread_mutex_unlock(&x->region);
+		}
+		pthread_mutex_unlock(&f->h.lock);
+	}
+	pthread_mutex_lock(&x->region);
+	x->verified += verified;
+	x->misses += misses;
+	x->wrong += wrong;
+	pthread_mutex_unlock(&x->region);
+	return NULL;
+}
+
+START_TEST(test_probe_race)
+{
+	struct probe_race *x = calloc(1, sizeof(*x));
+	pthread_t w, rd[2];
+
+	ck_assert_ptr_nonnull(x);
+	th_region_init(&x->t, 16, 8); /* fewer slots than identities: slots are reused */
+	x->r = &x->t.r;
+	pthread_mutex_init(&x->region, NULL);
+	for (int k = 0; k < RACE_IDS; k++)
+		x->id[k] = th_ident(3, (uint64_t)(k % 3) + 1); /* twins: same (dev, ino) */
+	for (int k = 3; k < RACE_IDS; k++)
+		x->id[k].btime_sec += 1000;
+	ck_assert_int_eq(pthread_create(&w, NULL, race_writer, x), 0);
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(pthread_create(&rd[i], NULL, race_reader, x), 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(rd[i], NULL);
+	__atomic_store_n(&x->stop, 1, __ATOMIC_RELAXED);
+	pthread_join(w, NULL);
+	ck_assert_msg(x->wrong == 0, "%ld probes passed the check under the file lock but were "
+		      "not the record the locked lookup finds", x->wrong);
+	/* the race was run: records came and went under the readers */
+	ck_assert_msg(x->verified > 1000 && x->creates > 100 && x->releases > 100,
+		      "verified %ld, creates %ld, releases %ld", x->verified, x->creates,
+		      x->releases);
+	th_region_fini(&x->t);
+	free(x);
 }
 END_TEST
 
@@ -1854,6 +2000,7 @@ static Suite *pool_suite(void)
 	tcase_add_test(tc, test_file_full);
 	tcase_add_loop_test(tc, test_file_random, 0, 3);
 	tcase_add_test(tc, test_lookup_corrupt);
+	tcase_add_test(tc, test_probe_race);
 	suite_add_tcase(s, tc);
 	tc = th_tcase("commit", 30);
 	tcase_add_test(tc, test_commit_frees_unused_spare);
