@@ -35,7 +35,7 @@
 /* "VOLATILE" read as a little-endian u64 */
 #define VL_MAGIC 0x454c4954414c4f56ull
 #define VL_VERSION 3u /* 2: ashmem state in file records; 3: a spare node per file,
-			    records found without the region lock */
+			    records found without the region lock, one mix in a node's sum */
 
 /* ---- ranges ------------------------------------------------------------ */
 
