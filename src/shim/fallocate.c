@@ -79,11 +79,12 @@ static int volatile_call(int fd, int mode, int64_t off, int64_t len)
 	return r;
 }
 
-static int dispatch(fallocate_fn *slot, const char *name, int fd, int mode, int64_t off,
-		    int64_t len)
+/* Everything but a resolved pass-through: kept out of line, so that the pass-through saves no register. */
+static __attribute__((noinline)) int dispatch_slow(fallocate_fn *slot, const char *name, int fd,
+						   int mode, int64_t off, int64_t len)
 {
-	if (__builtin_expect(!(mode & (FALLOC_FL_MARK_VOLATILE | FALLOC_FL_UNMARK_VOLATILE)), 1)) {
-		if (__builtin_expect(!is_alias(mode), 1))
+	if (!(mode & (FALLOC_FL_MARK_VOLATILE | FALLOC_FL_UNMARK_VOLATILE))) {
+		if (!is_alias(mode))
 			return resolve(slot, name)(fd, mode, off, len);
 		/* 0x04/0x08: the 2012 ABI on tmpfs files, the kernel's own modes elsewhere */
 		int saved = errno;
@@ -98,6 +99,20 @@ static int dispatch(fallocate_fn *slot, const char *name, int fd, int mode, int6
 							       : FALLOC_FL_UNMARK_VOLATILE);
 	}
 	return volatile_call(fd, mode, off, len);
+}
+
+static inline __attribute__((always_inline)) int dispatch(fallocate_fn *slot, const char *name,
+							  int fd, int mode, int64_t off,
+							  int64_t len)
+{
+	fallocate_fn next = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+
+	if (__builtin_expect(next != NULL &&
+				     !(mode & (FALLOC_FL_MARK_VOLATILE | FALLOC_FL_UNMARK_VOLATILE)) &&
+				     !is_alias(mode),
+			     1))
+		return next(fd, mode, off, len);
+	return dispatch_slow(slot, name, fd, mode, off, len);
 }
 
 VL_EXPORT int fallocate(int fd, int mode, off_t off, off_t len)
