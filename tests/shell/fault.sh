@@ -81,6 +81,74 @@ say "killed at each of $killed steps; every time, the next process got its answe
 # the workload's own result when nothing kills it, for reference
 check_after "the workload undisturbed"
 
+# ---- kill at every step, in a full region ----------------------------------------------
+# Room for 8 ranges (the least a region has): the seventh range of f
+# leaves the region's last node as f's kept spare, and g's MARK must take
+# it from f (vl_spare_steal); then both give nodes back. Files f and g are
+# checked as above.
+g=$WORK/other
+
+workload_full() {
+	env VOLATILE_REGION_RANGES=8 LD_PRELOAD="$FAULT_LIB" VOLATILE_FAULT_REPORT="$report" "$@" \
+		timeout "$VL_TIMEOUT" "$VT" open "$f" rw mark 0 4K mark 8K 4K mark 16K 4K \
+		mark 24K 4K mark 32K 4K mark 40K 4K mark 48K 4K \
+		open "$g" rw mark 0 4K unmark 0 4K open "$f" rw unmark 8K 4K
+}
+
+check_file_after() {
+	_what=$1 _file=$2 _marked=$3 _fill=$4
+	run chk timeout 5 "$VT" open "$_file" rw expect "$_marked" $((64 - ${_marked%K}))K "$_fill" \
+		unmark 0 "$_marked"
+	[ "$rc" -ne 124 ] || fail "$_what: a fresh process hung (a lock never repaired)"
+	[ "$rc" -eq 0 ] || { show chk; fail "$_what: bytes of $_file never marked were changed"; }
+	if grep -qx "unmark 0 $_marked = 0" "$WORK/chk.out"; then
+		run chk0 vt open "$_file" r expect 0 "$_marked" "$_fill"
+		[ "$rc" -eq 0 ] || { show chk0; fail "$_what: UNMARK of $_file said 0 over bytes that are not intact"; }
+	else
+		grep -qx "unmark 0 $_marked = 1" "$WORK/chk.out" || { show chk; fail "$_what: UNMARK gave no answer"; }
+	fi
+}
+
+check_after_full() {
+	check_file_after "$1" "$f" 52K A
+	check_file_after "$1" "$g" 8K G
+	run again timeout 5 "$VT" open "$f" rw mark 0 4K mark 8K 4K unmark 0 12K
+	grep -qx 'unmark 0 12K = 0' "$WORK/again.out" || { show again; fail "$1: the region does not work as new"; }
+}
+
+new_region
+# whichever process attaches first makes the region: make it this small
+VOLATILE_REGION_RANGES=8 mkfile "$f" 64K A
+VOLATILE_REGION_RANGES=8 run mk "$VT" open "$f" rw mark 0 4K unmark 0 4K
+status_json full
+expect_eq "capacity of the small region" "$(jq_py full 'd["capacity_ranges"]')" 8
+n=0
+killed=0
+while :; do
+	n=$((n + 1))
+	[ "$n" -le 2000 ] || fail "more than 2000 steps: the walk does not end"
+	rm -f "$report"
+	mkfile "$f" 64K A
+	mkfile "$g" 64K G
+	run w workload_full VOLATILE_FAULT_KILL=$n
+	if [ "$rc" -eq 137 ]; then
+		killed=$((killed + 1))
+		grep -q "^kill $n " "$report" || { show w; fail "full region, step $n: killed, but not by the injection"; }
+		cut -d' ' -f3- "$report" >>"$WORK/steps"
+	elif [ "$rc" -eq 0 ] && [ ! -s "$report" ]; then
+		break
+	else
+		show w
+		fail "full region, step $n: the workload ended with status $rc"
+	fi
+	check_after_full "full region, killed at step $n ($(cut -d' ' -f3- "$report"))"
+done
+grep -c " = 0$" "$WORK/w.out" | grep -qx 10 ||
+	{ show w; fail "full region: the undisturbed workload did not succeed throughout"; }
+grep -q "^spare_steal: taken, not given" "$WORK/steps" ||
+	fail "full region: the walk never killed the workload inside the steal of a spare"
+say "full region: killed at each of $killed steps; every time, the next process got its answers and the invariant held"
+
 # ---- fail every system call ---------------------------------------------------------
 for err in EINTR ENOMEM EAGAIN; do
 	new_region

@@ -88,6 +88,10 @@ cleanup() {
 			[ -d "$d" ] && find "$d" -type f -exec chattr -a -i {} + 2>/dev/null
 		done
 	fi
+	if [ "${VL_KEEP:-0}" = 1 ]; then
+		printf '%s: kept %s %s\n' "$TEST_NAME" "${WORK:-}" "${DISK:-}" >&2
+		return
+	fi
 	[ -n "${WORK:-}" ] && rm -rf "$WORK"
 	[ -n "${DISK:-}" ] && rm -rf "$DISK"
 }
