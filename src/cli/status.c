@@ -7,6 +7,7 @@
 #include "cli.h"
 
 #include "env.h"
+#include "core/ashmem_rules.h"
 #include "core/pool.h"
 #include "core/rtree.h"
 #include "pressure.h"
@@ -39,6 +40,9 @@ struct file_out {
 	struct vl_target t;
 	size_t n;
 	struct range_out *ranges;
+	int ashmem;                      /* an ashmem region: its name and size */
+	char ash_name[VL_ASH_NAME_LEN];
+	uint64_t ash_size;
 };
 
 struct snapshot {
@@ -82,6 +86,13 @@ static int copy_file(const struct vl_region *r, uint32_t fi, uint32_t seq, struc
 	}
 	out->n = 0;
 	out->ranges = NULL;
+	/* an ashmem region's state is guarded by the file's lock */
+	out->ashmem = (f->h.flags & VL_FF_ASHMEM) && vl_ash_state_ok(&f->ash);
+	if (out->ashmem) {
+		memcpy(out->ash_name, f->ash.name, sizeof(out->ash_name));
+		out->ash_name[sizeof(out->ash_name) - 1] = '\0';
+		out->ash_size = f->ash.size;
+	}
 	for (n = vl_rb_first(r, f->h.root); n != VL_NIL && steps++ < r->node_cap;
 	     n = vl_rb_next(r, n)) {
 		const struct vl_node *x = vl_node_at(r, n);
@@ -248,6 +259,14 @@ static void print_json(const struct snapshot *s, const struct vl_config *cfg)
 			json_string(f->t.path);
 		else
 			printf("null");
+		printf(", \"ashmem\": ");
+		if (f->ashmem) {
+			printf("{\"name\": ");
+			json_string(f->ash_name);
+			printf(", \"size\": %llu}", (unsigned long long)f->ash_size);
+		} else {
+			printf("null");
+		}
 		printf(", \"birth\": \"%lld.%09u\", \"anonymous\": %s, \"unreachable\": %s"
 		       ", \"gone\": %s, \"holders\": [",
 		       (long long)f->t.id.btime_sec, f->t.id.btime_nsec,
@@ -313,11 +332,16 @@ static void print_text(const struct snapshot *s, const struct vl_config *cfg)
 	for (size_t i = 0; i < s->nfiles; i++) {
 		const struct file_out *f = &s->files[i];
 
-		printf("\nfile %u:%u:%llu %s%s", major(f->t.id.dev), minor(f->t.id.dev),
-		       (unsigned long long)f->t.id.ino,
-		       f->t.path_len ? f->t.path : (f->t.flags & VL_FF_ANON) ? "(memfd or unlinked)" : "(no path)",
-		       f->t.gone_since ? " (gone, to be forgotten)"
-				       : f->t.checked_at ? " (unreachable)" : "");
+		printf("\nfile %u:%u:%llu ", major(f->t.id.dev), minor(f->t.id.dev),
+		       (unsigned long long)f->t.id.ino);
+		if (f->ashmem)
+			printf("ashmem region \"%s\", %llu bytes", f->ash_name,
+			       (unsigned long long)f->ash_size);
+		else
+			printf("%s", f->t.path_len ? f->t.path
+				     : (f->t.flags & VL_FF_ANON) ? "(memfd or unlinked)" : "(no path)");
+		printf("%s", f->t.gone_since ? " (gone, to be forgotten)"
+			     : f->t.checked_at ? " (unreachable)" : "");
 		for (int h = 0; h < VL_HOLDERS; h++)
 			if (f->t.holders[h].pid > 0)
 				printf(" [pid %d fd %d]", f->t.holders[h].pid, f->t.holders[h].fd);

@@ -29,6 +29,12 @@ wait_file "$WORK/m-ready"
 ok pe vol purge --all
 status_json st3
 expect_eq "records of a region that is only mapped, after a purge" "$(jq_py st3 'd["files"]')" 1
+# status names the region as its program did
+expect_eq "the region in status --json" "$(jq_py st3 '[x["ashmem"] for x in d["file_list"]]')" \
+	'[{"name": "mapped", "size": 8192}]'
+ok st3t vol status
+grep -q '^file [0-9:]* ashmem region "mapped", 8192 bytes' "$WORK/st3t.out" ||
+	{ show st3t; fail "status does not name the ashmem region"; }
 touch "$WORK/m-go"
 wait_bg g3
 [ "$rc" -eq 0 ] || { show g3; fail "the legacy program failed ($rc)"; }
