@@ -5,7 +5,8 @@
 # sockets, fds not open, /dev/null), the same vt script runs with and
 # without the shim, through fallocate() and through fallocate64(), and
 # the four outputs (return value, errno, errno kept on success, size,
-# st_blocks, checksum of the content after each call) are identical.
+# st_blocks but on the disk, checksum of the content after each call) are
+# identical.
 # The 2012 aliases 0x04 and 0x08 on tmpfs files are alias.sh's business;
 # on the disk file they are compared here like any mode.
 . "$(dirname "$0")/lib.sh"
@@ -43,8 +44,16 @@ script() {
 }
 
 # compare WHERE MODES FILE DIR FIFO [EXTRA...]
+#
+# On the disk file system st_blocks is left out: there it is not a function
+# of the calls alone. ext4 reserves blocks for the delayed allocation of
+# the fill, and what a ZERO_RANGE beyond the end allocates depends on
+# whether writeback has run (CI saw 152 blocks without the shim and 144
+# with it, the same calls). Answers, sizes and content still must match.
 compare() {
 	_where=$1 _modes=$2
+	_drop='s/^$//'
+	[ "$_where" = disk ] && _drop='s/ blocks=[0-9]*//'
 	shift 2
 	n=0
 	for m in $_modes; do
@@ -53,7 +62,7 @@ compare() {
 			# shellcheck disable=SC2046
 			for how in vt svt; do
 				ok "$_where-$n-$fn-$how" $how $(script "$fn" "$m" "$@")
-				sed 's/^fa64 /fa /; s/^pipe = .*/pipe/; s/^socket = .*/socket/' \
+				sed "s/^fa64 /fa /; s/^pipe = .*/pipe/; s/^socket = .*/socket/; $_drop" \
 					"$WORK/$_where-$n-$fn-$how.out" >"$WORK/$_where-$n-$fn-$how.norm"
 			done
 		done
