@@ -385,16 +385,4 @@ EOF
 # (Not as an unprivileged user: its mount namespace would need a user
 # namespace, and from inside one its own processes outside it, this test's
 # shell among them, cannot be looked into; nothing would ever be gone.)
-[ "$(id -u)" -eq 0 ] || skip "not root: part d (named files, on a private tmpfs) not run; a-c passed"
-command -v unshare >/dev/null 2>&1 || skip "unshare (util-linux) is missing: part d (named files) not run; a-c passed"
-ns="unshare -m --propagation private"
-if ! $ns true 2>"$WORK/unshare.err"; then
-	skip "cannot make a mount namespace ($ns): $(cat "$WORK/unshare.err"); part d (named files) not run; a-c passed"
-fi
-VL_TEST_INNER=1
-export VL_TEST_INNER
-# shellcheck disable=SC2086
-$ns /bin/sh "$0" --inside
-rc=$?
-[ "$rc" -eq 78 ] && skip "cannot mount a private tmpfs: $(cat "$WORK/mount.err"); part d (named files) not run; a-c passed"
-exit "$rc"
+in_private_tmpfs "a private tmpfs" "; part d (named files) not run; a-c passed"

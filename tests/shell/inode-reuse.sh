@@ -149,10 +149,6 @@ fi
 if ! $ns true 2>"$WORK/unshare.err"; then
 	planted "cannot make a mount namespace ($ns): $(cat "$WORK/unshare.err")"
 fi
-VL_TEST_INNER=1
-export VL_TEST_INNER
-# shellcheck disable=SC2086
-$ns /bin/sh "$0" --inside
-rc=$?
+rerun_inside "$ns"
 [ "$rc" -eq 78 ] && planted "no inode number reuse on a private tmpfs: $(cat "$WORK/why")"
 exit "$rc"

@@ -49,6 +49,33 @@ skip() {
 	exit 77
 }
 
+# rerun_inside NS: run this test again as `$0 --inside`, under NS (an
+# unshare command making a private mount namespace), in the same $WORK;
+# rc gets its exit status.
+rerun_inside() {
+	VL_TEST_INNER=1
+	export VL_TEST_INNER
+	# shellcheck disable=SC2086
+	$1 /bin/sh "$0" --inside
+	rc=$?
+}
+
+# in_private_tmpfs WHAT [NOTE]: as root, run this test again inside a
+# private mount namespace, where its --inside part mounts WHAT (a tmpfs of
+# its own) and exits 78, with $WORK/mount.err, if it cannot; then exit as
+# that run did. NOTE ends each skip message.
+in_private_tmpfs() {
+	_note=${2:-}
+	[ "$(id -u)" -eq 0 ] || skip "not root: cannot mount $1$_note"
+	command -v unshare >/dev/null 2>&1 || skip "unshare (util-linux) is not installed$_note"
+	_ns="unshare -m --propagation private"
+	$_ns true 2>"$WORK/unshare.err" ||
+		skip "cannot make a mount namespace ($_ns): $(cat "$WORK/unshare.err")$_note"
+	rerun_inside "$_ns"
+	[ "$rc" -eq 78 ] && skip "cannot mount $1: $(cat "$WORK/mount.err")$_note"
+	exit "$rc"
+}
+
 # ---- what the test needs --------------------------------------------------
 
 [ -x "$VT" ] || fail "$VT is not built (make check builds it)"

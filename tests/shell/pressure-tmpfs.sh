@@ -91,13 +91,4 @@ if [ "${1:-}" = --inside ]; then
 	inside
 fi
 
-command -v unshare >/dev/null 2>&1 || skip "unshare (util-linux) is not installed"
-[ "$(id -u)" -eq 0 ] || skip "not root: cannot mount a small tmpfs to fill"
-ns="unshare -m --propagation private"
-$ns true 2>"$WORK/unshare.err" || skip "cannot make a mount namespace ($ns): $(cat "$WORK/unshare.err")"
-VL_TEST_INNER=1
-export VL_TEST_INNER
-$ns /bin/sh "$0" --inside
-rc=$?
-[ "$rc" -eq 78 ] && skip "cannot mount a tmpfs here: $(cat "$WORK/mount.err")"
-exit "$rc"
+in_private_tmpfs "a small tmpfs to fill"
