@@ -32,23 +32,61 @@ workload() {
 		unmark 8K 2K mark 32K 8K unmark 0 4K mark 40K 4K unmark 16K 8K
 }
 
+# check_file_after WHAT FILE MARKED FILL: FILE (FILL all through) was
+# marked only inside [0, MARKED): a fresh process gets its answers at
+# once, the bytes after MARKED are intact, and an UNMARK of [0, MARKED)
+# that says 0 covers intact bytes.
+check_file_after() {
+	_what=$1 _file=$2 _marked=$3 _fill=$4
+	run chk timeout 5 "$VT" open "$_file" rw expect "$_marked" $((64 - ${_marked%K}))K "$_fill" \
+		unmark 0 "$_marked"
+	[ "$rc" -ne 124 ] || fail "$_what: a fresh process hung (a lock never repaired)"
+	[ "$rc" -eq 0 ] || { show chk; fail "$_what: bytes of $_file never marked were changed"; }
+	if grep -qx "unmark 0 $_marked = 0" "$WORK/chk.out"; then
+		run chk0 vt open "$_file" r expect 0 "$_marked" "$_fill"
+		[ "$rc" -eq 0 ] || { show chk0; fail "$_what: UNMARK of $_file said 0 over bytes that are not intact"; }
+	else
+		grep -qx "unmark 0 $_marked = 1" "$WORK/chk.out" || { show chk; fail "$_what: UNMARK gave no answer"; }
+	fi
+}
+
 # After the workload, whatever became of it: answers at once, the
 # invariant, and a region that works.
 check_after() {
-	_what=$1
-	run chk timeout 5 "$VT" open "$f" rw expect 48K 16K A unmark 0 48K
-	[ "$rc" -ne 124 ] || fail "$_what: a fresh process hung (a lock never repaired)"
-	[ "$rc" -eq 0 ] || { show chk; fail "$_what: bytes never marked were changed, or the check failed"; }
-	if grep -qx 'unmark 0 48K = 0' "$WORK/chk.out"; then
-		run chk0 vt open "$f" r expect 0 48K A
-		[ "$rc" -eq 0 ] || { show chk0; fail "$_what: UNMARK said 0 over bytes that are not intact"; }
-	else
-		grep -qx 'unmark 0 48K = 1' "$WORK/chk.out" || { show chk; fail "$_what: UNMARK gave no answer"; }
-	fi
+	check_file_after "$1" "$f" 48K A
 	run again timeout 5 "$VT" open "$f" rw mark 0 4K unmark 0 4K
-	grep -qx 'unmark 0 4K = 0' "$WORK/again.out" || { show again; fail "$_what: the region does not work as new"; }
+	grep -qx 'unmark 0 4K = 0' "$WORK/again.out" || { show again; fail "$1: the region does not work as new"; }
 	run st timeout 5 "$VOLATILE_CMD" status --json
-	[ "$rc" -eq 0 ] || { show st; fail "$_what: volatile status failed"; }
+	[ "$rc" -eq 0 ] || { show st; fail "$1: volatile status failed"; }
+}
+
+# kill_walk LABEL WORKLOAD PREPARE CHECK: WORKLOAD killed at its 1st, 2nd,
+# ... step inside a critical section, until it runs to its end; PREPARE
+# before each run, CHECK after each kill. Sets killed; the names of the
+# steps killed at go to $WORK/steps.
+kill_walk() {
+	_label=$1 _workload=$2 _prepare=$3 _check=$4
+	n=0
+	killed=0
+	: >"$WORK/steps"
+	while :; do
+		n=$((n + 1))
+		[ "$n" -le 2000 ] || fail "$_label: more than 2000 steps: the walk does not end"
+		rm -f "$report"
+		$_prepare
+		run w "$_workload" VOLATILE_FAULT_KILL=$n
+		if [ "$rc" -eq 137 ]; then
+			killed=$((killed + 1))
+			grep -q "^kill $n " "$report" || { show w; fail "$_label, step $n: killed, but not by the injection"; }
+			cut -d' ' -f3- "$report" >>"$WORK/steps"
+		elif [ "$rc" -eq 0 ] && [ ! -s "$report" ]; then
+			break # past the last step
+		else
+			show w
+			fail "$_label, step $n: the workload ended with status $rc"
+		fi
+		$_check "$_label, killed at step $n ($(cut -d' ' -f3- "$report"))"
+	done
 }
 
 # The ordinary library for everything but the workload
@@ -57,25 +95,10 @@ export LD_PRELOAD
 
 # ---- kill at every step ---------------------------------------------------------
 new_region
-n=0
-killed=0
-while :; do
-	n=$((n + 1))
-	[ "$n" -le 2000 ] || fail "more than 2000 steps: the walk does not end"
-	rm -f "$report"
+prepare() {
 	mkfile "$f" 64K A
-	run w workload VOLATILE_FAULT_KILL=$n
-	if [ "$rc" -eq 137 ]; then
-		killed=$((killed + 1))
-		grep -q "^kill $n " "$report" || { show w; fail "step $n: killed, but not by the injection"; }
-	elif [ "$rc" -eq 0 ] && [ ! -s "$report" ]; then
-		break # past the last step
-	else
-		show w
-		fail "step $n: the workload ended with status $rc"
-	fi
-	check_after "killed at step $n ($(cut -d' ' -f3- "$report"))"
-done
+}
+kill_walk "kill walk" workload prepare check_after
 [ "$killed" -ge 20 ] || fail "only $killed steps: the injection points are not reached"
 say "killed at each of $killed steps; every time, the next process got its answers and the invariant held"
 # the workload's own result when nothing kills it, for reference
@@ -95,20 +118,6 @@ workload_full() {
 		open "$g" rw mark 0 4K unmark 0 4K open "$f" rw unmark 8K 4K
 }
 
-check_file_after() {
-	_what=$1 _file=$2 _marked=$3 _fill=$4
-	run chk timeout 5 "$VT" open "$_file" rw expect "$_marked" $((64 - ${_marked%K}))K "$_fill" \
-		unmark 0 "$_marked"
-	[ "$rc" -ne 124 ] || fail "$_what: a fresh process hung (a lock never repaired)"
-	[ "$rc" -eq 0 ] || { show chk; fail "$_what: bytes of $_file never marked were changed"; }
-	if grep -qx "unmark 0 $_marked = 0" "$WORK/chk.out"; then
-		run chk0 vt open "$_file" r expect 0 "$_marked" "$_fill"
-		[ "$rc" -eq 0 ] || { show chk0; fail "$_what: UNMARK of $_file said 0 over bytes that are not intact"; }
-	else
-		grep -qx "unmark 0 $_marked = 1" "$WORK/chk.out" || { show chk; fail "$_what: UNMARK gave no answer"; }
-	fi
-}
-
 check_after_full() {
 	check_file_after "$1" "$f" 52K A
 	check_file_after "$1" "$g" 8K G
@@ -122,27 +131,11 @@ VOLATILE_REGION_RANGES=8 mkfile "$f" 64K A
 VOLATILE_REGION_RANGES=8 run mk "$VT" open "$f" rw mark 0 4K unmark 0 4K
 status_json full
 expect_eq "capacity of the small region" "$(jq_py full 'd["capacity_ranges"]')" 8
-n=0
-killed=0
-while :; do
-	n=$((n + 1))
-	[ "$n" -le 2000 ] || fail "more than 2000 steps: the walk does not end"
-	rm -f "$report"
+prepare_full() {
 	mkfile "$f" 64K A
 	mkfile "$g" 64K G
-	run w workload_full VOLATILE_FAULT_KILL=$n
-	if [ "$rc" -eq 137 ]; then
-		killed=$((killed + 1))
-		grep -q "^kill $n " "$report" || { show w; fail "full region, step $n: killed, but not by the injection"; }
-		cut -d' ' -f3- "$report" >>"$WORK/steps"
-	elif [ "$rc" -eq 0 ] && [ ! -s "$report" ]; then
-		break
-	else
-		show w
-		fail "full region, step $n: the workload ended with status $rc"
-	fi
-	check_after_full "full region, killed at step $n ($(cut -d' ' -f3- "$report"))"
-done
+}
+kill_walk "full region" workload_full prepare_full check_after_full
 grep -c " = 0$" "$WORK/w.out" | grep -qx 10 ||
 	{ show w; fail "full region: the undisturbed workload did not succeed throughout"; }
 grep -q "^spare_steal: taken, not given" "$WORK/steps" ||
@@ -157,7 +150,7 @@ for err in EINTR ENOMEM EAGAIN; do
 		n=$((n + 1))
 		[ "$n" -le 2000 ] || fail "more than 2000 system calls: the walk does not end"
 		rm -f "$report"
-		mkfile "$f" 64K A
+		prepare
 		run w workload VOLATILE_FAULT_SYSCALL=$n:$err
 		[ "$rc" -eq 0 ] && [ ! -s "$WORK/w.err" ] || { show w; fail "syscall $n failing with $err: the workload ended with status $rc"; }
 		# every call answered: 0, 1, or -1 and an errno
