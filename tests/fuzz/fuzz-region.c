@@ -314,6 +314,27 @@ static void op_drop(struct fz *z, uint32_t fi, int unpurged_only)
 		vl_file_release(r, fi);
 }
 
+/*
+ * The spare a MARK of file fi gets, as ops.c gets it: its kept one, else
+ * another file's; either must be a PENDING node of fi, and is kept again.
+ */
+static void op_spare(const struct vl_region *r, uint32_t fi)
+{
+	const char *how = "kept";
+	uint32_t n = vl_spare_take(r, fi);
+
+	if (n == VL_NIL) {
+		how = "stolen";
+		n = vl_spare_steal(r, fi);
+	}
+	if (n == VL_NIL)
+		return;
+	fail_if(vl_node_state(vl_node_at(r, n)) != VL_NODE_PENDING ||
+			vl_node_file(vl_node_at(r, n)) != fi,
+		"%s spare of file %u: node %u is not a PENDING node of it", how, fi, n);
+	vl_spare_keep(r, fi, n);
+}
+
 /* Every tree checked, every sound record looked up by its identity. */
 static void op_walk(struct fz *z)
 {
@@ -326,22 +347,9 @@ static void op_walk(struct fz *z)
 			continue;
 		(void)vl_rb_check(r, vl_file_at(r, fi)->h.root, fi);
 		(void)vl_file_lookup(r, &vl_file_at(r, fi)->h.ident, &found);
-		/* what MARK reads with no lock, and the spares it takes */
+		/* what MARK reads with no lock */
 		(void)vl_file_probe(r, &vl_file_at(r, fi)->h.ident);
-		found = vl_spare_take(r, fi);
-		fail_if(found != VL_NIL &&
-				(vl_node_state(vl_node_at(r, found)) != VL_NODE_PENDING ||
-				 vl_node_file(vl_node_at(r, found)) != fi),
-			"spare of file %u: node %u is not a PENDING node of it", fi, found);
-		if (found != VL_NIL)
-			vl_spare_keep(r, fi, found);
-		found = vl_spare_steal(r, fi);
-		fail_if(found != VL_NIL &&
-				(vl_node_state(vl_node_at(r, found)) != VL_NODE_PENDING ||
-				 vl_node_file(vl_node_at(r, found)) != fi),
-			"stolen for file %u: node %u is not a PENDING node of it", fi, found);
-		if (found != VL_NIL)
-			vl_spare_keep(r, fi, found);
+		op_spare(r, fi);
 	}
 }
 
