@@ -202,6 +202,12 @@ static int find_and_lock(const struct vl_region *r, const struct vl_stat *st, in
 	return -EAGAIN;
 }
 
+/* A new PENDING node of file fi, or VL_NIL (region lock held). */
+static uint32_t new_node(const struct vl_region *r, uint32_t fi)
+{
+	return vl_room_for_node(r) == 0 ? vl_node_alloc(r, fi) : VL_NIL;
+}
+
 /* A spare node for a change of file fi (its lock held): its kept one, else a new one. */
 static uint32_t get_spare(const struct vl_region *r, uint32_t fi)
 {
@@ -209,7 +215,7 @@ static uint32_t get_spare(const struct vl_region *r, uint32_t fi)
 
 	if (n != VL_NIL || vl_lock_region(r) != 0)
 		return n;
-	n = vl_room_for_node(r) == 0 ? vl_node_alloc(r, fi) : VL_NIL;
+	n = new_node(r, fi);
 	if (n == VL_NIL)
 		n = vl_spare_steal(r, fi); /* full: the region's last nodes are anyone's */
 	vl_unlock_region(r);
@@ -257,8 +263,8 @@ static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, 
 	/* an ashmem region's record holds its state: it lives as long as the region */
 	if (f->h.nranges == 0 && !(f->h.flags & VL_FF_ASHMEM))
 		vl_file_release(r, fi);
-	else if (f->h.spare == VL_NIL && vl_room_for_node(r) == 0)
-		vl_spare_keep(r, fi, vl_node_alloc(r, fi));
+	else if (f->h.spare == VL_NIL)
+		vl_spare_keep(r, fi, new_node(r, fi));
 	vl_unlock_region(r);
 }
 

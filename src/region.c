@@ -349,16 +349,18 @@ int vl_file_new(const struct vl_region *r, const struct vl_ident *id, uint32_t *
  */
 #define SPINS 200
 
+#if defined(__GLIBC__) && (defined(__x86_64__) || defined(__i386__))
+#define cpu_relax() __builtin_ia32_pause()
+#elif defined(__GLIBC__) && defined(__aarch64__)
+#define cpu_relax() __asm__ __volatile__("yield")
+#endif
+
 static int lock_mutex(pthread_mutex_t *m)
 {
-#if defined(__GLIBC__) && (defined(__x86_64__) || defined(__i386__))
+#ifdef cpu_relax
 	for (int i = 0; i < SPINS && __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) != 0;
 	     i++)
-		__builtin_ia32_pause();
-#elif defined(__GLIBC__) && defined(__aarch64__)
-	for (int i = 0; i < SPINS && __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) != 0;
-	     i++)
-		__asm__ __volatile__("yield");
+		cpu_relax();
 #endif
 	return pthread_mutex_lock(m);
 }

@@ -356,20 +356,24 @@ uint32_t vl_file_create(const struct vl_region *r, const struct vl_ident *id, in
  * lock held): the field is exchanged atomically, so exactly one of them
  * gets the node.
  */
-uint32_t vl_spare_take(const struct vl_region *r, uint32_t fi)
+/* Is n what a kept spare of file fi is: a sound PENDING node of fi? */
+static int spare_sound(const struct vl_region *r, uint32_t n, uint32_t fi)
 {
-	struct vl_file *f = F(r, fi);
-	uint32_t n = __atomic_exchange_n(&f->h.spare, VL_NIL, __ATOMIC_ACQ_REL);
 	const struct vl_node *x;
 
 	if (n == VL_NIL || n >= r->node_cap)
-		return VL_NIL;
+		return 0;
 	x = N(r, n);
+	return vl_node_state(x) == VL_NODE_PENDING && vl_node_file(x) == fi &&
+	       x->check == vl_node_sum(r, x);
+}
+
+uint32_t vl_spare_take(const struct vl_region *r, uint32_t fi)
+{
+	uint32_t n = __atomic_exchange_n(&F(r, fi)->h.spare, VL_NIL, __ATOMIC_ACQ_REL);
+
 	/* a scribbled index must not hand out a node in use */
-	if (vl_node_state(x) != VL_NODE_PENDING || vl_node_file(x) != fi ||
-	    x->check != vl_node_sum(r, x))
-		return VL_NIL;
-	return n;
+	return spare_sound(r, n, fi) ? n : VL_NIL;
 }
 
 void vl_spare_keep(const struct vl_region *r, uint32_t fi, uint32_t n)
@@ -391,14 +395,12 @@ uint32_t vl_spare_steal(const struct vl_region *r, uint32_t to)
 		uint32_t n = __atomic_load_n(&f->h.spare, __ATOMIC_ACQUIRE);
 		struct vl_node *x;
 
-		if (fi == to || n == VL_NIL || n >= r->node_cap)
-			continue;
-		x = N(r, n);
-		if (vl_node_state(x) != VL_NODE_PENDING || vl_node_file(x) != fi ||
+		if (fi == to || !spare_sound(r, n, fi) ||
 		    !__atomic_compare_exchange_n(&f->h.spare, &n, VL_NIL, 0, __ATOMIC_ACQ_REL,
 						 __ATOMIC_RELAXED))
 			continue;
 		/* a kept spare is only ever a PENDING node of its file: still so */
+		x = N(r, n);
 		VL_STEP("spare_steal: taken, not given");
 		x->meta = vl_meta(to, VL_NODE_PENDING, 0);
 		vl_node_seal(r, x);
