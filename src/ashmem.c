@@ -987,6 +987,49 @@ void vl_ash_close_end(int fd, const struct vl_ash_closing *c, int closed)
 
 /* ---- mmap and fstat ------------------------------------------------------- */
 
+/*
+ * A read-only fd on the same memfd as fd, or -1 (no /proc, no fd to
+ * spare, or fd no longer the file that was checked: another thread
+ * closed it and the number was reused).
+ */
+static int readonly_twin(int fd, const struct vl_ident *id)
+{
+	char link[32];
+	struct vl_stat st;
+	int ro;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ro = (int)syscall(SYS_openat, AT_FDCWD, link, O_RDONLY | O_CLOEXEC);
+	if (ro < 0)
+		return -1;
+	if (vl_sys_fstat(ro, &st) != 0 || !vl_same_file(&st.id, id)) {
+		syscall(SYS_close, ro);
+		return -1;
+	}
+	return ro;
+}
+
+/*
+ * The mapping, through a read-only twin of fd where the mask lacks
+ * PROT_WRITE (vl_ash_map_readonly), so that mprotect cannot add the bit
+ * (EACCES, as the driver answered). Without a twin it is made through
+ * fd: the mask then holds at mmap only.
+ */
+static void *map_region(vl_mmap_fn real, const struct target *t, const struct vl_ashmem *a,
+			void *addr, size_t len, int prot, int flags, off_t off)
+{
+	int ro = vl_ash_map_readonly(a, flags) ? readonly_twin(t->fd, &t->st.id) : -1;
+	void *res = real(addr, len, prot, flags, ro >= 0 ? ro : t->fd, off);
+
+	if (ro >= 0) {
+		int saved = errno;
+
+		syscall(SYS_close, ro); /* not close(): the gate there would look at it */
+		errno = saved;
+	}
+	return res;
+}
+
 int vl_ash_mmap(vl_mmap_fn real, void *addr, size_t len, int prot, int flags, int fd, off_t off,
 		void **res, int *errp)
 {
@@ -1021,7 +1064,7 @@ int vl_ash_mmap(vl_mmap_fn real, void *addr, size_t len, int prot, int flags, in
 			err = apply_size(fd, a->size);
 		if (err == 0) {
 			/* under the lock: SET_PROT_MASK cannot slip in between */
-			*res = real(addr, len, prot, flags, fd, off);
+			*res = map_region(real, &t, a, addr, len, prot, flags, off);
 			if (*res == MAP_FAILED)
 				err = -errno;
 			else

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* _IOC(dir, 0x77, nr, size) as Linux encodes it on x86, arm and most others */
 #define IOC(dir, nr, size) (((uint32_t)(dir) << 30) | ((uint32_t)(size) << 16) | (0x77u << 8) | (nr))
@@ -101,6 +102,13 @@ int vl_ash_mmap_check(const struct vl_ashmem *a, int prot, uint64_t len, uint64_
 	if (len > page_up(a->size, page))
 		return -EINVAL;
 	return 0;
+}
+
+int vl_ash_map_readonly(const struct vl_ashmem *a, int flags)
+{
+	int type = flags & MAP_TYPE;
+
+	return (type == MAP_SHARED || type == MAP_SHARED_VALIDATE) && !(a->prot & PROT_WRITE);
 }
 
 int vl_ash_settable(const struct vl_ashmem *a)

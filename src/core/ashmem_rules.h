@@ -80,6 +80,15 @@ int vl_ash_set_prot(uint32_t cur, uint64_t want, int read_implies_exec, uint32_t
  */
 int vl_ash_mmap_check(const struct vl_ashmem *a, int prot, uint64_t len, uint64_t page);
 
+/*
+ * Must a mapping with these mmap flags be made through a read-only fd?
+ * Yes for a shared mapping of a region whose mask lacks PROT_WRITE: the
+ * driver took the bit out of the mapping's allowed ones, so mprotect
+ * could not add it later, and the kernel does the same for a shared
+ * mapping of an fd not open for writing.
+ */
+int vl_ash_map_readonly(const struct vl_ashmem *a, int flags);
+
 /* SET_NAME and SET_SIZE: only before the first mmap. 0 or -EINVAL. */
 int vl_ash_settable(const struct vl_ashmem *a);
 

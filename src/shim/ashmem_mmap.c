@@ -1,7 +1,8 @@
 /*
  * ashmem_mmap.c - mmap of an ashmem region: its prot mask (EPERM) and
- * size (EINVAL) are enforced, and its first mapping fixes its name and
- * size, as the driver does. Any mmap of an fd this process never saw as
+ * size (EINVAL) are enforced, a shared mapping under a mask without
+ * PROT_WRITE cannot gain it by mprotect, and the first mapping fixes the
+ * region's name and size, as the driver does. Any mmap of an fd this process never saw as
  * a region costs one load and goes to the next mmap.
  */
 #include "ashmem.h"

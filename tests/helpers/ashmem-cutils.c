@@ -58,7 +58,7 @@ static int in_maps(const char *what)
 int main(int argc, char **argv)
 {
 	const size_t page = (size_t)sysconf(_SC_PAGESIZE), size = 16 * page;
-	unsigned char *m;
+	unsigned char *m, *ro;
 	int fd, r, p[2];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -123,7 +123,14 @@ int main(int argc, char **argv)
 	CHECK(mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED &&
 		      errno == EPERM,
 	      "mmap read-write beyond the mask: EPERM");
-	CHECK(mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0) != MAP_FAILED, "mmap read-only");
+	ro = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0);
+	CHECK(ro != MAP_FAILED, "mmap read-only");
+	CHECK(ro != MAP_FAILED && mprotect(ro, page, PROT_READ | PROT_WRITE) == -1 &&
+		      errno == EACCES,
+	      "mprotect adding PROT_WRITE beyond the mask: EACCES");
+	/* a mapping made before the mask lost the bit keeps it, as with the driver */
+	m[0] = 'D';
+	CHECK(ro != MAP_FAILED && ro[0] == 'D', "the read-only mapping shows the region");
 	/* a region whose mask lost PROT_WRITE can still be unpinned and purged */
 	r = ashmem_unpin_region(fd, 0, page);
 	CHECK(r == 0, "unpin with a read-only mask = 0");

@@ -25,6 +25,7 @@
  *   getprot              ASHMEM_GET_PROT_MASK
  *   map LEN P            mmap(LEN, P, MAP_SHARED) of the current fd; the
  *                        mapping becomes current; mapp: MAP_PRIVATE
+ *   protect P            mprotect the current mapping to P
  *   unmap                munmap the current mapping
  *   pin OFF LEN          ASHMEM_PIN      (1: was purged, 0: not)
  *   unpin OFF LEN        ASHMEM_UNPIN
@@ -390,6 +391,12 @@ static int command(char **argv, int argc, int i)
 			printf("%s = ok%s\n", what, errno != SENTINEL ? " ERRNO-CLOBBERED" : "");
 		}
 		return i + 3;
+	}
+	if (strcmp(cmd, "protect") == 0) {
+		errno = SENTINEL;
+		snprintf(what, sizeof(what), "protect %s", ARG(1));
+		result(what, mprotect(map, map_len, prot_of(argv[i + 1])));
+		return i + 2;
 	}
 	if (strcmp(cmd, "unmap") == 0) {
 		printf("unmap = %d\n", munmap(map, map_len));

@@ -99,6 +99,24 @@ getprot = 0
 map 4K r = -1 EPERM
 EOF
 
+# ---- 3b. a shared mapping made under a mask without PROT_WRITE cannot gain it --
+# (mprotect: EACCES, as the driver, which took the bit out of the mapping's
+# allowed ones); one made while the mask had it can; private mappings are not
+# followed (see the README)
+ok s3b leg open setsize 8K map 8K r protect rw setprot r map 8K r protect rw protect r \
+	protect none
+expect_out s3b <<EOF
+open /dev/ashmem = 3
+setsize 8K = 0
+map 8K r = ok
+protect rw = 0
+setprot r = 0
+map 8K r = ok
+protect rw = -1 EACCES
+protect r = 0
+protect none = 0
+EOF
+
 # ---- 4. errors: EFAULT (never a crash), ENOTTY, the pin rules ------------------
 ok s4 leg open bad setname bad getname setsize 8K map 8K rw bad pin bad unpin \
 	bad pinstatus bad fileid ioctl 0x770c 0 ioctl 0x7700 0 pin 1 4K pin 0 12K \

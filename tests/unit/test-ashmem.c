@@ -242,6 +242,27 @@ START_TEST(test_mmap_rules)
 }
 END_TEST
 
+/* A shared mapping under a mask without PROT_WRITE goes through a read-only fd. */
+START_TEST(test_map_readonly)
+{
+	struct vl_ashmem a;
+
+	vl_ash_init(&a, VL_ASH_DEV);
+	a.size = PAGE;
+	ck_assert_int_eq(vl_ash_map_readonly(&a, MAP_SHARED), 0);
+	a.prot = PROT_READ | PROT_EXEC;
+	ck_assert_int_eq(vl_ash_map_readonly(&a, MAP_SHARED), 1);
+	ck_assert_int_eq(vl_ash_map_readonly(&a, MAP_SHARED_VALIDATE), 1);
+	ck_assert_int_eq(vl_ash_map_readonly(&a, MAP_SHARED | MAP_FIXED | MAP_POPULATE), 1);
+	/* a private mapping's writes reach no one: the driver's rule is not followed there */
+	ck_assert_int_eq(vl_ash_map_readonly(&a, MAP_PRIVATE), 0);
+	a.prot = PROT_WRITE;
+	ck_assert_int_eq(vl_ash_map_readonly(&a, MAP_SHARED), 0);
+	a.prot = PROT_NONE;
+	ck_assert_int_eq(vl_ash_map_readonly(&a, MAP_SHARED), 1);
+}
+END_TEST
+
 START_TEST(test_settable_before_mmap_only)
 {
 	struct vl_ashmem a;
@@ -347,6 +368,7 @@ static Suite *ashmem_suite(void)
 	tcase_add_test(tc, test_prot_only_loses_bits);
 	tcase_add_test(tc, test_prot_read_implies_exec);
 	tcase_add_test(tc, test_mmap_rules);
+	tcase_add_test(tc, test_map_readonly);
 	tcase_add_test(tc, test_settable_before_mmap_only);
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_memfd_names);
