@@ -389,6 +389,11 @@ static void made_note(int fd, const struct vl_ident *id)
 	made[fd].shared = 0;
 }
 
+void vl_ash_spawning(void)
+{
+	count_fork();
+}
+
 void vl_ash_sent(int fd)
 {
 	if (fd >= 0 && fd < MADE_FDS)

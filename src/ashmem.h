@@ -97,6 +97,8 @@ void vl_ash_seed(void);
 void vl_ash_flag(int fd);
 /* fd was sent over a socket: another process may hold its memfd now. */
 void vl_ash_sent(int fd);
+/* A child is being made without fork(): it may inherit any fd, as a forked one. */
+void vl_ash_spawning(void);
 void vl_ash_unflag(int fd);
 
 #endif

@@ -58,6 +58,7 @@
  *                        "... slow" if an open took over a second), or the
  *                        first failure
  *   spawn CMD... end     fork: the child runs CMD... and exits; reap waits
+ *   pspawn CMD... end    posix_spawn this program on "usefd FD" CMD... (no fork())
  *   reap                 "reap = STATUS"
  *   wait PATH / touch PATH / pid / echo WORD
  *
@@ -72,6 +73,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -643,6 +645,25 @@ static int command(char **argv, int argc, int i)
 			argv[j] = NULL;
 			exit(run(argv, j, i + 1));
 		}
+		return j + 1;
+	}
+	if (strcmp(cmd, "pspawn") == 0) {
+		char num_fd[16], **nargv = calloc((size_t)(argc - i + 3), sizeof(char *));
+		int j = i + 1, k = 0, err;
+
+		while (j < argc && strcmp(argv[j], "end") != 0)
+			j++;
+		snprintf(num_fd, sizeof(num_fd), "%d", fd);
+		nargv[k++] = argv[0];
+		nargv[k++] = "usefd";
+		nargv[k++] = num_fd;
+		for (int m = i + 1; m < j; m++)
+			nargv[k++] = argv[m];
+		nargv[k] = NULL;
+		fflush(stdout);
+		err = posix_spawn(&child, "/proc/self/exe", NULL, NULL, nargv, environ);
+		printf("pspawn = %s\n", err ? ename(err) : "ok");
+		free(nargv);
 		return j + 1;
 	}
 	if (strcmp(cmd, "reap") == 0) {

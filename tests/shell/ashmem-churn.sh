@@ -3,8 +3,8 @@
 # the region's file table, and open("/dev/ashmem") never stalls: a region
 # made here, never forked nor sent, is forgotten at its last close when
 # nothing maps it (and at its last munmap after that). open() runs no
-# collection of its own. Regions that may live on elsewhere (forked, sent)
-# keep their records, for `volatile purge` to decide.
+# collection of its own. Regions that may live on elsewhere (forked,
+# spawned, sent) keep their records, for `volatile purge` to decide.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ashmem-lib.sh"
 need_python
@@ -42,4 +42,14 @@ ok k2 leg open setsize 8K map 8K rw fill 0 8K F spawn close expect 0 8K F end re
 	expect 0 8K F pinstatus 0 0 unpin 0 4K pinstatus 0 0
 expect_line k2 "reap = 0"
 expect_line k2 "pinstatus 0 0 = 0"
+# a child made by posix_spawn (no fork(), no pthread_atfork handler) that
+# inherited the fd still holds the region when the parent closes its own
+new_region
+ok k3 leg openx setsize 8K setname kept map 8K rw unpin 0 4K unmap pspawn wait "$WORK/k3" \
+	getname pinstatus 0 4K pinstatus 4K 4K end close touch "$WORK/k3" reap
+expect_line k3 "pspawn = ok"
+expect_line k3 "getname = kept (4)"
+expect_line k3 "pinstatus 0 4K = 0"
+expect_line k3 "pinstatus 4K 4K = 1"
+expect_line k3 "reap = 0"
 exit 0

@@ -53,12 +53,16 @@ open
 open64
 openat
 openat64
+popen
+posix_spawn
+posix_spawnp
 recvmmsg
 recvmsg
 sendmsg
 stat
 stat64
 statx
+system
 volatile_purge
 volatile_stats
 EOF
