@@ -8,7 +8,8 @@
  * process that received the fd over a socket finds the same state. The
  * pins are the memfd's volatile ranges. VL_FF_ASHMEM keeps the record
  * while the region has no unpinned range; it goes at the last close of a
- * region made here and held by nothing else (vl_ash_close_begin), or else
+ * region made here and held by nothing else (vl_ash_close_begin), or at
+ * its last munmap after that close (vl_ash_munmapped), or else
  * when the memfd is certainly gone (purge.c, vl_collect: `volatile purge`,
  * the daemon). open() never collects.
  *
@@ -939,6 +940,96 @@ long vl_ash_ioctl(int fd, unsigned long req, unsigned long arg, int *handled)
 	return ret;
 }
 
+/* ---- regions closed while mapped: forgotten at their last munmap --------- */
+
+/*
+ * A region made here and closed while still mapped here, by a process
+ * that has not forked since nor sent it: when munmap takes its last
+ * mapping away, nothing holds its memfd any more, and its record goes as
+ * it would have at the close. A few are followed; any more, and any whose
+ * mapping moves (mremap) or is mapped over, wait for a purge to find them
+ * gone, as before. The table is taken with trylock only: close and
+ * munmap may be called from a signal handler that interrupted one of
+ * them, and a busy table only means leaving a record to the purges.
+ */
+#define ORPHANS 64
+
+static struct orphan {
+	struct vl_ident id; /* ino 0: a free slot */
+	uint32_t forks;
+	uint64_t lo, hi;
+} orphans[ORPHANS];
+static pthread_mutex_t orphans_lock = PTHREAD_MUTEX_INITIALIZER;
+uint32_t vl_ash_orphans;
+
+static void orphan_note(const struct vl_ash_closing *c)
+{
+	if (pthread_mutex_trylock(&orphans_lock) != 0)
+		return;
+	for (int i = 0; i < ORPHANS; i++) {
+		struct orphan *o = &orphans[i];
+
+		if (o->id.ino != 0)
+			continue;
+		o->id = c->id;
+		o->forks = c->forks;
+		o->lo = c->lo;
+		o->hi = c->hi;
+		__atomic_store_n(&vl_ash_orphans, vl_ash_orphans + 1, __ATOMIC_RELAXED);
+		break;
+	}
+	pthread_mutex_unlock(&orphans_lock);
+}
+
+/*
+ * Is o still held here (mapped, or an fd on it)? If not, forget its
+ * record. 1 when o is done with (forgotten, or past knowing), 0 while it
+ * is still mapped (its hull then updated).
+ */
+static int orphan_settle(struct orphan *o)
+{
+	struct target t;
+	int err;
+
+	if (o->forks != __atomic_load_n(&forks, __ATOMIC_RELAXED))
+		return 1; /* a child may map it now: the purges decide */
+	if (vl_mapped_span(&o->id, &o->lo, &o->hi))
+		return 0;
+	if (!only_fd(-1, &o->id))
+		return 1; /* an fd on it again (received): its own close decides */
+	memset(&t, 0, sizeof(t));
+	t.fd = -1;
+	t.st.id = o->id;
+	if (vl_region_get(&t.r) != 0 || lookup(t.r, &t.st.id, &t.x) != 0 || !is_ash(&t) ||
+	    lock_target(&t) != 0)
+		return 1;
+	vl_unlock_file(t.r, t.x.fi);
+	err = vl_drop_file(t.r, t.x.fi, t.x.gen, 0);
+	vl_log("ashmem: a region closed while mapped is unmapped: its record %s%s",
+	       err ? "stays: " : "is forgotten", err ? strerror(-err) : "");
+	return 1;
+}
+
+void vl_ash_munmapped(uint64_t addr, uint64_t len)
+{
+	uint64_t end = addr + len < addr ? UINT64_MAX : addr + len;
+
+	if (vl_enter() != 0)
+		return;
+	if (pthread_mutex_trylock(&orphans_lock) == 0) {
+		for (int i = 0; i < ORPHANS; i++) {
+			struct orphan *o = &orphans[i];
+
+			if (o->id.ino == 0 || addr >= o->hi || end <= o->lo || !orphan_settle(o))
+				continue;
+			memset(o, 0, sizeof(*o));
+			__atomic_store_n(&vl_ash_orphans, vl_ash_orphans - 1, __ATOMIC_RELAXED);
+		}
+		pthread_mutex_unlock(&orphans_lock);
+	}
+	vl_leave();
+}
+
 /* ---- close ---------------------------------------------------------------- */
 
 /*
@@ -965,7 +1056,13 @@ void vl_ash_close_begin(int fd, struct vl_ash_closing *c)
 	if (vl_sys_fstat(fd, &t.st) == 0 && S_ISREG(t.st.mode) && t.st.nlink == 0 &&
 	    vl_region_get(&t.r) == 0 && lookup(t.r, &t.st.id, &t.x) == 0 && is_ash(&t) &&
 	    lock_target(&t) == 0) {
-		alone = made_alone(fd, &t.st.id) && !vl_mapped_here(&t.st.id);
+		alone = made_alone(fd, &t.st.id);
+		if (alone && vl_mapped_span(&t.st.id, &c->lo, &c->hi)) {
+			alone = 0;
+			c->mapped = 1;
+			c->id = t.st.id;
+			c->forks = made[fd].forks;
+		}
 		vl_unlock_file(t.r, t.x.fi);
 	}
 	if (alone) {
@@ -982,6 +1079,8 @@ void vl_ash_close_end(int fd, const struct vl_ash_closing *c, int closed)
 {
 	int err;
 
+	if (c->mapped && closed)
+		orphan_note(c);
 	if (!c->drop || !closed || vl_enter() != 0)
 		return;
 	err = vl_drop_file(c->r, c->fi, c->gen, 0);

@@ -11,6 +11,8 @@
 #ifndef VL_ASHMEM_H
 #define VL_ASHMEM_H
 
+#include "core/layout.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -61,9 +63,22 @@ struct vl_ash_closing {
 	const struct vl_region *r;
 	uint32_t fi, gen;
 	int drop;
+	/* made here, held by nothing else, but still mapped here: */
+	int mapped;
+	struct vl_ident id;
+	uint32_t forks;
+	uint64_t lo, hi; /* the hull of its mappings */
 };
 void vl_ash_close_begin(int fd, struct vl_ash_closing *c);
 void vl_ash_close_end(int fd, const struct vl_ash_closing *c, int closed);
+
+/*
+ * How many regions closed here while mapped wait for their last munmap
+ * (vl_ash_munmapped), read with one load on every munmap.
+ */
+extern uint32_t vl_ash_orphans;
+/* [addr, addr + len) was unmapped: forget the regions no longer held. */
+void vl_ash_munmapped(uint64_t addr, uint64_t len);
 
 /* Copy n bytes to the caller's memory: 0, or -EFAULT (never a fault). */
 int vl_ash_copy_out(void *user, const void *src, size_t n);

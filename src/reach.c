@@ -394,6 +394,7 @@ static int scan_fds(const struct vl_ident *id, struct vl_holder *found, int *com
 struct maps_arg {
 	const struct vl_ident *id;
 	int hit;
+	uint64_t lo, hi; /* the hull of the hits' address ranges */
 };
 
 /* "7f..-7f.. rw-s 00000000 00:01 1047    /memfd:x (deleted)" */
@@ -401,12 +402,22 @@ static void on_maps_line(void *a, const char *line)
 {
 	struct maps_arg *ma = a;
 	const char *p = skip_words(line, 3); /* address range, permissions, offset */
-	uint64_t dev, ino;
+	uint64_t dev, ino, lo, hi;
 
 	if (parse_dev(&p, &dev) || *p++ != ' ' || parse_u64(&p, 10, &ino))
 		return;
-	if (dev == ma->id->dev && ino == ma->id->ino)
-		ma->hit = 1;
+	if (dev != ma->id->dev || ino != ma->id->ino)
+		return;
+	ma->hit = 1;
+	p = line;
+	if (parse_u64(&p, 16, &lo) || *p++ != '-' || parse_u64(&p, 16, &hi)) {
+		lo = 0; /* cannot happen; if it did, the hull takes in everything */
+		hi = UINT64_MAX;
+	}
+	if (lo < ma->lo)
+		ma->lo = lo;
+	if (hi > ma->hi)
+		ma->hi = hi;
 }
 
 /*
@@ -416,7 +427,7 @@ static void on_maps_line(void *a, const char *line)
  */
 static int mapped_anywhere(const struct vl_ident *id, int *complete)
 {
-	struct maps_arg ma = { id, 0 };
+	struct maps_arg ma = { id, 0, UINT64_MAX, 0 };
 	struct dirbuf procs;
 	struct dirent64 *pe;
 	char path[64];
@@ -443,9 +454,23 @@ static int mapped_anywhere(const struct vl_ident *id, int *complete)
 
 int vl_mapped_here(const struct vl_ident *id)
 {
-	struct maps_arg ma = { id, 0 };
+	uint64_t lo, hi;
 
-	return each_line("/proc/self/maps", on_maps_line, &ma) != 0 || ma.hit;
+	return vl_mapped_span(id, &lo, &hi);
+}
+
+int vl_mapped_span(const struct vl_ident *id, uint64_t *lo, uint64_t *hi)
+{
+	struct maps_arg ma = { id, 0, UINT64_MAX, 0 };
+
+	if (each_line("/proc/self/maps", on_maps_line, &ma) != 0) {
+		*lo = 0;
+		*hi = UINT64_MAX;
+		return 1;
+	}
+	*lo = ma.lo;
+	*hi = ma.hi;
+	return ma.hit;
 }
 
 /* ---- thorough: walk the file system the file lives on ------------------- */

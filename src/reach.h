@@ -66,4 +66,10 @@ int vl_fd_is(int fd, const struct vl_ident *id);
  */
 int vl_mapped_here(const struct vl_ident *id);
 
+/*
+ * The same, and the hull [*lo, *hi) of the address ranges that map it
+ * (everything if /proc/self/maps cannot be read).
+ */
+int vl_mapped_span(const struct vl_ident *id, uint64_t *lo, uint64_t *hi);
+
 #endif

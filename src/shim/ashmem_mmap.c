@@ -2,7 +2,8 @@
  * ashmem_mmap.c - mmap of an ashmem region: its prot mask (EPERM) and
  * size (EINVAL) are enforced, a shared mapping under a mask without
  * PROT_WRITE cannot gain it by mprotect, and the first mapping fixes the
- * region's name and size, as the driver does. Any mmap of an fd this process never saw as
+ * region's name and size, as the driver does. munmap may forget a region
+ * closed while mapped (ashmem.c, vl_ash_munmapped). Any mmap of an fd this process never saw as
  * a region costs one load and goes to the next mmap.
  */
 #include "ashmem.h"
@@ -12,7 +13,10 @@
 #include <errno.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <stdint.h>
 #include <unistd.h>
+
+typedef int (*munmap_fn)(void *, size_t);
 
 static void *raw_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
@@ -37,6 +41,26 @@ static void *gate(vl_mmap_fn next, void *addr, size_t len, int prot, int flags, 
 VL_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	return gate(VL_NEXT(vl_mmap_fn, "mmap", raw_mmap), addr, len, prot, flags, fd, off);
+}
+
+static int raw_munmap(void *addr, size_t len)
+{
+	return (int)syscall(SYS_munmap, addr, len);
+}
+
+/* One load unless a region closed while mapped waits for its last munmap. */
+VL_EXPORT int munmap(void *addr, size_t len)
+{
+	int r = VL_NEXT(munmap_fn, "munmap", raw_munmap)(addr, len);
+
+	if (__builtin_expect(__atomic_load_n(&vl_ash_orphans, __ATOMIC_RELAXED) != 0, 0) &&
+	    r == 0) {
+		int saved = errno;
+
+		vl_ash_munmapped((uint64_t)(uintptr_t)addr, (uint64_t)len);
+		errno = saved;
+	}
+	return r;
 }
 
 VL_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)

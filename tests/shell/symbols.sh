@@ -49,6 +49,7 @@ lstat
 lstat64
 mmap
 mmap64
+munmap
 open
 open64
 openat
