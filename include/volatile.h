@@ -25,6 +25,19 @@
 extern "C" {
 #endif
 
+/*
+ * glibc's <fcntl.h> declares fallocate only with _GNU_SOURCE; without it,
+ * the same declaration here (fallocate64 under _FILE_OFFSET_BITS=64, as
+ * glibc redirects it), so that the volatile modes need nothing more.
+ */
+#if defined(__GLIBC__) && !defined(__USE_GNU)
+#ifdef __USE_FILE_OFFSET64
+extern int fallocate(int __fd, int __mode, off_t __offset, off_t __len) __asm__("fallocate64");
+#else
+extern int fallocate(int __fd, int __mode, off_t __offset, off_t __len);
+#endif
+#endif
+
 #define FALLOC_FL_MARK_VOLATILE    0x10000000
 #define FALLOC_FL_UNMARK_VOLATILE  0x20000000
 /* the spelling of the 2012 LWN article */

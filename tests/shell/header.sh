@@ -1,0 +1,49 @@
+#!/bin/sh
+# <volatile.h> is all a program needs (SPEC 3): the SPEC's own lines,
+#   #include <volatile.h>   /* includes <fcntl.h> */
+#   fallocate(fd, FALLOC_FL_MARK_VOLATILE, off, len);
+# compile without warnings in strict ISO C as well as with _GNU_SOURCE, and
+# call the same libc symbol glibc's own declaration would (fallocate, or
+# fallocate64 under _FILE_OFFSET_BITS=64).
+. "$(dirname "$0")/lib.sh"
+CC=${VL_CC:-cc}
+command -v "${CC%% *}" >/dev/null 2>&1 || skip "no C compiler ($CC) to build a user's program"
+command -v nm >/dev/null 2>&1 || skip "nm (binutils) is not installed"
+
+cat >"$WORK/user.c" <<'C'
+#include <volatile.h>   /* includes <fcntl.h> */
+
+int mark_then_unmark(int fd, off_t off, off_t len)
+{
+	if (fallocate(fd, FALLOC_FL_MARK_VOLATILE, off, len) != 0)
+		return -1;
+	return fallocate(fd, FALLOC_FL_UNMARK_VOLATILE, off, len);
+}
+C
+
+# the libc symbol the object calls
+called() {
+	nm -u "$1" | awk '$2 ~ /^fallocate/ { print $2 }'
+}
+
+n=0
+for std in c99 c11 gnu99 gnu11; do
+	for bits in "" -D_FILE_OFFSET_BITS=64; do
+		for gnu in "" -D_GNU_SOURCE; do
+			n=$((n + 1))
+			o=$WORK/user-$n.o
+			# shellcheck disable=SC2086
+			$CC -std=$std $bits $gnu -Wall -Wextra -Werror -pedantic \
+				-I"$VL_TOP_SRCDIR/include" -c "$WORK/user.c" -o "$o" \
+				2>"$WORK/cc.err" ||
+				fail "-std=$std $bits $gnu: $(head -3 "$WORK/cc.err")"
+			got=$(called "$o")
+			want=fallocate
+			[ -n "$bits" ] && want=fallocate64
+			[ "$got" = "$want" ] ||
+				fail "-std=$std $bits $gnu: calls '$got', want '$want'"
+		done
+	done
+done
+say "$n builds of the SPEC's lines: no warning, the right symbol each time"
+exit 0
