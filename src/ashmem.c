@@ -656,14 +656,14 @@ static void rename_memfd(struct target *t)
 	vl_unlock_file(t->r, ox.fi);
 	if (why != NULL) {
 		if (nrec)
-			vl_drop_file(t->r, nx.fi, nx.gen, 0);
+			vl_drop_file(t->r, nx.fi, nx.gen, VL_DROP_ALL);
 		if (nfd >= 0)
 			close(nfd);
 		vl_log("ashmem: fd %d keeps its memfd's name (%s)", t->fd, why);
 		return;
 	}
 	close(nfd);
-	vl_drop_file(t->r, ox.fi, ox.gen, 0); /* the old memfd is gone with it */
+	vl_drop_file(t->r, ox.fi, ox.gen, VL_DROP_ALL); /* the old memfd is gone with it */
 	made_note(t->fd, &nst.id);
 	t->st = nst;
 	t->x = nx;
@@ -1004,7 +1004,7 @@ static int orphan_settle(struct orphan *o)
 	    lock_target(&t) != 0)
 		return 1;
 	vl_unlock_file(t.r, t.x.fi);
-	err = vl_drop_file(t.r, t.x.fi, t.x.gen, 0);
+	err = vl_drop_file(t.r, t.x.fi, t.x.gen, VL_DROP_UNLESS_PURGED);
 	vl_log("ashmem: a region closed while mapped is unmapped: its record %s%s",
 	       err ? "stays: " : "is forgotten", err ? strerror(-err) : "");
 	return 1;
@@ -1083,7 +1083,7 @@ void vl_ash_close_end(int fd, const struct vl_ash_closing *c, int closed)
 		orphan_note(c);
 	if (!c->drop || !closed || vl_enter() != 0)
 		return;
-	err = vl_drop_file(c->r, c->fi, c->gen, 0);
+	err = vl_drop_file(c->r, c->fi, c->gen, VL_DROP_UNLESS_PURGED);
 	vl_leave();
 	vl_log("ashmem: fd %d closed, the region's last holder: its record %s%s", fd,
 	       err ? "stays: " : "is forgotten", err ? strerror(-err) : "");

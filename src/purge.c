@@ -188,8 +188,9 @@ static void note_reach(const struct vl_region *r, uint32_t fi, uint32_t gen,
 	vl_unlock_region(r);
 }
 
-int vl_drop_file(const struct vl_region *r, uint32_t fi, uint32_t gen, int unpurged_only)
+int vl_drop_file(const struct vl_region *r, uint32_t fi, uint32_t gen, int how)
 {
+	int unpurged_only = how == VL_DROP_UNPURGED;
 	struct vl_file *f = vl_file_at(r, fi);
 	struct vl_change c;
 	int err;
@@ -202,6 +203,8 @@ int vl_drop_file(const struct vl_region *r, uint32_t fi, uint32_t gen, int unpur
 		goto out;
 	if (f->h.gen != gen || f->h.state != VL_FILE_LIVE || !vl_file_ok(r, f)) {
 		err = -ESTALE;
+	} else if (how == VL_DROP_UNLESS_PURGED && f->h.npurged != 0) {
+		err = -EBUSY;
 	} else {
 		err = unpurged_only ? vl_ranges_forget_unpurged(r, &f->h.root, fi, &c)
 				    : vl_ranges_clear(r, &f->h.root, fi, &c);
@@ -234,12 +237,12 @@ static int unreachable(struct pass *p, const struct vl_target *t, int err,
 	if (err == -EDEADLK)
 		return 0; /* we may not open it; another process may */
 	if (err == -ENOENT && since != 0 && p->now - since >= VL_GONE_GRACE &&
-	    vl_drop_file(r, t->fi, t->gen, 0) == 0) {
+	    vl_drop_file(r, t->fi, t->gen, VL_DROP_ALL) == 0) {
 		vl_log("file %u is gone: its ranges are forgotten", t->fi);
 		rep->files_dropped++;
 		return 1;
 	}
-	if (vl_drop_file(r, t->fi, t->gen, 1) == 0) {
+	if (vl_drop_file(r, t->fi, t->gen, VL_DROP_UNPURGED) == 0) {
 		vl_log("file %u unreachable: its unpurged ranges are forgotten", t->fi);
 		rep->files_dropped++;
 		return 1;

@@ -45,9 +45,14 @@ int vl_collect(const struct vl_region *r, struct vl_purge_report *rep);
 int vl_collect_ashmem(const struct vl_region *r, struct vl_purge_report *rep);
 
 /*
- * Forget every range of file fi (generation gen): the file is gone. With
- * unpurged_only, only its unpurged ranges; -EBUSY then if purged ones stay.
+ * Forget file fi's ranges (generation gen), and its record with the last:
+ *   VL_DROP_ALL          every range: the file is gone;
+ *   VL_DROP_UNPURGED     its unpurged ranges only (an ashmem record stays);
+ *                        -EBUSY if purged ones stay;
+ *   VL_DROP_UNLESS_PURGED every range, but nothing at all (-EBUSY) if one
+ *                        was purged: a holder we cannot see may still ask.
  */
-int vl_drop_file(const struct vl_region *r, uint32_t fi, uint32_t gen, int unpurged_only);
+enum { VL_DROP_ALL, VL_DROP_UNPURGED, VL_DROP_UNLESS_PURGED };
+int vl_drop_file(const struct vl_region *r, uint32_t fi, uint32_t gen, int how);
 
 #endif

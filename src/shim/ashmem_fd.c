@@ -4,9 +4,10 @@
  * or recvmmsg), and, at load, an fd inherited across exec that is open on
  * a region's memfd, are flagged as maybe a region, so mmap and fstat look
  * at them. The flag is only a hint, checked against the shared region
- * when used. A region fd sent over a socket is noted, so SET_NAME no
- * longer swaps its memfd (ashmem.c, rename_memfd); close (and dup2/dup3
- * over a region fd) may forget the region (ashmem.c, vl_ash_close_begin).
+ * when used. A region fd sent over a socket (sendmsg, sendmmsg) is
+ * noted, so SET_NAME no longer swaps its memfd (ashmem.c, rename_memfd);
+ * close (and dup2/dup3 over a region fd) may forget the region (ashmem.c,
+ * vl_ash_close_begin).
  * Each call costs a compare or two on top of the next definition.
  */
 #include "ashmem.h"
@@ -29,6 +30,7 @@ typedef int (*fcntl_fn)(int, int, ...);
 typedef ssize_t (*recvmsg_fn)(int, struct msghdr *, int);
 typedef ssize_t (*sendmsg_fn)(int, const struct msghdr *, int);
 typedef int (*recvmmsg_fn)(int, struct mmsghdr *, unsigned int, int, struct timespec *);
+typedef int (*sendmmsg_fn)(int, struct mmsghdr *, unsigned int, int);
 
 static int raw_close(int fd)
 {
@@ -76,6 +78,11 @@ static int raw_recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, st
 static ssize_t raw_sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	return syscall(SYS_sendmsg, fd, msg, flags);
+}
+
+static int raw_sendmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags)
+{
+	return (int)syscall(SYS_sendmmsg, fd, v, n, flags);
 }
 
 /* Fds inherited across exec: a readlink per open fd, once. */
@@ -222,11 +229,22 @@ VL_EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, str
 	return r;
 }
 
+/* Read only once the kernel has accepted the message: a bad one gets EFAULT, not a fault. */
 VL_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	ssize_t r = VL_NEXT(sendmsg_fn, "sendmsg", raw_sendmsg)(fd, msg, flags);
 
 	if (__builtin_expect(r >= 0 && msg != NULL && msg->msg_controllen > 0, 0))
 		each_passed(msg, vl_ash_sent);
+	return r;
+}
+
+VL_EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags)
+{
+	int r = VL_NEXT(sendmmsg_fn, "sendmmsg", raw_sendmmsg)(fd, v, n, flags);
+
+	for (int i = 0; __builtin_expect(v != NULL && i < r, 0); i++)
+		if (v[i].msg_hdr.msg_controllen > 0)
+			each_passed(&v[i].msg_hdr, vl_ash_sent);
 	return r;
 }

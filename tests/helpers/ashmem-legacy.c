@@ -44,7 +44,7 @@
  *   access PATH MODE     access(PATH, r|w|x|f)
  *   maps                 the name of the current mapping in /proc/self/maps
  *   serve SOCK           listen on Unix socket SOCK, send the current fd to
- *                        the first who connects (SCM_RIGHTS)
+ *                        the first who connects (SCM_RIGHTS); servem: by sendmmsg
  *   recv SOCK            connect to SOCK, receive an fd: the current fd
  *   write STR            write(2) STR to the current fd ("= bytes written")
  *   pread LEN            pread(2) LEN bytes at 0: "pread LEN = TEXT"
@@ -175,8 +175,9 @@ static int byte_of(const char *c)
 	return strcmp(c, "zero") == 0 ? 0 : c[0];
 }
 
-static void send_fd(const char *path)
+static void send_fd(const char *path, int multi)
 {
+	struct mmsghdr mm;
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	char dummy = 'f', cbuf[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = { &dummy, 1 };
@@ -201,7 +202,12 @@ static void send_fd(const char *path)
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	printf("serve %s = %zd\n", path, conn < 0 ? -1 : sendmsg(conn, &m, 0));
+	memset(&mm, 0, sizeof(mm));
+	mm.msg_hdr = m;
+	if (multi) /* sendmmsg: 1 message sent, or -1 */
+		printf("servem %s = %d\n", path, conn < 0 ? -1 : sendmmsg(conn, &mm, 1, 0));
+	else
+		printf("serve %s = %zd\n", path, conn < 0 ? -1 : sendmsg(conn, &m, 0));
 	close(conn);
 	close(s);
 }
@@ -535,8 +541,8 @@ static int command(char **argv, int argc, int i)
 		printf("maps = %s\n", name);
 		return i + 1;
 	}
-	if (strcmp(cmd, "serve") == 0) {
-		send_fd(ARG(1));
+	if (strcmp(cmd, "serve") == 0 || strcmp(cmd, "servem") == 0) {
+		send_fd(ARG(1), cmd[5] == 'm');
 		return i + 2;
 	}
 	if (strcmp(cmd, "recv") == 0) {

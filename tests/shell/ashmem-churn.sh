@@ -65,4 +65,31 @@ expect_line k3 "getname = kept (4)"
 expect_line k3 "pinstatus 0 4K = 0"
 expect_line k3 "pinstatus 4K 4K = 1"
 expect_line k3 "reap = 0"
+# sent by sendmmsg, then closed here: the receiver holds the region
+new_region
+bg a4 leg open setsize 8K setname viamm map 8K rw unpin 0 4K unmap servem "$WORK/sock4" close \
+	touch "$WORK/a4"
+ok b4 leg recv "$WORK/sock4" wait "$WORK/a4" getname pinstatus 0 4K
+wait_bg a4
+[ "$rc" -eq 0 ] || { show a4; fail "a4: exit status $rc"; }
+expect_line a4 "servem $WORK/sock4 = 1"
+expect_line b4 "getname = viamm (5)"
+expect_line b4 "pinstatus 0 4K = 0"
+# a holder no call of ours sees (an fd opened through /proc/PID/fd): the
+# region's last close here forgets it, but not while a range of it was
+# purged, so the holder still hears so from PIN
+new_region
+bg a5 leg open setsize 8K map 8K rw fill 0 8K P unpin 0 4K purgeall unmap pid \
+	wait "$WORK/b5" close touch "$WORK/a5"
+for _ in $(seq 100); do
+	grep -q "^pid = " "$WORK/a5.out" 2>/dev/null && break
+	sleep 0.1
+done
+a5=$(sed -n 's/^pid = //p' "$WORK/a5.out")
+[ -n "$a5" ] || { show a5; fail "a5 never said its pid"; }
+ok b5 leg open "/proc/$a5/fd/3" touch "$WORK/b5" wait "$WORK/a5" pin 0 4K pin 4K 4K
+wait_bg a5
+[ "$rc" -eq 0 ] || { show a5; fail "a5: exit status $rc"; }
+expect_line b5 "pin 0 4K = 1"
+expect_line b5 "pin 4K 4K = 0"
 exit 0

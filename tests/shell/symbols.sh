@@ -59,6 +59,7 @@ posix_spawn
 posix_spawnp
 recvmmsg
 recvmsg
+sendmmsg
 sendmsg
 stat
 stat64
