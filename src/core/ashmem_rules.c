@@ -95,12 +95,13 @@ int vl_ash_set_prot(uint32_t cur, uint64_t want, int read_implies_exec, uint32_t
 
 int vl_ash_mmap_check(const struct vl_ashmem *a, int prot, uint64_t len, uint64_t page)
 {
+	/* the driver's order: no size, too long, then the mask */
 	if (a->size == 0)
+		return -EINVAL;
+	if (len > page_up(a->size, page))
 		return -EINVAL;
 	if ((uint32_t)prot & VL_ASH_PROT_ALL & ~a->prot)
 		return -EPERM;
-	if (len > page_up(a->size, page))
-		return -EINVAL;
 	return 0;
 }
 

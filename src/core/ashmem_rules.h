@@ -76,7 +76,7 @@ int vl_ash_set_prot(uint32_t cur, uint64_t want, int read_implies_exec, uint32_t
 /*
  * May a region in state a be mapped with prot for len bytes? 0, -EINVAL
  * (no size yet, or longer than the page-rounded size), -EPERM (prot asks
- * for a bit the mask lacks).
+ * for a bit the mask lacks), checked in that order, as the driver did.
  */
 int vl_ash_mmap_check(const struct vl_ashmem *a, int prot, uint64_t len, uint64_t page);
 

@@ -235,6 +235,8 @@ START_TEST(test_mmap_rules)
 	ck_assert_int_eq(vl_ash_mmap_check(&a, PROT_NONE, PAGE, PAGE), 0);
 	ck_assert_int_eq(vl_ash_mmap_check(&a, PROT_READ | PROT_WRITE, PAGE, PAGE), -EPERM);
 	ck_assert_int_eq(vl_ash_mmap_check(&a, PROT_EXEC, PAGE, PAGE), -EPERM);
+	/* too long and beyond the mask: the driver looked at the size first */
+	ck_assert_int_eq(vl_ash_mmap_check(&a, PROT_READ | PROT_WRITE, 5 * PAGE, PAGE), -EINVAL);
 	/* bits beyond read, write, exec are not the mask's business */
 	ck_assert_int_eq(vl_ash_mmap_check(&a, PROT_READ | PROT_GROWSDOWN, PAGE, PAGE), 0);
 	a.prot = PROT_NONE;
