@@ -3,6 +3,7 @@
  * libvolatile.
  */
 #include "core/layout.h"
+#include "core/pool.h"
 #include "export.h"
 #include "ops.h"
 #include "purge.h"
@@ -12,13 +13,31 @@
 #include <errno.h>
 #include <string.h>
 
+/*
+ * Records are not all files with ranges: an ashmem region keeps its
+ * record (name, size, mask) with none. A walk up to the high-water mark,
+ * under the region lock, which guards both fields read.
+ */
+static uint64_t files_with_ranges(const struct vl_region *r)
+{
+	uint32_t hwm = r->hdr->c.file_hwm < r->file_cap ? r->hdr->c.file_hwm : r->file_cap;
+	uint64_t n = 0;
+
+	for (uint32_t fi = 1; fi < hwm; fi++) {
+		const struct vl_file *f = vl_file_at(r, fi);
+
+		n += f->h.state == VL_FILE_LIVE && f->h.nranges != 0;
+	}
+	return n;
+}
+
 static void read_stats(const struct vl_region *r, struct volatile_stats *st)
 {
 	const struct vl_counters *c = &r->hdr->c;
 	const struct vl_geometry *g = &r->hdr->geo;
 
 	memset(st, 0, sizeof(*st));
-	st->files = c->files_used;
+	st->files = files_with_ranges(r);
 	st->ranges = c->ranges;
 	st->ranges_purged = c->ranges_purged;
 	st->volatile_bytes = c->volatile_bytes;

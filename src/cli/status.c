@@ -52,6 +52,7 @@ struct snapshot {
 	uint64_t region_bytes;
 	size_t nfiles;
 	struct file_out *files;
+	uint32_t with_ranges; /* files of the list with a range (records: c.files_used) */
 };
 
 static void *grow(void *p, size_t n, size_t size)
@@ -137,7 +138,7 @@ static void take_snapshot(struct snapshot *s)
 			s->files = grow(s->files, cap, sizeof(*s->files));
 		}
 		if (copy_file(&r, fi, seq, &s->files[s->nfiles]))
-			s->nfiles++;
+			s->with_ranges += s->files[s->nfiles++].n > 0;
 	}
 	vl_region_unmap(&r);
 }
@@ -215,8 +216,8 @@ static void print_json(const struct snapshot *s, const struct vl_config *cfg)
 	printf("{\"region\": ");
 	json_string(cfg->region);
 	printf(", \"exists\": %s", s->exists ? "true" : "false");
-	printf(", \"files\": %u, \"ranges\": %u, \"ranges_purged\": %u", s->c.files_used,
-	       s->c.ranges, s->c.ranges_purged);
+	printf(", \"files\": %u, \"records\": %u, \"ranges\": %u, \"ranges_purged\": %u",
+	       s->with_ranges, s->c.files_used, s->c.ranges, s->c.ranges_purged);
 	printf(", \"volatile_bytes\": %llu, \"purged_bytes\": %llu",
 	       (unsigned long long)s->c.volatile_bytes, (unsigned long long)s->c.purged_bytes);
 	printf(", \"purges\": %llu, \"purged_total\": %llu", (unsigned long long)s->c.purges,
@@ -297,7 +298,10 @@ static void print_text(const struct snapshot *s, const struct vl_config *cfg)
 
 	pressure_now(&p);
 	printf("region:   %s%s\n", cfg->region, s->exists ? "" : " (not created yet)");
-	printf("files:    %u with volatile ranges\n", s->c.files_used);
+	printf("files:    %u with volatile ranges", s->with_ranges);
+	if (s->c.files_used != s->with_ranges) /* ashmem regions keep a record without */
+		printf(" (%u records in all)", s->c.files_used);
+	printf("\n");
 	printf("ranges:   %u (%u purged)\n", s->c.ranges, s->c.ranges_purged);
 	printf("volatile: %llu bytes (%s) not purged\n", (unsigned long long)s->c.volatile_bytes,
 	       human(s->c.volatile_bytes, a, sizeof(a)));

@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include <cutils/ashmem.h>
 #include <linux/ashmem.h>
+#include <volatile.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -59,6 +60,7 @@ int main(int argc, char **argv)
 {
 	const size_t page = (size_t)sysconf(_SC_PAGESIZE), size = 16 * page;
 	unsigned char *m, *ro;
+	struct volatile_stats st;
 	int fd, r, p[2];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -90,10 +92,15 @@ int main(int argc, char **argv)
 		return 1;
 	CHECK(in_maps("dev/ashmem/cutils-test"), "its name is in /proc/self/maps");
 	memset(m, 'C', size);
+	/* a region's record is not a file with volatile ranges until it unpins */
+	CHECK(volatile_stats(&st, sizeof(st)) == 0 && st.files == 0,
+	      "volatile_stats: 0 files with ranges while all is pinned");
 
 	errno = 4242;
 	r = ashmem_unpin_region(fd, 4 * page, 4 * page);
 	CHECK(r == 0 && errno == 4242, "ashmem_unpin_region(4, 4 pages) = 0");
+	CHECK(volatile_stats(&st, sizeof(st)) == 0 && st.files == 1 && st.ranges == 1,
+	      "volatile_stats: 1 file with 1 range once unpinned");
 	r = ashmem_unpin_region(fd, 1, page);
 	CHECK(r == -1 && errno == EINVAL, "unpin unaligned: -1 EINVAL");
 	r = ashmem_unpin_region(fd, 0, 17 * page);
