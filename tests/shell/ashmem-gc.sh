@@ -28,7 +28,7 @@ bg g3 leg open setname mapped setsize 8K map 8K rw fill 0 8K M close touch "$WOR
 wait_file "$WORK/m-ready"
 ok pe vol purge --all
 status_json st3
-expect_eq "records of a region that is only mapped, after a purge" "$(jq_py st3 'd["files"]')" 1
+expect_eq "records of a region that is only mapped, after a purge" "$(jq_py st3 'd["records"]')" 1
 # status names the region as its program did
 expect_eq "the region in status --json" "$(jq_py st3 '[x["ashmem"] for x in d["file_list"]]')" \
 	'[{"name": "mapped", "size": 8192}]'
@@ -73,7 +73,7 @@ while pos < len(text):
     if pos == len(text):
         break
     obj, pos = dec.raw_decode(text, pos)
-    out.append(str(obj["files"]))
+    out.append(str(obj["records"]))
 print(" ".join(out))
 ' "$WORK/g2.out") || fail "cannot read the status"
 expect_eq "records before the purges, and after they found the region gone" "$files" "1 0"
