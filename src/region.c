@@ -1,10 +1,11 @@
 /*
  * region.c - attach, validate and lock the shared region.
  *
- * Creation follows LMDB's lock file: whoever opens the file takes an
- * exclusive flock(2) on it; if it is empty (or its header is all zeros: a
- * creator died half way), that process lays it out; otherwise it checks
- * the geometry. Either way the lock is dropped once the file is mapped:
+ * Creation follows LMDB's lock file: an opener that gets an exclusive
+ * flock(2) on it without waiting is alone; if the file is empty (or has
+ * no magic: a creator died half way), it lays it out; otherwise, and for
+ * openers that find it in use, it checks the geometry. Every user then
+ * holds a shared lock while it maps the region (lock_to_open says why):
  * the geometry never changes afterwards, and the data has its own locks.
  */
 #include "region.h"
@@ -212,14 +213,62 @@ static int attach(int fd, const struct stat *st, void **base, size_t *size)
 	return 0;
 }
 
+/* No magic: never finished by its creator (lay_out), so never trusted. */
+static int unfinished(int fd, struct stat *st)
+{
+	struct vl_geometry g;
+
+	if (fstat(fd, st) != 0)
+		return -errno;
+	return st->st_size == 0 ||
+	       (pread(fd, &g, sizeof(g), 0) == (ssize_t)sizeof(g) && g.magic == 0);
+}
+
+/*
+ * Who may lay the file out. Every process that maps the region holds a
+ * shared flock(2) on it for as long as it maps it: the mapping keeps the
+ * open file description, and the lock with it, after the fd is closed.
+ * So an exclusive lock taken without waiting proves that nobody uses the
+ * region, and only then is a file without its magic laid out again (its
+ * creator died half way). One that lost its magic while others map it
+ * was scribbled on: it is refused (EUCLEAN), for laying it out again
+ * would pull their region from under them (their UNMARKs would say
+ * intact of purged bytes; a smaller one, SIGBUS). An opener that waits
+ * behind a creator takes the shared lock, which waits for the layout.
+ * Returns 1 holding the exclusive lock, 0 holding the shared one.
+ */
+static int lock_to_open(int fd, struct stat *st)
+{
+	for (int tries = 0; tries < 64; tries++) {
+		int left;
+
+		if (VL_SYSCALL("flock region", flock(fd, LOCK_EX | LOCK_NB)) == 0)
+			return 1;
+		if (errno != EWOULDBLOCK)
+			return -errno;
+		if (VL_SYSCALL("flock region shared", flock(fd, LOCK_SH)) != 0)
+			return -errno;
+		left = unfinished(fd, st);
+		if (left <= 0)
+			return left < 0 ? left : 0;
+		/*
+		 * No magic, and someone holds a lock: another opener of a file
+		 * whose creator died, here for the same reason (it lets go at
+		 * once), or users of a scribbled region (they never do).
+		 */
+		flock(fd, LOCK_UN);
+		usleep(500 + (unsigned)(getpid() % 7) * 250);
+	}
+	return -EUCLEAN;
+}
+
 int vl_region_open(const char *path, int create, uint32_t ranges, uint32_t files,
 		   struct vl_region *out)
 {
-	struct vl_geometry g;
 	struct stat st;
 	void *base = NULL;
 	size_t size = 0;
-	int fd, err;
+	int fd, err, alone;
 
 	memset(out, 0, sizeof(*out));
 	fd = open_region_file(path, create);
@@ -228,28 +277,30 @@ int vl_region_open(const char *path, int create, uint32_t ranges, uint32_t files
 	err = trusted(fd, &st);
 	if (err)
 		goto out;
-	if (VL_SYSCALL("flock region", flock(fd, LOCK_EX)) != 0) {
-		err = -errno;
+	alone = lock_to_open(fd, &st);
+	if (alone < 0) {
+		err = alone;
 		goto out;
 	}
-	err = fstat(fd, &st) == 0 ? 0 : -errno;
-	if (err)
-		goto out;
-	/* no magic: never finished by its creator (lay_out), so never trusted */
-	if (st.st_size == 0 ||
-	    (pread(fd, &g, sizeof(g), 0) == (ssize_t)sizeof(g) && g.magic == 0)) {
+	err = alone ? unfinished(fd, &st) : 0;
+	if (err > 0)
 		err = create ? lay_out(fd, ranges, files, &base, &size) : -ENOENT;
-	} else {
+	else if (err == 0)
 		err = attach(fd, &st, &base, &size);
+	/* from an exclusive lock to the shared one all users hold while mapped */
+	if (err == 0 && alone && VL_SYSCALL("flock region down", flock(fd, LOCK_SH)) != 0) {
+		err = -errno;
+		munmap(base, size);
 	}
 	if (err == 0)
 		vl_region_bind(out, base, size);
 out:
 	/*
-	 * Unlock explicitly: the mapping holds the open file description, so
-	 * close() alone would keep the flock for as long as we stay mapped.
+	 * Mapped, the shared lock stays with the mapping (see lock_to_open);
+	 * otherwise drop it explicitly, whatever the fd's other holders.
 	 */
-	flock(fd, LOCK_UN);
+	if (err)
+		flock(fd, LOCK_UN);
 	close(fd);
 	if (err)
 		vl_log("region %s unusable: %s", path, strerror(-err));

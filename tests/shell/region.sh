@@ -199,4 +199,31 @@ vt open "$VOLATILE_REGION" rwc truncate 1M >/dev/null
 chmod 0600 "$VOLATILE_REGION"
 ok zeros svt memfd m 4K mark 0 4K unmark 0 4K
 expect_line zeros "mark 0 4K = 0"
+
+# ...but not under a process that maps it: a region that lost its magic
+# while in use was scribbled on. Laying it out again would pull the region
+# from under its user (a smaller one: SIGBUS in the user), so it is refused
+# (EUCLEAN), the file is left as it is, and its user goes on unharmed.
+new_region
+mkfile "$WORK/zu" 64K U
+bg zuser svt open "$WORK/zu" rw mark 0 64K touch "$WORK/zu-ready" wait "$WORK/zu-go" \
+	unmark 0 32K expect 0 64K U
+wait_file "$WORK/zu-ready"
+zsize=$(stat -c %s "$VOLATILE_REGION")
+dd if=/dev/zero of="$VOLATILE_REGION" bs=8 count=1 conv=notrunc 2>/dev/null
+VOLATILE_REGION_RANGES=8
+VOLATILE_REGION_FILES=4
+export VOLATILE_REGION_RANGES VOLATILE_REGION_FILES
+ok zscribbled svt memfd m 4K mark 0 4K fa 0 0 4K
+unset VOLATILE_REGION_RANGES VOLATILE_REGION_FILES
+expect_line zscribbled "mark 0 4K = -1 EUCLEAN"
+expect_line zscribbled "fa 0 0 4K = 0"
+expect_eq "the scribbled region's size" "$(stat -c %s "$VOLATILE_REGION")" "$zsize"
+touch "$WORK/zu-go"
+wait_bg zuser
+[ "$rc" -eq 0 ] || { show zuser; fail "the region's user failed ($rc) after another process opened it"; }
+expect_line zuser "expect 0 64K U ok"
+# once its last user is gone, nothing holds it: laid out again
+ok zafter svt memfd m 4K mark 0 4K
+expect_line zafter "mark 0 4K = 0"
 exit 0
