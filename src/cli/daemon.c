@@ -200,12 +200,31 @@ static void relieve_memory(struct watch *w)
 	}
 }
 
+/*
+ * A tmpfs that holds files with unpurged ranges, and ways to its statfs:
+ * a file's recorded path, and the processes that marked its files
+ * (/proc/PID/fd/FD reaches a file that has no name, or another one now).
+ */
+#define FS_WAYS 4
+
 struct fs_seen {
 	uint64_t dev;
-	char path[VL_PATH_MAX];
+	int nways;
+	char way[FS_WAYS][VL_PATH_MAX];
 };
 
-/* A path of each tmpfs that holds named files with ranges. */
+static void add_way(struct fs_seen *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_way(struct fs_seen *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->nways == FS_WAYS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(s->way[s->nways++], VL_PATH_MAX, fmt, ap);
+	va_end(ap);
+}
+
 static int tmpfs_list(struct watch *w, struct fs_seen *seen)
 {
 	const struct vl_region *r = &w->r;
@@ -215,40 +234,58 @@ static int tmpfs_list(struct watch *w, struct fs_seen *seen)
 	if (vl_lock_region(r) != 0)
 		return 0;
 	hwm = r->hdr->c.file_hwm < r->file_cap ? r->hdr->c.file_hwm : r->file_cap;
-	for (uint32_t fi = 1; fi < hwm && n < MAX_TMPFS; fi++) {
+	for (uint32_t fi = 1; fi < hwm; fi++) {
 		const struct vl_file *f = vl_file_at(r, fi);
-		int known = 0;
+		struct fs_seen *s = NULL;
 
-		if (f->h.state != VL_FILE_LIVE || f->h.path_len == 0 ||
-		    f->h.path_len >= VL_PATH_MAX || f->h.vbytes == 0)
+		if (f->h.state != VL_FILE_LIVE || f->h.vbytes == 0)
 			continue;
-		for (int i = 0; i < n; i++)
-			known |= seen[i].dev == f->h.ident.dev;
-		if (known)
-			continue;
-		seen[n].dev = f->h.ident.dev;
-		memcpy(seen[n].path, f->path, f->h.path_len);
-		seen[n].path[f->h.path_len] = '\0';
-		n++;
+		for (int i = 0; i < n && s == NULL; i++)
+			if (seen[i].dev == f->h.ident.dev)
+				s = &seen[i];
+		if (s == NULL) {
+			if (n == MAX_TMPFS)
+				continue;
+			s = &seen[n++];
+			s->dev = f->h.ident.dev;
+			s->nways = 0;
+		}
+		if (f->h.path_len != 0 && f->h.path_len < VL_PATH_MAX)
+			add_way(s, "%.*s", (int)f->h.path_len, f->path);
+		for (int k = 0; k < VL_HOLDERS; k++)
+			if (f->h.holders[k].pid > 0 && f->h.holders[k].fd >= 0)
+				add_way(s, "/proc/%d/fd/%d", (int)f->h.holders[k].pid,
+					(int)f->h.holders[k].fd);
 	}
 	vl_unlock_region(r);
 	return n;
 }
 
+/* A way that still reaches a file on that file system, and its statfs. */
+static const char *reach_fs(const struct fs_seen *s, struct statfs *sf)
+{
+	for (int i = 0; i < s->nways; i++) {
+		struct stat st;
+
+		if (stat(s->way[i], &st) == 0 && (uint64_t)st.st_dev == s->dev &&
+		    statfs(s->way[i], sf) == 0)
+			return s->way[i];
+	}
+	return NULL;
+}
+
 static void relieve_tmpfs(struct watch *w)
 {
-	struct fs_seen seen[MAX_TMPFS];
+	static struct fs_seen seen[MAX_TMPFS]; /* tens of KiB: not on the stack */
 	int n = tmpfs_list(w, seen);
 
 	for (int i = 0; i < n; i++) {
 		struct vl_purge_report rep;
 		struct statfs sf;
-		struct stat st;
 		uint64_t free_bytes, size, threshold;
+		const char *way = reach_fs(&seen[i], &sf);
 
-		/* the path must still be on that file system */
-		if (stat(seen[i].path, &st) != 0 || (uint64_t)st.st_dev != seen[i].dev ||
-		    statfs(seen[i].path, &sf) != 0 || sf.f_type != TMPFS_MAGIC || sf.f_blocks == 0)
+		if (way == NULL || sf.f_type != TMPFS_MAGIC || sf.f_blocks == 0)
 			continue;
 		free_bytes = (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize;
 		size = (uint64_t)sf.f_blocks * (uint64_t)sf.f_bsize;
@@ -257,8 +294,7 @@ static void relieve_tmpfs(struct watch *w)
 		    rep.ranges)
 			say("purged %u range%s, %llu bytes: tmpfs of %s: %llu bytes free < %llu",
 			    rep.ranges, rep.ranges == 1 ? "" : "s", (unsigned long long)rep.bytes,
-			    seen[i].path, (unsigned long long)free_bytes,
-			    (unsigned long long)threshold);
+			    way, (unsigned long long)free_bytes, (unsigned long long)threshold);
 	}
 }
 

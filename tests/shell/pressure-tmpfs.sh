@@ -2,8 +2,9 @@
 # Full tmpfs (SPEC 8): when a tmpfs that holds volatile ranges has less
 # free space than VOLATILE_TMPFS_MIN_FREE (a SIZE, or a percentage of that
 # file system, default 10%), its own ranges are purged, oldest first: on
-# MARK, and by the daemon when someone else fills it. Other file systems'
-# ranges and memfds (no size limit) are left alone.
+# MARK, and by the daemon when someone else fills it (it finds the tmpfs
+# by a file's name, or through the process holding a file with none).
+# Other file systems' ranges and memfds (no size limit) are left alone.
 #
 # An 8 MiB tmpfs mounted in a private mount namespace (root only).
 . "$(dirname "$0")/lib.sh"
@@ -83,6 +84,28 @@ EOF
 	eval "kill -TERM \$BG_d4"
 	wait_bg d4
 	[ "$rc" -eq 0 ] || { show d4; fail "daemon on SIGTERM: exit status $rc"; }
+
+	# ---- 5. the same for a file with no name any more (unlinked after its MARK): ----------
+	# the daemon finds its tmpfs through the process that holds it
+	new_region
+	rm -f "$f" "$small/writer"
+	mkfile "$f" 6M A
+	bg h5 svt open "$f" rw mark 0 1M mark 2M 1M unlink "$f" touch "$WORK/h5-ready" \
+		wait "$WORK/h5-go" unmark 0 1M unmark 2M 1M expect 1M 1M A expect 3M 3M A
+	wait_file "$WORK/h5-ready"
+	bg d5 env VOLATILE_MIN_AVAILABLE=0 "$VOLATILE_CMD" daemon --foreground
+	wait_match d5 err '^volatile daemon: watching region'
+	ok t5b vt open "$small/writer" rwc fill 0 1536K W
+	wait_match d5 err '^volatile daemon: purged'
+	grep -qxE "volatile daemon: purged 1 range, 1048576 bytes: tmpfs of /proc/[0-9]+/fd/3: [0-9]+ bytes free < 838860" \
+		"$WORK/d5.err" || { show d5; fail "not the expected purge line (an unlinked file)"; }
+	touch "$WORK/h5-go"
+	wait_bg h5
+	[ "$rc" -eq 0 ] || { show h5; fail "the holder of the unlinked file failed ($rc)"; }
+	expect_line h5 "unmark 0 1M = 1"
+	expect_line h5 "unmark 2M 1M = 0"
+	eval "kill -TERM \$BG_d5"
+	wait_bg d5
 	umount "$small"
 	exit 0
 }
