@@ -161,6 +161,17 @@ VOLATILE_REGION=$WORK/dangling
 ln -s "$WORK/nowhere" "$VOLATILE_REGION"
 unusable dangling EACCES
 [ ! -e "$WORK/nowhere" ] || fail "a dangling symlink region was followed: $WORK/nowhere was made"
+# a symlink on the way, to the directory of a good region, and to one where
+# it would be made (openat2 RESOLVE_NO_SYMLINKS: Linux 5.6 and later)
+good_region
+mkdir "$WORK/realdir"
+mv "$VOLATILE_REGION" "$WORK/realdir/region"
+ln -s "$WORK/realdir" "$WORK/dirlink"
+VOLATILE_REGION=$WORK/dirlink/region
+unusable dirlink EACCES
+VOLATILE_REGION=$WORK/dirlink/new
+unusable dirlink-new EACCES
+[ ! -e "$WORK/realdir/new" ] || fail "a region was made through a symlinked directory"
 
 # not a regular file
 new_region
