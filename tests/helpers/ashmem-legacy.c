@@ -151,6 +151,25 @@ static int prot_of(const char *s)
 	return p;
 }
 
+/* This program's argv again, on "usefd FD" and argv[from..to): exec, pspawn. */
+static char **again_with_fd(char **argv, int from, int to)
+{
+	static char num_fd[16];
+	char **nargv = calloc((size_t)(to - from + 4), sizeof(char *));
+	int k = 0;
+
+	if (nargv == NULL)
+		abort();
+	snprintf(num_fd, sizeof(num_fd), "%d", fd);
+	nargv[k++] = argv[0];
+	nargv[k++] = "usefd";
+	nargv[k++] = num_fd;
+	for (int j = from; j < to; j++)
+		nargv[k++] = argv[j];
+	nargv[k] = NULL;
+	return nargv;
+}
+
 static void result(const char *what, long r)
 {
 	int e = errno;
@@ -292,16 +311,8 @@ static int command(char **argv, int argc, int i)
 		return i + 1;
 	}
 	if (strcmp(cmd, "exec") == 0) {
-		char num_fd[16], **nargv = calloc((size_t)(argc - i + 3), sizeof(char *));
-		int k = 0;
+		char **nargv = again_with_fd(argv, i + 1, argc);
 
-		snprintf(num_fd, sizeof(num_fd), "%d", fd);
-		nargv[k++] = argv[0];
-		nargv[k++] = "usefd";
-		nargv[k++] = num_fd;
-		for (int j = i + 1; j < argc; j++)
-			nargv[k++] = argv[j];
-		nargv[k] = NULL;
 		printf("exec\n");
 		fflush(stdout);
 		execv("/proc/self/exe", nargv);
@@ -654,18 +665,12 @@ static int command(char **argv, int argc, int i)
 		return j + 1;
 	}
 	if (strcmp(cmd, "pspawn") == 0) {
-		char num_fd[16], **nargv = calloc((size_t)(argc - i + 3), sizeof(char *));
-		int j = i + 1, k = 0, err;
+		int j = i + 1, err;
+		char **nargv;
 
 		while (j < argc && strcmp(argv[j], "end") != 0)
 			j++;
-		snprintf(num_fd, sizeof(num_fd), "%d", fd);
-		nargv[k++] = argv[0];
-		nargv[k++] = "usefd";
-		nargv[k++] = num_fd;
-		for (int m = i + 1; m < j; m++)
-			nargv[k++] = argv[m];
-		nargv[k] = NULL;
+		nargv = again_with_fd(argv, i + 1, j);
 		fflush(stdout);
 		err = posix_spawn(&child, "/proc/self/exe", NULL, NULL, nargv, environ);
 		printf("pspawn = %s\n", err ? ename(err) : "ok");
