@@ -471,19 +471,14 @@ static int holder_lives(uint32_t word)
  */
 static int lock_mutex(pthread_mutex_t *m)
 {
-	int e;
-
 #ifdef cpu_relax
 	for (int i = 0; i < SPINS && __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) != 0;
 	     i++)
 		cpu_relax();
 #endif
-	e = pthread_mutex_trylock(m); /* no clock read unless there is a wait */
-	if (e != EBUSY)
-		return e;
 	for (;;) {
 		struct timespec until;
-		int saved = errno;
+		int e, saved = errno;
 
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += PATIENCE_S;
