@@ -24,13 +24,11 @@
 #endif
 #endif
 #include <pthread.h>
-#include <signal.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 /*
@@ -440,35 +438,6 @@ int vl_file_new(const struct vl_region *r, const struct vl_ident *id, uint32_t *
 #define cpu_relax() __asm__ __volatile__("yield")
 #endif
 
-/*
- * glibc's lock word of a robust mutex: the holder's thread id, with
- * FUTEX_OWNER_DIED once the kernel has seen that holder die (the next
- * locker then gets EOWNERDEAD and repairs).
- */
-#define LOCK_TID_MASK 0x3fffffffu
-#define LOCK_OWNER_DIED 0x40000000u
-#define PATIENCE_S 1
-
-/*
- * Does the lock word name a thread that lives? A word the kernel did not
- * mark dead and that names no thread was written by no locker: a
- * scribble, which no unlock will ever clear. (kill(2) takes a thread id
- * as well as a process id. A holder in another PID namespace is not seen
- * from here and is taken for none.)
- */
-static int holder_lives(uint32_t word)
-{
-	pid_t tid = (pid_t)(word & LOCK_TID_MASK);
-
-	if (tid == 0 || (word & LOCK_OWNER_DIED))
-		return 1; /* free now, or the kernel's to hand over: try again */
-	return kill(tid, 0) == 0 || errno != ESRCH;
-}
-
-/*
- * Lock m, waiting as long as its holder lives; ENOTRECOVERABLE if the
- * lock word names no holder after a second's wait (never a wait for ever).
- */
 static int lock_mutex(pthread_mutex_t *m)
 {
 #ifdef cpu_relax
@@ -476,22 +445,7 @@ static int lock_mutex(pthread_mutex_t *m)
 	     i++)
 		cpu_relax();
 #endif
-	for (;;) {
-		struct timespec until;
-		int e, saved = errno;
-
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += PATIENCE_S;
-		e = pthread_mutex_timedlock(m, &until);
-		if (e != ETIMEDOUT)
-			return e;
-		e = holder_lives((uint32_t)__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED));
-		errno = saved;
-		if (!e) {
-			vl_log("a lock of the region names a thread that does not exist: scribbled");
-			return ENOTRECOVERABLE;
-		}
-	}
+	return pthread_mutex_lock(m);
 }
 
 static int lock_result(pthread_mutex_t *m, int e)

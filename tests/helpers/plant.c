@@ -16,10 +16,6 @@
  *   plant scribble FILE OTHER
  *       overwrite the identity in FILE's record with OTHER's, without
  *       rewriting the record's sum: a purge must not trust that record.
- *
- *   plant lockword region|FILE TID
- *       write TID into the lock word of the region's lock, or of FILE's
- *       record, while nobody holds it.
  */
 #include "core/pool.h"
 #include "core/ranges.h"
@@ -27,7 +23,6 @@
 #include "region.h"
 #include "sys.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,35 +66,6 @@ static int scribble(const char *file, const char *other)
 	return 0;
 }
 
-/* Write TID into a lock's word, as if that thread held it (nobody does). */
-static int lockword(const char *which, const char *tid)
-{
-	const struct vl_config *cfg = vl_config();
-	struct vl_region r;
-	struct vl_stat a;
-	uint32_t fi;
-	pthread_mutex_t *m;
-
-	if (vl_region_open(cfg->region, 0, 0, 0, &r) != 0) {
-		fprintf(stderr, "plant: cannot open the region\n");
-		return 1;
-	}
-	if (strcmp(which, "region") == 0) {
-		m = &r.hdr->lock;
-	} else {
-		if (vl_sys_stat_at(-100, which, 1, &a) != 0 || vl_lock_region(&r) != 0 ||
-		    vl_file_lookup(&r, &a.id, &fi) != 0 || fi == VL_NIL) {
-			fprintf(stderr, "plant: %s has no record\n", which);
-			return 1;
-		}
-		vl_unlock_region(&r);
-		m = &vl_file_at(&r, fi)->h.lock;
-	}
-	__atomic_store_n(&m->__data.__lock, (int)strtol(tid, NULL, 0), __ATOMIC_RELEASE);
-	printf("scribbled the lock of %s: held by %s\n", which, tid);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	const struct vl_config *cfg = vl_config();
@@ -110,8 +76,6 @@ int main(int argc, char **argv)
 
 	if (argc == 4 && strcmp(argv[1], "scribble") == 0)
 		return scribble(argv[2], argv[3]);
-	if (argc == 4 && strcmp(argv[1], "lockword") == 0)
-		return lockword(argv[2], argv[3]);
 	if (argc != 6) {
 		fprintf(stderr, "usage: plant FILE POFF PLEN VOFF VLEN\n");
 		return 2;

@@ -237,25 +237,4 @@ expect_line zuser "expect 0 64K U ok"
 # once its last user is gone, nothing holds it: laid out again
 ok zafter svt memfd m 4K mark 0 4K
 expect_line zafter "mark 0 4K = 0"
-
-# a lock whose word names a thread that does not exist (scribbled while
-# nobody held it: no unlock will ever clear it) is waited on for a second,
-# not for ever: EUCLEAN, and every other call as usual
-plant=$VL_TOP_BUILDDIR/tests/helpers/plant
-nobody=0x3ffffffe # above any pid_max: no such thread
-new_region
-mkfile "$WORK/lk" 64K L
-ok lk0 svt open "$WORK/lk" rw mark 0 4K
-ok lk1 "$plant" lockword "$WORK/lk" "$nobody"
-ok lk2 svt open "$WORK/lk" rw mark 8K 4K fa 0 0 64K expect 0 64K L memfd m 4K mark 0 4K
-expect_line lk2 "mark 8K 4K = -1 EUCLEAN"
-expect_line lk2 "fa 0 0 64K = 0"
-expect_line lk2 "mark 0 4K = 0"
-ok lk3 "$plant" lockword region "$nobody"
-ok lk4 svt memfd m 4K mark 0 4K fa 0 0 4K
-expect_line lk4 "mark 0 4K = -1 EUCLEAN"
-expect_line lk4 "fa 0 0 4K = 0"
-run lk5 vol status
-[ "$rc" -eq 2 ] && [ "$(wc -l <"$WORK/lk5.err")" -eq 1 ] ||
-	{ show lk5; fail "volatile status on a region with a scribbled lock: exit status $rc, want 2 and one line"; }
 exit 0
