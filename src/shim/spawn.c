@@ -1,6 +1,7 @@
 /*
- * spawn.c - children made without fork(): posix_spawn, posix_spawnp, and
- * system and popen (glibc makes their child with its own posix_spawn,
+ * spawn.c - children made without fork(): posix_spawn, posix_spawnp,
+ * _Fork (fork without its handlers), and system, popen and wordexp with a
+ * command substitution (glibc makes their child with its own posix_spawn,
  * which no interposer sees). fork's pthread_atfork handlers do not run
  * for them, so the ashmem code is told here that a child may inherit this
  * process's region fds (ashmem.c, made_alone). One atomic add per call.
@@ -13,11 +14,16 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/types.h>
+#include <unistd.h>
+#include <wordexp.h>
 
 typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
 			const posix_spawnattr_t *, char *const[], char *const[]);
 typedef int (*system_fn)(const char *);
 typedef FILE *(*popen_fn)(const char *, const char *);
+typedef pid_t (*fork_fn)(void);
+typedef int (*wordexp_fn)(const char *, wordexp_t *, int);
 
 /* Never reached in practice: libc defines all four. */
 static int no_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
@@ -39,6 +45,18 @@ static FILE *no_popen(const char *cmd, const char *type)
 	(void)cmd, (void)type;
 	errno = ENOSYS;
 	return NULL;
+}
+
+static pid_t no_fork(void)
+{
+	errno = ENOSYS;
+	return -1;
+}
+
+static int no_wordexp(const char *words, wordexp_t *we, int flags)
+{
+	(void)words, (void)we, (void)flags;
+	return WRDE_NOSPACE;
 }
 
 VL_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
@@ -66,4 +84,18 @@ VL_EXPORT FILE *popen(const char *cmd, const char *type)
 {
 	vl_ash_spawning();
 	return VL_NEXT(popen_fn, "popen", no_popen)(cmd, type);
+}
+
+/* glibc 2.34's fork without atfork handlers: a fork all the same */
+VL_EXPORT pid_t _Fork(void)
+{
+	vl_ash_spawning();
+	return VL_NEXT(fork_fn, "_Fork", no_fork)();
+}
+
+VL_EXPORT int wordexp(const char *words, wordexp_t *we, int flags)
+{
+	if (!(flags & WRDE_NOCMD)) /* $(...) and `...` run a shell */
+		vl_ash_spawning();
+	return VL_NEXT(wordexp_fn, "wordexp", no_wordexp)(words, we, flags);
 }

@@ -57,7 +57,8 @@
  *                        "late": mmap, close, munmap. "churn N = ok" (and
  *                        "... slow" if an open took over a second), or the
  *                        first failure
- *   spawn CMD... end     fork: the child runs CMD... and exits; reap waits
+ *   spawn CMD... end     fork: the child runs CMD... and exits; reap waits;
+ *                        spawnf: _Fork (no pthread_atfork handlers run)
  *   pspawn CMD... end    posix_spawn this program on "usefd FD" CMD... (no fork())
  *   reap                 "reap = STATUS"
  *   wait PATH / touch PATH / pid / echo WORD
@@ -651,13 +652,13 @@ static int command(char **argv, int argc, int i)
 		printf("close = %d\n", close(fd));
 		return i + 1;
 	}
-	if (strcmp(cmd, "spawn") == 0) {
+	if (strcmp(cmd, "spawn") == 0 || strcmp(cmd, "spawnf") == 0) {
 		int j = i + 1;
 
 		while (j < argc && strcmp(argv[j], "end") != 0)
 			j++;
 		fflush(stdout);
-		child = fork();
+		child = cmd[5] == 'f' ? _Fork() : fork();
 		if (child == 0) {
 			argv[j] = NULL;
 			exit(run(argv, j, i + 1));

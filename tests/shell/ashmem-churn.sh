@@ -67,6 +67,13 @@ expect_line k3 "getname = kept (4)"
 expect_line k3 "pinstatus 0 4K = 0"
 expect_line k3 "pinstatus 4K 4K = 1"
 expect_line k3 "reap = 0"
+# the same with a child made by _Fork (fork without its atfork handlers)
+new_region
+ok k3f leg open setsize 8K setname kf map 8K rw unpin 0 4K unmap spawnf wait "$WORK/k3f" \
+	getname pinstatus 0 4K end close touch "$WORK/k3f" reap
+expect_line k3f "getname = kf (2)"
+expect_line k3f "pinstatus 0 4K = 0"
+expect_line k3f "reap = 0"
 # sent by sendmmsg, then closed here: the receiver holds the region
 new_region
 bg a4 leg open setsize 8K setname viamm map 8K rw unpin 0 4K unmap servem "$WORK/sock4" close \

@@ -10,6 +10,7 @@ cat >"$WORK/want" <<'EOF'
 ASharedMemory_create
 ASharedMemory_getSize
 ASharedMemory_setProt
+_Fork
 __fxstat
 __fxstat64
 __fxstatat
@@ -67,6 +68,7 @@ statx
 system
 volatile_purge
 volatile_stats
+wordexp
 EOF
 LC_ALL=C sort -o "$WORK/want" "$WORK/want"
 nm -D --defined-only "$VOLATILE_LIBRARY" | awk 'NF == 3 && $2 != "A" { print $3 }' |
