@@ -3,7 +3,6 @@
  * libvolatile.
  */
 #include "core/layout.h"
-#include "core/pool.h"
 #include "export.h"
 #include "ops.h"
 #include "purge.h"
@@ -20,7 +19,7 @@
  */
 static uint64_t files_with_ranges(const struct vl_region *r)
 {
-	uint32_t hwm = r->hdr->c.file_hwm < r->file_cap ? r->hdr->c.file_hwm : r->file_cap;
+	uint32_t hwm = vl_file_hwm(r);
 	uint64_t n = 0;
 
 	for (uint32_t fi = 1; fi < hwm; fi++) {

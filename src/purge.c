@@ -437,7 +437,7 @@ static int collect(const struct vl_region *r, struct vl_purge_report *rep, int a
 	init_pass(&p, r, NULL, !ashmem_only);
 	if (vl_lock_region(r) != 0)
 		return -EUCLEAN;
-	hwm = r->hdr->c.file_hwm < r->file_cap ? r->hdr->c.file_hwm : r->file_cap;
+	hwm = vl_file_hwm(r);
 	vl_unlock_region(r);
 
 	for (uint32_t fi = 1; fi < hwm; fi++) {

@@ -233,7 +233,7 @@ static int tmpfs_list(struct watch *w, struct fs_seen *seen)
 
 	if (vl_lock_region(r) != 0)
 		return 0;
-	hwm = r->hdr->c.file_hwm < r->file_cap ? r->hdr->c.file_hwm : r->file_cap;
+	hwm = vl_file_hwm(r);
 	for (uint32_t fi = 1; fi < hwm; fi++) {
 		const struct vl_file *f = vl_file_at(r, fi);
 		struct fs_seen *s = NULL;

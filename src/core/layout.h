@@ -256,6 +256,14 @@ static inline struct vl_file *vl_file_at(const struct vl_region *r, uint32_t i)
 	return &r->files[i < r->file_cap ? i : VL_NIL];
 }
 
+/* File slots ever used, [1, hwm): the high-water mark, clamped into the table. */
+static inline uint32_t vl_file_hwm(const struct vl_region *r)
+{
+	uint32_t hwm = r->hdr->c.file_hwm;
+
+	return hwm < r->file_cap ? hwm : r->file_cap;
+}
+
 static inline uint32_t vl_node_file(const struct vl_node *n)
 {
 	return n->meta & VL_META_FILE_MASK;

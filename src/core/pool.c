@@ -388,7 +388,7 @@ int vl_spare_used(const struct vl_change *c, uint32_t spare)
 
 uint32_t vl_spare_steal(const struct vl_region *r, uint32_t to)
 {
-	uint32_t hwm = C(r)->file_hwm < r->file_cap ? C(r)->file_hwm : r->file_cap;
+	uint32_t hwm = vl_file_hwm(r);
 
 	for (uint32_t fi = 1; fi < hwm; fi++) {
 		struct vl_file *f = F(r, fi);
