@@ -1000,10 +1000,9 @@ static int orphan_settle(struct orphan *o)
 	memset(&t, 0, sizeof(t));
 	t.fd = -1;
 	t.st.id = o->id;
-	if (vl_region_get(&t.r) != 0 || lookup(t.r, &t.st.id, &t.x) != 0 || !is_ash(&t) ||
-	    lock_target(&t) != 0)
+	if (vl_region_get(&t.r) != 0 || lookup(t.r, &t.st.id, &t.x) != 0 || !is_ash(&t))
 		return 1;
-	vl_unlock_file(t.r, t.x.fi);
+	/* under the file's lock, it checks the record is still that one (gen) */
 	err = vl_drop_file(t.r, t.x.fi, t.x.gen, VL_DROP_UNLESS_PURGED);
 	vl_log("ashmem: a region closed while mapped is unmapped: its record %s%s",
 	       err ? "stays: " : "is forgotten", err ? strerror(-err) : "");

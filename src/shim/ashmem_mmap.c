@@ -3,8 +3,9 @@
  * size (EINVAL) are enforced, a shared mapping under a mask without
  * PROT_WRITE cannot gain it by mprotect, and the first mapping fixes the
  * region's name and size, as the driver does. munmap may forget a region
- * closed while mapped (ashmem.c, vl_ash_munmapped). Any mmap of an fd this process never saw as
- * a region costs one load and goes to the next mmap.
+ * closed while mapped (ashmem.c, vl_ash_munmapped). Any mmap of an fd
+ * this process never saw as a region costs one load and goes to the next
+ * mmap.
  */
 #include "ashmem.h"
 #include "export.h"
