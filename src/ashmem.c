@@ -422,7 +422,7 @@ static int only_fd(int fd, const struct vl_ident *id)
 				continue;
 			other = atoi(name);
 			if (other != fd && other != dir && vl_sys_fstat(other, &st) == 0 &&
-			    vl_same_file(&st.id, id))
+			    vl_ident_same(&st.id, id))
 				alone = 0;
 		}
 	}
@@ -437,7 +437,7 @@ static int only_fd(int fd, const struct vl_ident *id)
  */
 static int made_alone(int fd, const struct vl_ident *id)
 {
-	if (fd < 0 || fd >= MADE_FDS || !vl_same_file(&made[fd].id, id) ||
+	if (fd < 0 || fd >= MADE_FDS || !vl_ident_same(&made[fd].id, id) ||
 	    made[fd].forks != __atomic_load_n(&forks, __ATOMIC_RELAXED) ||
 	    __atomic_load_n(&made[fd].shared, __ATOMIC_RELAXED))
 		return 0;
@@ -1105,7 +1105,7 @@ static int readonly_twin(int fd, const struct vl_ident *id)
 	ro = (int)syscall(SYS_openat, AT_FDCWD, link, O_RDONLY | O_CLOEXEC);
 	if (ro < 0)
 		return -1;
-	if (vl_sys_fstat(ro, &st) != 0 || !vl_same_file(&st.id, id)) {
+	if (vl_sys_fstat(ro, &st) != 0 || !vl_ident_same(&st.id, id)) {
 		syscall(SYS_close, ro);
 		return -1;
 	}

@@ -67,13 +67,13 @@ static int on_tmpfs(int fd, const struct vl_stat *st)
 
 /*
  * "This file can never be sealed against writing" is cached by identity
- * (device, inode, birth time), learnt from statx for this very call: a
+ * (layout.h), learnt for this very call: a
  * memfd or tmpfs file whose seals include F_SEAL_SEAL and neither write
  * seal keeps that set of seals for as long as it lives (seals are only
  * ever added, and F_SEAL_SEAL forbids adding any). memfd_create() without
  * MFD_ALLOW_SEALING, and every tmpfs file, start so. What the fd refers
  * to is not cached: only a property of the file the fd was just found to
- * be. Without a birth time the identity may be reused: nothing is cached.
+ * be. Without a birth time nothing is cached.
  *
  * Each slot is a sequence lock: a reader that sees it odd or changed
  * takes the slow way (one fcntl); a writer that cannot take it at once
@@ -85,7 +85,7 @@ struct seal_slot {
 	uint64_t seq; /* odd while written */
 	uint64_t dev, ino;
 	int64_t btime_sec;
-	uint64_t btime_nsec;
+	uint32_t btime_nsec, igen;
 };
 
 static struct seal_slot seal_cache[SEAL_CACHE];
@@ -109,7 +109,8 @@ static int never_write_sealed(const struct vl_ident *id)
 	hit = __atomic_load_n(&s->dev, __ATOMIC_RELAXED) == id->dev &&
 	      __atomic_load_n(&s->ino, __ATOMIC_RELAXED) == id->ino &&
 	      __atomic_load_n(&s->btime_sec, __ATOMIC_RELAXED) == id->btime_sec &&
-	      __atomic_load_n(&s->btime_nsec, __ATOMIC_RELAXED) == id->btime_nsec;
+	      __atomic_load_n(&s->btime_nsec, __ATOMIC_RELAXED) == id->btime_nsec &&
+	      __atomic_load_n(&s->igen, __ATOMIC_RELAXED) == id->igen;
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	return hit && __atomic_load_n(&s->seq, __ATOMIC_RELAXED) == q;
 }
@@ -129,13 +130,14 @@ static void note_never_write_sealed(const struct vl_ident *id)
 	__atomic_store_n(&s->ino, id->ino, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->btime_sec, id->btime_sec, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->btime_nsec, id->btime_nsec, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->igen, id->igen, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->seq, q + 2, __ATOMIC_RELEASE);
 }
 
 int vl_is_tmpfs_file(int fd)
 {
 	struct vl_stat st;
-	int err = vl_sys_fstat(fd, &st);
+	int err = vl_sys_statx(fd, &st);
 
 	if (err)
 		return err;
@@ -163,7 +165,7 @@ int vl_check(int fd, int mode, int64_t off, int64_t len, struct vl_stat *st)
 		return err == 0 ? -EIO : err;
 	if (off > LLONG_MAX - len)
 		return -EFBIG; /* tmpfs's maximum size is LLONG_MAX */
-	err = vl_sys_fstat(fd, st);
+	err = vl_sys_statx(fd, st);
 	if (err)
 		return err;
 	if (!S_ISREG(st->mode))
@@ -173,6 +175,10 @@ int vl_check(int fd, int mode, int64_t off, int64_t len, struct vl_stat *st)
 		return t;
 	if (!t)
 		return -EOPNOTSUPP;
+	/* no generation (a seccomp policy refusing file handles): no identity to trust */
+	err = vl_sys_igen(fd, st);
+	if (err)
+		return err == -ENOMEM ? err : -EOPNOTSUPP;
 	/* only a memfd can be sealed, and a memfd has no name */
 	if (mark && st->nlink == 0 && !never_write_sealed(&st->id)) {
 		int seals = VL_SYSCALL("get seals", fcntl(fd, F_GET_SEALS));

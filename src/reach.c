@@ -172,34 +172,25 @@ static int self_locks(struct vl_reach_ctx *ctx, const struct vl_ident *id)
 /* ---- routes ------------------------------------------------------------ */
 
 /*
- * Every stat here is AT_STATX_DONT_SYNC: what another process holds may be
- * on NFS or FUSE, and a stat that waits for a server would hang the host
- * program inside its fallocate. Cached attributes are enough to compare
- * identities; what matters is checked again on the fd we opened.
+ * Is what path (at dirfd) names, or fd itself (path ""), the file? The
+ * identity comes from sys.c, from cached attributes only: what another
+ * process holds may be on NFS or FUSE, and a stat that waits for a server
+ * would hang the host program inside its fallocate. The generation is
+ * asked for only when everything else matches.
  */
-static int ident_at(int dirfd, const char *path, int flags, struct vl_ident *id)
-{
-	struct statx sx;
-
-	if (statx(dirfd, path, flags | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO | STATX_BTIME,
-		  &sx) != 0 ||
-	    !S_ISREG(sx.stx_mode))
-		return -1;
-	memset(id, 0, sizeof(*id));
-	id->dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
-	id->ino = sx.stx_ino;
-	if (sx.stx_mask & STATX_BTIME) {
-		id->btime_sec = sx.stx_btime.tv_sec;
-		id->btime_nsec = sx.stx_btime.tv_nsec;
-	}
-	return 0;
-}
-
 static int is(int dirfd, const char *path, int flags, const struct vl_ident *want)
 {
-	struct vl_ident id;
+	struct vl_stat st;
 
-	return ident_at(dirfd, path, flags, &id) == 0 && vl_same_file(&id, want);
+	if (*path == '\0') {
+		if (vl_sys_statx(dirfd, &st) != 0 || !S_ISREG(st.mode) || st.id.dev != want->dev ||
+		    st.id.ino != want->ino || vl_sys_igen(dirfd, &st) != 0)
+			return 0;
+	} else if (vl_sys_stat_at(dirfd, path, !(flags & AT_SYMLINK_NOFOLLOW), &st) != 0 ||
+		   !S_ISREG(st.mode)) {
+		return 0;
+	}
+	return vl_ident_same(&st.id, want);
 }
 
 static int verify(int fd, const struct vl_ident *id)

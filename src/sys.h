@@ -16,7 +16,13 @@ int vl_sys_fallocate(int fd, int mode, int64_t off, int64_t len);
 /* Punch [off, off+len) out of fd, keeping the size. */
 int vl_sys_punch(int fd, uint64_t off, uint64_t len);
 
-/* Identity of what fd (or path, following links, at dirfd) refers to. */
+/*
+ * What fd (or path, at dirfd) refers to, and its identity (layout.h).
+ * vl_sys_statx: one statx, no generation (id.igen 0); vl_sys_igen then
+ * completes the identity of a tmpfs or memfd file (-EOPNOTSUPP for
+ * another file system's). vl_sys_fstat: both, for a regular file; a
+ * file whose generation cannot be had keeps 0, and no record names it.
+ */
 struct vl_stat {
 	struct vl_ident id;
 	uint32_t mode;
@@ -24,10 +30,10 @@ struct vl_stat {
 	uint64_t mnt_id;
 	int mnt_id_unique;
 };
+int vl_sys_statx(int fd, struct vl_stat *st);
+int vl_sys_igen(int fd, struct vl_stat *st);
 int vl_sys_fstat(int fd, struct vl_stat *st);
 int vl_sys_stat_at(int dirfd, const char *path, int follow, struct vl_stat *st);
-
-int vl_same_file(const struct vl_ident *a, const struct vl_ident *b);
 
 /* This process's pid, cached (reset in the child after fork). */
 pid_t vl_self(void);

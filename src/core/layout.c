@@ -76,7 +76,8 @@ uint32_t vl_file_sum_as(const struct vl_region *r, const struct vl_file *f, uint
 	uint64_t h = mix(f->h.ident.dev ^ 0x6a09e667f3bcc909ull);
 
 	h = mix(h ^ f->h.ident.ino);
-	h = mix(h ^ (uint64_t)f->h.ident.btime_sec);
+	/* a birth second fits in 32 bits until 2106; the generation takes the rest */
+	h = mix(h ^ (uint64_t)f->h.ident.btime_sec ^ ((uint64_t)f->h.ident.igen << 32));
 	h = mix(h ^ f->h.ident.btime_nsec ^ ((uint64_t)state << 32));
 	h = mix(h ^ gen ^ (slot << 32));
 	return fold(h);

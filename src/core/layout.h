@@ -34,8 +34,9 @@
 
 /* "VOLATILE" read as a little-endian u64 */
 #define VL_MAGIC 0x454c4954414c4f56ull
-#define VL_VERSION 3u /* 2: ashmem state in file records; 3: a spare node per file,
-			    records found without the region lock, one mix in a node's sum */
+#define VL_VERSION 4u /* 2: ashmem state in file records; 3: a spare node per file,
+			    records found without the region lock, one mix in a node's sum;
+			    4: the inode's generation in a file's identity */
 
 /* ---- ranges ------------------------------------------------------------ */
 
@@ -83,24 +84,34 @@ enum vl_file_state {
 };
 
 /*
- * Identity of a file: what survives an inode number being reused. Two
- * live files can share (dev, ino): tmpfs and memfd inode numbers come
- * from 32-bit counters that wrap without checking what is still in use.
- * The birth time tells them apart (they are born billions of inodes, so
- * much more than its granularity, apart).
+ * Identity of a file: what survives an inode number being reused.
+ *
+ * (dev, ino) is not enough: tmpfs and memfd inode numbers come from
+ * counters that wrap without checking what is still in use, and a tmpfs
+ * mounted again at the same place gets the anonymous device number of the
+ * one before it and hands out inode 2 again. The birth time does not
+ * tell those apart either: tmpfs takes it from the coarse clock (4 ms
+ * steps), so the first file of a tmpfs mounted again within the same
+ * tick has the same (dev, ino, btime) as the first file of the last one.
+ * What does tell them apart is the inode's generation, a random 32-bit
+ * number tmpfs gives every inode and shows in its file handle
+ * (name_to_handle_at): two inodes of one identity would need the same
+ * device, inode number and birth tick and the same random generation.
+ * sys.c says how it is had cheaply, and is the one place it is derived.
  */
 struct vl_ident {
 	uint64_t dev;
 	uint64_t ino;
 	int64_t btime_sec;
 	uint32_t btime_nsec;
-	uint32_t pad;
+	uint32_t igen;   /* the inode's generation (its file handle's first word) */
 };
 
+/* THE identity check: every "is this the file?" in the library is this. */
 static inline int vl_ident_same(const struct vl_ident *a, const struct vl_ident *b)
 {
 	return a->dev == b->dev && a->ino == b->ino && a->btime_sec == b->btime_sec &&
-	       a->btime_nsec == b->btime_nsec;
+	       a->btime_nsec == b->btime_nsec && a->igen == b->igen;
 }
 
 struct vl_holder {

@@ -191,7 +191,8 @@ static int ident_seen(const struct vl_ident *a, const struct vl_ident *id)
 	return __atomic_load_n(&a->dev, __ATOMIC_RELAXED) == id->dev &&
 	       __atomic_load_n(&a->ino, __ATOMIC_RELAXED) == id->ino &&
 	       __atomic_load_n(&a->btime_sec, __ATOMIC_RELAXED) == id->btime_sec &&
-	       __atomic_load_n(&a->btime_nsec, __ATOMIC_RELAXED) == id->btime_nsec;
+	       __atomic_load_n(&a->btime_nsec, __ATOMIC_RELAXED) == id->btime_nsec &&
+	       __atomic_load_n(&a->igen, __ATOMIC_RELAXED) == id->igen;
 }
 
 static void ident_store(struct vl_ident *a, const struct vl_ident *id)
@@ -200,7 +201,7 @@ static void ident_store(struct vl_ident *a, const struct vl_ident *id)
 	__atomic_store_n(&a->ino, id->ino, __ATOMIC_RELAXED);
 	__atomic_store_n(&a->btime_sec, id->btime_sec, __ATOMIC_RELAXED);
 	__atomic_store_n(&a->btime_nsec, id->btime_nsec, __ATOMIC_RELAXED);
-	__atomic_store_n(&a->pad, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->igen, id->igen, __ATOMIC_RELAXED);
 }
 
 int vl_file_lookup(const struct vl_region *r, const struct vl_ident *id, uint32_t *fi)
