@@ -29,6 +29,7 @@
 #include "purge.h"
 #include "reach.h"
 #include "region.h"
+#include "self.h"
 #include "sys.h"
 #include "volatile.h"
 

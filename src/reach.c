@@ -9,6 +9,7 @@
 #include "core/fault.h"
 
 #include "log.h"
+#include "self.h"
 #include "sys.h"
 
 #include <dirent.h>

@@ -11,6 +11,7 @@
 #include "region.h"
 
 #include "env.h"
+#include "lock.h"
 #include "core/fault.h"
 #include "core/pool.h"
 #include "core/rtree.h"
@@ -93,18 +94,6 @@ static int trusted(int fd, struct stat *st)
 	return 0;
 }
 
-static int init_mutex(pthread_mutex_t *m)
-{
-	pthread_mutexattr_t a;
-	int e;
-
-	pthread_mutexattr_init(&a);
-	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
-	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
-	e = pthread_mutex_init(m, &a);
-	pthread_mutexattr_destroy(&a);
-	return -e;
-}
 
 static int map(int fd, size_t size, void **base)
 {
@@ -192,8 +181,13 @@ static int lay_out(int fd, uint32_t ranges, uint32_t files, void **base, size_t 
 	if (err)
 		return err;
 	h = *base;
-	/* the header and the file table are written at once: make them real now */
-	if (populate(h, 0, g.files_off) != 0 || populate(h, g.hash_off, g.nodes_off - g.hash_off)) {
+	/*
+	 * The header, the file table's index and the table of processes are
+	 * written without asking first (a lock taker registers without the
+	 * region lock): make them real now.
+	 */
+	if (populate(h, 0, g.files_off) != 0 || populate(h, g.hash_off, g.nodes_off - g.hash_off) ||
+	    populate(h, g.procs_off, g.region_size - g.procs_off)) {
 		munmap(*base, g.region_size);
 		return -ENOSPC;
 	}
@@ -206,12 +200,6 @@ static int lay_out(int fd, uint32_t ranges, uint32_t files, void **base, size_t 
 	unsealed = g;
 	unsealed.magic = 0;
 	vl_region_format(h, &unsealed);
-	VL_STEP("lay_out: formatted, no lock");
-	err = init_mutex(&h->lock);
-	if (err) {
-		munmap(*base, g.region_size);
-		return err;
-	}
 	VL_STEP("lay_out: all but the magic");
 	__atomic_store_n(&h->geo.magic, VL_MAGIC, __ATOMIC_RELEASE);
 	*size = g.region_size;
@@ -404,104 +392,68 @@ int vl_region_get(struct vl_region **out)
 
 int vl_file_new(const struct vl_region *r, const struct vl_ident *id, uint32_t *fi)
 {
-	int fresh, err;
+	int fresh;
 
 	if (vl_room_for_file(r) != 0)
 		return -ENOMEM; /* the file system of the region is full */
 	*fi = vl_file_take(r, &fresh);
 	if (*fi == VL_NIL)
 		return -ENOMEM;
-	if (fresh) {
-		err = init_mutex(&vl_file_at(r, *fi)->h.lock);
-		if (err) {
-			r->hdr->c.file_hwm--; /* the slot is the mark's, untouched but its lock */
-			return err;
-		}
-	}
+	/* nobody can wait on a slot never published: whatever its lock says is noise */
+	if (fresh)
+		__atomic_store_n(&vl_file_at(r, *fi)->h.lock.word, 0, __ATOMIC_RELAXED);
 	vl_file_publish(r, *fi, id);
 	return 0;
 }
 
 /*
- * What is done under these locks takes a few hundred nanoseconds; going
- * to sleep in the kernel and being woken takes microseconds, and with two
- * processes at work that is where the time went. So a locker that finds
- * the lock taken first waits a little on the CPU, only reading the lock
- * word (glibc's, of a robust mutex: the owner's tid, 0 when free) so as
- * not to pull its cache line away from the holder.
+ * The locks are src/lock.c's. Taken from a holder that died, what they
+ * guard is repaired before anyone goes on: the region lock's by
+ * rebuilding the lists and counters, a file lock's by rebuilding the
+ * file's tree (which needs the region lock too). A repair that cannot be
+ * done leaves the lock broken: every taker gets EUCLEAN from then on,
+ * rather than work on what may be half changed.
  */
-#define SPINS 200
-
-#if defined(__GLIBC__) && (defined(__x86_64__) || defined(__i386__))
-#define cpu_relax() __builtin_ia32_pause()
-#elif defined(__GLIBC__) && defined(__aarch64__)
-#define cpu_relax() __asm__ __volatile__("yield")
-#endif
-
-static int lock_mutex(pthread_mutex_t *m)
-{
-#ifdef cpu_relax
-	for (int i = 0; i < SPINS && __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) != 0;
-	     i++)
-		cpu_relax();
-#endif
-	return pthread_mutex_lock(m);
-}
-
-static int lock_result(pthread_mutex_t *m, int e)
-{
-	if (e == 0)
-		return 0;
-	if (e == ENOTRECOVERABLE)
-		return -EUCLEAN;
-	(void)m;
-	return -e;
-}
-
 int vl_lock_region(const struct vl_region *r)
 {
-	pthread_mutex_t *m = &r->hdr->lock;
-	int e = lock_mutex(m);
+	int e = vl_lock_take(r, &r->hdr->lock);
 
-	if (e == EOWNERDEAD) {
+	if (e == 1) {
 		vl_log("region lock holder died: rebuilding lists and counters");
 		vl_pool_rebuild(r);
-		pthread_mutex_consistent(m);
+		VL_STEP("lock_region: rebuilt, not dropped");
 		return 0;
 	}
-	return lock_result(m, e);
+	return e;
 }
 
 void vl_unlock_region(const struct vl_region *r)
 {
-	pthread_mutex_unlock(&r->hdr->lock);
-}
-
-/* A holder of file fi's lock died mid-change: vl_file_repair (core/pool.c). */
-static void repair_file(const struct vl_region *r, uint32_t fi)
-{
-	if (vl_lock_region(r) != 0)
-		return;
-	vl_file_repair(r, fi);
-	vl_log("file %u repaired: %u ranges", fi, vl_file_at(r, fi)->h.nranges);
-	vl_unlock_region(r);
+	vl_lock_drop(r, &r->hdr->lock);
 }
 
 int vl_lock_file(const struct vl_region *r, uint32_t fi)
 {
-	pthread_mutex_t *m = &vl_file_at(r, fi)->h.lock;
-	int e = lock_mutex(m);
+	struct vl_lock *l = &vl_file_at(r, fi)->h.lock;
+	int e = vl_lock_take(r, l);
 
-	if (e == EOWNERDEAD) {
-		vl_log("lock holder of file %u died: repairing", fi);
-		repair_file(r, fi);
-		pthread_mutex_consistent(m);
-		return 0;
+	if (e != 1)
+		return e;
+	vl_log("lock holder of file %u died: repairing", fi);
+	e = vl_lock_region(r);
+	if (e != 0) {
+		vl_log("file %u cannot be repaired (%s): its lock is broken", fi, strerror(-e));
+		vl_lock_break(l);
+		return -EUCLEAN;
 	}
-	return lock_result(m, e);
+	vl_file_repair(r, fi);
+	VL_STEP("lock_file: repaired, region locked");
+	vl_log("file %u repaired: %u ranges", fi, vl_file_at(r, fi)->h.nranges);
+	vl_unlock_region(r);
+	return 0;
 }
 
 void vl_unlock_file(const struct vl_region *r, uint32_t fi)
 {
-	pthread_mutex_unlock(&vl_file_at(r, fi)->h.lock);
+	vl_lock_drop(r, &vl_file_at(r, fi)->h.lock);
 }

@@ -226,28 +226,3 @@ uint32_t vl_now_s(void)
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (uint32_t)ts.tv_sec + 1;
 }
-
-static pid_t self_pid;
-static pthread_once_t self_once = PTHREAD_ONCE_INIT;
-
-static void forget_pid(void)
-{
-	__atomic_store_n(&self_pid, 0, __ATOMIC_RELAXED);
-}
-
-static void self_init(void)
-{
-	pthread_atfork(NULL, NULL, forget_pid);
-}
-
-pid_t vl_self(void)
-{
-	pid_t p = __atomic_load_n(&self_pid, __ATOMIC_RELAXED);
-
-	if (p == 0) {
-		pthread_once(&self_once, self_init);
-		p = getpid();
-		__atomic_store_n(&self_pid, p, __ATOMIC_RELAXED);
-	}
-	return p;
-}

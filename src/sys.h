@@ -35,9 +35,6 @@ int vl_sys_igen(int fd, struct vl_stat *st);
 int vl_sys_fstat(int fd, struct vl_stat *st);
 int vl_sys_stat_at(int dirfd, const char *path, int follow, struct vl_stat *st);
 
-/* This process's pid, cached (reset in the child after fork). */
-pid_t vl_self(void);
-
 /* Seconds of CLOCK_MONOTONIC (the same in every process), never 0. */
 uint32_t vl_now_s(void);
 

@@ -15,9 +15,9 @@ static uint64_t round_up(uint64_t v, uint64_t to)
 
 /*
  * Every size a process of another ABI could disagree on goes into the
- * format word (LMDB does the same), so a 32-bit process, another glibc
- * with another pthread_mutex_t, or another version of this library sees
- * EPROTO instead of misreading the region.
+ * format word (LMDB does the same), so a 32-bit process, another ABI's
+ * alignment, or another version of this library sees EPROTO instead of
+ * misreading the region.
  */
 uint32_t vl_format(void)
 {
@@ -28,7 +28,7 @@ uint32_t vl_format(void)
 	} endian = { .u = 1 };
 
 	f |= (uint32_t)(sizeof(struct vl_node) / 4) << 8;
-	f |= (uint32_t)(sizeof(pthread_mutex_t) / 4) << 14;
+	f |= (uint32_t)(sizeof(struct vl_proc) / 4) << 14;
 	f |= (uint32_t)(sizeof(struct vl_file_hdr) / 8) << 20;
 	f |= (uint32_t)(sizeof(long) == 8) << 27;
 	f |= (uint32_t)(sizeof(struct vl_file) == VL_FILE_SIZE) << 28;
@@ -99,6 +99,7 @@ uint32_t vl_geometry_sum(const struct vl_geometry *g)
 	h = mix(h ^ g->files_off);
 	h = mix(h ^ g->hash_off);
 	h = mix(h ^ g->nodes_off);
+	h = mix(h ^ g->procs_off);
 	return fold(h);
 }
 
@@ -129,7 +130,8 @@ void vl_geometry_plan(struct vl_geometry *g, uint32_t ranges, uint32_t files)
 	g->files_off = round_up(sizeof(struct vl_header), PAGE);
 	g->hash_off = g->files_off + (uint64_t)g->file_cap * sizeof(struct vl_file);
 	g->nodes_off = round_up(g->hash_off + (uint64_t)g->hash_cap * sizeof(uint32_t), 64);
-	g->region_size = round_up(g->nodes_off + (uint64_t)g->node_cap * sizeof(struct vl_node), PAGE);
+	g->procs_off = round_up(g->nodes_off + (uint64_t)g->node_cap * sizeof(struct vl_node), 64);
+	g->region_size = round_up(g->procs_off + (uint64_t)VL_PROCS * sizeof(struct vl_proc), PAGE);
 	g->check = vl_geometry_sum(g);
 }
 
@@ -155,6 +157,8 @@ int vl_geometry_check(const struct vl_geometry *g, uint64_t size)
 	return 0;
 }
 
+static uint64_t serials;
+
 void vl_region_bind(struct vl_region *r, void *base, size_t size)
 {
 	struct vl_header *h = base;
@@ -163,6 +167,9 @@ void vl_region_bind(struct vl_region *r, void *base, size_t size)
 	r->files = (struct vl_file *)((char *)base + h->geo.files_off);
 	r->hash = (uint32_t *)((char *)base + h->geo.hash_off);
 	r->nodes = (struct vl_node *)((char *)base + h->geo.nodes_off);
+	r->procs = (struct vl_proc *)((char *)base + h->geo.procs_off);
+	/* tells this mapping from an earlier one at the same address (src/lock.c) */
+	r->serial = __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED);
 	r->node_cap = h->geo.node_cap;
 	r->file_cap = h->geo.file_cap;
 	r->hash_cap = h->geo.hash_cap;

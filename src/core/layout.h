@@ -17,6 +17,8 @@
  *   | uint32_t [H]       |  open-addressing table (dev, ino) -> file index
  *   +--------------------+ nodes_off
  *   | struct vl_node [N] |  one per range, 48 bytes each
+ *   +--------------------+ procs_off
+ *   | struct vl_proc [P] |  the processes that take its locks, 32 bytes each
  *   +--------------------+ region_size
  *
  * The file is sparse and the allocators hand out the lowest unused slots
@@ -72,6 +74,52 @@ struct vl_node {
 	uint32_t prev;    /* LRU of unpurged ranges; free list uses next */
 	uint32_t next;
 };
+
+/* ---- locks ------------------------------------------------------------- */
+
+/*
+ * A lock whose every bit only this library reads (src/lock.c): glibc's
+ * robust mutexes keep a kind and list pointers in shared memory, so a
+ * scribbled one crashed the host inside glibc, and a holder that glibc
+ * never told the kernel about (a child made by clone()) left it locked
+ * for good. Here the word names the holder's slot in the region's table
+ * of processes (struct vl_proc), and a waiter that finds that process
+ * gone takes the lock over and repairs what it guards.
+ *
+ * word: 0 free; else the holder's token (VL_TOKEN_MASK), VL_LOCK_WAITERS
+ * when someone may sleep on it; VL_LOCK_BROKEN alone: a repair failed,
+ * the lock is unusable (EUCLEAN) until the region is made anew.
+ */
+struct vl_lock {
+	uint32_t word;
+	uint32_t pad;
+};
+
+#define VL_LOCK_WAITERS 0x80000000u
+#define VL_LOCK_BROKEN 0x40000000u
+/* a token: the slot in the table of processes, and that slot's generation */
+#define VL_TOKEN_MASK 0x3fffffffu
+#define VL_TOKEN_SLOT(t) ((t) & 0xffffu)
+#define VL_TOKEN_GEN(t) (((t) >> 16) & 0x3fffu)
+#define VL_TOKEN(slot, gen) ((((uint32_t)(gen) & 0x3fffu) << 16) | ((uint32_t)(slot) & 0xffffu))
+
+/*
+ * A process that takes locks of the region. tag: its token | VL_PROC_LIVE
+ * while taken (| VL_PROC_DONE once the rest is written); the token alone
+ * when free, so that the next taker of the slot gives it a new
+ * generation and a dead holder's lock words name nobody alive.
+ */
+struct vl_proc {
+	uint32_t tag;
+	uint32_t pid;       /* as the process sees itself, in its pid namespace */
+	uint64_t start;     /* its start time: clock ticks after boot (/proc/PID/stat) */
+	uint64_t pidns;     /* inode of its pid namespace (/proc/self/ns/pid) */
+	uint64_t timens;    /* and of its time namespace, which shifts start times */
+};
+
+#define VL_PROC_LIVE 0x80000000u
+#define VL_PROC_DONE 0x40000000u
+#define VL_PROCS 4096u /* slots, sentinel included: processes using a region at once */
 
 /* ---- files ------------------------------------------------------------- */
 
@@ -142,7 +190,7 @@ struct vl_holder {
  * those fields are written with atomic stores.
  */
 struct vl_file_hdr {
-	pthread_mutex_t lock;
+	struct vl_lock lock;
 	struct vl_ident ident;
 	uint32_t state;
 	uint32_t gen;        /* bumped each time the slot is freed */
@@ -213,6 +261,7 @@ struct vl_geometry {
 	uint64_t files_off;
 	uint64_t hash_off;
 	uint64_t nodes_off;
+	uint64_t procs_off;    /* VL_PROCS struct vl_proc, after the nodes */
 };
 
 struct vl_counters {
@@ -239,7 +288,7 @@ struct vl_counters {
 struct vl_header {
 	struct vl_geometry geo;
 	/* its own cache line: the geometry is read-only after creation */
-	pthread_mutex_t lock __attribute__((aligned(64))); /* the region lock */
+	struct vl_lock lock __attribute__((aligned(64))); /* the region lock */
 	struct vl_counters c;       /* guarded by lock */
 };
 
@@ -250,6 +299,8 @@ struct vl_region {
 	struct vl_file *files;
 	uint32_t *hash;
 	struct vl_node *nodes;
+	struct vl_proc *procs;
+	uint64_t serial;    /* this mapping, among the mappings this process made */
 	uint32_t node_cap;  /* copied from the header at attach and trusted */
 	uint32_t file_cap;
 	uint32_t hash_cap;
@@ -265,6 +316,11 @@ static inline struct vl_node *vl_node_at(const struct vl_region *r, uint32_t i)
 static inline struct vl_file *vl_file_at(const struct vl_region *r, uint32_t i)
 {
 	return &r->files[i < r->file_cap ? i : VL_NIL];
+}
+
+static inline struct vl_proc *vl_proc_at(const struct vl_region *r, uint32_t i)
+{
+	return &r->procs[i < VL_PROCS ? i : VL_NIL];
 }
 
 /* File slots ever used, [1, hwm): the high-water mark, clamped into the table. */

@@ -16,7 +16,16 @@
  *   plant scribble FILE OTHER
  *       overwrite the identity in FILE's record with OTHER's, without
  *       rewriting the record's sum: a purge must not trust that record.
+ *
+ * And the lock words, as a process that died or scribbled leaves them:
+ *
+ *   plant lockword region|FILE dead|broken|junk:SEED|HEX
+ *       the region lock, or FILE's record's lock: "dead" names a process
+ *       slot that nobody holds (a holder that died, its slot freed since),
+ *       "broken" a lock whose repair failed, "junk:SEED" random bytes over
+ *       the whole lock, HEX that word.
  */
+#include "core/layout.h"
 #include "core/pool.h"
 #include "core/ranges.h"
 #include "env.h"
@@ -66,6 +75,47 @@ static int scribble(const char *file, const char *other)
 	return 0;
 }
 
+static int lockword(const char *which, const char *what)
+{
+	const struct vl_config *cfg = vl_config();
+	struct vl_region r;
+	struct vl_lock *l;
+
+	if (vl_region_open(cfg->region, 0, 0, 0, &r) != 0) {
+		fprintf(stderr, "plant: cannot open the region\n");
+		return 1;
+	}
+	if (strcmp(which, "region") == 0) {
+		l = &r.hdr->lock;
+	} else {
+		struct vl_stat st;
+		uint32_t fi;
+
+		if (vl_sys_stat_at(-100, which, 1, &st) != 0 || vl_file_lookup(&r, &st.id, &fi) != 0 ||
+		    fi == VL_NIL) {
+			fprintf(stderr, "plant: %s has no record\n", which);
+			return 1;
+		}
+		l = &vl_file_at(&r, fi)->h.lock;
+	}
+	if (strcmp(what, "dead") == 0) {
+		/* the last slot, never taken by a test's few processes: its generation 3 is nobody */
+		l->word = VL_TOKEN(VL_PROCS - 1, 3);
+	} else if (strcmp(what, "broken") == 0) {
+		l->word = VL_LOCK_BROKEN;
+	} else if (strncmp(what, "junk:", 5) == 0) {
+		unsigned char *b = (unsigned char *)l;
+
+		srand((unsigned)strtoul(what + 5, NULL, 0));
+		for (size_t i = 0; i < sizeof(*l); i++)
+			b[i] = (unsigned char)rand();
+	} else {
+		l->word = (uint32_t)strtoul(what, NULL, 16);
+	}
+	printf("lock %s: word %#x\n", which, l->word);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const struct vl_config *cfg = vl_config();
@@ -76,6 +126,8 @@ int main(int argc, char **argv)
 
 	if (argc == 4 && strcmp(argv[1], "scribble") == 0)
 		return scribble(argv[2], argv[3]);
+	if (argc == 4 && strcmp(argv[1], "lockword") == 0)
+		return lockword(argv[2], argv[3]);
 	if (argc != 6) {
 		fprintf(stderr, "usage: plant FILE POFF PLEN VOFF VLEN\n");
 		return 2;

@@ -48,6 +48,9 @@
  *                        them until exit       "grab TOTAL STEP MS = ok"
  *   spawn CMD... end     fork: the child runs CMD... then exits; the parent
  *                        goes on after "end"
+ *   clone CMD... end     the same with clone(2) (a child of its own memory,
+ *                        as fork makes, but without glibc's fork: no atfork
+ *                        handlers run, no robust-mutex list registered)
  *   reap                 wait for the last spawned child ("reap = STATUS");
  *                        its failure is ours
  *   detach               fork: the parent exits at once (status 0), the
@@ -69,6 +72,8 @@
 #include <volatile.h>
 
 #include <ctype.h>
+#include <sched.h>
+#include <signal.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -448,6 +453,24 @@ static int child_failed(int status)
 }
 
 /* Run commands argv[i..] until "end" (if until_end) or the end. Returns the index after. */
+static int run(int argc, char **argv, int i, int until_end);
+
+struct clone_arg {
+	int argc;
+	char **argv;
+	int i;
+};
+
+/* A clone(2) child: its own copy of our memory, on its own stack. */
+static int clone_child(void *a)
+{
+	struct clone_arg *ca = a;
+
+	run(ca->argc, ca->argv, ca->i, 1);
+	fflush(stdout);
+	_exit(failed);
+}
+
 static int run(int argc, char **argv, int i, int until_end)
 {
 	while (i < argc) {
@@ -667,6 +690,21 @@ static int run(int argc, char **argv, int i, int until_end)
 				;
 			if (i == argc)
 				usage("spawn without end");
+			i++;
+		} else if (strcmp(c, "clone") == 0) {
+			struct clone_arg ca = { argc, argv, i + 1 };
+			static char stack[256 * 1024] __attribute__((aligned(16)));
+			pid_t pid;
+
+			fflush(stdout);
+			pid = clone(clone_child, stack + sizeof(stack), SIGCHLD, &ca);
+			if (pid < 0)
+				usage("clone: %s", strerror(errno));
+			last_child = pid;
+			for (i++; i < argc && strcmp(argv[i], "end") != 0; i++)
+				;
+			if (i == argc)
+				usage("clone without end");
 			i++;
 		} else if (strcmp(c, "reap") == 0) {
 			int status = 0;

@@ -859,8 +859,7 @@ END_TEST
 /*
  * The protocol of ops.c, in threads: a writer makes and frees records of
  * a few identities (a release holds the file's lock and then the region
- * lock, a create the region lock alone, initialising a fresh slot's lock
- * before it publishes the slot); readers probe with no lock, lock the
+ * lock, a create the region lock alone); readers probe with no lock, lock the
  * slot guessed, and check it. A guess that passes the check must be the
  * record the locked lookup finds, and stay so while its lock is held.
  * Under ThreadSanitizer this is also a race check of the probe's reads.
@@ -872,6 +871,7 @@ struct probe_race {
 	struct th_region t;
 	const struct vl_region *r;
 	pthread_mutex_t region; /* stands for the region lock */
+	pthread_mutex_t file[64]; /* and these for the file locks, by slot */
 	struct vl_ident id[RACE_IDS];
 	int stop;
 	long creates, releases, verified, misses, wrong;
@@ -886,8 +886,6 @@ static void race_create(struct probe_race *x, int k)
 	pthread_mutex_lock(&x->region);
 	if (vl_file_lookup(r, &x->id[k], &fi) == 0 && fi == VL_NIL &&
 	    (fi = vl_file_take(r, &fresh)) != VL_NIL) {
-		if (fresh)
-			pthread_mutex_init(&vl_file_at(r, fi)->h.lock, NULL);
 		vl_file_publish(r, fi, &x->id[k]);
 		x->creates++;
 	}
@@ -905,14 +903,14 @@ static void race_release(struct probe_race *x, int k)
 	pthread_mutex_unlock(&x->region);
 	if (fi == VL_NIL)
 		return;
-	pthread_mutex_lock(&vl_file_at(r, fi)->h.lock);
+	pthread_mutex_lock(&x->file[fi]);
 	pthread_mutex_lock(&x->region);
 	if (vl_file_lookup(r, &x->id[k], &again) == 0 && again == fi) {
 		vl_file_release(r, fi);
 		x->releases++;
 	}
 	pthread_mutex_unlock(&x->region);
-	pthread_mutex_unlock(&vl_file_at(r, fi)->h.lock);
+	pthread_mutex_unlock(&x->file[fi]);
 }
 
 static void *race_writer(void *arg)
@@ -956,7 +954,7 @@ static void *race_reader(void *arg)
 			continue;
 		}
 		f = vl_file_at(r, fi);
-		pthread_mutex_lock(&f->h.lock);
+		pthread_mutex_lock(&x->file[fi]);
 		if (__atomic_load_n(&f->h.state, __ATOMIC_ACQUIRE) == VL_FILE_LIVE &&
 		    vl_file_ok(r, f) && vl_ident_same(&f->h.ident, &x->id[k])) {
 			verified++;
@@ -966,7 +964,7 @@ static void *race_reader(void *arg)
 				wrong++;
 			pthread_mutex_unlock(&x->region);
 		}
-		pthread_mutex_unlock(&f->h.lock);
+		pthread_mutex_unlock(&x->file[fi]);
 	}
 	pthread_mutex_lock(&x->region);
 	x->verified += verified;
@@ -985,6 +983,9 @@ START_TEST(test_probe_race)
 	th_region_init(&x->t, 16, 8); /* fewer slots than identities: slots are reused */
 	x->r = &x->t.r;
 	pthread_mutex_init(&x->region, NULL);
+	for (size_t i = 0; i < sizeof(x->file) / sizeof(x->file[0]); i++)
+		pthread_mutex_init(&x->file[i], NULL);
+	ck_assert_uint_le(x->r->file_cap, sizeof(x->file) / sizeof(x->file[0]));
 	for (int k = 0; k < RACE_IDS; k++)
 		x->id[k] = th_ident(3, (uint64_t)(k % 3) + 1); /* twins: same (dev, ino) */
 	for (int k = 3; k < RACE_IDS; k++)
@@ -1180,12 +1181,12 @@ START_TEST(test_rebuild_unpublished_slot)
 	a = th_file_new(r, 1, 1);
 	fi = vl_file_take(r, &fresh);
 	ck_assert_int_eq(fresh, 1);
-	memset(&vl_file_at(r, fi)->h.lock, 0x5a, sizeof(pthread_mutex_t));
+	memset(&vl_file_at(r, fi)->h.lock, 0x5a, sizeof(struct vl_lock));
 	ck_assert_uint_eq(vl_file_probe(r, &(struct vl_ident){ 0 }), VL_NIL);
 	vl_pool_rebuild(r);
 	ck_assert_uint_eq(r->hdr->c.files_used, 1);
 	ck_assert_uint_eq(vl_file_take(r, &fresh), fi);
-	ck_assert_msg(fresh == 1, "the slot must be handed out as new, its lock initialised again");
+	ck_assert_msg(fresh == 1, "the slot must be handed out as new, its lock cleared again");
 	(void)a;
 	th_region_fini(&t);
 }

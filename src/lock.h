@@ -1,0 +1,35 @@
+/*
+ * lock.h - the region's locks: shared by processes, repaired when their
+ * holder dies, never handed to glibc (layout.h, struct vl_lock).
+ */
+#ifndef VL_LOCK_H
+#define VL_LOCK_H
+
+#include "core/layout.h"
+
+/*
+ * Take l. Returns
+ *   0        taken;
+ *   1        taken from a holder that is gone: what l guards may be half
+ *            changed; repair it, then vl_lock_drop (or vl_lock_break if
+ *            the repair failed);
+ *   -EUCLEAN l is broken (a repair failed before);
+ *   -ENOMEM  this process has no slot in the region's table of processes
+ *            and none is free;
+ *   -errno   /proc could not be read to say who we are.
+ * Nothing the library holds is a cancellation point here.
+ */
+int vl_lock_take(const struct vl_region *r, struct vl_lock *l);
+void vl_lock_drop(const struct vl_region *r, struct vl_lock *l);
+
+/* The repair of what l guards failed: l gives -EUCLEAN to every taker from now on. */
+void vl_lock_break(struct vl_lock *l);
+
+/*
+ * Test hooks, and `volatile status`: who holds l (0: nobody), and is that
+ * holder alive? (1 alive or cannot tell, 0 gone)
+ */
+uint32_t vl_lock_holder(const struct vl_lock *l);
+int vl_token_alive(const struct vl_region *r, uint32_t token);
+
+#endif

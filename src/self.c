@@ -1,0 +1,225 @@
+/*
+ * self.c - this process, as children of every kind see it (see self.h).
+ */
+#include "self.h"
+
+#include "core/fault.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define TOKENS 4
+
+struct self_page {
+	pid_t pid;
+	int have_id;
+	struct vl_self_id id;
+	struct {
+		uint64_t serial;
+		uint32_t token;
+	} tokens[TOKENS];
+	uint32_t next;
+};
+
+static struct self_page *page;
+static struct self_page fallback; /* no page could be had: cleared at fork only */
+static pthread_once_t fallback_once = PTHREAD_ONCE_INIT;
+
+static void clear_fallback(void)
+{
+	memset(&fallback, 0, sizeof(fallback));
+}
+
+static void fallback_init(void)
+{
+	pthread_atfork(NULL, NULL, clear_fallback);
+}
+
+/*
+ * The page, made at first use. Two threads may make one each: one wins
+ * the exchange, the other gives its page back. A kernel without
+ * MADV_WIPEONFORK (before 4.14) gets a static copy cleared by an atfork
+ * handler: right after fork, not after _Fork or clone.
+ */
+static struct self_page *self_page(void)
+{
+	struct self_page *p = __atomic_load_n(&page, __ATOMIC_ACQUIRE), *none = NULL;
+	void *m;
+
+	if (p != NULL)
+		return p;
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		goto no_page;
+	if (madvise(m, 4096, MADV_WIPEONFORK) != 0) {
+		munmap(m, 4096);
+		goto no_page;
+	}
+	if (!__atomic_compare_exchange_n(&page, &none, (struct self_page *)m, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		munmap(m, 4096);
+		return none;
+	}
+	return m;
+no_page:
+	pthread_once(&fallback_once, fallback_init);
+	return &fallback;
+}
+
+pid_t vl_self(void)
+{
+	struct self_page *p = self_page();
+	pid_t pid = __atomic_load_n(&p->pid, __ATOMIC_RELAXED);
+
+	if (pid == 0) {
+		pid = (pid_t)syscall(SYS_getpid);
+		__atomic_store_n(&p->pid, pid, __ATOMIC_RELAXED);
+	}
+	return pid;
+}
+
+uint32_t vl_self_token(uint64_t serial)
+{
+	struct self_page *p = self_page();
+
+	for (int i = 0; i < TOKENS; i++)
+		if (__atomic_load_n(&p->tokens[i].serial, __ATOMIC_ACQUIRE) == serial)
+			return __atomic_load_n(&p->tokens[i].token, __ATOMIC_RELAXED);
+	return 0;
+}
+
+void vl_self_set_token(uint64_t serial, uint32_t token)
+{
+	struct self_page *p = self_page();
+	uint32_t i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED) % TOKENS;
+
+	__atomic_store_n(&p->tokens[i].serial, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&p->tokens[i].token, token, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->tokens[i].serial, serial, __ATOMIC_RELEASE);
+}
+
+/*
+ * Read a small /proc file with raw system calls: no cancellation point
+ * (glibc's open, read and close are), no stdio, no allocation.
+ */
+static ssize_t read_small(const char *path, char *buf, size_t size)
+{
+	int fd = (int)VL_SYSCALL("open proc", syscall(SYS_openat, AT_FDCWD, path,
+						      O_RDONLY | O_CLOEXEC | O_NOCTTY));
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = syscall(SYS_read, fd, buf, size - 1);
+	if (n < 0)
+		n = -errno;
+	else
+		buf[n] = '\0';
+	syscall(SYS_close, fd);
+	return n;
+}
+
+/*
+ * From "/proc/PID/stat": the state (field 3) and the start time (field
+ * 22), counted after the last ')' since the command name may hold any
+ * character. 0, or -1 if the line does not parse.
+ */
+static int parse_stat(const char *line, char *state, uint64_t *start)
+{
+	const char *p = strrchr(line, ')');
+	int field = 2;
+
+	if (p == NULL || p[1] != ' ')
+		return -1;
+	p += 2;
+	*state = *p;
+	while (*p != '\0' && field < 22) {
+		if (*p++ == ' ')
+			field++;
+	}
+	if (field != 22 || *p < '0' || *p > '9')
+		return -1;
+	*start = strtoull(p, NULL, 10);
+	return 0;
+}
+
+static uint64_t ns_inode(const char *path)
+{
+	struct stat st;
+
+	return syscall(SYS_newfstatat, AT_FDCWD, path, &st, 0) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+int vl_self_id(struct vl_self_id *id)
+{
+	struct self_page *p = self_page();
+	char line[1024], state;
+	uint64_t start;
+	ssize_t n;
+
+	if (__atomic_load_n(&p->have_id, __ATOMIC_ACQUIRE)) {
+		*id = p->id;
+		return 0;
+	}
+	n = read_small("/proc/self/stat", line, sizeof(line));
+	if (n < 0)
+		return (int)n;
+	if (parse_stat(line, &state, &start) != 0)
+		return -EIO;
+	id->pid = (uint32_t)vl_self();
+	id->start = start;
+	id->pidns = ns_inode("/proc/self/ns/pid");
+	id->timens = ns_inode("/proc/self/ns/time");
+	/* racing threads store the same values */
+	p->id = *id;
+	__atomic_store_n(&p->have_id, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/*
+ * A zombie leader may still have live threads (its main thread called
+ * pthread_exit): "Threads:" counts the leader until it is reaped, so more
+ * than one means someone is still running.
+ */
+static int other_threads(uint32_t pid)
+{
+	char path[64], buf[4096];
+	const char *t;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	if (read_small(path, buf, sizeof(buf)) < 0)
+		return 0;
+	t = strstr(buf, "\nThreads:");
+	return t != NULL && strtoul(t + 9, NULL, 10) > 1;
+}
+
+int vl_proc_alive(const struct vl_self_id *who)
+{
+	struct vl_self_id me;
+	char path[64], line[1024], state;
+	uint64_t start;
+	ssize_t n;
+
+	if (vl_self_id(&me) != 0 || me.pidns == 0 || who->pidns != me.pidns ||
+	    who->timens != me.timens || who->start == 0)
+		return 1; /* not ours to judge: wait for it */
+	if (who->pid == me.pid)
+		return who->start == me.start ? 1 : 0;
+	snprintf(path, sizeof(path), "/proc/%u/stat", who->pid);
+	n = read_small(path, line, sizeof(line));
+	if (n == -ENOENT || n == -ESRCH)
+		return 0;
+	if (n < 0 || parse_stat(line, &state, &start) != 0)
+		return 1;
+	if (start != who->start || state == 'X')
+		return 0;
+	return state != 'Z' || other_threads(who->pid);
+}

@@ -1,0 +1,47 @@
+/*
+ * self.h - what this process is, right in children of every kind.
+ *
+ * The pid, and the token this process holds in each region's table of
+ * processes (src/lock.c), live in one page marked MADV_WIPEONFORK: the
+ * kernel hands every child that does not share our memory (fork, _Fork,
+ * clone without CLONE_VM, posix_spawn's helpers after their exec) a zero
+ * page, so a child never takes its parent's pid or token for its own,
+ * whether or not it ran the atfork handlers. Children that share our
+ * memory (vfork, CLONE_VM) see the parent's page: they must only exec or
+ * _exit, as POSIX says of vfork.
+ */
+#ifndef VL_SELF_H
+#define VL_SELF_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* This process's pid, remembered. */
+pid_t vl_self(void);
+
+/* This process's token in the region mapping `serial`; 0 if it has none yet. */
+uint32_t vl_self_token(uint64_t serial);
+/* Remember it (a few regions at most: an older one is forgotten). */
+void vl_self_set_token(uint64_t serial, uint32_t token);
+
+/*
+ * What a waiter in another process checks to tell whether we are alive:
+ * our start time and our pid and time namespaces (0 where /proc cannot
+ * tell). Read once per process; -errno if /proc cannot be read at all.
+ */
+struct vl_self_id {
+	uint32_t pid;
+	uint64_t start;
+	uint64_t pidns;
+	uint64_t timens;
+};
+int vl_self_id(struct vl_self_id *id);
+
+/*
+ * Is the process described so alive, seen from here? 1 alive, or cannot
+ * tell (another pid or time namespace, no /proc); 0 gone (no such pid,
+ * another process with its pid, or a zombie).
+ */
+int vl_proc_alive(const struct vl_self_id *who);
+
+#endif
