@@ -9,6 +9,7 @@
 #include "core/layout.h"
 #include "core/parse.h"
 #include "log.h"
+#include "where.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -18,11 +19,6 @@
 
 static struct vl_config config;
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
-
-void vl_default_region(char *buf, unsigned long size)
-{
-	snprintf(buf, size, "/dev/shm/libvolatile.%u", (unsigned)geteuid());
-}
 
 static uint32_t capacity_from(const char *name, uint32_t dflt)
 {
@@ -63,10 +59,13 @@ static void load(void)
 	config.debug = v != NULL && *v != '\0' && strcmp(v, "0") != 0;
 
 	v = getenv("VOLATILE_REGION");
-	if (v != NULL && *v != '\0' && strlen(v) < sizeof(config.region))
+	if (v != NULL && *v != '\0' && strlen(v) < sizeof(config.region)) {
 		strcpy(config.region, v);
-	else
-		vl_default_region(config.region, sizeof(config.region));
+		snprintf(config.region_why, sizeof(config.region_why), "VOLATILE_REGION");
+	} else {
+		vl_region_default(config.region, sizeof(config.region), config.region_why,
+				  sizeof(config.region_why));
+	}
 
 	v = getenv("VOLATILE_BUDGET");
 	if (v != NULL && *v != '\0') {

@@ -11,6 +11,7 @@
 
 struct vl_config {
 	char region[PATH_MAX];   /* VOLATILE_REGION, or the per-user default */
+	char region_why[128];    /* why there: "VOLATILE_REGION", or where.c's reason */
 	uint64_t budget;         /* VOLATILE_BUDGET */
 	int has_budget;
 	int debug;               /* VOLATILE_DEBUG */
@@ -24,8 +25,5 @@ const struct vl_config *vl_config(void);
 
 /* Read the environment again (after fork+setenv, and in tests). */
 void vl_config_reload(void);
-
-/* The default region of this user: /dev/shm/libvolatile.<euid> */
-void vl_default_region(char *buf, unsigned long size);
 
 #endif

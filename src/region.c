@@ -1,12 +1,12 @@
 /*
  * region.c - attach, validate and lock the shared region.
  *
- * Creation follows LMDB's lock file: an opener that gets an exclusive
- * flock(2) on it without waiting is alone; if the file is empty (or has
- * no magic: a creator died half way), it lays it out; otherwise, and for
- * openers that find it in use, it checks the geometry. Every user then
- * holds a shared lock while it maps the region (lock_to_open says why):
- * the geometry never changes afterwards, and the data has its own locks.
+ * A region is made complete before it has its name (make): laid out in
+ * an anonymous file, then linked at the name only if the name is free.
+ * So whatever an opener finds at the name is a whole region or not ours:
+ * it is checked (owner, mode, one link, geometry, format) and refused if
+ * it fails, never laid out again. The geometry never changes afterwards;
+ * the data has its own locks (lock.c).
  */
 #include "region.h"
 
@@ -19,6 +19,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #if defined(__has_include)
 #if __has_include(<linux/openat2.h>)
 #include <linux/openat2.h>
@@ -26,7 +28,6 @@
 #endif
 #include <pthread.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -38,7 +39,7 @@
  * the kernel has no openat2 (before 5.6, or a seccomp filter refuses it),
  * only the last name is checked (O_NOFOLLOW).
  */
-static int open_no_symlinks(const char *path, int flags, mode_t mode)
+static int open_no_symlinks(int dirfd, const char *path, int flags, mode_t mode)
 {
 #if defined(SYS_openat2) && defined(RESOLVE_NO_SYMLINKS)
 	struct open_how how;
@@ -46,42 +47,43 @@ static int open_no_symlinks(const char *path, int flags, mode_t mode)
 
 	memset(&how, 0, sizeof(how));
 	how.flags = (uint64_t)(unsigned)flags;
-	how.mode = (flags & O_CREAT) ? mode : 0;
+	how.mode = (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? mode : 0;
 	how.resolve = RESOLVE_NO_SYMLINKS;
-	fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 	if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
 		return fd;
 #endif
-	return open(path, flags, mode);
+	return openat(dirfd, path, flags, mode);
 }
 
-static int open_region_file(const char *path, int create)
+/* The directory of path (O_PATH), and its last name in *name. */
+static int open_dir(const char *path, char *name, size_t size)
 {
-	int tries, fd;
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+	int fd;
 
-	for (tries = 0; tries < 8; tries++) {
-		fd = VL_SYSCALL("open region",
-				open_no_symlinks(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY |
-							       O_NONBLOCK, 0));
-		if (fd >= 0)
-			return fd;
-		if (errno == ELOOP)
-			return -EACCES; /* a symlink on its way is never followed */
-		if (errno != ENOENT || !create)
-			return -errno;
-		fd = VL_SYSCALL("create region",
-				open_no_symlinks(path,
-						 O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC |
-							 O_NOCTTY,
-						 0600));
-		if (fd >= 0)
-			return fd;
-		if (errno != EEXIST)
-			return -errno;
-	}
-	return -EAGAIN;
+	if (path[0] != '/' || slash == NULL || slash[1] == '\0' ||
+	    (size_t)(slash - path) >= sizeof(dir) || strlen(slash + 1) >= size)
+		return -EINVAL;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash == path ? 1 : slash - path] = '\0';
+	if (slash == path)
+		dir[0] = '/';
+	strcpy(name, slash + 1);
+	fd = VL_SYSCALL("open region dir",
+			open_no_symlinks(AT_FDCWD, dir, O_PATH | O_DIRECTORY | O_CLOEXEC, 0));
+	if (fd < 0)
+		return errno == ELOOP ? -EACCES : -errno;
+	return fd;
 }
 
+/*
+ * Ours to use: a regular file of this user, no group or other access.
+ * (Another name linked to it is no harm here, as nothing that opens the
+ * region truncates or lays it out; refusing it would let anyone who can
+ * make hard links deny the feature.)
+ */
 static int trusted(int fd, struct stat *st)
 {
 	if (VL_SYSCALL("fstat region", fstat(fd, st)) != 0)
@@ -94,11 +96,11 @@ static int trusted(int fd, struct stat *st)
 	return 0;
 }
 
-
 static int map(int fd, size_t size, void **base)
 {
 	void *p = VL_SYSCALL_PTR("mmap region",
-				 mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+				 mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+				      (off_t)VL_MAP_OFFSET));
 
 	if (p == MAP_FAILED)
 		return -errno;
@@ -166,6 +168,11 @@ int vl_room_for_file(const struct vl_region *r)
 			   r->file_cap, &r->hdr->c.file_ready);
 }
 
+/*
+ * Lay out a new region in fd, a file nobody else can see yet (make).
+ * The magic goes last; as nobody sees the file until it is complete, a
+ * creator killed anywhere in here leaves nothing behind.
+ */
 static int lay_out(int fd, uint32_t ranges, uint32_t files, void **base, size_t *size)
 {
 	struct vl_geometry g, unsealed;
@@ -173,9 +180,7 @@ static int lay_out(int fd, uint32_t ranges, uint32_t files, void **base, size_t 
 	int err;
 
 	vl_geometry_plan(&g, ranges, files);
-	/* drop whatever a creator that died left behind, then make it sparse */
-	if (VL_SYSCALL("ftruncate region", ftruncate(fd, 0)) != 0 ||
-	    ftruncate(fd, (off_t)g.region_size) != 0)
+	if (VL_SYSCALL("ftruncate region", ftruncate(fd, (off_t)(VL_MAP_OFFSET + g.region_size))) != 0)
 		return -errno;
 	err = map(fd, g.region_size, base);
 	if (err)
@@ -191,12 +196,6 @@ static int lay_out(int fd, uint32_t ranges, uint32_t files, void **base, size_t 
 		munmap(*base, g.region_size);
 		return -ENOSPC;
 	}
-	/*
-	 * The magic goes last: a header without it is not a region yet, and
-	 * whoever opens the file next lays it out again (vl_region_open). So
-	 * a creator killed anywhere in here leaves nothing anyone trusts: not
-	 * a lock that is not robust, not half a header.
-	 */
 	unsealed = g;
 	unsealed.magic = 0;
 	vl_region_format(h, &unsealed);
@@ -208,120 +207,151 @@ static int lay_out(int fd, uint32_t ranges, uint32_t files, void **base, size_t 
 	return 0;
 }
 
-static int attach(int fd, const struct stat *st, void **base, size_t *size)
+/*
+ * Put the complete file fd (anonymous: O_TMPFILE) at name in dirfd,
+ * unless something is there already (-EEXIST). linkat through
+ * /proc/self/fd needs no privilege; AT_EMPTY_PATH needs
+ * CAP_DAC_READ_SEARCH, for where /proc is not mounted.
+ */
+static int publish_anonymous(int fd, int dirfd, const char *name)
 {
-	struct vl_geometry g;
-	int err;
+	char self[64];
 
-	if ((size_t)st->st_size < sizeof(g))
-		return -EUCLEAN;
-	if (pread(fd, &g, sizeof(g), 0) != (ssize_t)sizeof(g))
-		return -EUCLEAN;
-	err = vl_geometry_check(&g, (uint64_t)st->st_size);
-	if (err)
-		return err;
-	err = map(fd, (size_t)st->st_size, base);
-	if (err)
-		return err;
-	/* check what is mapped, not what was read a moment ago */
-	err = vl_geometry_check(&((struct vl_header *)*base)->geo, (uint64_t)st->st_size);
-	if (err) {
-		munmap(*base, (size_t)st->st_size);
-		return err;
-	}
-	*size = (size_t)st->st_size;
-	return 0;
-}
-
-/* No magic: never finished by its creator (lay_out), so never trusted. */
-static int unfinished(int fd, struct stat *st)
-{
-	struct vl_geometry g;
-
-	if (fstat(fd, st) != 0)
-		return -errno;
-	return st->st_size == 0 ||
-	       (pread(fd, &g, sizeof(g), 0) == (ssize_t)sizeof(g) && g.magic == 0);
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	if (VL_SYSCALL("link region", linkat(AT_FDCWD, self, dirfd, name, AT_SYMLINK_FOLLOW)) == 0)
+		return 0;
+	if (errno == EEXIST)
+		return -EEXIST;
+	if (linkat(fd, "", dirfd, name, AT_EMPTY_PATH) == 0)
+		return 0;
+	return -errno;
 }
 
 /*
- * Who may lay the file out. Every process that maps the region holds a
- * shared flock(2) on it for as long as it maps it: the mapping keeps the
- * open file description, and the lock with it, after the fd is closed.
- * So an exclusive lock taken without waiting proves that nobody uses the
- * region, and only then is a file without its magic laid out again (its
- * creator died half way). One that lost its magic while others map it
- * was scribbled on: it is refused (EUCLEAN), for laying it out again
- * would pull their region from under them (their UNMARKs would say
- * intact of purged bytes; a smaller one, SIGBUS). An opener that waits
- * behind a creator takes the shared lock, which waits for the layout.
- * Returns 1 holding the exclusive lock, 0 holding the shared one.
+ * Make a new region at name in dirfd: laid out complete under no name
+ * (O_TMPFILE) or a name of its own, then given the region's name only if
+ * it is free. So no file at the region's name is ever half made, and the
+ * library lays out only files it has just made itself: a file found at
+ * the name, whatever its bytes, is checked, never overwritten (SPEC 9).
+ * -EEXIST if another process published one first: use that.
  */
-static int lock_to_open(int fd, struct stat *st)
+static int make(int dirfd, const char *name, uint32_t ranges, uint32_t files, void **base,
+		size_t *size, struct stat *st)
 {
-	for (int tries = 0; tries < 64; tries++) {
-		int left;
+	char tmp[NAME_MAX + 1];
+	int fd, err, named = 0;
 
-		if (VL_SYSCALL("flock region", flock(fd, LOCK_EX | LOCK_NB)) == 0)
-			return 1;
-		if (errno != EWOULDBLOCK)
+	fd = VL_SYSCALL("create region",
+			openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
+	if (fd < 0 && errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+		return -errno;
+	if (fd < 0) {
+		/* no O_TMPFILE here: a name of our own, O_EXCL, then renamed */
+		if ((size_t)snprintf(tmp, sizeof(tmp), ".%.200s.new.%d.%lx", name, (int)getpid(),
+				     (unsigned long)(uintptr_t)&tmp) >= sizeof(tmp))
+			return -ENAMETOOLONG;
+		fd = VL_SYSCALL("create region", openat(dirfd, tmp, O_RDWR | O_CREAT | O_EXCL |
+								    O_NOFOLLOW | O_CLOEXEC |
+								    O_NOCTTY, 0600));
+		if (fd < 0)
 			return -errno;
-		if (VL_SYSCALL("flock region shared", flock(fd, LOCK_SH)) != 0)
-			return -errno;
-		left = unfinished(fd, st);
-		if (left <= 0)
-			return left < 0 ? left : 0;
-		/*
-		 * No magic, and someone holds a lock: another opener of a file
-		 * whose creator died, here for the same reason (it lets go at
-		 * once), or users of a scribbled region (they never do).
-		 */
-		flock(fd, LOCK_UN);
-		usleep(500 + (unsigned)(getpid() % 7) * 250);
+		named = 1;
 	}
-	return -EUCLEAN;
+	/* the umask may have taken bits: exactly 0600, whatever it was */
+	err = fchmod(fd, 0600) == 0 && fstat(fd, st) == 0 ? 0 : -errno;
+	if (err == 0)
+		err = lay_out(fd, ranges, files, base, size);
+	if (err == 0) {
+		if (!named) {
+			err = publish_anonymous(fd, dirfd, name);
+		} else if (VL_SYSCALL("rename region",
+				      renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE)) != 0) {
+			err = -errno;
+			/* no renameat2 on this file system: link, which fails on a name taken */
+			if (err == -EINVAL || err == -ENOSYS)
+				err = linkat(dirfd, tmp, dirfd, name, 0) == 0 ? 0 : -errno;
+		}
+		if (err)
+			munmap(*base, *size);
+	}
+	if (named)
+		unlinkat(dirfd, tmp, 0); /* renamed away already, or garbage */
+	close(fd);
+	return err;
+}
+
+static int attach(int fd, const struct stat *st, void **base, size_t *size)
+{
+	struct vl_geometry g;
+	uint64_t have;
+	int err;
+
+	if ((uint64_t)st->st_size < VL_MAP_OFFSET + sizeof(g))
+		return -EUCLEAN;
+	have = (uint64_t)st->st_size - VL_MAP_OFFSET;
+	if (VL_SYSCALL("read region", pread(fd, &g, sizeof(g), (off_t)VL_MAP_OFFSET)) !=
+	    (ssize_t)sizeof(g))
+		return -EUCLEAN;
+	err = vl_geometry_check(&g, have);
+	if (err)
+		return err;
+	err = map(fd, (size_t)have, base);
+	if (err)
+		return err;
+	/* check what is mapped, not what was read a moment ago */
+	err = vl_geometry_check(&((struct vl_header *)*base)->geo, have);
+	if (err) {
+		munmap(*base, (size_t)have);
+		return err;
+	}
+	*size = (size_t)have;
+	return 0;
 }
 
 int vl_region_open(const char *path, int create, uint32_t ranges, uint32_t files,
 		   struct vl_region *out)
 {
+	char name[NAME_MAX + 1];
 	struct stat st;
 	void *base = NULL;
 	size_t size = 0;
-	int fd, err, alone;
+	int dirfd, fd = -1, err = -EAGAIN;
 
 	memset(out, 0, sizeof(*out));
-	fd = open_region_file(path, create);
-	if (fd < 0)
-		return fd;
-	err = trusted(fd, &st);
-	if (err)
-		goto out;
-	alone = lock_to_open(fd, &st);
-	if (alone < 0) {
-		err = alone;
+	dirfd = open_dir(path, name, sizeof(name));
+	if (dirfd < 0) {
+		err = dirfd;
 		goto out;
 	}
-	err = alone ? unfinished(fd, &st) : 0;
-	if (err > 0)
-		err = create ? lay_out(fd, ranges, files, &base, &size) : -ENOENT;
-	else if (err == 0)
-		err = attach(fd, &st, &base, &size);
-	/* from an exclusive lock to the shared one all users hold while mapped */
-	if (err == 0 && alone && VL_SYSCALL("flock region down", flock(fd, LOCK_SH)) != 0) {
-		err = -errno;
-		munmap(base, size);
+	for (int tries = 0; tries < 8 && err == -EAGAIN; tries++) {
+		fd = VL_SYSCALL("open region",
+				open_no_symlinks(dirfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC |
+								      O_NOCTTY | O_NONBLOCK, 0));
+		if (fd >= 0) {
+			err = trusted(fd, &st);
+			if (err == 0)
+				err = attach(fd, &st, &base, &size);
+			break;
+		}
+		if (errno == ELOOP) {
+			err = -EACCES; /* a symlink at the name is never followed */
+		} else if (errno != ENOENT || !create) {
+			err = -errno;
+		} else {
+			err = make(dirfd, name, ranges, files, &base, &size, &st);
+			if (err == -EEXIST)
+				err = -EAGAIN; /* another process was first: use its region */
+		}
 	}
-	if (err == 0)
+	if (err == 0) {
 		vl_region_bind(out, base, size);
+		out->file_dev = st.st_dev;
+		out->file_ino = st.st_ino;
+	}
+	if (fd >= 0)
+		close(fd);
+	close(dirfd);
 out:
-	/*
-	 * Mapped, the shared lock stays with the mapping (see lock_to_open);
-	 * otherwise drop it explicitly, whatever the fd's other holders.
-	 */
-	if (err)
-		flock(fd, LOCK_UN);
-	close(fd);
 	if (err)
 		vl_log("region %s unusable: %s", path, strerror(-err));
 	return err;

@@ -46,4 +46,8 @@ const char *threshold_text(const struct vl_threshold *t, char *buf, size_t size)
  */
 int open_region(struct vl_region *r, int create);
 
+struct stat;
+/* Why st is not a private file of this user (in buf, or a constant); NULL if it is one. */
+const char *not_private_file(const struct stat *st, char *buf, size_t size);
+
 #endif

@@ -339,17 +339,33 @@ static void relieve(struct watch *w)
 
 /*
  * One daemon per region: an flock on "<region>.daemon", which holds the
- * daemon's pid once it runs (written after detaching).
+ * daemon's pid once it runs (written after detaching). The file is
+ * checked before it is locked or written: in /dev/shm another user may
+ * have made that name first (their flock would stop ours; a hard link
+ * from it to our region would have us truncate the region).
  */
 static int single(void)
 {
-	char path[PATH_MAX + 16];
+	char path[PATH_MAX + 16], buf[160];
+	const char *why;
+	struct stat st;
 	int fd;
 
 	snprintf(path, sizeof(path), "%s.daemon", vl_config()->region);
-	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
+	if (fd < 0) {
+		int err = errno;
+
+		/* another user's file we may not even open: say whose */
+		if (lstat(path, &st) == 0 && (why = not_private_file(&st, buf, sizeof(buf))) != NULL)
+			die("daemon: %s refused: %s", path, why);
+		die("daemon: %s: %s", path, strerror(err));
+	}
+	if (fstat(fd, &st) != 0)
 		die("daemon: %s: %s", path, strerror(errno));
+	why = not_private_file(&st, buf, sizeof(buf));
+	if (why != NULL)
+		die("daemon: %s refused: %s", path, why);
 	if (flock(fd, LOCK_EX | LOCK_NB) != 0)
 		die("daemon: already running for region %s", vl_config()->region);
 	return fd;

@@ -215,6 +215,8 @@ static void print_json(const struct snapshot *s, const struct vl_config *cfg)
 	pressure_now(&p);
 	printf("{\"region\": ");
 	json_string(cfg->region);
+	printf(", \"region_why\": ");
+	json_string(cfg->region_why);
 	printf(", \"exists\": %s", s->exists ? "true" : "false");
 	printf(", \"files\": %u, \"records\": %u, \"ranges\": %u, \"ranges_purged\": %u",
 	       s->with_ranges, s->c.files_used, s->c.ranges, s->c.ranges_purged);
@@ -298,6 +300,7 @@ static void print_text(const struct snapshot *s, const struct vl_config *cfg)
 
 	pressure_now(&p);
 	printf("region:   %s%s\n", cfg->region, s->exists ? "" : " (not created yet)");
+	printf("          (%s)\n", cfg->region_why);
 	printf("files:    %u with volatile ranges", s->with_ranges);
 	if (s->c.files_used != s->with_ranges) /* ashmem regions keep a record without */
 		printf(" (%u records in all)", s->c.files_used);

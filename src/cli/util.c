@@ -8,11 +8,14 @@
 #include "region.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 void die(const char *fmt, ...)
 {
@@ -72,15 +75,54 @@ const char *threshold_text(const struct vl_threshold *t, char *buf, size_t size)
 	return buf;
 }
 
+const char *not_private_file(const struct stat *st, char *buf, size_t size)
+{
+	struct passwd *pw;
+
+	if (S_ISLNK(st->st_mode))
+		return "it is a symlink";
+	if (!S_ISREG(st->st_mode))
+		return "it is not a regular file";
+	if (st->st_uid != geteuid()) {
+		pw = getpwuid(st->st_uid);
+		snprintf(buf, size, "it belongs to uid %u (%s), not to this user",
+			 (unsigned)st->st_uid, pw != NULL ? pw->pw_name : "no such user");
+		return buf;
+	}
+	if (st->st_mode & 077) {
+		snprintf(buf, size, "its mode %04o lets others in", (unsigned)(st->st_mode & 07777));
+		return buf;
+	}
+	if (st->st_nlink != 1) {
+		snprintf(buf, size, "it has %u names (a hard link was made to it)",
+			 (unsigned)st->st_nlink);
+		return buf;
+	}
+	return NULL;
+}
+
+/* Why the region at path was refused with EACCES, as far as a look tells. */
+static const char *refusal(const char *path, char *buf, size_t size)
+{
+	struct stat st;
+	const char *why;
+
+	if (lstat(path, &st) != 0)
+		return "a symlink on its path";
+	why = not_private_file(&st, buf, size);
+	return why != NULL ? why : "not a private file of this user";
+}
+
 int open_region(struct vl_region *r, int create)
 {
 	const struct vl_config *cfg = vl_config();
 	int err = vl_region_open(cfg->region, create, cfg->create_ranges, cfg->create_files, r);
+	char why[160];
 
 	if (err == -ENOENT && !create)
 		return err;
 	if (err == -EACCES)
-		die("region %s refused: not a private file of this user (%s)", cfg->region,
+		die("region %s refused: %s (%s)", cfg->region, refusal(cfg->region, why, sizeof(why)),
 		    strerror(EACCES));
 	if (err == -EUCLEAN)
 		die("region %s is corrupt (%s)", cfg->region, strerror(EUCLEAN));

@@ -292,6 +292,13 @@ struct vl_header {
 	struct vl_counters c;       /* guarded by lock */
 };
 
+/*
+ * Where the region starts in its file. The bytes before it are a hole (no
+ * memory): a mapping at this offset is how a region is recognised in
+ * /proc/PID/maps, whatever its file's name has become (region.c).
+ */
+#define VL_MAP_OFFSET 0x564c000ull
+
 /* ---- a mapped region, as one process sees it --------------------------- */
 
 struct vl_region {
@@ -301,6 +308,8 @@ struct vl_region {
 	struct vl_node *nodes;
 	struct vl_proc *procs;
 	uint64_t serial;    /* this mapping, among the mappings this process made */
+	uint64_t file_dev;  /* the region file, as it was opened */
+	uint64_t file_ino;
 	uint32_t node_cap;  /* copied from the header at attach and trusted */
 	uint32_t file_cap;
 	uint32_t hash_cap;

@@ -141,6 +141,9 @@ if [ -z "${VL_TEST_INNER:-}" ]; then
 	export WORK DISK VOLATILE_REGION
 fi
 
+# where a region starts in its file (VL_MAP_OFFSET, src/core/layout.h)
+VL_REGION_OFFSET=$((0x564c000))
+
 REGION_N=0
 # A fresh, not yet created, private region for what follows.
 new_region() {

@@ -1,0 +1,73 @@
+/*
+ * where.c - where the user's region lives by default (see where.h).
+ *
+ * /dev/shm is world-writable: another user who makes the name first (a
+ * file, a symlink, a FIFO) denies the feature, and the daemon's lock file
+ * next to it is as exposed. So the region goes where only the user can
+ * make names: the user's runtime directory, which logind makes 0700 on a
+ * tmpfs of its own, and for root /run. $XDG_RUNTIME_DIR is not read: it
+ * is /run/user/UID wherever logind sets it, and a process whose
+ * environment lacks it (cron, an ssh command, a service) would choose
+ * another place, splitting the user's processes between two regions.
+ * For the same reason the choice depends only on what the file system
+ * shows, and is made again whenever a process checks that its region is
+ * still the one new processes find (region.c).
+ */
+#include "where.h"
+
+#include <linux/magic.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+/*
+ * Why dir is no private place for the region (NULL: it is one): it must
+ * be a directory, not a symlink, of this user, that nobody else may write
+ * in, on a tmpfs (a region on disk would be written back to it).
+ */
+static const char *not_private(const char *dir)
+{
+	struct stat st;
+	struct statfs sf;
+
+	if (lstat(dir, &st) != 0)
+		return "missing";
+	if (!S_ISDIR(st.st_mode))
+		return "not a directory";
+	if (st.st_uid != geteuid())
+		return "not this user's";
+	if (st.st_mode & 022)
+		return "writable by others";
+	if (statfs(dir, &sf) != 0 || sf.f_type != TMPFS_MAGIC)
+		return "not a tmpfs";
+	return NULL;
+}
+
+void vl_region_default(char *buf, size_t size, char *why, size_t wsize)
+{
+	unsigned euid = (unsigned)geteuid();
+	char dir[64];
+	const char *no = NULL, *no_run = NULL;
+
+	snprintf(dir, sizeof(dir), "/run/user/%u", euid);
+	no = not_private(dir);
+	if (no == NULL) {
+		snprintf(buf, size, "%s/libvolatile", dir);
+		snprintf(why, wsize, "the user's runtime directory");
+		return;
+	}
+	if (euid == 0) {
+		no_run = not_private("/run");
+		if (no_run == NULL) {
+			snprintf(buf, size, "/run/libvolatile.0");
+			snprintf(why, wsize, "root's runtime directory");
+			return;
+		}
+	}
+	snprintf(buf, size, "/dev/shm/libvolatile.%u", euid);
+	if (no_run != NULL)
+		snprintf(why, wsize, "no private place: %s is %s, /run is %s", dir, no, no_run);
+	else
+		snprintf(why, wsize, "no private place: %s is %s", dir, no);
+}
