@@ -19,6 +19,18 @@
 static struct vl_config config;
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 
+/*
+ * The log of load(), which runs inside pthread_once: vl_log would ask
+ * vl_config() whether to log, that is pthread_once again from its own
+ * init routine, which waits for itself for ever. config.debug is read
+ * first, so it can be asked directly.
+ */
+#define load_log(...)                              \
+	do {                                       \
+		if (config.debug)                  \
+			vl_log_write(__VA_ARGS__); \
+	} while (0)
+
 void vl_default_region(char *buf, unsigned long size)
 {
 	snprintf(buf, size, "/dev/shm/libvolatile.%u", (unsigned)geteuid());
@@ -32,7 +44,7 @@ static uint32_t capacity_from(const char *name, uint32_t dflt)
 	if (v == NULL || *v == '\0')
 		return dflt;
 	if (vl_parse_size(v, &n) != 0 || n == 0 || n > UINT32_MAX) {
-		vl_log("%s=%s is not a count; using %u", name, v, dflt);
+		load_log("%s=%s is not a count; using %u", name, v, dflt);
 		return dflt;
 	}
 	return (uint32_t)n;
@@ -47,7 +59,7 @@ static void threshold_from(const char *name, struct vl_threshold *t)
 	t->percent = 10;
 	t->bytes = 0;
 	if (v != NULL && *v != '\0' && vl_parse_threshold(v, t) != 0) {
-		vl_log("%s=%s is neither a size nor a percentage; using 10%%", name, v);
+		load_log("%s=%s is neither a size nor a percentage; using 10%%", name, v);
 		t->is_percent = 1;
 		t->percent = 10;
 		t->bytes = 0;
@@ -74,7 +86,7 @@ static void load(void)
 		if (vl_parse_size(v, &config.budget) == 0)
 			config.has_budget = config.budget > 0;
 		else
-			vl_log("VOLATILE_BUDGET=%s is not a size; no budget", v);
+			load_log("VOLATILE_BUDGET=%s is not a size; no budget", v);
 	}
 	config.create_ranges = capacity_from("VOLATILE_REGION_RANGES", VL_DEFAULT_RANGES);
 	config.create_files = capacity_from("VOLATILE_REGION_FILES", VL_DEFAULT_FILES);
