@@ -31,6 +31,10 @@ static const char help[] =
 	"  --budget SIZE   keep the region's unpurged volatile bytes within SIZE at\n"
 	"                  each MARK of CMD (VOLATILE_BUDGET)\n"
 	"  --region PATH   use the region file PATH (VOLATILE_REGION)\n"
+	"  --2012-abi      also take the modes of the 2012 kernel patches, 0x04 and\n"
+	"                  0x08, as MARK and UNMARK on tmpfs and memfd files\n"
+	"                  (VOLATILE_2012_ABI=1); otherwise they are the kernel's\n"
+	"                  NO_HIDE_STALE and COLLAPSE_RANGE\n"
 	"  --debug         log each decision of the library to stderr (VOLATILE_DEBUG)\n"
 	"\n"
 	"Setuid and setgid programs are refused: the dynamic linker ignores\n"
@@ -136,6 +140,7 @@ int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = { { "budget", required_argument, NULL, 'b' },
 					      { "region", required_argument, NULL, 'r' },
+					      { "2012-abi", no_argument, NULL, 'A' },
 					      { "debug", no_argument, NULL, 'd' },
 					      { "help", no_argument, NULL, 'h' },
 					      { 0 } };
@@ -154,6 +159,9 @@ int cmd_run(int argc, char **argv)
 			if (optarg[0] == '\0')
 				die("--region needs a path");
 			setenv("VOLATILE_REGION", optarg, 1);
+			break;
+		case 'A':
+			setenv("VOLATILE_2012_ABI", "1", 1);
 			break;
 		case 'd':
 			setenv("VOLATILE_DEBUG", "1", 1);
