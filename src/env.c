@@ -3,6 +3,11 @@
  *
  * Bad values are ignored (a preloaded library cannot complain on the
  * program's stderr); with VOLATILE_DEBUG set they are reported.
+ *
+ * Every variable is read with secure_getenv: in a secure execution (a
+ * set-user-ID or set-group-ID program linked with the library) none is
+ * read (SPEC 9), since whoever ran it chose them: a region file to
+ * create or write with the program's rights, a log on its stderr.
  */
 #include "env.h"
 
@@ -38,7 +43,7 @@ void vl_default_region(char *buf, unsigned long size)
 
 static uint32_t capacity_from(const char *name, uint32_t dflt)
 {
-	const char *v = getenv(name);
+	const char *v = secure_getenv(name);
 	uint64_t n;
 
 	if (v == NULL || *v == '\0')
@@ -53,7 +58,7 @@ static uint32_t capacity_from(const char *name, uint32_t dflt)
 /* SIZE or N%; 0 switches the rule off. */
 static void threshold_from(const char *name, struct vl_threshold *t)
 {
-	const char *v = getenv(name);
+	const char *v = secure_getenv(name);
 
 	t->is_percent = 1;
 	t->percent = 10;
@@ -71,16 +76,16 @@ static void load(void)
 	const char *v;
 
 	memset(&config, 0, sizeof(config));
-	v = getenv("VOLATILE_DEBUG");
+	v = secure_getenv("VOLATILE_DEBUG");
 	config.debug = v != NULL && *v != '\0' && strcmp(v, "0") != 0;
 
-	v = getenv("VOLATILE_REGION");
+	v = secure_getenv("VOLATILE_REGION");
 	if (v != NULL && *v != '\0' && strlen(v) < sizeof(config.region))
 		strcpy(config.region, v);
 	else
 		vl_default_region(config.region, sizeof(config.region));
 
-	v = getenv("VOLATILE_BUDGET");
+	v = secure_getenv("VOLATILE_BUDGET");
 	if (v != NULL && *v != '\0') {
 		/* 0, like every threshold of SPEC section 8, switches it off */
 		if (vl_parse_size(v, &config.budget) == 0)
