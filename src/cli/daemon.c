@@ -346,7 +346,7 @@ static int single(void)
 	char path[PATH_MAX + 16];
 	int fd;
 
-	snprintf(path, sizeof(path), "%s.daemon", vl_config()->region);
+	snprintf(path, sizeof(path), "%s.daemon", region_path());
 	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		die("daemon: %s: %s", path, strerror(errno));

@@ -72,10 +72,24 @@ const char *threshold_text(const struct vl_threshold *t, char *buf, size_t size)
 	return buf;
 }
 
+/*
+ * The library refuses a relative region (EINVAL, see vl_region_open);
+ * the command says why, before it makes any file beside it.
+ */
+const char *region_path(void)
+{
+	const char *path = vl_config()->region;
+
+	if (path[0] != '/')
+		die("VOLATILE_REGION=%s is not an absolute path", path);
+	return path;
+}
+
 int open_region(struct vl_region *r, int create)
 {
 	const struct vl_config *cfg = vl_config();
-	int err = vl_region_open(cfg->region, create, cfg->create_ranges, cfg->create_files, r);
+	int err = vl_region_open(region_path(), create, cfg->create_ranges, cfg->create_files,
+				 r);
 
 	if (err == -ENOENT && !create)
 		return err;
