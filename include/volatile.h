@@ -82,6 +82,7 @@ int64_t volatile_purge(uint64_t bytes);
  *             other access;
  *   EPROTO    the region was made by an incompatible version or ABI;
  *   EUCLEAN   the region's contents fail validation (corrupt);
+ *   EINVAL    VOLATILE_REGION is not an absolute path;
  *   others    from open(2), ftruncate(2) or mmap(2) on the region file
  *             (ENOENT, ENOSPC, ENOMEM, EROFS...).
  * ENOMEM from MARK (or from an UNMARK that must split a range) means the

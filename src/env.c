@@ -3,6 +3,11 @@
  *
  * Bad values are ignored (a preloaded library cannot complain on the
  * program's stderr); with VOLATILE_DEBUG set they are reported.
+ *
+ * Every variable is read with secure_getenv: in a secure execution (a
+ * set-user-ID or set-group-ID program linked with the library) none is
+ * read (SPEC 9), since whoever ran it chose them: a region file to
+ * create or write with the program's rights, a log on its stderr.
  */
 #include "env.h"
 
@@ -20,15 +25,27 @@
 static struct vl_config config;
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 
+/*
+ * The log of load(), which runs inside pthread_once: vl_log would ask
+ * vl_config() whether to log, that is pthread_once again from its own
+ * init routine, which waits for itself for ever. config.debug is read
+ * first, so it can be asked directly.
+ */
+#define load_log(...)                              \
+	do {                                       \
+		if (config.debug)                  \
+			vl_log_write(__VA_ARGS__); \
+	} while (0)
+
 static uint32_t capacity_from(const char *name, uint32_t dflt)
 {
-	const char *v = getenv(name);
+	const char *v = secure_getenv(name);
 	uint64_t n;
 
 	if (v == NULL || *v == '\0')
 		return dflt;
 	if (vl_parse_size(v, &n) != 0 || n == 0 || n > UINT32_MAX) {
-		vl_log("%s=%s is not a count; using %u", name, v, dflt);
+		load_log("%s=%s is not a count; using %u", name, v, dflt);
 		return dflt;
 	}
 	return (uint32_t)n;
@@ -37,13 +54,13 @@ static uint32_t capacity_from(const char *name, uint32_t dflt)
 /* SIZE or N%; 0 switches the rule off. */
 static void threshold_from(const char *name, struct vl_threshold *t)
 {
-	const char *v = getenv(name);
+	const char *v = secure_getenv(name);
 
 	t->is_percent = 1;
 	t->percent = 10;
 	t->bytes = 0;
 	if (v != NULL && *v != '\0' && vl_parse_threshold(v, t) != 0) {
-		vl_log("%s=%s is neither a size nor a percentage; using 10%%", name, v);
+		load_log("%s=%s is neither a size nor a percentage; using 10%%", name, v);
 		t->is_percent = 1;
 		t->percent = 10;
 		t->bytes = 0;
@@ -55,10 +72,10 @@ static void load(void)
 	const char *v;
 
 	memset(&config, 0, sizeof(config));
-	v = getenv("VOLATILE_DEBUG");
+	v = secure_getenv("VOLATILE_DEBUG");
 	config.debug = v != NULL && *v != '\0' && strcmp(v, "0") != 0;
 
-	v = getenv("VOLATILE_REGION");
+	v = secure_getenv("VOLATILE_REGION");
 	if (v != NULL && *v != '\0' && strlen(v) < sizeof(config.region)) {
 		strcpy(config.region, v);
 		snprintf(config.region_why, sizeof(config.region_why), "VOLATILE_REGION");
@@ -67,13 +84,13 @@ static void load(void)
 				  sizeof(config.region_why));
 	}
 
-	v = getenv("VOLATILE_BUDGET");
+	v = secure_getenv("VOLATILE_BUDGET");
 	if (v != NULL && *v != '\0') {
 		/* 0, like every threshold of SPEC section 8, switches it off */
 		if (vl_parse_size(v, &config.budget) == 0)
 			config.has_budget = config.budget > 0;
 		else
-			vl_log("VOLATILE_BUDGET=%s is not a size; no budget", v);
+			load_log("VOLATILE_BUDGET=%s is not a size; no budget", v);
 	}
 	config.create_ranges = capacity_from("VOLATILE_REGION_RANGES", VL_DEFAULT_RANGES);
 	config.create_files = capacity_from("VOLATILE_REGION_FILES", VL_DEFAULT_FILES);

@@ -318,6 +318,17 @@ int vl_region_open(const char *path, int create, uint32_t ranges, uint32_t files
 	int dirfd, fd = -1, err = -EAGAIN;
 
 	memset(out, 0, sizeof(*out));
+	/*
+	 * A relative path names another file in each working directory, and
+	 * would split the user's processes between regions (SPEC 9). Falling
+	 * back to the default region would split them too, from those given
+	 * the same path absolute: the region is unusable instead.
+	 */
+	if (path[0] != '/') {
+		vl_log("VOLATILE_REGION=%s is not an absolute path: MARK and UNMARK fail "
+		       "with EINVAL", path);
+		return -EINVAL;
+	}
 	dirfd = open_dir(path, name, sizeof(name));
 	if (dirfd < 0) {
 		err = dirfd;
@@ -405,11 +416,13 @@ int vl_region_get(struct vl_region **out)
 
 			/*
 			 * A region refused is refused for good (SPEC 5: the process
-			 * keeps that answer); a failure that may pass (EINTR, ENOMEM,
-			 * EMFILE, ENOSPC...) is tried again at the next call.
+			 * keeps that answer), and so is a relative path (EINVAL: the
+			 * environment is read once); a failure that may pass (EINTR,
+			 * ENOMEM, EMFILE, ENOSPC...) is tried again at the next call.
 			 */
 			s = err ? err : 1;
-			if (err == 0 || err == -EACCES || err == -EPROTO || err == -EUCLEAN)
+			if (err == 0 || err == -EACCES || err == -EPROTO || err == -EUCLEAN ||
+			    err == -EINVAL)
 				__atomic_store_n(&the_state, s, __ATOMIC_RELEASE);
 		}
 		pthread_mutex_unlock(&attach_lock);

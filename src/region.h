@@ -9,8 +9,9 @@
 /*
  * Map the region file at path. With create, make it if it is missing
  * (0600, O_EXCL) with the capacities given. Returns 0, or -errno:
- * -EACCES (not ours, symlink, not regular, group/other access), -EPROTO
- * (incompatible format), -EUCLEAN (corrupt), or what the system said.
+ * -EINVAL (path is not absolute), -EACCES (not ours, symlink, not
+ * regular, group/other access), -EPROTO (incompatible format), -EUCLEAN
+ * (corrupt), or what the system said.
  */
 int vl_region_open(const char *path, int create, uint32_t ranges, uint32_t files,
 		   struct vl_region *out);

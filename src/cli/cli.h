@@ -24,6 +24,9 @@ int cmd_daemon(int argc, char **argv);
 /* Print "volatile: <msg>" and exit 2. */
 void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 
+/* The region's path (VOLATILE_REGION, or the default); dies if it is relative. */
+const char *region_path(void);
+
 /* A SIZE/OFFSET/LEN argument (K, M, G suffixes), or die naming `what`. */
 uint64_t size_arg(const char *what, const char *s);
 

@@ -351,7 +351,7 @@ static int single(void)
 	struct stat st;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s.daemon", vl_config()->region);
+	snprintf(path, sizeof(path), "%s.daemon", region_path());
 	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
 	if (fd < 0) {
 		int err = errno;

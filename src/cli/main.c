@@ -11,7 +11,7 @@ static const char usage[] =
 	"Volatile ranges for tmpfs and memfd files.\n"
 	"\n"
 	"Commands:\n"
-	"  run [--budget SIZE] [--region PATH] [--debug] -- CMD [ARG...]\n"
+	"  run [--budget SIZE] [--region PATH] [--2012-abi] [--debug] -- CMD [ARG...]\n"
 	"                         run CMD with libvolatile.so preloaded\n"
 	"  status [--json]        show the region: files, ranges, bytes, budget, memory\n"
 	"  purge [--all | --bytes SIZE]\n"

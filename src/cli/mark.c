@@ -43,6 +43,7 @@ static int mark_or_unmark(int argc, char **argv, int mode, const char *help)
 		die("%s needs FILE OFFSET LEN (try 'volatile %s --help')", what, what);
 	off = size_arg("offset", argv[optind + 1]);
 	len = size_arg("length", argv[optind + 2]);
+	region_path();
 	fd = open(argv[optind], O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		die("%s: %s", argv[optind], strerror(errno));

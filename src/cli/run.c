@@ -30,7 +30,12 @@ static const char help[] =
 	"\n"
 	"  --budget SIZE   keep the region's unpurged volatile bytes within SIZE at\n"
 	"                  each MARK of CMD (VOLATILE_BUDGET)\n"
-	"  --region PATH   use the region file PATH (VOLATILE_REGION)\n"
+	"  --region PATH   use the region file PATH (VOLATILE_REGION; a relative PATH\n"
+	"                  is taken from this directory and passed on absolute)\n"
+	"  --2012-abi      also take the modes of the 2012 kernel patches, 0x04 and\n"
+	"                  0x08, as MARK and UNMARK on tmpfs and memfd files\n"
+	"                  (VOLATILE_2012_ABI=1); otherwise they are the kernel's\n"
+	"                  NO_HIDE_STALE and COLLAPSE_RANGE\n"
 	"  --debug         log each decision of the library to stderr (VOLATILE_DEBUG)\n"
 	"\n"
 	"Setuid and setgid programs are refused: the dynamic linker ignores\n"
@@ -105,6 +110,32 @@ static void find_command(const char *cmd, char *buf, size_t size)
 	buf[0] = '\0';
 }
 
+/*
+ * VOLATILE_REGION for CMD. The library refuses a relative path (each
+ * process would resolve it against its own working directory), so a
+ * relative PATH is made absolute here, against ours, as the user meant.
+ */
+static void set_region(const char *path)
+{
+	char cwd[PATH_MAX], *abs = NULL;
+
+	if (path[0] == '\0')
+		die("--region needs a path");
+	if (path[0] != '/') {
+		if (getcwd(cwd, sizeof(cwd)) == NULL)
+			die("--region %s: cannot tell the working directory: %s", path,
+			    strerror(errno));
+		while (path[0] == '.' && path[1] == '/')
+			path += 2;
+		if (asprintf(&abs, "%s/%s", strcmp(cwd, "/") == 0 ? "" : cwd, path) < 0)
+			die("out of memory");
+		path = abs;
+	}
+	if (setenv("VOLATILE_REGION", path, 1) != 0)
+		die("cannot set VOLATILE_REGION: %s", strerror(errno));
+	free(abs);
+}
+
 /* LD_PRELOAD with lib first, the old list after it (without lib twice). */
 static void compose_preload(const char *lib)
 {
@@ -136,6 +167,7 @@ int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = { { "budget", required_argument, NULL, 'b' },
 					      { "region", required_argument, NULL, 'r' },
+					      { "2012-abi", no_argument, NULL, 'A' },
 					      { "debug", no_argument, NULL, 'd' },
 					      { "help", no_argument, NULL, 'h' },
 					      { 0 } };
@@ -151,9 +183,10 @@ int cmd_run(int argc, char **argv)
 			setenv("VOLATILE_BUDGET", optarg, 1);
 			break;
 		case 'r':
-			if (optarg[0] == '\0')
-				die("--region needs a path");
-			setenv("VOLATILE_REGION", optarg, 1);
+			set_region(optarg);
+			break;
+		case 'A':
+			setenv("VOLATILE_2012_ABI", "1", 1);
 			break;
 		case 'd':
 			setenv("VOLATILE_DEBUG", "1", 1);

@@ -113,10 +113,24 @@ static const char *refusal(const char *path, char *buf, size_t size)
 	return why != NULL ? why : "not a private file of this user";
 }
 
+/*
+ * The library refuses a relative region (EINVAL, see vl_region_open);
+ * the command says why, before it makes any file beside it.
+ */
+const char *region_path(void)
+{
+	const char *path = vl_config()->region;
+
+	if (path[0] != '/')
+		die("VOLATILE_REGION=%s is not an absolute path", path);
+	return path;
+}
+
 int open_region(struct vl_region *r, int create)
 {
 	const struct vl_config *cfg = vl_config();
-	int err = vl_region_open(cfg->region, create, cfg->create_ranges, cfg->create_files, r);
+	int err = vl_region_open(region_path(), create, cfg->create_ranges, cfg->create_files,
+				 r);
 	char why[160];
 
 	if (err == -ENOENT && !create)

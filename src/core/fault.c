@@ -31,15 +31,19 @@ static int errno_named(const char *s)
 	return atoi(s);
 }
 
-/* Races between threads reading the environment store the same values. */
+/*
+ * Races between threads reading the environment store the same values.
+ * secure_getenv, as for every VOLATILE_* variable (env.c): a report file
+ * is opened for writing.
+ */
 static void init(void)
 {
 	const char *k, *s;
 
 	if (__atomic_load_n(&inited, __ATOMIC_ACQUIRE))
 		return;
-	k = getenv("VOLATILE_FAULT_KILL");
-	s = getenv("VOLATILE_FAULT_SYSCALL");
+	k = secure_getenv("VOLATILE_FAULT_KILL");
+	s = secure_getenv("VOLATILE_FAULT_SYSCALL");
 	if (k != NULL && *k)
 		kill_at = atol(k);
 	if (s != NULL && *s && strchr(s, ':') != NULL) {
@@ -51,7 +55,7 @@ static void init(void)
 
 static void report(const char *what, long n, const char *where, int err)
 {
-	const char *path = getenv("VOLATILE_FAULT_REPORT");
+	const char *path = secure_getenv("VOLATILE_FAULT_REPORT");
 	char line[160];
 	int fd, len;
 

@@ -4,6 +4,10 @@
  * A call without a volatile mode goes to the next fallocate (libc's, or
  * another interposer's) with one test and one indirect call, untouched.
  * glibc exports both names at one address; programs call either.
+ *
+ * The 2012 ABI aliases (0x04 MARK, 0x08 UNMARK) are opt-in: by default
+ * they are the kernel's FALLOC_FL_NO_HIDE_STALE and COLLAPSE_RANGE, which
+ * tmpfs refuses, and programs rely on that refusal (SPEC 3).
  */
 #include "export.h"
 #include "ident.h"
@@ -15,6 +19,8 @@
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -22,9 +28,18 @@ typedef int (*fallocate_fn)(int, int, off_t, off_t);
 
 static fallocate_fn next_fallocate, next_fallocate64;
 
-/* The 2012 patches' values; taken as MARK/UNMARK on tmpfs files only. */
+/* The 2012 patches' values; with the aliases on, MARK/UNMARK on tmpfs files only. */
 #define ALIAS_MARK 0x04
 #define ALIAS_UNMARK 0x08
+
+/*
+ * VOLATILE_2012_ABI=1 (`volatile run --2012-abi`) turns the aliases on.
+ * resolve() sets it before it publishes a slot, so a caller that finds
+ * the slot set finds the flag set too, even one that runs before our
+ * constructor (another library's). A flag of its own, not in struct
+ * vl_config: the pass-through reads it and must not call vl_config().
+ */
+static int aliases_on;
 
 /* No next symbol (a static libc?): go to the kernel. */
 static int raw_fallocate(int fd, int mode, off_t off, off_t len)
@@ -32,15 +47,24 @@ static int raw_fallocate(int fd, int mode, off_t off, off_t len)
 	return (int)syscall(SYS_fallocate, fd, mode, off, len);
 }
 
+/* Only "1" turns them on; nothing is read in a secure execution (SPEC 9). */
+static void read_aliases_on(void)
+{
+	const char *v = secure_getenv("VOLATILE_2012_ABI");
+
+	__atomic_store_n(&aliases_on, v != NULL && strcmp(v, "1") == 0, __ATOMIC_RELAXED);
+}
+
 /*
  * dlsym may allocate, but never calls fallocate, so this cannot recurse;
- * two threads resolving at once store the same value.
+ * two threads resolving at once store the same values.
  */
 static fallocate_fn resolve(fallocate_fn *slot, const char *name)
 {
 	fallocate_fn f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 
 	if (f == NULL) {
+		read_aliases_on();
 		f = (fallocate_fn)dlsym(RTLD_NEXT, name);
 		if (f == NULL)
 			f = raw_fallocate;
@@ -65,6 +89,12 @@ static int is_alias(int mode)
 	return m == ALIAS_MARK || m == ALIAS_UNMARK;
 }
 
+/* Only after an acquire load of a non-NULL slot (see aliases_on). */
+static inline int taken_as_alias(int mode)
+{
+	return __atomic_load_n(&aliases_on, __ATOMIC_RELAXED) && is_alias(mode);
+}
+
 /* The volatile path: returns what fallocate returns, errno set on -1. */
 static int volatile_call(int fd, int mode, int64_t off, int64_t len)
 {
@@ -84,14 +114,16 @@ static __attribute__((noinline)) int dispatch_slow(fallocate_fn *slot, const cha
 						   int mode, int64_t off, int64_t len)
 {
 	if (!(mode & (FALLOC_FL_MARK_VOLATILE | FALLOC_FL_UNMARK_VOLATILE))) {
-		if (!is_alias(mode))
-			return resolve(slot, name)(fd, mode, off, len);
+		fallocate_fn next = resolve(slot, name);
+
+		if (!taken_as_alias(mode))
+			return next(fd, mode, off, len);
 		/* 0x04/0x08: the 2012 ABI on tmpfs files, the kernel's own modes elsewhere */
 		int saved = errno;
 
 		if (vl_is_tmpfs_file(fd) != 1) {
 			errno = saved;
-			return resolve(slot, name)(fd, mode, off, len);
+			return next(fd, mode, off, len);
 		}
 		errno = saved;
 		mode = (mode & FALLOC_FL_KEEP_SIZE) | ((mode & ~FALLOC_FL_KEEP_SIZE) == ALIAS_MARK
@@ -109,7 +141,7 @@ static inline __attribute__((always_inline)) int dispatch(fallocate_fn *slot, co
 
 	if (__builtin_expect(next != NULL &&
 				     !(mode & (FALLOC_FL_MARK_VOLATILE | FALLOC_FL_UNMARK_VOLATILE)) &&
-				     !is_alias(mode),
+				     !taken_as_alias(mode),
 			     1))
 		return next(fd, mode, off, len);
 	return dispatch_slow(slot, name, fd, mode, off, len);

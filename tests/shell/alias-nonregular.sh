@@ -1,12 +1,13 @@
 #!/bin/sh
-# The 2012 aliases 0x04/0x08 are MARK/UNMARK for tmpfs *files* and
-# memfds only (SPEC 3); everything else passes to the real fallocate
-# with the kernel's answer (SPEC 5, "every other fallocate mode"). That
-# includes fds that are not regular files but live on a tmpfs-typed file
-# system: /dev/null and the loop devices (devtmpfs reports TMPFS_MAGIC),
-# a FIFO or a directory in /dev/shm, an O_PATH fd, and fds that are not
-# open. Those must answer as without the shim (EOPNOTSUPP for 0x04, the
-# kernel's own errors for 0x08).
+# The 2012 aliases 0x04/0x08, when turned on (VOLATILE_2012_ABI=1), are
+# MARK/UNMARK for tmpfs *files* and memfds only (SPEC 3); everything else
+# passes to the real fallocate with the kernel's answer (SPEC 5, "every
+# other fallocate mode"), aliases on or off. That includes fds that are
+# not regular files but live on a tmpfs-typed file system: /dev/null and
+# the loop devices (devtmpfs reports TMPFS_MAGIC), a FIFO or a directory
+# in /dev/shm, an O_PATH fd, and fds that are not open. Those must answer
+# as without the shim (EOPNOTSUPP for 0x04, the kernel's own errors for
+# 0x08).
 . "$(dirname "$0")/lib.sh"
 
 mkfifo "$WORK/fifo" || fail "mkfifo"
@@ -23,7 +24,11 @@ script="open /dev/null rw $one open /dev/zero rw $one open $WORK/fifo rw $one
 ok noshim vt $script
 # shellcheck disable=SC2086
 ok shim svt $script
-sed -i 's/^socket = .*/socket/' "$WORK/noshim.out" "$WORK/shim.out"
+# shellcheck disable=SC2086
+ok shim-abi svte VOLATILE_2012_ABI=1 -- $script
+sed -i 's/^socket = .*/socket/' "$WORK/noshim.out" "$WORK/shim.out" "$WORK/shim-abi.out"
 diff -u "$WORK/noshim.out" "$WORK/shim.out" >&2 ||
 	fail "0x04/0x08 on fds that are not tmpfs files differ with the shim"
+diff -u "$WORK/noshim.out" "$WORK/shim-abi.out" >&2 ||
+	fail "0x04/0x08 on fds that are not tmpfs files differ with the shim and the aliases on"
 exit 0

@@ -6,8 +6,8 @@
 # process (it creates or attaches the region), MARKs that look for a
 # file's name, MARKs whose budget purges files that are gone or held by
 # a process that exited, UNMARKs of files never marked, UNMARKs that
-# report a purge, the 2012 aliases (an fstatfs), ordinary modes after
-# the region turned out unusable.
+# report a purge, the 2012 aliases turned on (VOLATILE_2012_ABI=1: an
+# fstatfs), ordinary modes after the region turned out unusable.
 . "$(dirname "$0")/lib.sh"
 
 f=$WORK/file
@@ -24,8 +24,8 @@ unmark 0 4K = 0
 EOF
 [ -f "$VOLATILE_REGION" ] || fail "no region was made"
 # ...or attaches it: an UNMARK first, of a file never marked
-ok attach svt open "$f" rw unmark 0 4K unmark 8K 1 mark 0 4K mark 0 4K unmark 0 4K \
-	fa 0x4 8K 4K fa 0x8 8K 4K fa 0 0 64K fa 'PUNCH_HOLE|KEEP_SIZE' 60K 4K
+ok attach svte VOLATILE_2012_ABI=1 -- open "$f" rw unmark 0 4K unmark 8K 1 mark 0 4K \
+	mark 0 4K unmark 0 4K fa 0x4 8K 4K fa 0x8 8K 4K fa 0 0 64K fa 'PUNCH_HOLE|KEEP_SIZE' 60K 4K
 expect_out attach <<EOF
 open $f rw = 3
 unmark 0 4K = 0
@@ -57,7 +57,8 @@ EOF
 
 # a disk file: the alias test finds it is not tmpfs, the call succeeds
 if [ -n "$DISK" ]; then
-	ok disk svt open "$DISK/file" rwt fill 0 64K D fa 0x8 0 4K fa 0 0 4K fa 0x1 64K 4K
+	ok disk svte VOLATILE_2012_ABI=1 -- open "$DISK/file" rwt fill 0 64K D fa 0x8 0 4K \
+		fa 0 0 4K fa 0x1 64K 4K
 	expect_out disk <<EOF
 open $DISK/file rwt = 3
 fill 0 64K D = ok
@@ -71,7 +72,8 @@ fi
 new_region
 printf 'garbage' >"$VOLATILE_REGION"
 chmod 0600 "$VOLATILE_REGION"
-ok unusable svt open "$f" rw mark 0 4K fa 0 0 4K unmark 0 4K fa KEEP_SIZE 0 4K fa 0x4 0 4K
+ok unusable svte VOLATILE_2012_ABI=1 -- open "$f" rw mark 0 4K fa 0 0 4K unmark 0 4K \
+	fa KEEP_SIZE 0 4K fa 0x4 0 4K
 expect_out unusable <<EOF
 open $f rw = 3
 mark 0 4K = -1 EUCLEAN

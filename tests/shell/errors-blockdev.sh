@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPEC 5: a block device is not tmpfs: MARK and UNMARK give EOPNOTSUPP,
 # while the kernel's own modes pass through with the kernel's answers,
-# 0x04 and 0x08 included (the 2012 aliases are for tmpfs files only).
+# 0x04 and 0x08 included, even with the 2012 aliases turned on
+# (VOLATILE_2012_ABI=1: they are for tmpfs files only).
 # Skipped (77) where no loop device can be set up.
 . "$(dirname "$0")/lib.sh"
 
@@ -33,7 +34,11 @@ EOF
 
 # ---- the kernel's modes: the same with and without the shim ------------------------
 # A loop device's answers depend on its history (a failed discard turns
-# discard off), so each run gets a fresh one.
+# discard off), so each run gets a fresh one. The aliases are on: the shim
+# looks at the fd (a block device on devtmpfs, which reports TMPFS_MAGIC)
+# and must still pass 0x04 and 0x08 on.
+VOLATILE_2012_ABI=1
+export VOLATILE_2012_ABI
 for m in 0x4 0x5 0x8 0x9 0x0 0x1 'PUNCH_HOLE|KEEP_SIZE' 'ZERO_RANGE|KEEP_SIZE' 0x10 0x2; do
 	set -- "$@" fa "$m" 8K 4K fa64 "$m" 8K 4K
 done

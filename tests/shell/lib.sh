@@ -27,7 +27,7 @@ export VL_TOP_BUILDDIR VOLATILE_LIBRARY
 
 # Nothing from the caller's environment changes what the library does...
 unset LD_PRELOAD VOLATILE_BUDGET VOLATILE_DEBUG VOLATILE_REGION_RANGES \
-	VOLATILE_REGION_FILES
+	VOLATILE_REGION_FILES VOLATILE_2012_ABI
 # ...and memory pressure on the test machine purges nothing behind our back.
 VOLATILE_MIN_AVAILABLE=0
 VOLATILE_TMPFS_MIN_FREE=0

@@ -1,0 +1,98 @@
+#!/bin/sh
+# SPEC 9: VOLATILE_REGION is an absolute path. A relative one would be
+# resolved by each process against its own working directory, splitting
+# the user's processes between regions (and falling back to the default
+# region would split them from those given the same path absolute). So
+# such a region is unusable: MARK and UNMARK fail with EINVAL, for the
+# life of the process, no file is created anywhere, every other call is
+# untouched, and with VOLATILE_DEBUG the log says why. The command
+# refuses it too (exit status 2, one line). `volatile run --region PATH`
+# makes a relative PATH absolute against its own working directory.
+. "$(dirname "$0")/lib.sh"
+need_cmd
+
+cwd=$WORK/cwd
+mkdir -p "$cwd/sub" || fail "mkdir $cwd/sub"
+f=$WORK/file
+mkfile "$f" 64K A
+cd "$cwd" || fail "cd $cwd"
+
+# nothing_made WHAT: the working directory holds only sub/, empty, and
+# nothing appeared next to it
+nothing_made() {
+	[ "$(ls -A "$cwd")" = sub ] && [ -z "$(ls -A "$cwd/sub")" ] &&
+		[ ! -e "$WORK/up" ] || {
+		ls -lAR "$WORK" >&2
+		fail "$1: a file was made for a relative VOLATILE_REGION"
+	}
+}
+
+# ---- the library: EINVAL, for good, and nothing made ------------------------------------
+n=0
+for rel in region sub/region ./region ../up; do
+	n=$((n + 1))
+	ok "lib-$n" svte VOLATILE_REGION="$rel" -- memfd m 64K mark 0 4K unmark 0 4K \
+		fa 'MARK|KEEP_SIZE' 8K 4K open "$f" rw mark 0 4K fa 0 0 4K unmark 0 4K \
+		fa 'PUNCH_HOLE|KEEP_SIZE' 60K 4K expect 0 60K A
+	expect_out "lib-$n" <<EOF
+memfd m 64K = 3
+mark 0 4K = -1 EINVAL
+unmark 0 4K = -1 EINVAL
+fa MARK|KEEP_SIZE 8K 4K = -1 EINVAL
+open $f rw = 4
+mark 0 4K = -1 EINVAL
+fa 0 0 4K = 0
+unmark 0 4K = -1 EINVAL
+fa PUNCH_HOLE|KEEP_SIZE 60K 4K = 0
+expect 0 60K A ok
+EOF
+	nothing_made "VOLATILE_REGION=$rel"
+done
+# the arguments are still checked first (SPEC 5's order)
+ok lib-args svte VOLATILE_REGION=region -- memfd m 64K mark -1 4K fa 'MARK|UNMARK' 0 4K \
+	open "$f" r mark 0 4K
+expect_out lib-args <<EOF
+memfd m 64K = 3
+mark -1 4K = -1 EINVAL
+fa MARK|UNMARK 0 4K = -1 EINVAL
+open $f r = 4
+mark 0 4K = -1 EBADF
+EOF
+# with VOLATILE_DEBUG the log says why
+run dbg svte VOLATILE_REGION=region VOLATILE_DEBUG=1 -- memfd m 4K mark 0 4K
+expect_line dbg "mark 0 4K = -1 EINVAL"
+grep -q "VOLATILE_REGION=region is not an absolute path" "$WORK/dbg.err" ||
+	{ show dbg; fail "the debug log does not say the region is not an absolute path"; }
+nothing_made "VOLATILE_DEBUG=1"
+
+# ---- the command refuses it: status 2, one line -------------------------------------
+n=0
+for args in "status" "status --json" "purge --all" "mark $f 0 4K" "unmark $f 0 4K" \
+	"daemon --foreground"; do
+	n=$((n + 1))
+	# shellcheck disable=SC2086
+	run "cmd-$n" env VOLATILE_REGION=region timeout 5 "$VOLATILE_CMD" $args
+	if [ "$rc" -ne 2 ] || [ "$(wc -l <"$WORK/cmd-$n.err")" -ne 1 ] ||
+		! grep -q "VOLATILE_REGION=region is not an absolute path" "$WORK/cmd-$n.err"; then
+		show "cmd-$n"
+		fail "volatile $args with a relative VOLATILE_REGION: exit status $rc (want 2 and one line)"
+	fi
+	nothing_made "volatile $args"
+done
+
+# ---- volatile run --region makes it absolute ----------------------------------------
+here=$(pwd -P)
+ok run-env vol run --region rel -- env
+expect_line run-env "VOLATILE_REGION=$here/rel"
+ok run-env2 vol run --region sub/rel -- env
+expect_line run-env2 "VOLATILE_REGION=$here/sub/rel"
+# a child in another directory uses the same region
+# shellcheck disable=SC2016
+ok run-child vol run --region rel -- sh -c 'cd sub && exec "$0" memfd m 64K mark 0 4K' "$VT"
+expect_line run-child "mark 0 4K = 0"
+[ -f "$cwd/rel" ] || fail "volatile run --region rel: the child did not use $cwd/rel"
+[ -e "$cwd/sub/rel" ] && fail "volatile run --region rel: the child used sub/rel"
+# an absolute path is left as it is
+ok run-abs vol run --region "$WORK/abs" -- env
+expect_line run-abs "VOLATILE_REGION=$WORK/abs"
+exit 0
