@@ -256,6 +256,59 @@ static inline struct vl_file *vl_file_at(const struct vl_region *r, uint32_t i)
 	return &r->files[i < r->file_cap ? i : VL_NIL];
 }
 
+/*
+ * The node at i to write, or NULL for VL_NIL or an index out of range.
+ * Reads clamp every bad index to slot 0, so slot 0 must read as all zeros
+ * for ever: one write there would hand its values (links, above all) to
+ * every bad index read after it, and a corrupt tree would spread.
+ */
+static inline struct vl_node *vl_node_w(const struct vl_region *r, uint32_t i)
+{
+	return i != VL_NIL && i < r->node_cap ? &r->nodes[i] : NULL;
+}
+
+/* Every write of a link goes through one of these: a bad index writes nothing. */
+static inline void vl_set_left(const struct vl_region *r, uint32_t i, uint32_t v)
+{
+	struct vl_node *x = vl_node_w(r, i);
+
+	if (x != NULL)
+		x->left = v;
+}
+
+static inline void vl_set_right(const struct vl_region *r, uint32_t i, uint32_t v)
+{
+	struct vl_node *x = vl_node_w(r, i);
+
+	if (x != NULL)
+		x->right = v;
+}
+
+/* the whole word: parent index << 1 | colour */
+static inline void vl_set_parent(const struct vl_region *r, uint32_t i, uint32_t v)
+{
+	struct vl_node *x = vl_node_w(r, i);
+
+	if (x != NULL)
+		x->parent = v;
+}
+
+static inline void vl_set_prev(const struct vl_region *r, uint32_t i, uint32_t v)
+{
+	struct vl_node *x = vl_node_w(r, i);
+
+	if (x != NULL)
+		x->prev = v;
+}
+
+static inline void vl_set_next(const struct vl_region *r, uint32_t i, uint32_t v)
+{
+	struct vl_node *x = vl_node_w(r, i);
+
+	if (x != NULL)
+		x->next = v;
+}
+
 /* File slots ever used, [1, hwm): the high-water mark, clamped into the table. */
 static inline uint32_t vl_file_hwm(const struct vl_region *r)
 {

@@ -226,12 +226,13 @@ uint32_t *world_root(const struct world *w, int f)
 	return &vl_file_at(w->r, w->fi[f])->h.root;
 }
 
-/* Slot 0 is the sentinel: it must stay all zero. */
-static int sentinel_zero(const struct vl_region *r)
+int model_sentinels_zero(const struct vl_region *r)
 {
-	static const struct vl_node zero;
+	static const struct vl_node zero_node;
+	static const struct vl_file zero_file;
 
-	return memcmp(&r->nodes[VL_NIL], &zero, sizeof(zero)) == 0;
+	return memcmp(&r->nodes[VL_NIL], &zero_node, sizeof(zero_node)) == 0 &&
+	       memcmp(&r->files[VL_NIL], &zero_file, sizeof(zero_file)) == 0;
 }
 
 uint32_t model_node_live(const struct vl_region *r, uint32_t fi, uint64_t start, uint64_t end,
@@ -488,7 +489,8 @@ void world_verify(struct world *w)
 	m_check_msg(nfree + k->nodes_used + 1 == k->node_hwm,
 		     "free list %u + used %u + 1 != hwm %u\n%s", nfree, k->nodes_used, k->node_hwm,
 		     world_ctx(w));
-	m_check(sentinel_zero(r));
+	m_check_msg(model_sentinels_zero(r), "slot 0 of the nodes or the files was written\n%s",
+		    world_ctx(w));
 }
 
 /* ---- operations, as the runtime performs them ------------------------------ */
