@@ -34,8 +34,9 @@
 
 /* "VOLATILE" read as a little-endian u64 */
 #define VL_MAGIC 0x454c4954414c4f56ull
-#define VL_VERSION 3u /* 2: ashmem state in file records; 3: a spare node per file,
-			    records found without the region lock, one mix in a node's sum */
+#define VL_VERSION 4u /* 2: ashmem state in file records; 3: a spare node per file,
+			    records found without the region lock, one mix in a node's sum;
+			    4: the region's byte counts in 128 bits */
 
 /* ---- ranges ------------------------------------------------------------ */
 
@@ -188,6 +189,49 @@ struct vl_file {
 	};
 };
 
+/* ---- byte counts of the whole region ------------------------------------ */
+
+/*
+ * A count of bytes over all files, exact in 128 bits, as two 64-bit
+ * halves. One file's ranges lie in [0, 2^63) and never overlap, so its
+ * own counts (vbytes, pbytes) fit in 64 bits; a sum over files does not:
+ * three memfds marked [0, LLONG_MAX) wrapped a 64-bit count, and a budget
+ * was then met, or never. Halves rather than unsigned __int128: the same
+ * layout on every ABI and compiler, and no __int128 where there is none.
+ * The stored value is never saturated (adds and subtracts must undo each
+ * other exactly); only a report in 64 bits clamps, with vl_u128_sat.
+ */
+struct vl_u128 {
+	uint64_t lo;
+	uint64_t hi;
+};
+
+static inline void vl_u128_add(struct vl_u128 *a, uint64_t v)
+{
+	a->lo += v;
+	a->hi += a->lo < v; /* the carry */
+}
+
+static inline void vl_u128_sub(struct vl_u128 *a, uint64_t v)
+{
+	a->hi -= a->lo < v; /* the borrow */
+	a->lo -= v;
+}
+
+/* Below, equal to or above v: < 0, 0, > 0. */
+static inline int vl_u128_cmp(const struct vl_u128 *a, uint64_t v)
+{
+	if (a->hi != 0)
+		return 1;
+	return a->lo < v ? -1 : a->lo > v;
+}
+
+/* The count in 64 bits: UINT64_MAX when it does not fit. */
+static inline uint64_t vl_u128_sat(const struct vl_u128 *a)
+{
+	return a->hi != 0 ? UINT64_MAX : a->lo;
+}
+
 /* ---- header ------------------------------------------------------------ */
 
 struct vl_geometry {
@@ -219,10 +263,10 @@ struct vl_counters {
 	uint32_t node_ready; /* node slots below this have their pages in memory */
 	uint32_t file_ready; /* file slots likewise */
 	uint32_t pad;
-	uint64_t volatile_bytes;
-	uint64_t purged_bytes;
+	struct vl_u128 volatile_bytes; /* the sum of the files' vbytes */
+	struct vl_u128 purged_bytes;   /* ... and of their pbytes */
 	uint64_t purges;
-	uint64_t purged_total;
+	struct vl_u128 purged_total;
 };
 
 struct vl_header {

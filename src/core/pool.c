@@ -133,6 +133,19 @@ void vl_lru_append(const struct vl_region *r, uint32_t n)
 	vl_lru_insert_after(r, C(r)->lru_tail, n);
 }
 
+/*
+ * A change of one file's count, applied to the region's: the file's count
+ * before and after lies in [0, 2^63) (its ranges do not overlap), so the
+ * change, read as signed, is exact.
+ */
+static void add_change(struct vl_u128 *a, int64_t d)
+{
+	if (d < 0)
+		vl_u128_sub(a, (uint64_t)0 - (uint64_t)d);
+	else
+		vl_u128_add(a, (uint64_t)d);
+}
+
 static int wants_lru(const struct vl_region *r, uint32_t n)
 {
 	const struct vl_node *x = N(r, n);
@@ -176,8 +189,8 @@ void vl_commit(const struct vl_region *r, uint32_t fi, const struct vl_change *c
 	}
 
 	VL_STEP("commit: lru done");
-	k->volatile_bytes += (uint64_t)c->d_vbytes;
-	k->purged_bytes += (uint64_t)c->d_pbytes;
+	add_change(&k->volatile_bytes, c->d_vbytes);
+	add_change(&k->purged_bytes, c->d_pbytes);
 	VL_STEP("commit: counters half done");
 	k->ranges += (uint32_t)c->d_ranges;
 	k->ranges_purged += (uint32_t)c->d_purged;
@@ -552,7 +565,8 @@ void vl_pool_rebuild(const struct vl_region *r)
 	 * in the middle of a change by a live holder of its lock, whose commit
 	 * is still to come.
 	 */
-	c->volatile_bytes = c->purged_bytes = 0;
+	memset(&c->volatile_bytes, 0, sizeof(c->volatile_bytes));
+	memset(&c->purged_bytes, 0, sizeof(c->purged_bytes));
 	c->ranges = c->ranges_purged = 0;
 
 	/* nodes: free list in slot order, LRU chained through next then sorted */
@@ -620,8 +634,8 @@ void vl_pool_rebuild(const struct vl_region *r)
 		}
 		c->files_used++;
 		hash_insert(r, i);
-		c->volatile_bytes += f->h.vbytes;
-		c->purged_bytes += f->h.pbytes;
+		vl_u128_add(&c->volatile_bytes, f->h.vbytes);
+		vl_u128_add(&c->purged_bytes, f->h.pbytes);
 		c->ranges += f->h.nranges;
 		c->ranges_purged += f->h.npurged;
 	}
@@ -645,8 +659,8 @@ void vl_file_repair(const struct vl_region *r, uint32_t fi)
 
 	if (fi == VL_NIL || fi >= r->file_cap)
 		return; /* slot 0 reads as no file; nothing names it but a scribble */
-	c->volatile_bytes -= f->h.vbytes;
-	c->purged_bytes -= f->h.pbytes;
+	vl_u128_sub(&c->volatile_bytes, f->h.vbytes);
+	vl_u128_sub(&c->purged_bytes, f->h.pbytes);
 	c->ranges -= f->h.nranges;
 	c->ranges_purged -= f->h.npurged;
 	f->h.root = VL_NIL;

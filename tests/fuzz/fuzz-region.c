@@ -293,7 +293,7 @@ static void op_purge(struct fz *z, uint8_t skip)
 		(unsigned long long)c.punch_end);
 	vl_commit(r, fi, &c, VL_NIL);
 	r->hdr->c.purges++;
-	r->hdr->c.purged_total += c.punch_end - c.punch_start;
+	vl_u128_add(&r->hdr->c.purged_total, c.punch_end - c.punch_start);
 	z->purged += c.punch_end - c.punch_start;
 }
 

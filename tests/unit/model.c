@@ -436,12 +436,15 @@ void world_verify(struct world *w)
 				     "file %d byte %" PRIu64 ": punched %d, in a purged range %d\n%s",
 				     f, b, w->lost[f][b], map[b] == 2, world_ctx(w));
 	}
-	m_check_msg(k->ranges == nr && k->ranges_purged == np && k->volatile_bytes == vb &&
-			     k->purged_bytes == pb && k->nodes_used == nr,
-		     "region counters: ranges %u purged %u vbytes %" PRIu64 " pbytes %" PRIu64
-		     " nodes_used %u; model %u %u %" PRIu64 " %" PRIu64 "\n%s",
-		     k->ranges, k->ranges_purged, k->volatile_bytes, k->purged_bytes,
-		     k->nodes_used, nr, np, vb, pb, world_ctx(w));
+	m_check_msg(k->ranges == nr && k->ranges_purged == np &&
+			     vl_u128_cmp(&k->volatile_bytes, vb) == 0 &&
+			     vl_u128_cmp(&k->purged_bytes, pb) == 0 && k->nodes_used == nr,
+		     "region counters: ranges %u purged %u vbytes %" PRIu64 "+%" PRIu64
+		     "*2^64 pbytes %" PRIu64 "+%" PRIu64 "*2^64 nodes_used %u; model %u %u %" PRIu64
+		     " %" PRIu64 "\n%s",
+		     k->ranges, k->ranges_purged, k->volatile_bytes.lo, k->volatile_bytes.hi,
+		     k->purged_bytes.lo, k->purged_bytes.hi, k->nodes_used, nr, np, vb, pb,
+		     world_ctx(w));
 	m_check_msg(k->seq == w->seq, "region seq %u, model %u\n%s", k->seq, w->seq, world_ctx(w));
 
 	/* the LRU: exactly the unpurged ranges, oldest first */

@@ -93,7 +93,7 @@ START_TEST(test_mark_new)
 	expect(w, 0, "10-20u");
 	expect(w, 1, "");
 	ck_assert_uint_eq(age_at(w, 0, 10), 1);
-	ck_assert_uint_eq(w->r->hdr->c.volatile_bytes, 10);
+	th_count_eq(w->r->hdr->c.volatile_bytes, 10);
 	ck_assert_uint_eq(vl_file_at(w->r, w->fi[0])->h.vbytes, 10);
 	ck_assert_int_eq(do_mark(w, 1, 10, 20), 0); /* another file: its own range */
 	expect(w, 1, "10-20u");
@@ -148,7 +148,7 @@ START_TEST(test_adjacent_merge_same_state)
 	purge_at(w, 0, 110);
 	expect(w, 0, "0-40u 100-130p");
 	ck_assert_uint_eq(w->r->hdr->c.ranges_purged, 1);
-	ck_assert_uint_eq(w->r->hdr->c.purged_bytes, 30);
+	th_count_eq(w->r->hdr->c.purged_bytes, 30);
 	world_free(w);
 }
 END_TEST
@@ -164,8 +164,8 @@ START_TEST(test_no_merge_across_states)
 	expect(w, 0, "10-20p 20-30u");
 	do_mark(w, 0, 0, 10);
 	expect(w, 0, "0-10u 10-20p 20-30u");
-	ck_assert_uint_eq(w->r->hdr->c.volatile_bytes, 20);
-	ck_assert_uint_eq(w->r->hdr->c.purged_bytes, 10);
+	th_count_eq(w->r->hdr->c.volatile_bytes, 20);
+	th_count_eq(w->r->hdr->c.purged_bytes, 10);
 	/* purging one side does not pull in an unpurged neighbour */
 	purge_at(w, 0, 20);
 	expect(w, 0, "0-10u 10-30p");
@@ -204,8 +204,8 @@ START_TEST(test_merge_with_purged_is_purged)
 	expect(w, 0, "0-20p 20-40u 40-70p");
 	do_mark(w, 0, 15, 45); /* overlaps all three */
 	expect(w, 0, "0-70p");
-	ck_assert_uint_eq(w->r->hdr->c.volatile_bytes, 0);
-	ck_assert_uint_eq(w->r->hdr->c.purged_bytes, 70);
+	th_count_eq(w->r->hdr->c.volatile_bytes, 0);
+	th_count_eq(w->r->hdr->c.purged_bytes, 70);
 	ck_assert_uint_eq(w->r->hdr->c.lru_head, VL_NIL);
 	world_free(w);
 }
@@ -344,7 +344,7 @@ START_TEST(test_unmark_split)
 	ck_assert_int_eq(do_unmark(w, 1, 10, 20), 1);
 	expect(w, 1, "0-10p 20-100p");
 	ck_assert_uint_eq(w->r->hdr->c.ranges_purged, 2);
-	ck_assert_uint_eq(w->r->hdr->c.purged_bytes, 90);
+	th_count_eq(w->r->hdr->c.purged_bytes, 90);
 	world_free(w);
 }
 END_TEST
@@ -440,7 +440,7 @@ START_TEST(test_clear)
 	expect(w, 1, "20-30u");
 	ck_assert_uint_eq(w->r->hdr->c.ranges, 1);
 	ck_assert_uint_eq(w->r->hdr->c.ranges_purged, 0);
-	ck_assert_uint_eq(w->r->hdr->c.purged_bytes, 0);
+	th_count_eq(w->r->hdr->c.purged_bytes, 0);
 	do_clear(w, 0); /* an empty tree */
 	world_free(w);
 }
