@@ -44,7 +44,13 @@ extern int fallocate(int __fd, int __mode, off_t __offset, off_t __len);
 #define FALLOCATE_FL_MARK_VOLATILE   FALLOC_FL_MARK_VOLATILE
 #define FALLOCATE_FL_UNMARK_VOLATILE FALLOC_FL_UNMARK_VOLATILE
 
-/* Statistics of the region (every process of the user shares it). */
+/*
+ * Statistics of the region (every process of the user shares it). The
+ * byte counts are sums over files and may exceed 64 bits (each file can
+ * hold ranges up to LLONG_MAX): volatile_bytes, purged_bytes and
+ * purged_total are UINT64_MAX when the count does not fit, and exact
+ * otherwise; `volatile status` prints them exactly.
+ */
 struct volatile_stats {
 	uint64_t files;            /* files with at least one volatile range */
 	uint64_t ranges;           /* volatile ranges, purged or not */

@@ -39,12 +39,13 @@ static void read_stats(const struct vl_region *r, struct volatile_stats *st)
 	st->files = files_with_ranges(r);
 	st->ranges = c->ranges;
 	st->ranges_purged = c->ranges_purged;
-	st->volatile_bytes = c->volatile_bytes;
-	st->purged_bytes = c->purged_bytes;
+	/* counted in 128 bits: UINT64_MAX says "at least that", as volatile.h documents */
+	st->volatile_bytes = vl_u128_sat(&c->volatile_bytes);
+	st->purged_bytes = vl_u128_sat(&c->purged_bytes);
 	st->capacity_ranges = g->node_cap - 1;
 	st->capacity_files = g->file_cap - 1;
 	st->purges = c->purges;
-	st->purged_total = c->purged_total;
+	st->purged_total = vl_u128_sat(&c->purged_total);
 	/* the sparse file's pages in use: everything up to each high-water mark */
 	st->region_bytes = g->files_off + (uint64_t)c->file_hwm * sizeof(struct vl_file) +
 			   (uint64_t)g->hash_cap * sizeof(uint32_t) +

@@ -249,7 +249,20 @@ struct marker {
 	int fd;
 	const struct vl_stat *st;
 	int want_path;
+	int over_budget;
 };
+
+/*
+ * Is the region over this process's budget? Region lock held: the count
+ * is two words, and a read with no lock could see a carry half done,
+ * 2^64 bytes short, and call the budget met.
+ */
+static int over_budget(const struct vl_region *r)
+{
+	const struct vl_config *cfg = vl_config();
+
+	return cfg->has_budget && vl_u128_cmp(&r->hdr->c.volatile_bytes, cfg->budget) > 0;
+}
 
 /*
  * Commit (or, after an error, undo nothing but the spare), note the
@@ -275,6 +288,7 @@ static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, 
 	if (m != NULL) {
 		note_holder(f, m->fd, m->st);
 		m->want_path = path_wanted(f, m->st);
+		m->over_budget = over_budget(r);
 	}
 	/* an ashmem region's record holds its state: it lives as long as the region */
 	if (f->h.nranges == 0 && !(f->h.flags & VL_FF_ASHMEM))
@@ -300,6 +314,7 @@ static void note_path(const struct vl_region *r, uint32_t fi, int fdnum)
 	vl_unlock_region(r);
 }
 
+/* The MARK's commit found the region over the budget: purge, oldest first. */
 static void enforce_budget(const struct vl_region *r, const struct found *fd, int fdnum)
 {
 	const struct vl_config *cfg = vl_config();
@@ -307,8 +322,6 @@ static void enforce_budget(const struct vl_region *r, const struct found *fd, in
 	struct vl_hint h = { fd->fi, fd->gen, fdnum };
 	struct vl_purge_report rep;
 
-	if (!cfg->has_budget || r->hdr->c.volatile_bytes <= cfg->budget)
-		return;
 	vl_purge(r, &g, &h, &rep);
 	vl_log("budget %llu: purged %u ranges, %llu bytes", (unsigned long long)cfg->budget,
 	       rep.ranges, (unsigned long long)rep.bytes);
@@ -394,7 +407,7 @@ static int mark(const struct vl_region *r, int fdnum, uint64_t s, uint64_t e,
 		const struct vl_stat *st)
 {
 	struct found fd = { VL_NIL, 0 };
-	struct marker m = { fdnum, st, 0 };
+	struct marker m = { fdnum, st, 0, 0 };
 	struct vl_change c;
 	struct vl_file *f;
 	uint32_t spare;
@@ -431,7 +444,8 @@ static int mark(const struct vl_region *r, int fdnum, uint64_t s, uint64_t e,
 	vl_unlock_file(r, fd.fi);
 	if (err)
 		return err;
-	enforce_budget(r, &fd, fdnum);
+	if (m.over_budget)
+		enforce_budget(r, &fd, fdnum);
 	enforce_pressure(r, &fd, fdnum, st);
 	return 0;
 }

@@ -117,7 +117,7 @@ static int done(const struct vl_region *r, const struct vl_goal *g,
 		const struct vl_purge_report *rep)
 {
 	if (g->use_ceiling)
-		return r->hdr->c.volatile_bytes <= g->ceiling;
+		return vl_u128_cmp(&r->hdr->c.volatile_bytes, g->ceiling) <= 0;
 	return rep->bytes >= g->bytes;
 }
 
@@ -323,7 +323,7 @@ static int flag_batch(const struct vl_region *r, const struct vl_goal *g, struct
 			break;
 		vl_commit(r, fi, &c, VL_NIL);
 		r->hdr->c.purges++;
-		r->hdr->c.purged_total += c.punch_end - c.punch_start;
+		vl_u128_add(&r->hdr->c.purged_total, c.punch_end - c.punch_start);
 		ext[k].start = c.punch_start;
 		ext[k].end = c.punch_end;
 		rep->bytes += c.punch_end - c.punch_start;

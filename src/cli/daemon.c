@@ -315,7 +315,8 @@ static void collect(struct watch *w)
 
 static void set_timer(struct watch *w)
 {
-	int ms = w->r.hdr->c.volatile_bytes > 0 ? w->interval_ms : IDLE_MS;
+	/* no lock: a count read torn while it crosses 2^64 costs one slow tick */
+	int ms = vl_u128_cmp(&w->r.hdr->c.volatile_bytes, 0) > 0 ? w->interval_ms : IDLE_MS;
 	struct itimerspec it = { { ms / 1000, (ms % 1000) * 1000000L },
 				 { ms / 1000, (ms % 1000) * 1000000L } };
 	struct itimerspec old;

@@ -166,21 +166,57 @@ static void pressure_now(struct pressure *p)
 	p->low = p->ms.available < p->threshold;
 }
 
-static const char *human(uint64_t v, char *buf, size_t size)
+/* hi * 2^64 + lo, in binary units */
+static const char *human2(uint64_t hi, uint64_t lo, char *buf, size_t size)
 {
-	static const char units[] = "BKMGTP";
-	double d = (double)v;
+	static const char units[] = "BKMGTPE";
+	double d = (double)hi * 18446744073709551616.0 + (double)lo;
 	int u = 0;
 
-	while (d >= 1024 && u < 5) {
+	while (d >= 1024 && u < 6) {
 		d /= 1024;
 		u++;
 	}
 	if (u == 0)
-		snprintf(buf, size, "%lluB", (unsigned long long)v);
+		snprintf(buf, size, "%lluB", (unsigned long long)lo);
 	else
 		snprintf(buf, size, "%.1f%c", d, units[u]);
 	return buf;
+}
+
+static const char *human(uint64_t v, char *buf, size_t size)
+{
+	return human2(0, v, buf, size);
+}
+
+static const char *human128(const struct vl_u128 *v, char *buf, size_t size)
+{
+	return human2(v->hi, v->lo, buf, size);
+}
+
+/*
+ * A region's count in decimal, exactly (up to 39 digits). Long division
+ * by 10 of its four 32-bit limbs, so each step fits in 64 bits.
+ */
+static const char *dec128(const struct vl_u128 *v, char buf[40])
+{
+	uint32_t limb[4] = { (uint32_t)(v->hi >> 32), (uint32_t)v->hi, (uint32_t)(v->lo >> 32),
+			     (uint32_t)v->lo };
+	char *p = buf + 39;
+
+	*p = '\0';
+	do {
+		uint64_t rem = 0;
+
+		for (int i = 0; i < 4; i++) {
+			uint64_t cur = rem << 32 | limb[i];
+
+			limb[i] = (uint32_t)(cur / 10);
+			rem = cur % 10;
+		}
+		*--p = (char)('0' + rem);
+	} while (limb[0] | limb[1] | limb[2] | limb[3]);
+	return p;
 }
 
 static void json_string(const char *s)
@@ -210,7 +246,7 @@ static void json_limit(const char *key, uint64_t v)
 static void print_json(const struct snapshot *s, const struct vl_config *cfg)
 {
 	struct pressure p;
-	char a[32], b[32];
+	char a[32], b[32], d[40];
 
 	pressure_now(&p);
 	printf("{\"region\": ");
@@ -220,10 +256,11 @@ static void print_json(const struct snapshot *s, const struct vl_config *cfg)
 	printf(", \"exists\": %s", s->exists ? "true" : "false");
 	printf(", \"files\": %u, \"records\": %u, \"ranges\": %u, \"ranges_purged\": %u",
 	       s->with_ranges, s->c.files_used, s->c.ranges, s->c.ranges_purged);
-	printf(", \"volatile_bytes\": %llu, \"purged_bytes\": %llu",
-	       (unsigned long long)s->c.volatile_bytes, (unsigned long long)s->c.purged_bytes);
-	printf(", \"purges\": %llu, \"purged_total\": %llu", (unsigned long long)s->c.purges,
-	       (unsigned long long)s->c.purged_total);
+	/* exact, past 2^64 too: a JSON number has no bound */
+	printf(", \"volatile_bytes\": %s", dec128(&s->c.volatile_bytes, d));
+	printf(", \"purged_bytes\": %s", dec128(&s->c.purged_bytes, d));
+	printf(", \"purges\": %llu, \"purged_total\": %s", (unsigned long long)s->c.purges,
+	       dec128(&s->c.purged_total, d));
 	printf(", \"capacity_ranges\": %u, \"capacity_files\": %u",
 	       s->exists ? s->g.node_cap - 1 : 0, s->exists ? s->g.file_cap - 1 : 0);
 	printf(", \"region_bytes\": %llu", (unsigned long long)s->region_bytes);
@@ -295,7 +332,7 @@ static void print_json(const struct snapshot *s, const struct vl_config *cfg)
 
 static void print_text(const struct snapshot *s, const struct vl_config *cfg)
 {
-	char a[32], b[32], c[32];
+	char a[32], b[32], c[32], d[40];
 	struct pressure p;
 
 	pressure_now(&p);
@@ -306,11 +343,12 @@ static void print_text(const struct snapshot *s, const struct vl_config *cfg)
 		printf(" (%u records in all)", s->c.files_used);
 	printf("\n");
 	printf("ranges:   %u (%u purged)\n", s->c.ranges, s->c.ranges_purged);
-	printf("volatile: %llu bytes (%s) not purged\n", (unsigned long long)s->c.volatile_bytes,
-	       human(s->c.volatile_bytes, a, sizeof(a)));
-	printf("purged:   %llu bytes (%s) in purged ranges; %llu bytes in %llu purges so far\n",
-	       (unsigned long long)s->c.purged_bytes, human(s->c.purged_bytes, a, sizeof(a)),
-	       (unsigned long long)s->c.purged_total, (unsigned long long)s->c.purges);
+	printf("volatile: %s bytes (%s) not purged\n", dec128(&s->c.volatile_bytes, d),
+	       human128(&s->c.volatile_bytes, a, sizeof(a)));
+	printf("purged:   %s bytes (%s) in purged ranges;", dec128(&s->c.purged_bytes, d),
+	       human128(&s->c.purged_bytes, a, sizeof(a)));
+	printf(" %s bytes in %llu purges so far\n", dec128(&s->c.purged_total, d),
+	       (unsigned long long)s->c.purges);
 	if (s->exists)
 		printf("capacity: %u ranges, %u files; the region uses %s\n", s->g.node_cap - 1,
 		       s->g.file_cap - 1, human(s->region_bytes, a, sizeof(a)));

@@ -38,7 +38,9 @@
 #define VL_MAGIC 0x454c4954414c4f56ull
 #define VL_VERSION 4u /* 2: ashmem state in file records; 3: a spare node per file,
 			    records found without the region lock, one mix in a node's sum;
-			    4: the inode's generation in a file's identity */
+			    4: the inode's generation in a file's identity, the
+			    library's own locks and table of processes, the
+			    region's byte counts in 128 bits */
 
 /* ---- ranges ------------------------------------------------------------ */
 
@@ -247,6 +249,49 @@ struct vl_file {
 	};
 };
 
+/* ---- byte counts of the whole region ------------------------------------ */
+
+/*
+ * A count of bytes over all files, exact in 128 bits, as two 64-bit
+ * halves. One file's ranges lie in [0, 2^63) and never overlap, so its
+ * own counts (vbytes, pbytes) fit in 64 bits; a sum over files does not:
+ * three memfds marked [0, LLONG_MAX) wrapped a 64-bit count, and a budget
+ * was then met, or never. Halves rather than unsigned __int128: the same
+ * layout on every ABI and compiler, and no __int128 where there is none.
+ * The stored value is never saturated (adds and subtracts must undo each
+ * other exactly); only a report in 64 bits clamps, with vl_u128_sat.
+ */
+struct vl_u128 {
+	uint64_t lo;
+	uint64_t hi;
+};
+
+static inline void vl_u128_add(struct vl_u128 *a, uint64_t v)
+{
+	a->lo += v;
+	a->hi += a->lo < v; /* the carry */
+}
+
+static inline void vl_u128_sub(struct vl_u128 *a, uint64_t v)
+{
+	a->hi -= a->lo < v; /* the borrow */
+	a->lo -= v;
+}
+
+/* Below, equal to or above v: < 0, 0, > 0. */
+static inline int vl_u128_cmp(const struct vl_u128 *a, uint64_t v)
+{
+	if (a->hi != 0)
+		return 1;
+	return a->lo < v ? -1 : a->lo > v;
+}
+
+/* The count in 64 bits: UINT64_MAX when it does not fit. */
+static inline uint64_t vl_u128_sat(const struct vl_u128 *a)
+{
+	return a->hi != 0 ? UINT64_MAX : a->lo;
+}
+
 /* ---- header ------------------------------------------------------------ */
 
 struct vl_geometry {
@@ -279,10 +324,10 @@ struct vl_counters {
 	uint32_t node_ready; /* node slots below this have their pages in memory */
 	uint32_t file_ready; /* file slots likewise */
 	uint32_t pad;
-	uint64_t volatile_bytes;
-	uint64_t purged_bytes;
+	struct vl_u128 volatile_bytes; /* the sum of the files' vbytes */
+	struct vl_u128 purged_bytes;   /* ... and of their pbytes */
 	uint64_t purges;
-	uint64_t purged_total;
+	struct vl_u128 purged_total;
 };
 
 struct vl_header {
@@ -330,6 +375,59 @@ static inline struct vl_file *vl_file_at(const struct vl_region *r, uint32_t i)
 static inline struct vl_proc *vl_proc_at(const struct vl_region *r, uint32_t i)
 {
 	return &r->procs[i < VL_PROCS ? i : VL_NIL];
+}
+
+/*
+ * The node at i to write, or NULL for VL_NIL or an index out of range.
+ * Reads clamp every bad index to slot 0, so slot 0 must read as all zeros
+ * for ever: one write there would hand its values (links, above all) to
+ * every bad index read after it, and a corrupt tree would spread.
+ */
+static inline struct vl_node *vl_node_w(const struct vl_region *r, uint32_t i)
+{
+	return i != VL_NIL && i < r->node_cap ? &r->nodes[i] : NULL;
+}
+
+/* Every write of a link goes through one of these: a bad index writes nothing. */
+static inline void vl_set_left(const struct vl_region *r, uint32_t i, uint32_t v)
+{
+	struct vl_node *x = vl_node_w(r, i);
+
+	if (x != NULL)
+		x->left = v;
+}
+
+static inline void vl_set_right(const struct vl_region *r, uint32_t i, uint32_t v)
+{
+	struct vl_node *x = vl_node_w(r, i);
+
+	if (x != NULL)
+		x->right = v;
+}
+
+/* the whole word: parent index << 1 | colour */
+static inline void vl_set_parent(const struct vl_region *r, uint32_t i, uint32_t v)
+{
+	struct vl_node *x = vl_node_w(r, i);
+
+	if (x != NULL)
+		x->parent = v;
+}
+
+static inline void vl_set_prev(const struct vl_region *r, uint32_t i, uint32_t v)
+{
+	struct vl_node *x = vl_node_w(r, i);
+
+	if (x != NULL)
+		x->prev = v;
+}
+
+static inline void vl_set_next(const struct vl_region *r, uint32_t i, uint32_t v)
+{
+	struct vl_node *x = vl_node_w(r, i);
+
+	if (x != NULL)
+		x->next = v;
 }
 
 /* File slots ever used, [1, hwm): the high-water mark, clamped into the table. */

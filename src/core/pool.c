@@ -36,7 +36,8 @@ uint32_t vl_node_alloc(const struct vl_region *r, uint32_t file)
 
 	if (n != VL_NIL && n < r->node_cap && vl_node_state(N(r, n)) == VL_NODE_FREE) {
 		c->node_free = N(r, n)->next;
-	} else if (c->node_hwm < r->node_cap) {
+	} else if (c->node_hwm != VL_NIL && c->node_hwm < r->node_cap) {
+		/* (a mark scribbled to 0 would hand out the sentinel: full until a rebuild) */
 		c->node_free = VL_NIL; /* a corrupt head is dropped, not followed */
 		n = c->node_hwm++;
 	} else {
@@ -62,7 +63,7 @@ void vl_node_free(const struct vl_region *r, uint32_t n)
 	vl_lru_unlink(r, n);
 	VL_STEP("node_free: unlinked");
 	memset(x, 0, sizeof(*x));
-	x->next = c->node_free;
+	vl_set_next(r, n, c->node_free);
 	c->node_free = n;
 	c->nodes_used--;
 }
@@ -72,56 +73,77 @@ int vl_lru_linked(const struct vl_region *r, uint32_t n)
 	return n != VL_NIL && (N(r, n)->prev != VL_NIL || C(r)->lru_head == n);
 }
 
+/*
+ * The links of the LRU come from shared memory: a scribbled prev or next
+ * (or end of the list) names slot 0 to reads, and the setters drop the
+ * writes through it. Only a real node n is linked or unlinked: a head
+ * scribbled to a bad index must not make us empty the list through it.
+ */
 void vl_lru_unlink(const struct vl_region *r, uint32_t n)
 {
 	struct vl_counters *c = C(r);
 	struct vl_node *x = N(r, n);
 
-	if (!vl_lru_linked(r, n))
+	if (vl_node_w(r, n) == NULL || !vl_lru_linked(r, n))
 		return;
 	if (x->prev != VL_NIL)
-		N(r, x->prev)->next = x->next;
+		vl_set_next(r, x->prev, x->next);
 	else
 		c->lru_head = x->next;
 	VL_STEP("lru_unlink: half unlinked");
 	if (x->next != VL_NIL)
-		N(r, x->next)->prev = x->prev;
+		vl_set_prev(r, x->next, x->prev);
 	else
 		c->lru_tail = x->prev;
-	x->prev = x->next = VL_NIL;
+	vl_set_prev(r, n, VL_NIL);
+	vl_set_next(r, n, VL_NIL);
 }
 
 void vl_lru_insert_after(const struct vl_region *r, uint32_t after, uint32_t n)
 {
 	struct vl_counters *c = C(r);
-	struct vl_node *x = N(r, n);
+	uint32_t next;
 
-	if (n == VL_NIL)
+	if (vl_node_w(r, n) == NULL)
 		return;
 	vl_lru_unlink(r, n);
 	if (after == VL_NIL) { /* at the head: the oldest */
-		x->next = c->lru_head;
+		vl_set_next(r, n, c->lru_head);
 		if (c->lru_head != VL_NIL)
-			N(r, c->lru_head)->prev = n;
+			vl_set_prev(r, c->lru_head, n);
 		else
 			c->lru_tail = n;
 		c->lru_head = n;
 		return;
 	}
-	x->prev = after;
-	x->next = N(r, after)->next;
+	next = N(r, after)->next;
+	vl_set_prev(r, n, after);
+	vl_set_next(r, n, next);
 	VL_STEP("lru_insert: half linked");
-	if (x->next != VL_NIL)
-		N(r, x->next)->prev = n;
+	if (next != VL_NIL)
+		vl_set_prev(r, next, n);
 	else
 		c->lru_tail = n;
-	N(r, after)->next = n;
+	vl_set_next(r, after, n);
 }
 
 void vl_lru_append(const struct vl_region *r, uint32_t n)
 {
 	vl_lru_unlink(r, n);
 	vl_lru_insert_after(r, C(r)->lru_tail, n);
+}
+
+/*
+ * A change of one file's count, applied to the region's: the file's count
+ * before and after lies in [0, 2^63) (its ranges do not overlap), so the
+ * change, read as signed, is exact.
+ */
+static void add_change(struct vl_u128 *a, int64_t d)
+{
+	if (d < 0)
+		vl_u128_sub(a, (uint64_t)0 - (uint64_t)d);
+	else
+		vl_u128_add(a, (uint64_t)d);
 }
 
 static int wants_lru(const struct vl_region *r, uint32_t n)
@@ -147,9 +169,11 @@ void vl_commit(const struct vl_region *r, uint32_t fi, const struct vl_change *c
 	VL_STEP("commit: nodes freed");
 
 	if (c->keep != VL_NIL) {
-		if (c->keep_aged) {
-			N(r, c->keep)->seq = ++k->seq;
-			vl_node_seal(r, N(r, c->keep));
+		struct vl_node *x = vl_node_w(r, c->keep);
+
+		if (c->keep_aged && x != NULL) {
+			x->seq = ++k->seq;
+			vl_node_seal(r, x);
 		}
 		if (!wants_lru(r, c->keep))
 			vl_lru_unlink(r, c->keep);
@@ -165,8 +189,8 @@ void vl_commit(const struct vl_region *r, uint32_t fi, const struct vl_change *c
 	}
 
 	VL_STEP("commit: lru done");
-	k->volatile_bytes += (uint64_t)c->d_vbytes;
-	k->purged_bytes += (uint64_t)c->d_pbytes;
+	add_change(&k->volatile_bytes, c->d_vbytes);
+	add_change(&k->purged_bytes, c->d_pbytes);
 	VL_STEP("commit: counters half done");
 	k->ranges += (uint32_t)c->d_ranges;
 	k->ranges_purged += (uint32_t)c->d_purged;
@@ -307,7 +331,8 @@ uint32_t vl_file_take(const struct vl_region *r, int *fresh)
 	*fresh = 0;
 	if (fi != VL_NIL && fi < r->file_cap && F(r, fi)->h.state == VL_FILE_FREE) {
 		c->file_free = F(r, fi)->h.next_free;
-	} else if (c->file_hwm < r->file_cap && c->files_used * 2 < r->hash_cap) {
+	} else if (c->file_hwm != VL_NIL && c->file_hwm < r->file_cap &&
+		   c->files_used * 2 < r->hash_cap) {
 		c->file_free = VL_NIL;
 		fi = c->file_hwm++;
 		*fresh = 1;
@@ -512,14 +537,14 @@ static uint32_t lru_sort(const struct vl_region *r, uint32_t head, uint32_t now)
 					psize--;
 				}
 				if (tail != VL_NIL)
-					N(r, tail)->next = e;
+					vl_set_next(r, tail, e);
 				else
 					head = e;
 				tail = e;
 			}
 			p = q;
 		}
-		N(r, tail)->next = VL_NIL;
+		vl_set_next(r, tail, VL_NIL);
 		if (merges <= 1 || ++steps > 40)
 			return head;
 		insize *= 2;
@@ -541,7 +566,8 @@ void vl_pool_rebuild(const struct vl_region *r)
 	 * in the middle of a change by a live holder of its lock, whose commit
 	 * is still to come.
 	 */
-	c->volatile_bytes = c->purged_bytes = 0;
+	memset(&c->volatile_bytes, 0, sizeof(c->volatile_bytes));
+	memset(&c->purged_bytes, 0, sizeof(c->purged_bytes));
 	c->ranges = c->ranges_purged = 0;
 
 	/* nodes: free list in slot order, LRU chained through next then sorted */
@@ -555,21 +581,22 @@ void vl_pool_rebuild(const struct vl_region *r)
 		 */
 		if (vl_node_state(x) == VL_NODE_FREE) {
 			memset(x, 0, sizeof(*x));
-			x->next = c->node_free;
+			vl_set_next(r, i, c->node_free);
 			c->node_free = i;
 			continue;
 		}
 		c->nodes_used++;
-		x->prev = x->next = VL_NIL;
+		vl_set_prev(r, i, VL_NIL);
+		vl_set_next(r, i, VL_NIL);
 		if (vl_node_state(x) != VL_NODE_LIVE || vl_node_purged(x))
 			continue;
-		x->next = lru;
+		vl_set_next(r, i, lru);
 		lru = i;
 	}
 	lru = lru_sort(r, lru, c->seq);
 	c->lru_head = lru;
 	for (i = lru; i != VL_NIL; i = N(r, i)->next) {
-		N(r, i)->prev = prev;
+		vl_set_prev(r, i, prev);
 		prev = lru_last = i;
 	}
 	c->lru_tail = lru_last;
@@ -608,8 +635,8 @@ void vl_pool_rebuild(const struct vl_region *r)
 		}
 		c->files_used++;
 		hash_insert(r, i);
-		c->volatile_bytes += f->h.vbytes;
-		c->purged_bytes += f->h.pbytes;
+		vl_u128_add(&c->volatile_bytes, f->h.vbytes);
+		vl_u128_add(&c->purged_bytes, f->h.pbytes);
 		c->ranges += f->h.nranges;
 		c->ranges_purged += f->h.npurged;
 	}
@@ -631,8 +658,10 @@ void vl_file_repair(const struct vl_region *r, uint32_t fi)
 	struct vl_counters *c = C(r);
 	uint32_t i, hwm;
 
-	c->volatile_bytes -= f->h.vbytes;
-	c->purged_bytes -= f->h.pbytes;
+	if (fi == VL_NIL || fi >= r->file_cap)
+		return; /* slot 0 reads as no file; nothing names it but a scribble */
+	vl_u128_sub(&c->volatile_bytes, f->h.vbytes);
+	vl_u128_sub(&c->purged_bytes, f->h.pbytes);
 	c->ranges -= f->h.nranges;
 	c->ranges_purged -= f->h.npurged;
 	f->h.root = VL_NIL;
@@ -662,7 +691,9 @@ void vl_file_repair(const struct vl_region *r, uint32_t fi)
 			x->meta |= VL_META_PURGED;
 			vl_node_seal(r, x);
 		}
-		x->left = x->right = x->parent = VL_NIL;
+		vl_set_left(r, i, VL_NIL);
+		vl_set_right(r, i, VL_NIL);
+		vl_set_parent(r, i, VL_NIL);
 		VL_STEP("repair_file: a node taken back");
 		if (vl_ranges_absorb(r, &f->h.root, fi, i, &ch) != 0) {
 			vl_node_free(r, i);

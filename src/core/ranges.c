@@ -60,17 +60,22 @@ static void account(const struct vl_region *r, struct vl_change *c, uint32_t n, 
 /* Take n out of the tree and onto the change's freed chain. */
 static void drop(const struct vl_region *r, uint32_t *root, struct vl_change *c, uint32_t n)
 {
+	/* only a link that lies leads to a bad index: chained, it would end the chain */
+	if (vl_node_w(r, n) == NULL)
+		return;
 	vl_rb_erase(r, root, n);
 	VL_STEP("ranges: dropped, not on the freed chain");
-	N(r, n)->left = c->freed;
+	vl_set_left(r, n, c->freed);
 	c->freed = n;
 }
 
 static void set_range(const struct vl_region *r, uint32_t n, uint64_t start, uint64_t end,
 		      int purged)
 {
-	struct vl_node *x = N(r, n);
+	struct vl_node *x = vl_node_w(r, n);
 
+	if (x == NULL)
+		return;
 	x->start = start;
 	VL_STEP("ranges: node half written");
 	x->end = end;
@@ -157,9 +162,11 @@ int vl_ranges_mark(const struct vl_region *r, uint32_t *root, uint32_t file, uin
 	fe = right_in ? N(r, right)->end : me;
 
 	if (keep == spare) {
-		struct vl_node *n = N(r, spare);
+		struct vl_node *n = vl_node_w(r, spare);
 		int err;
 
+		if (n == NULL)
+			return -EUCLEAN; /* not a node the caller could have had */
 		n->meta = vl_meta(file, VL_NODE_LIVE, 0);
 		set_range(r, spare, fs, fe, 0);
 		err = vl_rb_insert(r, root, spare);
@@ -248,9 +255,12 @@ int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, u
 			continue;
 		}
 		if (n->start < s && n->end > e) {
-			struct vl_node *sp = N(r, spare);
+			struct vl_node *sp = vl_node_w(r, spare);
 			int err;
 
+			/* the only range [s, e) meets (above): nothing has changed yet */
+			if (sp == NULL)
+				return -EUCLEAN;
 			/* insert the right part first: a failure then changes nothing */
 			sp->meta = vl_meta(file, VL_NODE_LIVE, vl_node_purged(n));
 			sp->seq = n->seq;

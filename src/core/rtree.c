@@ -3,7 +3,9 @@
  *
  * The algorithms are the textbook ones (Cormen et al., chapter 13), with
  * VL_NIL standing for the absent child: it is black, and it is never
- * written, so slot 0 stays zero whatever shape the tree is in.
+ * written. Every link is written through the guarded setters of layout.h,
+ * which drop a write to VL_NIL or past the array: a scribbled link may
+ * lead anywhere, but slot 0 stays zero whatever shape the tree is in.
  */
 #include "rtree.h"
 
@@ -28,22 +30,19 @@ static inline int is_black(const struct vl_region *r, uint32_t i)
 	return i == VL_NIL || (N(r, i)->parent & BLACK);
 }
 
-/* Writes go only to real slots: a scribbled index is never written through. */
 static inline int real(const struct vl_region *r, uint32_t i)
 {
-	return i != VL_NIL && i < r->node_cap;
+	return vl_node_w(r, i) != NULL;
 }
 
 static inline void set_parent(const struct vl_region *r, uint32_t i, uint32_t p)
 {
-	if (real(r, i))
-		N(r, i)->parent = (p << 1) | (N(r, i)->parent & BLACK);
+	vl_set_parent(r, i, (p << 1) | (N(r, i)->parent & BLACK));
 }
 
 static inline void set_black(const struct vl_region *r, uint32_t i, int black)
 {
-	if (real(r, i))
-		N(r, i)->parent = (N(r, i)->parent & ~BLACK) | (black ? BLACK : 0);
+	vl_set_parent(r, i, (N(r, i)->parent & ~BLACK) | (black ? BLACK : 0));
 }
 
 static inline uint32_t left_of(const struct vl_region *r, uint32_t i)
@@ -61,14 +60,21 @@ static void replace_child(const struct vl_region *r, uint32_t *root, uint32_t u,
 {
 	uint32_t p = parent_of(r, u);
 
+	/*
+	 * Only in a corrupt tree: a parent link that is VL_NIL below the root
+	 * would make v the root and cut off the rest of the tree, whose ranges
+	 * would then be volatile in no tree; leave it for the checks to see.
+	 */
+	if (p == VL_NIL && *root != u)
+		return;
 	if (p == VL_NIL)
 		*root = v;
 	else if (!real(r, p))
 		return; /* only in a corrupt tree */
 	else if (N(r, p)->left == u)
-		N(r, p)->left = v;
+		vl_set_left(r, p, v);
 	else
-		N(r, p)->right = v;
+		vl_set_right(r, p, v);
 	set_parent(r, v, p);
 }
 
@@ -78,11 +84,11 @@ static void rotate_left(const struct vl_region *r, uint32_t *root, uint32_t x)
 
 	if (!real(r, x) || !real(r, y)) /* only in a corrupt tree */
 		return;
-	N(r, x)->right = N(r, y)->left;
+	vl_set_right(r, x, N(r, y)->left);
 	set_parent(r, N(r, y)->left, x);
 	VL_STEP("rb rotate_left: halfway");
 	replace_child(r, root, x, y);
-	N(r, y)->left = x;
+	vl_set_left(r, y, x);
 	set_parent(r, x, y);
 }
 
@@ -92,30 +98,38 @@ static void rotate_right(const struct vl_region *r, uint32_t *root, uint32_t x)
 
 	if (!real(r, x) || !real(r, y))
 		return;
-	N(r, x)->left = N(r, y)->right;
+	vl_set_left(r, x, N(r, y)->right);
 	set_parent(r, N(r, y)->right, x);
 	VL_STEP("rb rotate_right: halfway");
 	replace_child(r, root, x, y);
-	N(r, y)->right = x;
+	vl_set_right(r, y, x);
 	set_parent(r, x, y);
 }
 
 int vl_rb_insert(const struct vl_region *r, uint32_t *root, uint32_t n)
 {
 	uint64_t key = N(r, n)->start;
-	uint32_t p = VL_NIL, x = *root, *link = root;
-	int depth = 0;
+	uint32_t p = VL_NIL, x = *root;
+	int depth = 0, left = 0;
 
+	if (!real(r, n))
+		return -EUCLEAN; /* a bad index cannot be linked: reads would see slot 0 */
 	while (x != VL_NIL) {
 		if (x >= r->node_cap || ++depth > VL_RB_MAX_DEPTH)
 			return -EUCLEAN;
 		p = x;
-		link = key < N(r, x)->start ? &N(r, x)->left : &N(r, x)->right;
-		x = *link;
+		left = key < N(r, x)->start;
+		x = left ? N(r, x)->left : N(r, x)->right;
 	}
-	N(r, n)->left = N(r, n)->right = VL_NIL;
-	N(r, n)->parent = p << 1; /* red */
-	*link = n;
+	vl_set_left(r, n, VL_NIL);
+	vl_set_right(r, n, VL_NIL);
+	vl_set_parent(r, n, p << 1); /* red */
+	if (p == VL_NIL)
+		*root = n;
+	else if (left)
+		vl_set_left(r, p, n);
+	else
+		vl_set_right(r, p, n);
 	VL_STEP("rb insert: linked, not balanced");
 
 	/*
@@ -251,6 +265,8 @@ void vl_rb_erase(const struct vl_region *r, uint32_t *root, uint32_t z)
 	uint32_t x, xp, y = z;
 	int removed_black = is_black(r, z);
 
+	if (!real(r, z))
+		return; /* only a link that lies leads here: nothing to take out */
 	if (N(r, z)->left == VL_NIL) {
 		x = N(r, z)->right;
 		xp = parent_of(r, z);
@@ -262,6 +278,8 @@ void vl_rb_erase(const struct vl_region *r, uint32_t *root, uint32_t z)
 	} else {
 		/* z's successor y has no left child: it takes z's place */
 		y = leftmost(r, N(r, z)->right);
+		if (!real(r, y))
+			return; /* a scribbled right link: refuse before changing anything */
 		removed_black = is_black(r, y);
 		x = N(r, y)->right;
 		if (parent_of(r, y) == z) {
@@ -269,16 +287,18 @@ void vl_rb_erase(const struct vl_region *r, uint32_t *root, uint32_t z)
 		} else {
 			xp = parent_of(r, y);
 			replace_child(r, root, y, x);
-			N(r, y)->right = N(r, z)->right;
+			vl_set_right(r, y, N(r, z)->right);
 			set_parent(r, N(r, y)->right, y);
 		}
 		replace_child(r, root, z, y);
 		VL_STEP("rb erase: successor half moved");
-		N(r, y)->left = N(r, z)->left;
+		vl_set_left(r, y, N(r, z)->left);
 		set_parent(r, N(r, y)->left, y);
 		set_black(r, y, is_black(r, z));
 	}
-	N(r, z)->left = N(r, z)->right = N(r, z)->parent = VL_NIL;
+	vl_set_left(r, z, VL_NIL);
+	vl_set_right(r, z, VL_NIL);
+	vl_set_parent(r, z, VL_NIL);
 	VL_STEP("rb erase: out, not balanced");
 	if (removed_black)
 		erase_fixup(r, root, x, xp);

@@ -38,7 +38,10 @@
  *     unpurged ranges, oldest first, with sound back links, and every
  *     sound file record found by its identity;
  *   - after vl_file_repair of a live record: a tree that passes
- *     vl_rb_check, with as many ranges as its counter says.
+ *     vl_rb_check, with as many ranges as its counter says;
+ *   - after every operation, slot 0 of the nodes and of the files is as
+ *     the input left it (all zeros, unless the input scribbled it): every
+ *     bad index reads slot 0, so no write may ever land there.
  */
 #include "model.h"
 
@@ -111,6 +114,8 @@ struct fz {
 	size_t size;
 	void *snap;
 	uint64_t purged;  /* bytes punched, to keep the work observable */
+	struct vl_node node0; /* slot 0 of each array at attach */
+	struct vl_file file0;
 };
 
 static void reseal(struct fz *z)
@@ -288,7 +293,7 @@ static void op_purge(struct fz *z, uint8_t skip)
 		(unsigned long long)c.punch_end);
 	vl_commit(r, fi, &c, VL_NIL);
 	r->hdr->c.purges++;
-	r->hdr->c.purged_total += c.punch_end - c.punch_start;
+	vl_u128_add(&r->hdr->c.purged_total, c.punch_end - c.punch_start);
 	z->purged += c.punch_end - c.punch_start;
 }
 
@@ -402,6 +407,21 @@ static void op_repair(struct fz *z, uint32_t fi)
 		"repair of file %u: tree check %ld, %u ranges counted", fi, got, f->h.nranges);
 }
 
+static void sentinels_keep(struct fz *z)
+{
+	z->node0 = z->r.nodes[VL_NIL];
+	z->file0 = z->r.files[VL_NIL];
+}
+
+/* Nothing ever writes slot 0 of either array. */
+static void sentinels_check(const struct fz *z, const char *after)
+{
+	fail_if(memcmp(&z->r.nodes[VL_NIL], &z->node0, sizeof(z->node0)) != 0,
+		"%s wrote into slot 0 of the nodes", after);
+	fail_if(memcmp(&z->r.files[VL_NIL], &z->file0, sizeof(z->file0)) != 0,
+		"%s wrote into slot 0 of the files", after);
+}
+
 static void run_op(struct fz *z, const uint8_t *op)
 {
 	const struct vl_region *r = &z->r;
@@ -499,14 +519,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (z.snap == NULL)
 		abort();
 
+	sentinels_keep(&z);
 	if (flags & F_REBUILD)
 		op_rebuild(&z);
+	sentinels_check(&z, "the first rebuild");
 	if (flags & F_REPAIR)
 		for (i = 1; i < z.r.file_cap; i++)
 			op_repair(&z, (uint32_t)i);
-	for (i = 0; i < nops; i++)
+	sentinels_check(&z, "the first repairs");
+	for (i = 0; i < nops; i++) {
 		run_op(&z, ops + 4 * i);
+		sentinels_check(&z, "an operation");
+	}
 	op_walk(&z);
+	sentinels_check(&z, "the last walk");
 out:
 	free(z.snap);
 	free(z.mem);

@@ -39,6 +39,16 @@
 			ck_abort_msg(__VA_ARGS__);                                \
 	} while (0)
 
+/* A count of the region (128 bits) is exactly v, or exactly the count b. */
+#define th_count_eq(a, v)                                                         \
+	ck_assert_msg(vl_u128_cmp(&(a), (v)) == 0,                                \
+		      "%s = %" PRIu64 " * 2^64 + %" PRIu64 ", want %" PRIu64, #a, \
+		      (a).hi, (a).lo, (uint64_t)(v))
+#define th_counts_eq(a, b)                                                        \
+	ck_assert_msg((a).hi == (b).hi && (a).lo == (b).lo,                       \
+		      "%s = %" PRIu64 " * 2^64 + %" PRIu64 ", %s = %" PRIu64      \
+		      " * 2^64 + %" PRIu64, #a, (a).hi, (a).lo, #b, (b).hi, (b).lo)
+
 /* ---- an in-memory region ------------------------------------------------ */
 
 struct th_region {

@@ -226,12 +226,13 @@ uint32_t *world_root(const struct world *w, int f)
 	return &vl_file_at(w->r, w->fi[f])->h.root;
 }
 
-/* Slot 0 is the sentinel: it must stay all zero. */
-static int sentinel_zero(const struct vl_region *r)
+int model_sentinels_zero(const struct vl_region *r)
 {
-	static const struct vl_node zero;
+	static const struct vl_node zero_node;
+	static const struct vl_file zero_file;
 
-	return memcmp(&r->nodes[VL_NIL], &zero, sizeof(zero)) == 0;
+	return memcmp(&r->nodes[VL_NIL], &zero_node, sizeof(zero_node)) == 0 &&
+	       memcmp(&r->files[VL_NIL], &zero_file, sizeof(zero_file)) == 0;
 }
 
 uint32_t model_node_live(const struct vl_region *r, uint32_t fi, uint64_t start, uint64_t end,
@@ -435,12 +436,15 @@ void world_verify(struct world *w)
 				     "file %d byte %" PRIu64 ": punched %d, in a purged range %d\n%s",
 				     f, b, w->lost[f][b], map[b] == 2, world_ctx(w));
 	}
-	m_check_msg(k->ranges == nr && k->ranges_purged == np && k->volatile_bytes == vb &&
-			     k->purged_bytes == pb && k->nodes_used == nr,
-		     "region counters: ranges %u purged %u vbytes %" PRIu64 " pbytes %" PRIu64
-		     " nodes_used %u; model %u %u %" PRIu64 " %" PRIu64 "\n%s",
-		     k->ranges, k->ranges_purged, k->volatile_bytes, k->purged_bytes,
-		     k->nodes_used, nr, np, vb, pb, world_ctx(w));
+	m_check_msg(k->ranges == nr && k->ranges_purged == np &&
+			     vl_u128_cmp(&k->volatile_bytes, vb) == 0 &&
+			     vl_u128_cmp(&k->purged_bytes, pb) == 0 && k->nodes_used == nr,
+		     "region counters: ranges %u purged %u vbytes %" PRIu64 "+%" PRIu64
+		     "*2^64 pbytes %" PRIu64 "+%" PRIu64 "*2^64 nodes_used %u; model %u %u %" PRIu64
+		     " %" PRIu64 "\n%s",
+		     k->ranges, k->ranges_purged, k->volatile_bytes.lo, k->volatile_bytes.hi,
+		     k->purged_bytes.lo, k->purged_bytes.hi, k->nodes_used, nr, np, vb, pb,
+		     world_ctx(w));
 	m_check_msg(k->seq == w->seq, "region seq %u, model %u\n%s", k->seq, w->seq, world_ctx(w));
 
 	/* the LRU: exactly the unpurged ranges, oldest first */
@@ -488,7 +492,8 @@ void world_verify(struct world *w)
 	m_check_msg(nfree + k->nodes_used + 1 == k->node_hwm,
 		     "free list %u + used %u + 1 != hwm %u\n%s", nfree, k->nodes_used, k->node_hwm,
 		     world_ctx(w));
-	m_check(sentinel_zero(r));
+	m_check_msg(model_sentinels_zero(r), "slot 0 of the nodes or the files was written\n%s",
+		    world_ctx(w));
 }
 
 /* ---- operations, as the runtime performs them ------------------------------ */

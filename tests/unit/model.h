@@ -125,6 +125,11 @@ const char *world_ctx(struct world *w);
 int m_total(const struct world *w);
 /* Everything the region shows must be what the model says. */
 void world_verify(struct world *w);
+/*
+ * Slot 0 of the nodes and of the files reads all zeros: every bad index
+ * reads it (vl_node_at, vl_file_at), so no write may ever land there.
+ */
+int model_sentinels_zero(const struct vl_region *r);
 
 void world_snapshot(struct world *w);
 int world_unchanged(struct world *w);

@@ -477,6 +477,105 @@ START_TEST(test_geometry_sum)
 }
 END_TEST
 
+/* ---- the region's 128-bit byte counts -------------------------------------- */
+
+static struct vl_u128 u128(uint64_t hi, uint64_t lo)
+{
+	struct vl_u128 a = { .lo = lo, .hi = hi };
+
+	return a;
+}
+
+START_TEST(test_u128_carry_borrow)
+{
+	struct vl_u128 a = u128(0, UINT64_MAX - 2);
+
+	/* the carry across 2^64, and the borrow back */
+	vl_u128_add(&a, 5);
+	th_counts_eq(a, u128(1, 2));
+	vl_u128_sub(&a, 5);
+	th_counts_eq(a, u128(0, UINT64_MAX - 2));
+	vl_u128_add(&a, 3);
+	th_counts_eq(a, u128(1, 0));
+	vl_u128_sub(&a, 1);
+	th_counts_eq(a, u128(0, UINT64_MAX));
+	/* the largest addend: a carry with a low half that is not 0 after it */
+	a = u128(7, UINT64_MAX);
+	vl_u128_add(&a, UINT64_MAX);
+	th_counts_eq(a, u128(8, UINT64_MAX - 1));
+	vl_u128_sub(&a, UINT64_MAX);
+	th_counts_eq(a, u128(7, UINT64_MAX));
+	/* no carry, no borrow */
+	a = u128(3, 10);
+	vl_u128_add(&a, 0);
+	vl_u128_sub(&a, 0);
+	vl_u128_sub(&a, 10);
+	th_counts_eq(a, u128(3, 0));
+	/* below 0 wraps modulo 2^128, so adding back is exact */
+	a = u128(0, 1);
+	vl_u128_sub(&a, 2);
+	th_counts_eq(a, u128(UINT64_MAX, UINT64_MAX));
+	vl_u128_add(&a, 2);
+	th_counts_eq(a, u128(0, 1));
+}
+END_TEST
+
+/*
+ * Three ranges [0, LLONG_MAX) in, then out, in every order: the sum is
+ * exact on the way (3 * (2^63 - 1) = 2^64 + 2^63 - 3) and 0 at the end.
+ */
+START_TEST(test_u128_three_huge_ranges)
+{
+	const uint64_t len = (uint64_t)INT64_MAX;
+	struct vl_u128 a = u128(0, 0);
+
+	vl_u128_add(&a, len);
+	vl_u128_add(&a, len);
+	th_counts_eq(a, u128(0, UINT64_MAX - 1));
+	vl_u128_add(&a, len);
+	th_counts_eq(a, u128(1, (1ull << 63) - 3));
+	ck_assert_int_gt(vl_u128_cmp(&a, UINT64_MAX), 0);
+	ck_assert_uint_eq(vl_u128_sat(&a), UINT64_MAX);
+	vl_u128_sub(&a, len);
+	th_counts_eq(a, u128(0, UINT64_MAX - 1));
+	ck_assert_uint_eq(vl_u128_sat(&a), UINT64_MAX - 1);
+	vl_u128_sub(&a, len);
+	vl_u128_sub(&a, len);
+	th_count_eq(a, 0);
+}
+END_TEST
+
+START_TEST(test_u128_compare)
+{
+	struct vl_u128 a = u128(0, 1000);
+
+	ck_assert_int_eq(vl_u128_cmp(&a, 1000), 0);
+	ck_assert_int_gt(vl_u128_cmp(&a, 999), 0);
+	ck_assert_int_lt(vl_u128_cmp(&a, 1001), 0);
+	ck_assert_int_lt(vl_u128_cmp(&a, UINT64_MAX), 0);
+	a = u128(0, UINT64_MAX);
+	ck_assert_int_eq(vl_u128_cmp(&a, UINT64_MAX), 0);
+	ck_assert_int_gt(vl_u128_cmp(&a, 0), 0);
+	/* at and past 2^64, above every 64-bit value, though its low half is small */
+	a = u128(1, 0);
+	ck_assert_int_gt(vl_u128_cmp(&a, UINT64_MAX), 0);
+	ck_assert_int_gt(vl_u128_cmp(&a, 0), 0);
+	a = u128(1, 5);
+	ck_assert_int_gt(vl_u128_cmp(&a, 5), 0);
+	ck_assert_int_gt(vl_u128_cmp(&a, 6), 0);
+	a = u128(0, 0);
+	ck_assert_int_eq(vl_u128_cmp(&a, 0), 0);
+	/* the report in 64 bits: exact when it fits, else UINT64_MAX */
+	ck_assert_uint_eq(vl_u128_sat(&a), 0);
+	a = u128(0, 12345);
+	ck_assert_uint_eq(vl_u128_sat(&a), 12345);
+	a = u128(1, 0);
+	ck_assert_uint_eq(vl_u128_sat(&a), UINT64_MAX);
+	a = u128(UINT64_MAX, UINT64_MAX);
+	ck_assert_uint_eq(vl_u128_sat(&a), UINT64_MAX);
+}
+END_TEST
+
 static Suite *layout_suite(void)
 {
 	Suite *s = suite_create("layout");
@@ -496,6 +595,11 @@ static Suite *layout_suite(void)
 	tcase_add_test(tc, test_node_sum);
 	tcase_add_test(tc, test_file_sum);
 	tcase_add_test(tc, test_geometry_sum);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("counts");
+	tcase_add_test(tc, test_u128_carry_borrow);
+	tcase_add_test(tc, test_u128_three_huge_ranges);
+	tcase_add_test(tc, test_u128_compare);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -847,9 +847,54 @@ START_TEST(test_commit_frees_unused_spare)
 	ck_assert_int_eq(punmark(r, fi, 0, 100), 0);
 	ck_assert_uint_eq(r->hdr->c.nodes_used, 0);
 	ck_assert_uint_eq(r->hdr->c.ranges, 0);
-	ck_assert_uint_eq(r->hdr->c.volatile_bytes, 0);
+	th_count_eq(r->hdr->c.volatile_bytes, 0);
 	ck_assert_uint_eq(r->hdr->c.lru_head, VL_NIL);
 	ck_assert_uint_eq(vl_file_at(r, fi)->h.nranges, 0);
+	th_region_fini(&t);
+}
+END_TEST
+
+/*
+ * Three files marked [0, LLONG_MAX): the region's counts pass 2^64 and
+ * stay exact through commits, purges, a file's repair and a rebuild, and
+ * come back to 0 when all is unmarked.
+ */
+START_TEST(test_commit_counts_past_2_64)
+{
+	const uint64_t len = (uint64_t)INT64_MAX;
+	const struct vl_counters *k;
+	struct th_region t;
+	const struct vl_region *r;
+	uint32_t fi[3];
+	int i;
+
+	th_region_init(&t, 16, 4);
+	r = &t.r;
+	k = &r->hdr->c;
+	for (i = 0; i < 3; i++) {
+		fi[i] = th_file_new(r, 1, 10 + (uint64_t)i);
+		pmark(r, fi[i], 0, len);
+	}
+	/* 3 * (2^63 - 1) = 2^64 + 2^63 - 3 */
+	ck_assert_uint_eq(k->volatile_bytes.hi, 1);
+	ck_assert_uint_eq(k->volatile_bytes.lo, (1ull << 63) - 3);
+	th_count_eq(k->purged_bytes, 0);
+	vl_file_repair(r, fi[1]);
+	vl_pool_rebuild(r);
+	ck_assert_uint_eq(k->volatile_bytes.hi, 1);
+	ck_assert_uint_eq(k->volatile_bytes.lo, (1ull << 63) - 3);
+	ppurge_oldest(r);
+	th_count_eq(k->volatile_bytes, 2 * len);
+	th_count_eq(k->purged_bytes, len);
+	ppurge_oldest(r);
+	ppurge_oldest(r);
+	th_count_eq(k->volatile_bytes, 0);
+	ck_assert_uint_eq(k->purged_bytes.hi, 1);
+	ck_assert_uint_eq(k->purged_bytes.lo, (1ull << 63) - 3);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(punmark(r, fi[i], 0, len), 1);
+	th_count_eq(k->volatile_bytes, 0);
+	th_count_eq(k->purged_bytes, 0);
 	th_region_fini(&t);
 }
 END_TEST
@@ -1229,8 +1274,8 @@ static void snap_drop_counts(struct pool_snap *s, const struct vl_file *f)
 {
 	s->c.ranges -= f->h.nranges;
 	s->c.ranges_purged -= f->h.npurged;
-	s->c.volatile_bytes -= f->h.vbytes;
-	s->c.purged_bytes -= f->h.pbytes;
+	vl_u128_sub(&s->c.volatile_bytes, f->h.vbytes);
+	vl_u128_sub(&s->c.purged_bytes, f->h.pbytes);
 }
 
 /* Scribble on everything the region lock guards (a holder died mid-way). */
@@ -1247,8 +1292,10 @@ static void scramble(const struct vl_region *r, uint64_t *rng)
 	c->lru_tail = (uint32_t)th_rand(rng);
 	c->ranges = 7;
 	c->ranges_purged = 9;
-	c->volatile_bytes = th_rand(rng);
-	c->purged_bytes = th_rand(rng);
+	c->volatile_bytes.lo = th_rand(rng);
+	c->volatile_bytes.hi = th_rand(rng);
+	c->purged_bytes.lo = th_rand(rng);
+	c->purged_bytes.hi = th_rand(rng);
 	for (i = 1; i < r->node_cap; i++) {
 		vl_node_at(r, i)->prev = (uint32_t)th_rand(rng);
 		vl_node_at(r, i)->next = (uint32_t)th_rand(rng);
@@ -1272,8 +1319,8 @@ static void record_totals(const struct vl_region *r, struct vl_counters *sum)
 			continue;
 		sum->ranges += f->h.nranges;
 		sum->ranges_purged += f->h.npurged;
-		sum->volatile_bytes += f->h.vbytes;
-		sum->purged_bytes += f->h.pbytes;
+		vl_u128_add(&sum->volatile_bytes, f->h.vbytes);
+		vl_u128_add(&sum->purged_bytes, f->h.pbytes);
 	}
 }
 
@@ -1318,8 +1365,8 @@ static void check_rebuilt(const struct vl_region *r, const struct pool_snap *s, 
 	ck_assert_uint_eq(c->nodes_used, s->c.nodes_used);
 	ck_assert_uint_eq(c->ranges, s->c.ranges);
 	ck_assert_uint_eq(c->ranges_purged, s->c.ranges_purged);
-	ck_assert_uint_eq(c->volatile_bytes, s->c.volatile_bytes);
-	ck_assert_uint_eq(c->purged_bytes, s->c.purged_bytes);
+	th_counts_eq(c->volatile_bytes, s->c.volatile_bytes);
+	th_counts_eq(c->purged_bytes, s->c.purged_bytes);
 	ck_assert_uint_eq(c->files_used, s->c.files_used);
 	ck_assert_uint_eq(c->node_hwm, s->c.node_hwm);
 	ck_assert_uint_eq(c->file_hwm, s->c.file_hwm);
@@ -1328,8 +1375,8 @@ static void check_rebuilt(const struct vl_region *r, const struct pool_snap *s, 
 	record_totals(r, &sum);
 	ck_assert_uint_eq(c->ranges, sum.ranges);
 	ck_assert_uint_eq(c->ranges_purged, sum.ranges_purged);
-	ck_assert_uint_eq(c->volatile_bytes, sum.volatile_bytes);
-	ck_assert_uint_eq(c->purged_bytes, sum.purged_bytes);
+	th_counts_eq(c->volatile_bytes, sum.volatile_bytes);
+	th_counts_eq(c->purged_bytes, sum.purged_bytes);
 
 	/* the LRU: the same ranges, oldest first (age = seq - node seq, wrap-safe) */
 	for (k = 0, n = c->lru_head; n != VL_NIL; k++, n = vl_node_at(r, n)->next) {
@@ -1492,8 +1539,8 @@ START_TEST(test_rebuild)
 	record_totals(r, &sum);
 	ck_assert_uint_eq(r->hdr->c.ranges, sum.ranges);
 	ck_assert_uint_eq(r->hdr->c.ranges_purged, sum.ranges_purged);
-	ck_assert_uint_eq(r->hdr->c.volatile_bytes, sum.volatile_bytes);
-	ck_assert_uint_eq(r->hdr->c.purged_bytes, sum.purged_bytes);
+	th_counts_eq(r->hdr->c.volatile_bytes, sum.volatile_bytes);
+	th_counts_eq(r->hdr->c.purged_bytes, sum.purged_bytes);
 	ck_assert_uint_eq(r->hdr->c.ranges, r->hdr->c.nodes_used);
 	take_snap(r, s);
 	scramble(r, &rng);
@@ -1574,13 +1621,13 @@ START_TEST(test_rebuild_clamps_hwm)
 	/* file slots above the clamped mark are not looked at: no file, no totals */
 	ck_assert_uint_eq(r->hdr->c.files_used, 0);
 	ck_assert_uint_eq(r->hdr->c.ranges, 0);
-	ck_assert_uint_eq(r->hdr->c.volatile_bytes, 0);
+	th_count_eq(r->hdr->c.volatile_bytes, 0);
 	/* with the mark right, the totals come from the file record */
 	r->hdr->c.file_hwm = 2;
 	vl_pool_rebuild(r);
 	ck_assert_uint_eq(r->hdr->c.files_used, 1);
 	ck_assert_uint_eq(r->hdr->c.ranges, 2);
-	ck_assert_uint_eq(r->hdr->c.volatile_bytes, 20);
+	th_count_eq(r->hdr->c.volatile_bytes, 20);
 	ck_assert(th_sentinel_zero(r));
 	th_region_fini(&t);
 }
@@ -1612,7 +1659,7 @@ START_TEST(test_rebuild_never_used_file_slots)
 		r->hdr->c.file_hwm = UINT32_MAX;
 	vl_pool_rebuild(r);
 	ck_assert_uint_eq(r->hdr->c.ranges, 1);
-	ck_assert_uint_eq(r->hdr->c.volatile_bytes, 10);
+	th_count_eq(r->hdr->c.volatile_bytes, 10);
 	ck_assert_msg(r->hdr->c.files_used == 1,
 		      "files_used %u after rebuild: never-used (all zero) file slots were "
 		      "quarantined as records that fail their sum",
@@ -1642,7 +1689,7 @@ START_TEST(test_rebuild_totals_from_records)
 	const struct vl_region *r;
 	struct vl_change c;
 	uint32_t fi, spare;
-	uint64_t vb;
+	struct vl_u128 vb;
 
 	th_region_init(&t, 32, 4);
 	r = &t.r;
@@ -1651,8 +1698,8 @@ START_TEST(test_rebuild_totals_from_records)
 	pmark(r, fi, 20, 30);
 	ppurge_oldest(r);
 	vb = r->hdr->c.volatile_bytes;
-	ck_assert_uint_eq(vb, 10);
-	ck_assert_uint_eq(r->hdr->c.purged_bytes, 10);
+	th_count_eq(vb, 10);
+	th_count_eq(r->hdr->c.purged_bytes, 10);
 	/* the ranges change, the commit has not come yet */
 	spare = vl_node_alloc(r, fi);
 	ck_assert_int_eq(vl_ranges_mark(r, th_root(r, fi), fi, 40, 50, spare, &c), 0);
@@ -1660,8 +1707,8 @@ START_TEST(test_rebuild_totals_from_records)
 	vl_pool_rebuild(r);
 	ck_assert_uint_eq(r->hdr->c.ranges, 2);
 	ck_assert_uint_eq(r->hdr->c.ranges_purged, 1);
-	ck_assert_uint_eq(r->hdr->c.volatile_bytes, vb);
-	ck_assert_uint_eq(r->hdr->c.purged_bytes, 10);
+	th_counts_eq(r->hdr->c.volatile_bytes, vb);
+	th_count_eq(r->hdr->c.purged_bytes, 10);
 	ck_assert_uint_eq(r->hdr->c.nodes_used, 3); /* the nodes are all there */
 	ck_assert_uint_eq(r->hdr->c.files_used, 1);
 	th_region_fini(&t);
@@ -2015,6 +2062,7 @@ static Suite *pool_suite(void)
 	suite_add_tcase(s, tc);
 	tc = th_tcase("commit", 30);
 	tcase_add_test(tc, test_commit_frees_unused_spare);
+	tcase_add_test(tc, test_commit_counts_past_2_64);
 	tcase_add_loop_test(tc, test_rebuild, 0, 2);
 	tcase_add_test(tc, test_rebuild_with_splits);
 	tcase_add_test(tc, test_rebuild_clamps_hwm);

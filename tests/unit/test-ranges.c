@@ -93,7 +93,7 @@ START_TEST(test_mark_new)
 	expect(w, 0, "10-20u");
 	expect(w, 1, "");
 	ck_assert_uint_eq(age_at(w, 0, 10), 1);
-	ck_assert_uint_eq(w->r->hdr->c.volatile_bytes, 10);
+	th_count_eq(w->r->hdr->c.volatile_bytes, 10);
 	ck_assert_uint_eq(vl_file_at(w->r, w->fi[0])->h.vbytes, 10);
 	ck_assert_int_eq(do_mark(w, 1, 10, 20), 0); /* another file: its own range */
 	expect(w, 1, "10-20u");
@@ -148,7 +148,7 @@ START_TEST(test_adjacent_merge_same_state)
 	purge_at(w, 0, 110);
 	expect(w, 0, "0-40u 100-130p");
 	ck_assert_uint_eq(w->r->hdr->c.ranges_purged, 1);
-	ck_assert_uint_eq(w->r->hdr->c.purged_bytes, 30);
+	th_count_eq(w->r->hdr->c.purged_bytes, 30);
 	world_free(w);
 }
 END_TEST
@@ -164,8 +164,8 @@ START_TEST(test_no_merge_across_states)
 	expect(w, 0, "10-20p 20-30u");
 	do_mark(w, 0, 0, 10);
 	expect(w, 0, "0-10u 10-20p 20-30u");
-	ck_assert_uint_eq(w->r->hdr->c.volatile_bytes, 20);
-	ck_assert_uint_eq(w->r->hdr->c.purged_bytes, 10);
+	th_count_eq(w->r->hdr->c.volatile_bytes, 20);
+	th_count_eq(w->r->hdr->c.purged_bytes, 10);
 	/* purging one side does not pull in an unpurged neighbour */
 	purge_at(w, 0, 20);
 	expect(w, 0, "0-10u 10-30p");
@@ -204,8 +204,8 @@ START_TEST(test_merge_with_purged_is_purged)
 	expect(w, 0, "0-20p 20-40u 40-70p");
 	do_mark(w, 0, 15, 45); /* overlaps all three */
 	expect(w, 0, "0-70p");
-	ck_assert_uint_eq(w->r->hdr->c.volatile_bytes, 0);
-	ck_assert_uint_eq(w->r->hdr->c.purged_bytes, 70);
+	th_count_eq(w->r->hdr->c.volatile_bytes, 0);
+	th_count_eq(w->r->hdr->c.purged_bytes, 70);
 	ck_assert_uint_eq(w->r->hdr->c.lru_head, VL_NIL);
 	world_free(w);
 }
@@ -344,7 +344,7 @@ START_TEST(test_unmark_split)
 	ck_assert_int_eq(do_unmark(w, 1, 10, 20), 1);
 	expect(w, 1, "0-10p 20-100p");
 	ck_assert_uint_eq(w->r->hdr->c.ranges_purged, 2);
-	ck_assert_uint_eq(w->r->hdr->c.purged_bytes, 90);
+	th_count_eq(w->r->hdr->c.purged_bytes, 90);
 	world_free(w);
 }
 END_TEST
@@ -440,7 +440,7 @@ START_TEST(test_clear)
 	expect(w, 1, "20-30u");
 	ck_assert_uint_eq(w->r->hdr->c.ranges, 1);
 	ck_assert_uint_eq(w->r->hdr->c.ranges_purged, 0);
-	ck_assert_uint_eq(w->r->hdr->c.purged_bytes, 0);
+	th_count_eq(w->r->hdr->c.purged_bytes, 0);
 	do_clear(w, 0); /* an empty tree */
 	world_free(w);
 }
@@ -1045,6 +1045,145 @@ START_TEST(test_random_long)
 }
 END_TEST
 
+/* ---- a scribbled link never makes a write land in slot 0 --------------------- */
+
+enum {
+	LINK_LEFT,
+	LINK_RIGHT,
+	LINK_PARENT,
+	LINK_PREV,
+	LINK_NEXT,
+	LINK_LRU_HEAD, /* the region's LRU ends, not the victim's */
+	LINK_LRU_TAIL,
+	NLINKS
+};
+
+static const char *const link_names[NLINKS] = { "left", "right", "parent", "prev", "next",
+						"lru_head", "lru_tail" };
+
+static void scribble(const struct vl_region *r, uint32_t n, int link, uint32_t v)
+{
+	struct vl_node *x = vl_node_at(r, n);
+
+	switch (link) {
+	case LINK_LEFT:
+		x->left = v;
+		break;
+	case LINK_RIGHT:
+		x->right = v;
+		break;
+	case LINK_PARENT:
+		x->parent = v << 1 | (x->parent & 1);
+		break;
+	case LINK_PREV:
+		x->prev = v;
+		break;
+	case LINK_NEXT:
+		x->next = v;
+		break;
+	case LINK_LRU_HEAD:
+		r->hdr->c.lru_head = v;
+		break;
+	default:
+		r->hdr->c.lru_tail = v;
+		break;
+	}
+}
+
+/* purge_one of src/purge.c, unchecked: the head of the LRU, if it is a range of ours. */
+static void purge_head(struct world *w)
+{
+	const struct vl_region *r = w->r;
+	uint32_t n = r->hdr->c.lru_head, fi;
+	struct vl_change c;
+
+	if (n == VL_NIL || n >= r->node_cap)
+		return;
+	fi = vl_node_file(vl_node_at(r, n));
+	if (fi != w->fi[0] && fi != w->fi[1])
+		return;
+	if (vl_ranges_purge(r, th_root(r, fi), fi, n, &c) == 0)
+		vl_commit(r, fi, &c, VL_NIL);
+}
+
+/* vl_drop_file of src/purge.c: all of file f's ranges, or its unpurged ones */
+static void drop_file(struct world *w, int f, int unpurged_only)
+{
+	const struct vl_region *r = w->r;
+	struct vl_change c;
+	int err = unpurged_only ? vl_ranges_forget_unpurged(r, world_root(w, f), w->fi[f], &c)
+				: vl_ranges_clear(r, world_root(w, f), w->fi[f], &c);
+
+	if (err == 0)
+		vl_commit(r, w->fi[f], &c, VL_NIL);
+}
+
+#define SCRIBBLED 16 /* ranges of file 0: [8k, 8k+4) */
+
+/*
+ * The runtime's operations, one after another, on a region with one link
+ * scribbled: a tree link or an LRU link of the victim (out of range, or
+ * VL_NIL where a node was), or an end of the LRU. Whatever they make of
+ * the file, slot 0 of nodes and files must read all zeros after each.
+ */
+static void scribble_case(int victim, int link, uint32_t v)
+{
+	struct world *w = world_new(64, 256);
+	const struct vl_region *r = w->r;
+	struct vl_change c;
+	int k, step = 0, first;
+
+	for (k = 0; k < SCRIBBLED; k++)
+		do_mark(w, 0, 8 * (uint64_t)k, 8 * (uint64_t)k + 4);
+	do_mark(w, 1, 0, 4);
+	do_mark(w, 1, 100, 104);
+	for (k = 0; k < SCRIBBLED; k += 5)
+		purge_at(w, 0, 8 * (uint64_t)k);
+	scribble(r, nth_node(w, 0, victim), link, v);
+
+#define STEP(op)                                                                  \
+	do {                                                                      \
+		op;                                                               \
+		step++;                                                           \
+		th_check_msg(model_sentinels_zero(r),                             \
+			     "range %d's %s set to %u: step %d (%s) wrote into slot 0", \
+			     victim, link_names[link], v, step, #op);             \
+	} while (0)
+
+	for (k = 0; k < SCRIBBLED; k += 2) {
+		uint64_t s = 8 * (uint64_t)k;
+
+		STEP(rt_mark(w, 0, s + 2, s + 10, &c)); /* merges two ranges */
+		STEP(rt_unmark(w, 0, s + 3, s + 5, &c, &first)); /* a split */
+		STEP(purge_head(w));
+		STEP(rt_mark(w, 0, s + 5, s + 6, &c)); /* touching a purged one, maybe */
+		STEP(rt_unmark(w, 0, s + 9, s + 20, &c, &first)); /* trims, drops */
+	}
+	STEP(rt_mark(w, 0, 0, 200, &c)); /* everything at once */
+	STEP(rt_mark(w, 1, 2, 102, &c));
+	STEP(purge_head(w));
+	STEP(drop_file(w, 0, 1));
+	STEP(drop_file(w, 1, 0));
+	STEP(vl_file_repair(r, w->fi[0]));
+	STEP(vl_pool_rebuild(r));
+#undef STEP
+	world_free(w);
+}
+
+START_TEST(test_scribbled_links_keep_sentinel)
+{
+	const uint32_t bad[] = { VL_NIL, 65 + 9, 0x7fffffffu, 0xffffffffu }; /* 65 slots: past */
+	int victim, link;
+	size_t i;
+
+	for (victim = 0; victim < SCRIBBLED; victim++)
+		for (link = 0; link < NLINKS; link++)
+			for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+				if (victim == 0 || link < LINK_LRU_HEAD)
+					scribble_case(victim, link, bad[i]);
+}
+END_TEST
+
 static Suite *ranges_suite(void)
 {
 	Suite *s = suite_create("ranges");
@@ -1072,6 +1211,10 @@ static Suite *ranges_suite(void)
 	tcase_add_test(tc, test_enomem_unmark_split);
 	tcase_add_loop_test(tc, test_euclean_nothing_changed, 0, 4);
 	tcase_add_test(tc, test_clear_corrupt_changes_nothing);
+	suite_add_tcase(s, tc);
+
+	tc = th_tcase("sentinel", 60);
+	tcase_add_test(tc, test_scribbled_links_keep_sentinel);
 	suite_add_tcase(s, tc);
 
 	tc = th_tcase("absorb", 30);

@@ -619,6 +619,91 @@ START_TEST(test_corrupt_erase_child_keeps_sentinel)
 }
 END_TEST
 
+/*
+ * Erasing a node with two children whose right link was scribbled: the
+ * successor search stops at the bad index, and what erase then writes to
+ * "the successor" must not land in slot 0 (vl_node_at reads it there).
+ */
+START_TEST(test_corrupt_erase_successor_keeps_sentinel)
+{
+	struct rt x;
+	uint32_t z;
+
+	rt_init(&x);
+	rt_fill(&x, 60);
+	z = *x.root;
+	ck_assert_uint_ne(vl_node_at(x.r, z)->left, VL_NIL);
+	ck_assert_uint_ne(vl_node_at(x.r, z)->right, VL_NIL);
+	vl_node_at(x.r, z)->right = x.r->node_cap + 9;
+	vl_rb_erase(x.r, x.root, z);
+	ck_assert_msg(th_sentinel_zero(x.r),
+		      "erase of a node whose right link is out of range wrote into slot 0");
+	rt_fini(&x);
+}
+END_TEST
+
+/*
+ * One link of one node scribbled, then the tree used: every key erased,
+ * new ones inserted. Whatever that does to the tree, slot 0 must read all
+ * zeros after every operation. Each link of each node, with indices out
+ * of range and VL_NIL where a node was (a parent link of 0 below the root).
+ */
+#define SCRIBBLE_KEYS 40
+
+enum { LINK_LEFT, LINK_RIGHT, LINK_PARENT, NLINKS };
+
+static void scribble(struct rt *x, uint32_t n, int link, uint32_t v)
+{
+	struct vl_node *a = vl_node_at(x->r, n);
+
+	if (link == LINK_LEFT)
+		a->left = v;
+	else if (link == LINK_RIGHT)
+		a->right = v;
+	else
+		a->parent = v << 1 | (a->parent & 1);
+}
+
+static void scribble_run(uint32_t victim, int link, uint32_t v)
+{
+	static const char *const names[NLINKS] = { "left", "right", "parent" };
+	struct rt x;
+	int k, i;
+
+	rt_init(&x);
+	rt_fill(&x, SCRIBBLE_KEYS);
+	scribble(&x, x.node_of[victim], link, v);
+	for (i = 0; i < SCRIBBLE_KEYS; i++) {
+		k = (i * 7) % SCRIBBLE_KEYS;
+		vl_rb_erase(x.r, x.root, x.node_of[k]);
+		th_check_msg(th_sentinel_zero(x.r),
+			     "key %u's %s link set to %u: erase of key %d wrote into slot 0",
+			     victim, names[link], v, k);
+		if (k % 3 == 0) {
+			insert_into_corrupt(&x, kstart(SCRIBBLE_KEYS + k));
+			th_check_msg(th_sentinel_zero(x.r),
+				     "key %u's %s link set to %u: an insert wrote into slot 0",
+				     victim, names[link], v);
+		}
+	}
+	rt_fini(&x);
+}
+
+START_TEST(test_corrupt_links_keep_sentinel)
+{
+	uint32_t cap = NKEYS + 1; /* the slots of th_region_init(NKEYS) */
+	const uint32_t bad[] = { VL_NIL, cap + 9, 0x7fffffffu, 0xffffffffu };
+	uint32_t k;
+	size_t i;
+	int link;
+
+	for (k = 0; k < SCRIBBLE_KEYS; k++)
+		for (link = 0; link < NLINKS; link++)
+			for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+				scribble_run(k, link, bad[i]);
+}
+END_TEST
+
 static Suite *rtree_suite(void)
 {
 	Suite *s = suite_create("rtree");
@@ -637,6 +722,8 @@ static Suite *rtree_suite(void)
 	tc = th_tcase("sentinel", 60);
 	tcase_add_test(tc, test_corrupt_erase_keeps_sentinel);
 	tcase_add_test(tc, test_corrupt_erase_child_keeps_sentinel);
+	tcase_add_test(tc, test_corrupt_erase_successor_keeps_sentinel);
+	tcase_add_test(tc, test_corrupt_links_keep_sentinel);
 	suite_add_tcase(s, tc);
 	return s;
 }
