@@ -82,6 +82,7 @@ static void load(void)
 	} else {
 		vl_region_default(config.region, sizeof(config.region), config.region_why,
 				  sizeof(config.region_why));
+		config.region_chosen = 1;
 	}
 
 	v = secure_getenv("VOLATILE_BUDGET");

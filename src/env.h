@@ -12,6 +12,7 @@
 struct vl_config {
 	char region[PATH_MAX];   /* VOLATILE_REGION, or the per-user default */
 	char region_why[128];    /* why there: "VOLATILE_REGION", or where.c's reason */
+	int region_chosen;       /* not VOLATILE_REGION: chosen by where.c, and again later */
 	uint64_t budget;         /* VOLATILE_BUDGET */
 	int has_budget;
 	int debug;               /* VOLATILE_DEBUG */

@@ -488,10 +488,19 @@ int vl_volatile_fallocate(int fd, int mode, int64_t off, int64_t len)
 	if (op < 0) {
 		ret = op;
 	} else {
-		ret = vl_region_get(&r);
-		if (ret == 0)
-			ret = op == VL_OP_MARK ? mark(r, fd, (uint64_t)off, (uint64_t)(off + len), &st)
-					       : unmark(r, (uint64_t)off, (uint64_t)(off + len), &st);
+		/*
+		 * ESTALE from a file lock: the region was being moved (move.c),
+		 * nothing was changed; the next vl_region_get follows it.
+		 */
+		for (int tries = 0; tries < 2; tries++) {
+			ret = vl_region_get(&r);
+			if (ret == 0)
+				ret = op == VL_OP_MARK
+					      ? mark(r, fd, (uint64_t)off, (uint64_t)(off + len), &st)
+					      : unmark(r, (uint64_t)off, (uint64_t)(off + len), &st);
+			if (ret != -ESTALE)
+				break;
+		}
 	}
 	vl_leave();
 	vl_log("%s fd %d [%lld, +%lld) -> %d%s%s", (mode & FALLOC_FL_MARK_VOLATILE) ? "mark" : "unmark", fd,

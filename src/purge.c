@@ -395,6 +395,16 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 	VL_STEP("purge: flagged purged, region locked");
 	vl_unlock_region(r);
 
+	/*
+	 * Not through a region new processes no longer find (SPEC 9): they
+	 * may have said "intact" of these bytes from the one they find. The
+	 * ranges stay flagged purged, unpunched: UNMARK says 1, the safe way.
+	 */
+	if (!vl_region_fresh(r)) {
+		vl_log("file %u: the region is no longer the one new processes find: not punched",
+		       t.fi);
+		k = 0;
+	}
 	for (int i = 0; i < k; i++) {
 		VL_STEP("purge: flagged purged, not punched");
 		err = vl_sys_punch(fd, ext[i].start, ext[i].end - ext[i].start);
@@ -418,6 +428,10 @@ int vl_purge(const struct vl_region *r, const struct vl_goal *goal, const struct
 	uint64_t rounds = 0, limit;
 
 	memset(rep, 0, sizeof(*rep));
+	if (!vl_region_fresh(r)) {
+		vl_log("purge: the region is no longer the one new processes find: nothing purged");
+		return 0;
+	}
 	init_pass(&p, r, hint, goal->thorough);
 	/* every round purges, drops or skips something, or a racer changed
 	 * the LRU under us; bound the retries anyway */

@@ -465,6 +465,71 @@ int vl_mapped_span(const struct vl_ident *id, uint64_t *lo, uint64_t *hi)
 	return ma.hit;
 }
 
+/* ---- regions mapped by our processes ------------------------------------- */
+
+struct region_scan {
+	long pid;
+	void (*fn)(void *, const struct vl_mapped_region *);
+	void *arg;
+};
+
+/*
+ * "7f..-7f.. rw-s 0564c000 00:1a 1047    /dev/shm/libvolatile.1000 (deleted)":
+ * a shared mapping at a region's offset (VL_MAP_OFFSET) is a region.
+ */
+static void on_region_line(void *a, const char *line)
+{
+	static const char deleted[] = " (deleted)";
+	struct region_scan *rs = a;
+	struct vl_mapped_region m;
+	const char *p = line, *name;
+	uint64_t off;
+	size_t len;
+
+	memset(&m, 0, sizeof(m));
+	if (parse_u64(&p, 16, &m.lo) || *p++ != '-' || parse_u64(&p, 16, &m.hi) || *p++ != ' ')
+		return;
+	if (strlen(p) < 5 || p[3] != 's')
+		return;
+	p = skip_words(p, 1);
+	if (parse_u64(&p, 16, &off) || off != VL_MAP_OFFSET || *p++ != ' ' ||
+	    parse_dev(&p, &m.dev) || *p++ != ' ' || parse_u64(&p, 10, &m.ino))
+		return;
+	name = skip_words(p, 0);
+	len = strlen(name);
+	if (len >= sizeof(deleted) - 1 && strcmp(name + len - (sizeof(deleted) - 1), deleted) == 0) {
+		m.deleted = 1;
+		len -= sizeof(deleted) - 1;
+	}
+	if (name[0] == '/' && len < sizeof(m.name)) {
+		memcpy(m.name, name, len);
+		m.name[len] = '\0';
+	}
+	m.pid = (int32_t)rs->pid;
+	rs->fn(rs->arg, &m);
+}
+
+int vl_scan_regions(void (*fn)(void *, const struct vl_mapped_region *), void *arg)
+{
+	struct region_scan rs = { 0, fn, arg };
+	struct dirbuf procs;
+	struct dirent64 *pe;
+	char path[64];
+
+	procs.fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (procs.fd < 0)
+		return -errno;
+	procs.len = procs.pos = 0;
+	while ((pe = next_dirent(&procs)) != NULL) {
+		if (!numeric(pe->d_name, &rs.pid) || !ours(rs.pid))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/maps", rs.pid);
+		each_line(path, on_region_line, &rs);
+	}
+	close(procs.fd);
+	return 0;
+}
+
 /* ---- thorough: walk the file system the file lives on ------------------- */
 
 #define WALK_DEPTH 24

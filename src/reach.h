@@ -72,4 +72,20 @@ int vl_mapped_here(const struct vl_ident *id);
  */
 int vl_mapped_span(const struct vl_ident *id, uint64_t *lo, uint64_t *hi);
 
+/* A region mapped by one of our processes (its mapping at VL_MAP_OFFSET). */
+struct vl_mapped_region {
+	int32_t pid;
+	int deleted;          /* its name was removed */
+	uint64_t lo, hi;      /* the mapping's addresses */
+	uint64_t dev, ino;
+	char name[256];       /* "" if it has none we can use */
+};
+
+/*
+ * Call fn on each region mapping of each process of this user that can
+ * be looked into (a non-dumpable process cannot: it is not seen).
+ * Returns 0, or -errno if /proc cannot be read.
+ */
+int vl_scan_regions(void (*fn)(void *, const struct vl_mapped_region *), void *arg);
+
 #endif

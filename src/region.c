@@ -16,6 +16,9 @@
 #include "core/pool.h"
 #include "core/rtree.h"
 #include "log.h"
+#include "move.h"
+#include "reach.h"
+#include "where.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +34,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 /*
@@ -173,7 +178,8 @@ int vl_room_for_file(const struct vl_region *r)
  * The magic goes last; as nobody sees the file until it is complete, a
  * creator killed anywhere in here leaves nothing behind.
  */
-static int lay_out(int fd, uint32_t ranges, uint32_t files, void **base, size_t *size)
+static int lay_out(int fd, uint32_t ranges, uint32_t files, const char *path, int chosen,
+		   void **base, size_t *size)
 {
 	struct vl_geometry g, unsealed;
 	struct vl_header *h;
@@ -199,6 +205,10 @@ static int lay_out(int fd, uint32_t ranges, uint32_t files, void **base, size_t 
 	unsealed = g;
 	unsealed.magic = 0;
 	vl_region_format(h, &unsealed);
+	/* answers nothing until its maker has looked for older regions (vl_region_settle) */
+	h->fate.waiting = 1;
+	h->fate.chosen = chosen;
+	snprintf(h->fate.path, sizeof(h->fate.path), "%s", path);
 	VL_STEP("lay_out: all but the magic");
 	__atomic_store_n(&h->geo.magic, VL_MAGIC, __ATOMIC_RELEASE);
 	*size = g.region_size;
@@ -235,8 +245,8 @@ static int publish_anonymous(int fd, int dirfd, const char *name)
  * the name, whatever its bytes, is checked, never overwritten (SPEC 9).
  * -EEXIST if another process published one first: use that.
  */
-static int make(int dirfd, const char *name, uint32_t ranges, uint32_t files, void **base,
-		size_t *size, struct stat *st)
+static int make(int dirfd, const char *name, uint32_t ranges, uint32_t files, const char *path,
+		int chosen, void **base, size_t *size, struct stat *st)
 {
 	char tmp[NAME_MAX + 1];
 	int fd, err, named = 0;
@@ -260,7 +270,7 @@ static int make(int dirfd, const char *name, uint32_t ranges, uint32_t files, vo
 	/* the umask may have taken bits: exactly 0600, whatever it was */
 	err = fchmod(fd, 0600) == 0 && fstat(fd, st) == 0 ? 0 : -errno;
 	if (err == 0)
-		err = lay_out(fd, ranges, files, base, size);
+		err = lay_out(fd, ranges, files, path, chosen, base, size);
 	if (err == 0) {
 		if (!named) {
 			err = publish_anonymous(fd, dirfd, name);
@@ -349,15 +359,25 @@ int vl_region_open(const char *path, int create, uint32_t ranges, uint32_t files
 		} else if (errno != ENOENT || !create) {
 			err = -errno;
 		} else {
-			err = make(dirfd, name, ranges, files, &base, &size, &st);
-			if (err == -EEXIST)
-				err = -EAGAIN; /* another process was first: use its region */
+			err = make(dirfd, name, ranges, files, path, create & VL_OPEN_CHOSEN, &base,
+				   &size, &st);
+			/*
+			 * Made (or another process was first): open it by its name.
+			 * A mapping of the anonymous file would show "#INODE
+			 * (deleted)" in /proc/PID/maps for as long as it lives, and
+			 * that name is how a region is told in there (settling).
+			 */
+			if (err == 0)
+				munmap(base, size);
+			if (err == 0 || err == -EEXIST)
+				err = -EAGAIN;
 		}
 	}
 	if (err == 0) {
 		vl_region_bind(out, base, size);
 		out->file_dev = st.st_dev;
 		out->file_ino = st.st_ino;
+		out->path = path;
 	}
 	if (fd >= 0)
 		close(fd);
@@ -368,6 +388,25 @@ out:
 	return err;
 }
 
+int vl_region_open_fd(int fd, struct vl_region *out)
+{
+	struct stat st;
+	void *base = NULL;
+	size_t size = 0;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = trusted(fd, &st);
+	if (err == 0)
+		err = attach(fd, &st, &base, &size);
+	if (err == 0) {
+		vl_region_bind(out, base, size);
+		out->file_dev = st.st_dev;
+		out->file_ino = st.st_ino;
+	}
+	return err;
+}
+
 void vl_region_unmap(struct vl_region *r)
 {
 	if (r->hdr != NULL)
@@ -375,8 +414,28 @@ void vl_region_unmap(struct vl_region *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static struct vl_region the_region;
-static int the_state; /* 0: not tried, 1: attached, < 0: -errno for good */
+/* ---- this process's region ------------------------------------------------ */
+
+/*
+ * The regions this process has used. One is current; the others were
+ * left when their name stopped leading to them (move.c), and stay mapped
+ * for as long as the process runs: another thread may still be inside
+ * one, and will see it retired at its next file lock.
+ */
+#define SLOTS 16
+#define CHECK_EVERY_MS 1000 /* is the region still the one new processes find? */
+#define SETTLE_EVERY_MS 200 /* a waiting region: are its old ones moved in yet? */
+
+struct slot {
+	struct vl_region r;
+	char path[PATH_MAX];
+};
+
+static struct slot slots[SLOTS];
+static int nslots;
+static struct vl_region *current;
+static int refused; /* -errno for good */
+static uint64_t checked_ms, settled_ms;
 static pthread_mutex_t attach_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
@@ -400,37 +459,291 @@ static void register_atfork(void)
 	pthread_atfork(before_fork, after_fork, after_fork);
 }
 
-int vl_region_get(struct vl_region **out)
+static uint64_t now_ms(void)
 {
-	int s = __atomic_load_n(&the_state, __ATOMIC_ACQUIRE);
+	struct timespec ts;
 
-	if (s == 0) {
-		const struct vl_config *cfg = vl_config();
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
 
-		pthread_once(&atfork_once, register_atfork);
-		pthread_mutex_lock(&attach_lock);
-		s = the_state;
-		if (s == 0) {
-			int err = vl_region_open(cfg->region, 1, cfg->create_ranges,
-						 cfg->create_files, &the_region);
+/* Is it time (every `every` ms, one thread at a time) to look again? */
+static int due(uint64_t *last, uint64_t every)
+{
+	uint64_t now = now_ms(), was = __atomic_load_n(last, __ATOMIC_RELAXED);
 
+	return now - was >= every &&
+	       __atomic_compare_exchange_n(last, &was, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+/* The name new processes of this user would open now. */
+void vl_region_wanted(char *buf, size_t size)
+{
+	const struct vl_config *cfg = vl_config();
+	char why[128];
+
+	if (cfg->region_chosen)
+		vl_region_default(buf, size, why, sizeof(why));
+	else
+		snprintf(buf, size, "%s", cfg->region);
+}
+
+int vl_region_fresh(const struct vl_region *r)
+{
+	char want[PATH_MAX];
+	struct statx sx;
+
+	if (r->path == NULL)
+		return 1;
+	vl_region_wanted(want, sizeof(want));
+	if (strcmp(want, r->path) != 0)
+		return 0; /* the default place changed: a runtime directory came or went */
+	if (statx(AT_FDCWD, want, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_INO, &sx) != 0)
+		return errno != ENOENT && errno != ENOTDIR; /* gone; anything else: cannot tell */
+	return makedev(sx.stx_dev_major, sx.stx_dev_minor) == r->file_dev &&
+	       sx.stx_ino == r->file_ino;
+}
+
+/* ---- a new region's settling ------------------------------------------------ */
+
+struct settle {
+	const struct vl_region *cur;
+	int pending; /* old regions still mapped that could not be moved in */
+	uint64_t seen[32][2];
+	int nseen;
+};
+
+/* An old region found mapped, opened by its name, or through the mapping (root). */
+static int open_old(const struct vl_mapped_region *m)
+{
+	char path[96];
+	struct stat st;
+	int fd = -1;
+
+	if (m->name[0] == '/' && !m->deleted)
+		fd = open(m->name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		/* needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE: root, mostly */
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", m->pid,
+			 (unsigned long long)m->lo, (unsigned long long)m->hi);
+		fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	}
+	if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_dev != m->dev || st.st_ino != m->ino)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/*
+ * Is a region made at `path` (chosen: at the default place) one whose
+ * records cur should have? The same name, or both at the default place
+ * (which moves between /dev/shm and a runtime directory).
+ */
+static int predecessor(const struct vl_region *cur, const char *path, int chosen)
+{
+	const struct vl_fate *f = &cur->hdr->fate;
+
+	return strncmp(path, f->path, sizeof(f->path)) == 0 ||
+	       (cur->path != NULL && strcmp(path, cur->path) == 0) || (chosen && f->chosen);
+}
+
+/*
+ * The same from a mapping's name alone, when the file cannot be opened
+ * (its name removed, only mapped): the name it had, or for the default
+ * place, one of the default names (a runtime directory unmounted from
+ * under it shows "/libvolatile").
+ */
+static int predecessor_named(const struct vl_region *cur, const char *name)
+{
+	const struct vl_fate *f = &cur->hdr->fate;
+	const char *base = strrchr(name, '/');
+
+	if (strncmp(name, f->path, sizeof(f->path)) == 0 ||
+	    (cur->path != NULL && strcmp(name, cur->path) == 0))
+		return 1;
+	return f->chosen && base != NULL &&
+	       (strcmp(base, "/libvolatile") == 0 || strncmp(base, "/libvolatile.", 13) == 0);
+}
+
+static void on_old(void *a, const struct vl_mapped_region *m)
+{
+	struct settle *z = a;
+	struct vl_region old;
+	int fd, err;
+
+	if ((m->dev == z->cur->file_dev && m->ino == z->cur->file_ino) ||
+	    vl_region_moved_in(z->cur, m->dev, m->ino))
+		return;
+	for (int i = 0; i < z->nseen; i++)
+		if (z->seen[i][0] == m->dev && z->seen[i][1] == m->ino)
+			return;
+	if (z->nseen < 32) {
+		z->seen[z->nseen][0] = m->dev;
+		z->seen[z->nseen][1] = m->ino;
+		z->nseen++;
+	}
+	fd = open_old(m);
+	err = fd < 0 ? -EBADF : vl_region_open_fd(fd, &old);
+	if (err) {
+		if (predecessor_named(z->cur, m->name)) {
+			vl_log("an older region %llu:%llu (%s) is mapped by pid %d and cannot be "
+			       "opened here: waiting for its users to move it",
+			       (unsigned long long)m->dev, (unsigned long long)m->ino, m->name, m->pid);
+			z->pending++;
+		}
+	} else {
+		if (predecessor(z->cur, old.hdr->fate.path, old.hdr->fate.chosen) &&
+		    vl_region_move(&old, z->cur) != 0)
+			z->pending++;
+		vl_region_unmap(&old);
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * Was cur made under another name, and renamed to where it is now (a
+ * region put in the place of another)? Then it waits as a new one does.
+ */
+static int renamed_here(const struct vl_region *cur)
+{
+	return cur->path != NULL &&
+	       strncmp(cur->hdr->fate.path, cur->path, sizeof(cur->hdr->fate.path)) != 0;
+}
+
+int vl_region_settle(const struct vl_region *cur)
+{
+	struct vl_fate *f = &cur->hdr->fate;
+	struct settle z;
+
+	if (renamed_here(cur) && vl_lock_region(cur) == 0) {
+		if (renamed_here(cur)) {
+			__atomic_store_n(&f->waiting, 1, __ATOMIC_RELEASE);
+			snprintf(f->path, sizeof(f->path), "%s", cur->path);
+			vl_log("region %s was made as another: it looks for older regions first",
+			       cur->path);
+		}
+		vl_unlock_region(cur);
+	}
+	if (!__atomic_load_n(&f->waiting, __ATOMIC_ACQUIRE))
+		return 0;
+	memset(&z, 0, sizeof(z));
+	z.cur = cur;
+	if (vl_scan_regions(on_old, &z) != 0)
+		return -ESTALE; /* no /proc: nothing can be known; keep waiting */
+	if (z.pending)
+		return -ESTALE;
+	__atomic_store_n(&f->waiting, 0, __ATOMIC_RELEASE);
+	vl_log("region settled: every older region mapped here is moved in");
+	return 0;
+}
+
+/* ---- attaching, and following the region ------------------------------------- */
+
+/* Open the region new processes find, into a new slot (attach_lock held). */
+static int attach_wanted(struct vl_region **out)
+{
+	const struct vl_config *cfg = vl_config();
+	struct slot *s;
+	int err;
+
+	if (nslots == SLOTS)
+		return -ESTALE; /* moved too often in one process's life */
+	s = &slots[nslots];
+	vl_region_wanted(s->path, sizeof(s->path));
+	err = vl_region_open(s->path, VL_OPEN_CREATE | (cfg->region_chosen ? VL_OPEN_CHOSEN : 0),
+			     cfg->create_ranges, cfg->create_files, &s->r);
+	if (err)
+		return err;
+	nslots++;
+	*out = &s->r;
+	return 0;
+}
+
+/*
+ * The current region no longer is the one new processes find, or someone
+ * moved it: move its records into that one (if nobody has yet) and make
+ * that one current (attach_lock held).
+ */
+static int follow(struct vl_region *old)
+{
+	struct vl_region *next;
+	int err = attach_wanted(&next);
+
+	if (err)
+		return err;
+	if (next->file_dev == old->file_dev && next->file_ino == old->file_ino) {
+		/* the name leads to it after all (it came back, or the look failed) */
+		vl_region_unmap(next);
+		nslots--;
+		return __atomic_load_n(&old->hdr->fate.retired, __ATOMIC_ACQUIRE) ? -ESTALE : 0;
+	}
+	err = vl_region_move(old, next);
+	if (err) {
+		vl_log("cannot move the old region's records: %s", strerror(-err));
+		return -ESTALE;
+	}
+	__atomic_store_n(&current, next, __ATOMIC_RELEASE);
+	vl_region_settle(next);
+	return 0;
+}
+
+static int slow_get(struct vl_region **out)
+{
+	struct vl_region *r = current;
+	int err = refused;
+
+	if (err)
+		return err;
+	if (r == NULL) {
+		err = attach_wanted(&r);
+		if (err) {
 			/*
 			 * A region refused is refused for good (SPEC 5: the process
 			 * keeps that answer), and so is a relative path (EINVAL: the
 			 * environment is read once); a failure that may pass (EINTR,
 			 * ENOMEM, EMFILE, ENOSPC...) is tried again at the next call.
 			 */
-			s = err ? err : 1;
-			if (err == 0 || err == -EACCES || err == -EPROTO || err == -EUCLEAN ||
-			    err == -EINVAL)
-				__atomic_store_n(&the_state, s, __ATOMIC_RELEASE);
+			if (err == -EACCES || err == -EPROTO || err == -EUCLEAN || err == -EINVAL)
+				refused = err;
+			return err;
 		}
-		pthread_mutex_unlock(&attach_lock);
+		__atomic_store_n(&current, r, __ATOMIC_RELEASE);
+		vl_region_settle(r);
+	} else if (__atomic_load_n(&r->hdr->fate.retired, __ATOMIC_ACQUIRE) ||
+		   (due(&checked_ms, CHECK_EVERY_MS) && !vl_region_fresh(r))) {
+		err = follow(r);
+		if (err)
+			return err;
+		r = current;
+	} else if (__atomic_load_n(&r->hdr->fate.waiting, __ATOMIC_ACQUIRE) &&
+		   due(&settled_ms, SETTLE_EVERY_MS)) {
+		vl_region_settle(r);
 	}
-	if (s < 0)
-		return s;
-	*out = &the_region;
+	if (__atomic_load_n(&r->hdr->fate.waiting, __ATOMIC_ACQUIRE))
+		return -ESTALE;
+	*out = r;
 	return 0;
+}
+
+int vl_region_get(struct vl_region **out)
+{
+	struct vl_region *r = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
+	int err;
+
+	/* the common case: attached, in use, and looked at less than a second ago */
+	if (r != NULL && !__atomic_load_n(&r->hdr->fate.retired, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&r->hdr->fate.waiting, __ATOMIC_RELAXED) &&
+	    now_ms() - __atomic_load_n(&checked_ms, __ATOMIC_RELAXED) < CHECK_EVERY_MS) {
+		*out = r;
+		return 0;
+	}
+	pthread_once(&atfork_once, register_atfork);
+	pthread_mutex_lock(&attach_lock);
+	err = slow_get(out);
+	pthread_mutex_unlock(&attach_lock);
+	return err;
 }
 
 int vl_file_new(const struct vl_region *r, const struct vl_ident *id, uint32_t *fi)
@@ -476,6 +789,23 @@ void vl_unlock_region(const struct vl_region *r)
 }
 
 int vl_lock_file(const struct vl_region *r, uint32_t fi)
+{
+	int e = vl_lock_file_retired(r, fi);
+
+	/*
+	 * The region is being moved (move.c): nothing more is answered from
+	 * it. Read after the lock is taken: a mover sets it first, then takes
+	 * every file lock, so whoever holds one here either started before
+	 * the mover reaches this file (and is moved with it) or sees this.
+	 */
+	if (e == 0 && __atomic_load_n(&r->hdr->fate.retired, __ATOMIC_SEQ_CST) != 0) {
+		vl_unlock_file(r, fi);
+		return -ESTALE;
+	}
+	return e;
+}
+
+int vl_lock_file_retired(const struct vl_region *r, uint32_t fi)
 {
 	struct vl_lock *l = &vl_file_at(r, fi)->h.lock;
 	int e = vl_lock_take(r, l);

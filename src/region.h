@@ -6,6 +6,8 @@
 
 #include "core/layout.h"
 
+#include <stddef.h>
+
 /*
  * Map the region file at path. With create, make it if it is missing
  * (0600, O_EXCL) with the capacities given. Returns 0, or -errno:
@@ -13,21 +15,52 @@
  * regular, group/other access), -EPROTO (incompatible format), -EUCLEAN
  * (corrupt), or what the system said.
  */
+#define VL_OPEN_CREATE 1 /* make it if it is missing */
+#define VL_OPEN_CHOSEN 2 /* path is the default place (where.c), not VOLATILE_REGION */
 int vl_region_open(const char *path, int create, uint32_t ranges, uint32_t files,
 		   struct vl_region *out);
 void vl_region_unmap(struct vl_region *r);
 
-/* The region of this process (VOLATILE_REGION), attached on first use. */
-int vl_region_get(struct vl_region **out);
+/*
+ * An existing region file, opened by the caller (a region found mapped by
+ * another process: region.c's settling). Checked as vl_region_open checks.
+ */
+int vl_region_open_fd(int fd, struct vl_region *out);
 
 /*
- * The locks. Both are robust: if a holder died, the next locker repairs
- * what the lock guards before going on. Order: file lock, then region.
- * Return 0 or -errno (-EUCLEAN if the lock cannot be recovered).
+ * The region of this process (VOLATILE_REGION, or the default), attached
+ * on first use. Once a second it checks that the region is still the one
+ * new processes find (its name, and for the default the place, may have
+ * changed): if not, its records are moved into that one, which becomes
+ * this process's region (move.c). -ESTALE while the region new processes
+ * find is still waiting for older regions to be moved in.
+ */
+int vl_region_get(struct vl_region **out);
+
+/* The name new processes of this user would open now (VOLATILE_REGION, or where.c's choice). */
+void vl_region_wanted(char *buf, size_t size);
+
+/* Does r's name still lead to it, and is that still where new processes look? (1: yes) */
+int vl_region_fresh(const struct vl_region *r);
+
+/*
+ * A region made anew waits (answers nothing) until every older region its
+ * user's processes map is moved into it: look for them, move those that
+ * can be opened here. 0 settled, or -ESTALE: some are left to their users.
+ */
+int vl_region_settle(const struct vl_region *cur);
+
+/*
+ * The locks (lock.c). If a holder died, the next locker repairs what the
+ * lock guards before going on. Order: file lock, then region. Return 0
+ * or -errno: -EUCLEAN if the lock cannot be recovered; -ESTALE from a
+ * file lock of a region whose records are being moved (move.c).
  */
 int vl_lock_region(const struct vl_region *r);
 void vl_unlock_region(const struct vl_region *r);
 int vl_lock_file(const struct vl_region *r, uint32_t fi);
+/* The same, in a region being moved (-ESTALE from vl_lock_file): for its mover only. */
+int vl_lock_file_retired(const struct vl_region *r, uint32_t fi);
 void vl_unlock_file(const struct vl_region *r, uint32_t fi);
 
 /*

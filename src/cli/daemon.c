@@ -21,6 +21,7 @@
 
 #include "core/parse.h"
 #include "env.h"
+#include "move.h"
 #include "pressure.h"
 #include "purge.h"
 #include "region.h"
@@ -93,6 +94,7 @@ struct watch {
 	int sfd, tfd, psi, v1_level, v1_usage;
 	uint64_t usage_armed; /* the v1 usage threshold registered, 0: none */
 	uint32_t last_collect;
+	uint32_t last_follow;
 };
 
 /* ---- what wakes us ---------------------------------------------------------- */
@@ -327,8 +329,48 @@ static void set_timer(struct watch *w)
 		timerfd_settime(w->tfd, 0, &it, NULL);
 }
 
+/*
+ * The region's name no longer leads to it (removed, replaced, renamed;
+ * or the default place changed, a runtime directory having come or
+ * gone): move its records into the region new processes find, and watch
+ * that one from now on. Looked at once a second at most.
+ */
+static void follow(struct watch *w)
+{
+	static char path[PATH_MAX];
+	const struct vl_config *cfg = vl_config();
+	struct vl_region next;
+	struct timespec ts;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	if ((uint32_t)ts.tv_sec == w->last_follow)
+		return;
+	w->last_follow = (uint32_t)ts.tv_sec;
+	if (vl_region_fresh(&w->r) && !w->r.hdr->fate.retired)
+		return;
+	vl_region_wanted(path, sizeof(path));
+	err = vl_region_open(path, VL_OPEN_CREATE | (cfg->region_chosen ? VL_OPEN_CHOSEN : 0),
+			     cfg->create_ranges, cfg->create_files, &next);
+	if (err == 0)
+		err = vl_region_move(&w->r, &next);
+	if (err) {
+		say("the region %s is no longer the one new processes find; cannot move its "
+		    "records to %s: %s", w->r.path, path, strerror(-err));
+		if (next.hdr != NULL)
+			vl_region_unmap(&next);
+		return;
+	}
+	vl_region_settle(&next);
+	say("the region %s is no longer the one new processes find: its records are moved to %s",
+	    w->r.path, path);
+	vl_region_unmap(&w->r);
+	w->r = next;
+}
+
 static void relieve(struct watch *w)
 {
+	follow(w);
 	if (vl_threshold_on(&vl_config()->min_available))
 		relieve_memory(w);
 	if (vl_threshold_on(&vl_config()->tmpfs_min_free))

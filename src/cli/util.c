@@ -129,8 +129,9 @@ const char *region_path(void)
 int open_region(struct vl_region *r, int create)
 {
 	const struct vl_config *cfg = vl_config();
-	int err = vl_region_open(region_path(), create, cfg->create_ranges, cfg->create_files,
-				 r);
+	int err = vl_region_open(region_path(),
+				 create ? VL_OPEN_CREATE | (cfg->region_chosen ? VL_OPEN_CHOSEN : 0) : 0,
+				 cfg->create_ranges, cfg->create_files, r);
 	char why[160];
 
 	if (err == -ENOENT && !create)
@@ -145,5 +146,7 @@ int open_region(struct vl_region *r, int create)
 		    strerror(EPROTO));
 	if (err)
 		die("region %s: %s", cfg->region, strerror(-err));
+	/* a region made anew looks for older ones to take in (move.c) */
+	vl_region_settle(r);
 	return 0;
 }

@@ -182,6 +182,7 @@ void vl_region_format(void *base, const struct vl_geometry *g)
 
 	h->geo = *g;
 	memset(&h->c, 0, sizeof(h->c));
+	memset(&h->fate, 0, sizeof(h->fate));
 	h->c.node_hwm = 1; /* slot 0 is the sentinel */
 	h->c.file_hwm = 1;
 }

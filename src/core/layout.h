@@ -330,11 +330,45 @@ struct vl_counters {
 	struct vl_u128 purged_total;
 };
 
+/*
+ * What became of a region whose name no longer leads to it (removed,
+ * renamed, replaced; or the default place changed): its records are
+ * moved into the region new processes find, so that processes that used
+ * the old one and processes started since converge on one (src/move.c).
+ *
+ * retired: 0 in use; VL_RETIRING a mover is at work (every file lock
+ * taken from then on says ESTALE: the caller moves on to the new region);
+ * VL_MOVED all its records are in the region named in moved_to.
+ * waiting: set by the creator of a region while older regions that are
+ * still mapped have not been moved into it: it answers nothing (ESTALE)
+ * until they are, so that no process answers from a region that lacks
+ * what another process may still be purging elsewhere. moved_from: the
+ * old regions (file device and inode) whose records are here, and theirs
+ * in turn, so that a mapping of one of them seen later is known done.
+ */
+#define VL_RETIRING 1u
+#define VL_MOVED 2u
+#define VL_MOVED_MAX 62
+
+struct vl_fate {
+	struct vl_lock move_lock; /* one mover at a time; taken before any other lock */
+	uint32_t retired;
+	uint32_t waiting;
+	uint32_t nmoved;
+	uint32_t chosen;          /* made at the default place (where.c), not VOLATILE_REGION */
+	char path[256];           /* the name it was made with; its successors have the same */
+	struct {
+		uint64_t dev;
+		uint64_t ino;
+	} moved_from[VL_MOVED_MAX]; /* guarded by the region lock */
+};
+
 struct vl_header {
 	struct vl_geometry geo;
 	/* its own cache line: the geometry is read-only after creation */
 	struct vl_lock lock __attribute__((aligned(64))); /* the region lock */
 	struct vl_counters c;       /* guarded by lock */
+	struct vl_fate fate __attribute__((aligned(64)));
 };
 
 /*
@@ -355,6 +389,7 @@ struct vl_region {
 	uint64_t serial;    /* this mapping, among the mappings this process made */
 	uint64_t file_dev;  /* the region file, as it was opened */
 	uint64_t file_ino;
+	const char *path;   /* the name it was opened by (NULL: none, a test's) */
 	uint32_t node_cap;  /* copied from the header at attach and trusted */
 	uint32_t file_cap;
 	uint32_t hash_cap;

@@ -3,15 +3,15 @@
 # the library reads no VOLATILE_* variable.
 #
 # tests/helpers/secure, linked with -lvolatile, is installed set-user-ID
-# to user nobody (in $WORK, or in $DISK where /dev/shm is mounted nosuid)
+# to a test user, uid 4244 (in $WORK, or in $DISK where /dev/shm is mounted nosuid)
 # and run by root: its effective user differs from its real
 # one, so the kernel marks the execution secure. Its environment names a
-# region (VOLATILE_REGION) in a directory that nobody may write, and asks
+# region (VOLATILE_REGION) in a directory that only that user may write, and asks
 # for a log (VOLATILE_DEBUG=1) and the 2012 aliases (VOLATILE_2012_ABI=1).
 # It must make its MARK in the default region of its effective user
 # (/dev/shm/libvolatile.<euid>), never create the named file, print
 # nothing on stderr, and see mode 0x08 refused as COLLAPSE_RANGE. A
-# control run of the same program without the set-user-ID bit, as nobody,
+# control run of the same program without the set-user-ID bit, as that user,
 # must create the named region, log, and take 0x08 as UNMARK: the test
 # would see it if the library read the variables.
 #
@@ -37,14 +37,15 @@ for d in "$WORK" "$DISK"; do
 	break
 done
 [ -n "$base" ] || skip "$WORK and ${DISK:-(no disk directory)} are on file systems mounted nosuid"
-uid=$(id -u nobody 2>/dev/null) && gid=$(id -g nobody 2>/dev/null) ||
-	fail "there is no user nobody to own the set-user-ID program"
-[ "$uid" -ne 0 ] || fail "user nobody is root here"
+# a test user of its own (no account needed): gc.sh counts on user nobody
+# running nothing else, and a set-user-ID process cannot be looked into
+uid=4244
+gid=4244
 
-# a directory nobody may write, reached through $base
+# a directory that user may write, reached through $base
 chmod 0711 "$base" || fail "chmod $base"
 dir=$base/secure
-mkdir "$dir" && chown "$uid:$gid" "$dir" || fail "cannot make $dir for nobody"
+mkdir "$dir" && chown "$uid:$gid" "$dir" || fail "cannot make $dir for uid $uid"
 cp "$HELPER" "$dir/plain" && cp "$HELPER" "$dir/setuid" || fail "cannot copy $HELPER"
 chmod 0755 "$dir/plain" || fail "chmod $dir/plain"
 chown "$uid" "$dir/setuid" && chmod 04755 "$dir/setuid" || fail "cannot make $dir/setuid set-user-ID"
@@ -56,7 +57,7 @@ remove_default() {
 	[ "$existed" -eq 0 ] && rm -f "$default" "$default.daemon"
 }
 
-# ---- the control: not secure, as nobody: the variables are read --------------------
+# ---- the control: not secure, as that user: the variables are read --------------------
 if command -v setpriv >/dev/null 2>&1; then
 	run plain env VOLATILE_REGION="$dir/control" VOLATILE_DEBUG=1 VOLATILE_2012_ABI=1 \
 		setpriv --reuid="$uid" --regid="$gid" --clear-groups \
@@ -71,7 +72,7 @@ else
 	say "setpriv (util-linux) is not installed: no control run"
 fi
 
-# ---- set-user-ID nobody, run by root: secure ---------------------------------------------
+# ---- set-user-ID to that user, run by root: secure ---------------------------------------------
 run setuid env VOLATILE_REGION="$dir/region" VOLATILE_DEBUG=1 VOLATILE_2012_ABI=1 \
 	timeout "$VL_TIMEOUT" "$dir/setuid"
 remove_default

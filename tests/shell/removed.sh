@@ -1,0 +1,143 @@
+#!/bin/sh
+# The region's name removed, renamed or replaced while programs use it
+# (SPEC 9; issue 12.2): logind's RemoveIPC, tmpfiles cleaners and rm do
+# it. No purge may punch through a region new processes no longer find,
+# and no process may answer from a region that lacks what another still
+# holds: the old region's records are moved into the one new processes
+# find, and that one answers nothing (ESTALE) until they are.
+#
+#   a. removed, as root: the new region's maker reaches the old one through
+#      /proc/PID/map_files and moves it in at once. The issue's case: P1
+#      marks F; the region is removed; P2 unmarks F (0); P1's budget purge
+#      must not punch F.
+#   b. removed, as a user who cannot open /proc/PID/map_files: P2's UNMARK
+#      fails with ESTALE until P1 (its next call, a second later) moves its
+#      region in; then P2 gets an answer, and every 0 covers intact bytes.
+#   c. renamed away, with a purged range: P2's UNMARK must say 1, not 0.
+#   d. replaced by another region (renamed over it): the same.
+#   e. as b, with the old region's user idle: the daemon (a user of the
+#      old region too) moves it in within a second or two.
+. "$(dirname "$0")/lib.sh"
+need_cmd
+
+# intact_or_purged NAME FILE FILL: NAME's "unmark 0 64K = R": 0 only over intact bytes
+intact_or_purged() {
+	if grep -qx 'unmark 0 64K = 0' "$WORK/$1.out"; then
+		ok "$1-bytes" vt open "$2" r expect 0 64K "$3"
+	else
+		expect_line "$1" "unmark 0 64K = 1"
+	fi
+}
+
+# ---- a. removed; the new region's maker moves the old one in (root) ------------------
+if [ "$(id -u)" -eq 0 ]; then
+	new_region
+	f=$WORK/fa
+	mkfile "$f" 64K A
+	bg a1 svte VOLATILE_BUDGET=64K -- open "$f" rw mark 0 64K touch "$WORK/a-ready" \
+		wait "$WORK/a-go" memfd m 128K fill 0 128K M mark 0 128K echo done
+	wait_file "$WORK/a-ready"
+	rm "$VOLATILE_REGION"
+	ok a2 svt open "$f" rw unmark 0 64K
+	expect_line a2 "unmark 0 64K = 0"
+	touch "$WORK/a-go"
+	wait_bg a1
+	[ "$rc" -eq 0 ] || { show a1; fail "a: the first process: exit status $rc"; }
+	expect_line a1 "mark 0 128K = 0"
+	ok a-bytes vt open "$f" r expect 0 64K A
+	# one region now, with the first process's records: its memfd's range, purged
+	# by its budget; nothing of F, which the second process unmarked
+	status_json a-st
+	expect_eq "a: volatile bytes in the region new processes find" \
+		"$(jq_py a-st 'd["volatile_bytes"]')" 0
+	expect_eq "a: purged bytes in it" "$(jq_py a-st 'd["purged_bytes"]')" 131072
+else
+	say "not root: part a (map_files) is not run"
+fi
+
+# ---- b. removed; the old region's user moves it in ------------------------------------
+U=4243
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1 &&
+	setpriv --reuid=$U --regid=$U --clear-groups -- test -x "$VT"; then
+	ud=$WORK/u
+	mkdir "$ud" && chmod 0711 "$WORK" && chown $U:$U "$ud" || fail "cannot make $ud"
+	as_user() {
+		setpriv --reuid=$U --regid=$U --clear-groups -- env VOLATILE_REGION="$ud/region" \
+			LD_PRELOAD="$VOLATILE_LIBRARY" timeout "$VL_TIMEOUT" "$VT" "$@"
+	}
+	f=$ud/fb
+	as_user open "$f" rwt fill 0 64K B >/dev/null || fail "b: cannot write $f"
+	bg b1 as_user open "$f" rw mark 0 64K touch "$ud/b-ready" wait "$ud/b-go" sleep 1100 \
+		memfd m 64K mark 0 4K echo done
+	wait_file "$ud/b-ready"
+	rm "$ud/region"
+	run b2 as_user open "$f" rw unmark 0 64K
+	expect_line b2 "unmark 0 64K = -1 ESTALE"
+	touch "$ud/b-go"
+	wait_bg b1
+	[ "$rc" -eq 0 ] || { show b1; fail "b: the first process: exit status $rc"; }
+	expect_line b1 "mark 0 4K = 0"
+	ok b3 as_user open "$f" rw unmark 0 64K
+	intact_or_purged b3 "$f" B
+	expect_line b3 "unmark 0 64K = 0"
+
+	# e. the same with the old region's user idle for good: the daemon,
+	# which uses the old region too, moves it within a second or two
+	f=$ud/fe
+	as_user open "$f" rwt fill 0 64K E >/dev/null || fail "e: cannot write $f"
+	bg e1 as_user open "$f" rw mark 0 64K touch "$ud/e-ready" wait "$ud/e-go"
+	wait_file "$ud/e-ready"
+	bg ed setpriv --reuid=$U --regid=$U --clear-groups -- env VOLATILE_REGION="$ud/region" \
+		timeout 60 "$VOLATILE_CMD" daemon --foreground --interval 50
+	wait_match ed err "daemon"
+	rm "$ud/region"
+	i=0
+	while :; do
+		run e2 as_user open "$f" rw unmark 0 64K
+		grep -qx 'unmark 0 64K = -1 ESTALE' "$WORK/e2.out" || break
+		i=$((i + 1))
+		[ "$i" -le 50 ] || { show ed; fail "e: still ESTALE after 5 s: the daemon did not move the old region"; }
+		sleep 0.1
+	done
+	expect_line e2 "unmark 0 64K = 0"
+	ok e-bytes as_user open "$f" r expect 0 64K E
+	grep -q 'its records are moved to' "$WORK/ed.err" || { show ed; fail "e: the daemon did not say it moved the region"; }
+	touch "$ud/e-go"
+	wait_bg e1
+	eval "kill \$BG_ed"
+	wait_bg ed
+else
+	say "not root, or uid $U cannot run the build tree: parts b and e are not run"
+fi
+
+# ---- c. renamed away, a purged range in it ---------------------------------------------
+new_region
+f=$WORK/fc
+mkfile "$f" 64K C
+bg c1 svt open "$f" rw mark 0 64K touch "$WORK/c-ready" wait "$WORK/c-go"
+wait_file "$WORK/c-ready"
+ok c-purge vol purge --all
+expect_line c-purge "purged 1 range, 65536 bytes"
+mv "$VOLATILE_REGION" "$VOLATILE_REGION.old"
+ok c2 svt open "$f" rw unmark 0 64K
+expect_line c2 "unmark 0 64K = 1"
+touch "$WORK/c-go"
+wait_bg c1
+[ "$rc" -eq 0 ] || { show c1; fail "c: the first process: exit status $rc"; }
+
+# ---- d. replaced by another region, renamed over it -------------------------------------
+new_region
+f=$WORK/fd
+mkfile "$f" 64K D
+bg d1 svt open "$f" rw mark 0 64K touch "$WORK/d-ready" wait "$WORK/d-go"
+wait_file "$WORK/d-ready"
+ok d-purge vol purge --all
+expect_line d-purge "purged 1 range, 65536 bytes"
+ok d-other svte VOLATILE_REGION="$WORK/other-region" -- memfd x 4K mark 0 4K
+mv "$WORK/other-region" "$VOLATILE_REGION"
+ok d2 svt open "$f" rw unmark 0 64K
+expect_line d2 "unmark 0 64K = 1"
+touch "$WORK/d-go"
+wait_bg d1
+[ "$rc" -eq 0 ] || { show d1; fail "d: the first process: exit status $rc"; }
+exit 0
