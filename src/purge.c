@@ -49,6 +49,7 @@
 #include "core/ranges.h"
 #include "log.h"
 #include "reach.h"
+#include "punch.h"
 #include "region.h"
 #include "sys.h"
 
@@ -70,7 +71,7 @@ struct pass {
 	int nskip;
 	struct {
 		uint32_t fi, gen;
-		int fd;
+		struct vl_way way; /* an O_PATH fd: closing it releases no lock */
 	} open[OPEN_MAX];
 	int nopen;
 };
@@ -88,7 +89,7 @@ static void init_pass(struct pass *p, const struct vl_region *r, const struct vl
 static void end_pass(struct pass *p)
 {
 	for (int i = 0; i < p->nopen; i++)
-		close(p->open[i].fd);
+		close(p->open[i].way.opath);
 }
 
 static int skipped(const struct pass *p, uint32_t fi)
@@ -138,31 +139,34 @@ static uint32_t pick(const struct pass *p, const struct vl_goal *g)
 	return VL_NIL;
 }
 
-/* Remember the generation with the fd: a slot reused means another file. */
-static int cached_fd(struct pass *p, uint32_t fi, uint32_t gen, int *theirs)
+/*
+ * The caller's own fd (MARK's budget and pressure purges of its own file),
+ * or a way reached before, remembered with the slot's generation: a slot
+ * reused means another file. NULL if neither.
+ */
+static const struct vl_way *cached_way(struct pass *p, uint32_t fi, uint32_t gen, int *theirs)
 {
-	*theirs = 0;
-	if (p->hint != NULL && p->hint->fi == fi && p->hint->gen == gen) {
-		*theirs = 1;
-		return p->hint->fd;
-	}
+	*theirs = p->hint != NULL && p->hint->fi == fi && p->hint->gen == gen;
+	if (*theirs)
+		return NULL;
 	for (int i = 0; i < p->nopen; i++)
 		if (p->open[i].fi == fi && p->open[i].gen == gen)
-			return p->open[i].fd;
-	return -1;
+			return &p->open[i].way;
+	return NULL;
 }
 
-static void keep_fd(struct pass *p, uint32_t fi, uint32_t gen, int fd)
+static const struct vl_way *keep_way(struct pass *p, uint32_t fi, uint32_t gen,
+				     const struct vl_way *w)
 {
 	if (p->nopen == OPEN_MAX) {
-		close(p->open[0].fd);
+		close(p->open[0].way.opath);
 		memmove(&p->open[0], &p->open[1], sizeof(p->open[0]) * (OPEN_MAX - 1));
 		p->nopen--;
 	}
 	p->open[p->nopen].fi = fi;
 	p->open[p->nopen].gen = gen;
-	p->open[p->nopen].fd = fd;
-	p->nopen++;
+	p->open[p->nopen].way = *w;
+	return &p->open[p->nopen++].way;
 }
 
 /* What a reach learnt about file fi goes into its record (region lock taken). */
@@ -234,8 +238,6 @@ static int unreachable(struct pass *p, const struct vl_target *t, int err,
 	const struct vl_region *r = p->r;
 	uint32_t since = vl_file_at(r, t->fi)->h.gone_since;
 
-	if (err == -EDEADLK)
-		return 0; /* we may not open it; another process may */
 	if (err == -ENOENT && since != 0 && p->now - since >= VL_GONE_GRACE &&
 	    vl_drop_file(r, t->fi, t->gen, VL_DROP_ALL) == 0) {
 		vl_log("file %u is gone: its ranges are forgotten", t->fi);
@@ -253,28 +255,33 @@ static int unreachable(struct pass *p, const struct vl_target *t, int err,
 	return 0;
 }
 
-/* An fd for file t, or -1 (skipped, or dropped). *theirs: the caller's fd. */
-static int fd_for(struct pass *p, const struct vl_target *t, struct vl_purge_report *rep,
-		  int *theirs)
+/*
+ * A way to file t, or NULL: the caller's own fd (*theirs), skipped, or
+ * dropped. Nothing is opened for I/O here (reach.c): only O_PATH fds.
+ */
+static const struct vl_way *way_for(struct pass *p, const struct vl_target *t,
+				    struct vl_purge_report *rep, int *theirs)
 {
+	const struct vl_way *w = cached_way(p, t->fi, t->gen, theirs);
 	struct vl_reached got;
-	int fd = cached_fd(p, t->fi, t->gen, theirs), err;
+	struct vl_way found;
+	int fd;
 
-	if (fd >= 0)
-		return fd;
+	if (w != NULL || *theirs)
+		return w;
 	fd = vl_reach(t, &p->ctx, &got);
 	if (fd >= 0) {
-		keep_fd(p, t->fi, t->gen, fd);
+		found.opath = fd;
+		found.via = got.via;
 		if (got.holder.pid > 0 || got.path_len > 0 || t->checked_at || t->gone_since)
 			note_reach(p->r, t->fi, t->gen, &got, 0, 0);
-		return fd;
+		return keep_way(p, t->fi, t->gen, &found);
 	}
-	err = fd;
-	if (!unreachable(p, t, err, rep)) {
+	if (!unreachable(p, t, fd, rep)) {
 		skip(p, t->fi);
 		rep->files_skipped++;
 	}
-	return -1;
+	return NULL;
 }
 
 enum { PURGED, RETRY, STOP };
@@ -288,10 +295,6 @@ enum { PURGED, RETRY, STOP };
  */
 #define BATCH 32
 #define BATCH_BYTES (2u << 20)
-
-struct extent {
-	uint64_t start, end;
-};
 
 /* Is n, next in age, another range of file fi to flag in this visit? (region lock held) */
 static int batch_more(const struct vl_region *r, const struct vl_goal *g,
@@ -310,7 +313,7 @@ static int batch_more(const struct vl_region *r, const struct vl_goal *g,
  * the goal wants (both locks held). Returns how many, their extents in ext.
  */
 static int flag_batch(const struct vl_region *r, const struct vl_goal *g, struct vl_file *f,
-		      uint32_t fi, uint32_t n, struct extent *ext, struct vl_purge_report *rep)
+		      uint32_t fi, uint32_t n, struct vl_extent *ext, struct vl_purge_report *rep)
 {
 	uint64_t bytes = 0;
 	int k = 0;
@@ -339,11 +342,12 @@ static int flag_batch(const struct vl_region *r, const struct vl_goal *g, struct
 static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_report *rep)
 {
 	const struct vl_region *r = p->r;
-	struct extent ext[BATCH];
+	struct vl_extent ext[BATCH];
+	const struct vl_way *w;
 	struct vl_target t;
 	struct vl_file *f;
 	uint32_t n, seq;
-	int fd, err, theirs, sound, k;
+	int err, theirs, sound, k;
 
 	if (vl_lock_region(r) != 0)
 		return STOP;
@@ -364,8 +368,8 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 		rep->files_skipped++;
 		return p->nskip < SKIP_MAX ? RETRY : STOP;
 	}
-	fd = fd_for(p, &t, rep, &theirs);
-	if (fd < 0)
+	w = way_for(p, &t, rep, &theirs);
+	if (w == NULL && !theirs)
 		return p->nskip < SKIP_MAX ? RETRY : STOP;
 
 	if (vl_lock_file(r, t.fi) != 0)
@@ -382,7 +386,7 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 		vl_unlock_file(r, t.fi);
 		return RETRY;
 	}
-	k = (theirs && !vl_fd_is(fd, &t.id)) ? 0 : flag_batch(r, g, f, t.fi, n, ext, rep);
+	k = (theirs && !vl_fd_is(p->hint->fd, &t.id)) ? 0 : flag_batch(r, g, f, t.fi, n, ext, rep);
 	if (k == 0) {
 		/* the caller's fd is another file now, or the tree is corrupt */
 		vl_unlock_region(r);
@@ -405,18 +409,24 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 		       t.fi);
 		k = 0;
 	}
-	for (int i = 0; i < k; i++) {
+	for (int i = 0; theirs && i < k; i++) {
 		VL_STEP("purge: flagged purged, not punched");
-		err = vl_sys_punch(fd, ext[i].start, ext[i].end - ext[i].start);
+		err = vl_sys_punch(p->hint->fd, ext[i].start, ext[i].end - ext[i].start);
 		VL_STEP("purge: punched, file locked");
 		if (err)
 			vl_log("punch of file %u [%llu, %llu) failed: %s (flagged purged anyway)",
 			       t.fi, (unsigned long long)ext[i].start,
 			       (unsigned long long)ext[i].end, strerror(-err));
-		else
-			vl_log("purged file %u [%llu, %llu)", t.fi, (unsigned long long)ext[i].start,
-			       (unsigned long long)ext[i].end);
 	}
+	if (!theirs && k > 0) {
+		err = vl_punch_way(w, &t.id, ext, k);
+		if (err != k)
+			vl_log("file %u: %d of %d punches made%s%s (flagged purged anyway)", t.fi,
+			       err < 0 ? 0 : err, k, err < 0 ? ": " : "", err < 0 ? strerror(-err) : "");
+	}
+	if (k > 0)
+		vl_log("purged file %u: %d range%s from [%llu, %llu)", t.fi, k, k == 1 ? "" : "s",
+		       (unsigned long long)ext[0].start, (unsigned long long)ext[0].end);
 	vl_unlock_file(r, t.fi);
 	return PURGED;
 }
@@ -457,7 +467,7 @@ static int collect(const struct vl_region *r, struct vl_purge_report *rep, int a
 	for (uint32_t fi = 1; fi < hwm; fi++) {
 		struct vl_target t;
 		struct vl_file *f = vl_file_at(r, fi);
-		int sound, theirs, fd;
+		int sound, theirs;
 
 		if (vl_lock_region(r) != 0)
 			break;
@@ -468,8 +478,8 @@ static int collect(const struct vl_region *r, struct vl_purge_report *rep, int a
 		vl_unlock_region(r);
 		if (!sound)
 			continue;
-		fd = fd_for(&p, &t, rep, &theirs);
-		(void)fd; /* reached: alive; kept open until the end of the pass */
+		/* reached: alive (its O_PATH fd is kept until the end of the pass) */
+		way_for(&p, &t, rep, &theirs);
 	}
 	end_pass(&p);
 	return 0;

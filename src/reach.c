@@ -15,6 +15,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#if defined(__has_include)
+#if __has_include(<linux/openat2.h>)
+#include <linux/openat2.h>
+#endif
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +44,7 @@ void vl_target_copy(const struct vl_region *r, uint32_t fi, struct vl_target *t)
 	t->path[t->path_len < VL_PATH_MAX ? t->path_len : VL_PATH_MAX - 1] = '\0';
 }
 
-/* ---- this process's POSIX locks ------------------------------------- */
+/* ---- parsing /proc ----------------------------------------------------- */
 
 static int parse_u64(const char **p, int base, uint64_t *v)
 {
@@ -86,29 +91,6 @@ static int parse_dev(const char **p, uint64_t *dev)
 	return parse_dev_base(p, 16, dev);
 }
 
-/* "1: POSIX  ADVISORY  WRITE 1234 00:2e:1047 0 EOF" */
-static void note_lock_line(struct vl_reach_ctx *ctx, const char *line, pid_t self)
-{
-	uint64_t pid, dev, ino;
-	const char *p = strchr(line, ':');
-
-	if (p == NULL || strstr(line, "->") != NULL)
-		return; /* waiters hold nothing */
-	p = skip_words(p + 1, 0);
-	if (strncmp(p, "POSIX ", 6) != 0)
-		return;
-	p = skip_words(p, 3); /* POSIX, ADVISORY|MANDATORY, READ|WRITE */
-	if (parse_u64(&p, 10, &pid) || (pid_t)pid != self || *p++ != ' ' ||
-	    parse_dev(&p, &dev) || *p++ != ':' || parse_u64(&p, 10, &ino))
-		return;
-	if (ctx->nlocks == (int)(sizeof(ctx->locked) / sizeof(ctx->locked[0]))) {
-		ctx->locks_overflow = 1;
-		return;
-	}
-	ctx->locked[ctx->nlocks].dev = dev;
-	ctx->locked[ctx->nlocks].ino = ino;
-	ctx->nlocks++;
-}
 
 /* Call fn on each line of a /proc file; lines longer than the buffer are cut. */
 static int each_line(const char *path, void (*fn)(void *, const char *), void *arg)
@@ -141,35 +123,6 @@ static int each_line(const char *path, void (*fn)(void *, const char *), void *a
 	return 0;
 }
 
-struct locks_arg {
-	struct vl_reach_ctx *ctx;
-	pid_t self;
-};
-
-static void on_lock_line(void *a, const char *line)
-{
-	struct locks_arg *la = a;
-
-	note_lock_line(la->ctx, line, la->self);
-}
-
-static int self_locks(struct vl_reach_ctx *ctx, const struct vl_ident *id)
-{
-	if (!ctx->locks_read) {
-		struct locks_arg la = { ctx, vl_self() };
-
-		ctx->locks_read = 1;
-		if (each_line("/proc/locks", on_lock_line, &la) != 0)
-			ctx->locks_overflow = 1; /* cannot tell: assume the worst */
-	}
-	if (ctx->locks_overflow)
-		return 1;
-	for (int i = 0; i < ctx->nlocks; i++)
-		if (ctx->locked[i].dev == id->dev && ctx->locked[i].ino == id->ino)
-			return 1;
-	return 0;
-}
-
 /* ---- routes ------------------------------------------------------------ */
 
 /*
@@ -181,16 +134,15 @@ static int self_locks(struct vl_reach_ctx *ctx, const struct vl_ident *id)
  */
 static int is(int dirfd, const char *path, int flags, const struct vl_ident *want)
 {
+	int follow = !(flags & AT_SYMLINK_NOFOLLOW);
 	struct vl_stat st;
 
-	if (*path == '\0') {
-		if (vl_sys_statx(dirfd, &st) != 0 || !S_ISREG(st.mode) || st.id.dev != want->dev ||
-		    st.id.ino != want->ino || vl_sys_igen(dirfd, &st) != 0)
-			return 0;
-	} else if (vl_sys_stat_at(dirfd, path, !(flags & AT_SYMLINK_NOFOLLOW), &st) != 0 ||
-		   !S_ISREG(st.mode)) {
+	if ((*path == '\0' ? vl_sys_statx(dirfd, &st) : vl_sys_statx_at(dirfd, path, follow, &st)) != 0 ||
+	    !S_ISREG(st.mode) || st.id.dev != want->dev || st.id.ino != want->ino ||
+	    st.id.btime_sec != want->btime_sec || st.id.btime_nsec != want->btime_nsec)
 		return 0;
-	}
+	if ((*path == '\0' ? vl_sys_igen(dirfd, &st) : vl_sys_igen_at(dirfd, path, follow, &st)) != 0)
+		return 0;
 	return vl_ident_same(&st.id, want);
 }
 
@@ -204,16 +156,22 @@ int vl_fd_is(int fd, const struct vl_ident *id)
 	return verify(fd, id);
 }
 
-#define OPEN_FLAGS (O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW)
+/*
+ * Every route ends in an O_PATH fd on the very inode, checked: opening
+ * O_PATH calls no file system's open method (no lease is broken, no
+ * device wakes, no FUSE server is asked), and closing one releases no
+ * POSIX lock of ours (the kernel skips O_PATH files there). Only the
+ * punch itself opens the file for writing (punch.c), from this fd or the
+ * holder's own, after checking its identity once more.
+ */
+#define PATH_FLAGS (O_PATH | O_CLOEXEC)
 
-/* Open path (at dirfd) only if it already is the file, then check again. */
+/* An O_PATH fd on what path (at dirfd) names, if it is the file. */
 static int open_checked(int dirfd, const char *path, int follow, const struct vl_ident *id)
 {
-	int fd;
+	int fd = VL_SYSCALL("open O_PATH",
+			    openat(dirfd, path, PATH_FLAGS | (follow ? 0 : O_NOFOLLOW)));
 
-	if (!is(dirfd, path, follow ? 0 : AT_SYMLINK_NOFOLLOW, id))
-		return -1;
-	fd = VL_SYSCALL("reopen", openat(dirfd, path, follow ? OPEN_FLAGS & ~O_NOFOLLOW : OPEN_FLAGS));
 	if (fd < 0)
 		return -1;
 	if (!verify(fd, id)) {
@@ -223,33 +181,13 @@ static int open_checked(int dirfd, const char *path, int follow, const struct vl
 	return fd;
 }
 
-/*
- * One of our own fds: duplicate it, so that a concurrent close cannot swap
- * the file under the punch. Checked before duplicating: closing a
- * duplicate of an unrelated file would release our POSIX locks on it.
- */
-static int dup_checked(int fdnum, const struct vl_ident *id)
-{
-	int fd;
-
-	if (!verify(fdnum, id))
-		return -1;
-	fd = VL_SYSCALL("dup", fcntl(fdnum, F_DUPFD_CLOEXEC, 0));
-	if (fd >= 0 && !verify(fd, id)) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
-}
-
+/* Through a holder's fd, ours included: its /proc link names the inode itself. */
 static int via_holder(const struct vl_holder *h, const struct vl_ident *id)
 {
 	char path[64];
 
 	if (h->pid <= 0 || h->fd < 0)
 		return -1;
-	if (h->pid == vl_self())
-		return dup_checked(h->fd, id);
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d", h->pid, h->fd);
 	return open_checked(AT_FDCWD, path, 1, id);
 }
@@ -367,8 +305,7 @@ static int scan_fds(const struct vl_ident *id, struct vl_holder *found, int *com
 		while ((fe = next_dirent(&fds)) != NULL) {
 			if (!numeric(fe->d_name, &fdn) || !is(fds.fd, fe->d_name, 0, id))
 				continue;
-			fd = pid == vl_self() ? dup_checked((int)fdn, id)
-					      : open_checked(fds.fd, fe->d_name, 1, id);
+			fd = open_checked(fds.fd, fe->d_name, 1, id);
 			if (fd >= 0) {
 				found->pid = (int32_t)pid;
 				found->fd = (int32_t)fdn;
@@ -571,6 +508,89 @@ static void on_mount_line(void *a, const char *line)
 }
 
 /*
+ * Open rel at dirfd without leaving the file system dev is (-EXDEV where
+ * another one is mounted), nor following a symlink: a walk or a recorded
+ * path never makes another file system answer (a FUSE server that never
+ * does would hang the purge, and the host program with it). openat2 does
+ * it in one call; without it (before 5.6), an O_PATH open, which asks no
+ * file system for anything, is checked first and then reopened.
+ */
+static int open_beneath(int dirfd, const char *rel, int flags, uint64_t dev)
+{
+	struct vl_stat st;
+	char self[64];
+	int fd;
+#if defined(SYS_openat2) && defined(RESOLVE_NO_XDEV)
+	struct open_how how;
+
+	memset(&how, 0, sizeof(how));
+	/* openat2 takes nothing but O_DIRECTORY, O_NOFOLLOW, O_CLOEXEC along with O_PATH */
+	how.flags = (uint64_t)(unsigned)(flags | O_NOFOLLOW | O_CLOEXEC |
+					 ((flags & O_PATH) ? 0 : O_NONBLOCK | O_NOCTTY));
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	fd = (int)syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
+	if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
+		return fd >= 0 ? fd : -errno;
+#endif
+	if (strchr(rel, '/') != NULL)
+		return -ENOSYS; /* component by component would be needed: not worth it */
+	fd = openat(dirfd, rel, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (vl_sys_statx(fd, &st) != 0 || st.id.dev != dev) {
+		close(fd);
+		return -EXDEV;
+	}
+	if (flags & O_PATH)
+		return fd;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	dirfd = open(self, flags | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	close(fd);
+	return dirfd >= 0 ? dirfd : -errno;
+}
+
+/* An O_PATH fd on the root of a whole mount of dev, and its mount point in mnt. */
+static int mount_root(uint64_t dev, struct mnt_arg *ma)
+{
+	struct vl_stat st;
+	int fd;
+
+	memset(ma, 0, sizeof(*ma));
+	ma->dev = dev;
+	if (each_line("/proc/self/mountinfo", on_mount_line, ma) != 0 || !ma->found)
+		return -1;
+	fd = open(ma->mnt, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0 && (vl_sys_statx(fd, &st) != 0 || st.id.dev != dev)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* The recorded path, resolved inside the file system the file lives on only. */
+static int via_path(const struct vl_target *t)
+{
+	struct mnt_arg ma;
+	size_t len;
+	int root, fd;
+
+	root = mount_root(t->id.dev, &ma);
+	if (root < 0)
+		return -1;
+	len = strcmp(ma.mnt, "/") == 0 ? 0 : strlen(ma.mnt);
+	fd = -1;
+	if (strncmp(t->path, ma.mnt, len) == 0 && t->path[len] == '/' && t->path[len + 1] != '\0') {
+		fd = open_beneath(root, t->path + len + 1, O_PATH, t->id.dev);
+		if (fd >= 0 && !verify(fd, &t->id)) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	close(root);
+	return fd < 0 ? -1 : fd;
+}
+
+/*
  * Depth-first search of the directory at dirfd (whose path is w->path) for
  * an entry with the file's inode number and identity. Returns an fd on it
  * (w->path then names it), or -1. Leaves w->complete cleared if anything
@@ -609,9 +629,9 @@ static int walk_dir(struct walk *w, int dirfd, int depth)
 				w->complete = 0;
 				continue;
 			}
-			sub = openat(dirfd, e->d_name,
-				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+			sub = open_beneath(dirfd, e->d_name, O_RDONLY | O_DIRECTORY, w->id->dev);
 			if (sub < 0) {
+				/* another file system mounted here (EXDEV) hides what is under it */
 				w->complete = 0;
 				continue;
 			}
@@ -641,7 +661,15 @@ static int walk_mount(const struct vl_ident *id, char *path, size_t size, int *c
 		return -1;
 	}
 	strcpy(path, strcmp(ma.mnt, "/") == 0 ? "" : ma.mnt);
-	dirfd = open(ma.mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dirfd = open(ma.mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+	if (dirfd >= 0) {
+		struct vl_stat st;
+
+		if (vl_sys_statx(dirfd, &st) != 0 || st.id.dev != id->dev) {
+			close(dirfd);
+			dirfd = -1;
+		}
+	}
 	if (dirfd < 0) {
 		*complete = 0;
 		return -1;
@@ -657,17 +685,15 @@ int vl_reach(const struct vl_target *t, struct vl_reach_ctx *ctx, struct vl_reac
 	int fd, complete = 1;
 
 	memset(out, 0, sizeof(*out));
-	if (self_locks(ctx, &t->id)) {
-		vl_log("file %u: this process holds POSIX locks on it; not opening it", t->fi);
-		return -EDEADLK;
-	}
 	for (int i = 0; i < VL_HOLDERS; i++) {
 		fd = via_holder(&t->holders[i], &t->id);
-		if (fd >= 0)
+		if (fd >= 0) {
+			out->via = t->holders[i];
 			return fd;
+		}
 	}
 	if (t->path_len > 0 && t->path[0] == '/') {
-		fd = open_checked(AT_FDCWD, t->path, 0, &t->id);
+		fd = via_path(t);
 		if (fd >= 0)
 			return fd;
 	}
@@ -675,6 +701,7 @@ int vl_reach(const struct vl_target *t, struct vl_reach_ctx *ctx, struct vl_reac
 	if (fd >= 0) {
 		vl_log("file %u: reached through pid %d fd %d", t->fi, out->holder.pid,
 		       out->holder.fd);
+		out->via = out->holder;
 		return fd;
 	}
 	if (mapped_anywhere(&t->id, &complete) || !complete)

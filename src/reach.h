@@ -27,33 +27,30 @@ struct vl_target {
 
 void vl_target_copy(const struct vl_region *r, uint32_t fi, struct vl_target *t);
 
-/* Per purge pass: how hard to look, and what /proc/locks said, read once. */
+/* Per purge pass: how hard to look. */
 struct vl_reach_ctx {
 	int thorough;  /* may search a tmpfs for a renamed or deleted file (tools) */
-	int locks_read;
-	int nlocks;
-	struct vl_ident locked[16]; /* dev and ino only */
-	int locks_overflow;
 };
 
 /* A new way to the file that a reach found, for the record. */
 struct vl_reached {
-	struct vl_holder holder; /* pid 0: none */
+	struct vl_holder holder; /* pid 0: none new */
+	struct vl_holder via;    /* the holder whose fd the way goes through; pid 0: a path */
 	uint32_t path_len;       /* 0: none */
 	char path[VL_PATH_MAX];
 };
 
 /*
- * An fd of our own (close it) on the target file, or:
- *   -EDEADLK  this process holds POSIX locks on the file: opening and
- *             closing it here would release them, so we must not;
+ * An O_PATH fd (close it) on the target file, checked to be it, or:
  *   -ESRCH    not reached, and not certainly gone: it may be mapped, held
  *             by a process of ours we could not look into, or (unless
  *             thorough) renamed;
  *   -ENOENT   certainly gone: no process of ours holds or maps it (all of
  *             them looked into), and it is a memfd, or (thorough) no name
  *             on its file system reaches it.
- * Processes of other users, and of other PID namespaces, are not seen.
+ * Nothing is opened for reading or writing on the way, and no file system
+ * but the file's own is asked for a name (see reach.c). Processes of
+ * other users, and of other PID namespaces, are not seen.
  */
 int vl_reach(const struct vl_target *t, struct vl_reach_ctx *ctx, struct vl_reached *out);
 

@@ -209,12 +209,21 @@ int vl_sys_fstat(int fd, struct vl_stat *st)
  * handle's inode number must match the stat's, and whoever acts on the
  * answer checks again on what it opened.
  */
+int vl_sys_statx_at(int dirfd, const char *path, int follow, struct vl_stat *st)
+{
+	return do_statx(dirfd, path, follow ? 0 : AT_SYMLINK_NOFOLLOW, st);
+}
+
+int vl_sys_igen_at(int dirfd, const char *path, int follow, struct vl_stat *st)
+{
+	return handle_igen(dirfd, path, follow ? AT_SYMLINK_FOLLOW : 0, st->id.ino, &st->id.igen);
+}
+
 int vl_sys_stat_at(int dirfd, const char *path, int follow, struct vl_stat *st)
 {
-	int err = do_statx(dirfd, path, follow ? 0 : AT_SYMLINK_NOFOLLOW, st);
+	int err = vl_sys_statx_at(dirfd, path, follow, st);
 
-	if (err == 0 && S_ISREG(st->mode) &&
-	    handle_igen(dirfd, path, follow ? AT_SYMLINK_FOLLOW : 0, st->id.ino, &st->id.igen) != 0)
+	if (err == 0 && S_ISREG(st->mode) && vl_sys_igen_at(dirfd, path, follow, st) != 0)
 		st->id.igen = 0;
 	return err;
 }

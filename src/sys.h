@@ -34,6 +34,9 @@ int vl_sys_statx(int fd, struct vl_stat *st);
 int vl_sys_igen(int fd, struct vl_stat *st);
 int vl_sys_fstat(int fd, struct vl_stat *st);
 int vl_sys_stat_at(int dirfd, const char *path, int follow, struct vl_stat *st);
+/* The two halves of vl_sys_stat_at, for a caller that compares between them. */
+int vl_sys_statx_at(int dirfd, const char *path, int follow, struct vl_stat *st);
+int vl_sys_igen_at(int dirfd, const char *path, int follow, struct vl_stat *st);
 
 /* Seconds of CLOCK_MONOTONIC (the same in every process), never 0. */
 uint32_t vl_now_s(void);

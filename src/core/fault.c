@@ -72,10 +72,19 @@ static void report(const char *what, long n, const char *where, int err)
 	}
 }
 
+/*
+ * A test program may define this (exported: -rdynamic) to act at each
+ * step, in the thread at the step: take a lock, say, where no timing
+ * could put it (tests/helpers/lockrace.c).
+ */
+extern void vl_fault_hook(const char *where) __attribute__((weak, visibility("default")));
+
 void vl_fault_step(const char *where)
 {
 	long n;
 
+	if (vl_fault_hook != NULL)
+		vl_fault_hook(where);
 	init();
 	n = __atomic_add_fetch(&steps, 1, __ATOMIC_RELAXED);
 	if (n == kill_at) {

@@ -38,6 +38,10 @@
  *   nodump               prctl(PR_SET_DUMPABLE, 0): the user's other processes
  *                        can no longer look into this one's /proc files
  *   lock                 F_SETLK: a POSIX write lock on the whole current file
+ *   lease                F_SETLEASE F_WRLCK on the current fd, counting the
+ *                        SIGIOs that say it is being broken     "lease = R"
+ *   leased               "leased = TYPE sigio = N": F_GETLEASE (wr, rd, none)
+ *                        and the SIGIOs seen so far
  *   haslock PATH         F_GETLK from this process: "haslock PATH = pid N"
  *                        or "= unlocked"
  *   touch PATH           create PATH
@@ -105,6 +109,13 @@ extern int vt_fallocate64(int fd, int mode, off64_t off, off64_t len) __asm__("f
 
 static int cur = -1;
 static int failed;
+static volatile sig_atomic_t sigios;
+
+static void on_sigio(int sig)
+{
+	(void)sig;
+	sigios++;
+}
 static pid_t last_child = -1;
 
 static void usage(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
@@ -627,6 +638,22 @@ static int run(int argc, char **argv, int i, int until_end)
 			printf("lock = %d%s%s\n", r, r < 0 ? " " : "", r < 0 ? errname(errno) : "");
 			if (r < 0)
 				failed = 1;
+			i += 1;
+		} else if (strcmp(c, "lease") == 0) {
+			int r;
+
+			signal(SIGIO, on_sigio);
+			r = fcntl(cur, F_SETLEASE, F_WRLCK);
+			printf("lease = %d%s%s\n", r, r < 0 ? " " : "", r < 0 ? errname(errno) : "");
+			if (r < 0)
+				failed = 1;
+			i += 1;
+		} else if (strcmp(c, "leased") == 0) {
+			int t = fcntl(cur, F_GETLEASE);
+
+			printf("leased = %s sigio = %d\n",
+			       t == F_WRLCK ? "wr" : t == F_RDLCK ? "rd" : t == F_UNLCK ? "none" : "?",
+			       (int)sigios);
 			i += 1;
 		} else if (strcmp(c, "haslock") == 0) {
 			/* who holds a POSIX lock on PATH, asked from this process */

@@ -1,0 +1,149 @@
+/*
+ * punch.c - a purge's punch through a file it does not hold (see punch.h).
+ *
+ * Why a child, and what it may do. Closing an fd drops the closing
+ * process's POSIX locks on that file (fcntl F_SETLK), whichever fd they
+ * were taken through; a purge that opened a file, even one it checked
+ * the host held no lock on a moment before, dropped a lock another thread
+ * took in between. A child made with clone(CLONE_VM | CLONE_VFORK) and
+ * without CLONE_FILES runs on a copy of the fd table: what it opens and
+ * closes, and what its exit closes, drops only its own locks, of which it
+ * has none. CLONE_VFORK stops the calling thread until the child is done;
+ * the host's other threads run on, so the child takes no lock they might
+ * hold (no malloc, no stdio, no log) and writes only its result and, like
+ * any system call here, the calling thread's errno, which is put back.
+ * All signals are blocked in it: it shares the host's memory, and a
+ * handler of the host run in it (a terminal's ^C to the process group)
+ * would run on the host's data behind its back. Its exit signal is none,
+ * so the host's SIGCHLD handler and wait(-1) never see it.
+ */
+#include "punch.h"
+
+#include "core/fault.h"
+#include "reach.h"
+#include "sys.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+
+#define CHILD_STACK (64 * 1024)
+
+static int here; /* no POSIX locks of our own to keep: no child needed */
+
+void vl_punch_here(void)
+{
+	here = 1;
+}
+
+/*
+ * A writable fd on the file, checked to be it: the holder's own, taken
+ * with pidfd_getfd (nothing is opened, so no lease breaks), else a reopen
+ * of the O_PATH fd, which names the inode itself. -1 if neither works.
+ */
+static int writable(const struct vl_way *w, const struct vl_ident *id)
+{
+	char self[64];
+	int fd = -1;
+
+	if (w->via.pid > 0 && w->via.fd >= 0) {
+		int pfd = (int)VL_SYSCALL("pidfd_open", syscall(SYS_pidfd_open, w->via.pid, 0));
+
+		if (pfd >= 0) {
+			fd = (int)VL_SYSCALL("pidfd_getfd",
+					     syscall(SYS_pidfd_getfd, pfd, w->via.fd, 0));
+			syscall(SYS_close, pfd);
+		}
+		if (fd >= 0 && !vl_fd_is(fd, id)) {
+			syscall(SYS_close, fd);
+			fd = -1;
+		}
+	}
+	if (fd < 0 && w->opath >= 0) {
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", w->opath);
+		fd = (int)VL_SYSCALL("reopen", syscall(SYS_openat, AT_FDCWD, self,
+						       O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+		if (fd >= 0 && !vl_fd_is(fd, id)) {
+			syscall(SYS_close, fd);
+			fd = -1;
+		}
+	}
+	return fd;
+}
+
+static int punch_through(const struct vl_way *w, const struct vl_ident *id,
+			 const struct vl_extent *ext, int k)
+{
+	int fd = writable(w, id), done = 0;
+
+	if (fd < 0)
+		return -EBADF;
+	for (int i = 0; i < k; i++) {
+		VL_STEP("purge: flagged purged, not punched");
+		if (vl_sys_punch(fd, ext[i].start, ext[i].end - ext[i].start) == 0)
+			done++;
+		VL_STEP("purge: punched, file locked");
+	}
+	syscall(SYS_close, fd);
+	return done;
+}
+
+struct job {
+	const struct vl_way *w;
+	const struct vl_ident *id;
+	const struct vl_extent *ext;
+	int k;
+	int result;
+};
+
+static int child(void *arg)
+{
+	struct job *j = arg;
+
+	j->result = punch_through(j->w, j->id, j->ext, j->k);
+	return 0;
+}
+
+int vl_punch_way(const struct vl_way *w, const struct vl_ident *id, const struct vl_extent *ext,
+		 int k)
+{
+	struct job j = { w, id, ext, k, -ECHILD };
+	sigset_t all, old;
+	int saved = errno, status;
+	void *stack;
+	pid_t pid;
+
+	if (here)
+		return punch_through(w, id, ext, k);
+	stack = mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED)
+		return -ENOMEM;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = VL_SYSCALL("clone", clone(child, (char *)stack + CHILD_STACK, CLONE_VM | CLONE_VFORK, &j));
+	if (pid < 0) {
+		j.result = -errno; /* a sandbox that forbids it: the file is left to other processes */
+	} else {
+		while (waitpid(pid, &status, __WCLONE) < 0 && errno == EINTR)
+			;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	munmap(stack, CHILD_STACK);
+	errno = saved;
+	return j.result;
+}
