@@ -38,7 +38,9 @@
  *      file is certainly gone: its inode no longer exists (gone.c, where
  *      the kernel lets us ask), or (reach.c says how that is decided) seen
  *      so twice at least VL_GONE_GRACE seconds apart, so that a memfd in
- *      flight in a Unix socket is not taken for gone.
+ *      flight in a Unix socket is not taken for gone. Or when a full table
+ *      evicts the record, leaving a tombstone that makes UNMARK say 1
+ *      (evict.c).
  *
  * The region lock is never held across a punch or a reopen: only the one
  * file's lock is (SPEC section 9).
