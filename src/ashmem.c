@@ -27,6 +27,7 @@
 #include "core/ashmem_rules.h"
 #include "core/pool.h"
 #include "core/rtree.h"
+#include "evict.h"
 #include "log.h"
 #include "ops.h"
 #include "purge.h"
@@ -311,7 +312,7 @@ static void note_holder(struct vl_file *f, int fd)
  * The record of st's file, made an ashmem record with state *init if it is
  * not one yet (a memfd may have a record already, from fallocate).
  */
-static int make_record(const struct vl_region *r, const struct vl_stat *st, int fd,
+static int record_once(const struct vl_region *r, const struct vl_stat *st, int fd,
 		       const struct vl_ashmem *init, struct rec *out)
 {
 	struct vl_file *f;
@@ -321,8 +322,11 @@ static int make_record(const struct vl_region *r, const struct vl_stat *st, int 
 	if (err)
 		return err;
 	err = vl_file_lookup(r, &st->id, &fi);
-	if (err == 0 && fi == VL_NIL)
+	if (err == 0 && fi == VL_NIL) {
 		err = vl_file_new(r, &st->id, &fi);
+		if (err == 0)
+			vl_file_at(r, fi)->h.alive_at = vl_now_s(); /* (evict.c) */
+	}
 	if (err == 0) {
 		f = vl_file_at(r, fi);
 		if (!(f->h.flags & VL_FF_ASHMEM)) {
@@ -337,6 +341,17 @@ static int make_record(const struct vl_region *r, const struct vl_stat *st, int 
 		out->ashflags = f->ash.flags;
 	}
 	vl_unlock_region(r);
+	return err;
+}
+
+/* The same; a full table first makes room (evict.c). Call with no lock held. */
+static int make_record(const struct vl_region *r, const struct vl_stat *st, int fd,
+		       const struct vl_ashmem *init, struct rec *out)
+{
+	int err = record_once(r, st, fd, init, out);
+
+	for (int tries = 0; err == -ENOMEM && tries < 2 && vl_evict(r) > 0; tries++)
+		err = record_once(r, st, fd, init, out);
 	return err;
 }
 
@@ -650,7 +665,8 @@ static void rename_memfd(struct target *t)
 	else if (vl_ash_memfd_name(a.name, mname, sizeof(mname)),
 		 (nfd = clone_memfd(t->fd, mname, &seals)) < 0)
 		why = "it holds data, or its state cannot be copied";
-	else if (vl_sys_fstat(nfd, &nst) != 0 || make_record(t->r, &nst, t->fd, &a, &nx) != 0)
+	/* no eviction here: it takes other files' locks, and we hold this one's */
+	else if (vl_sys_fstat(nfd, &nst) != 0 || record_once(t->r, &nst, t->fd, &a, &nx) != 0)
 		why = "no record for the new memfd";
 	else if (nrec = 1, syscall(SYS_dup3, nfd, t->fd, (fdflags & FD_CLOEXEC) ? O_CLOEXEC : 0) < 0)
 		why = "dup3 failed";

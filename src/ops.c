@@ -23,6 +23,8 @@
 #include "core/fault.h"
 #include "core/pool.h"
 #include "core/ranges.h"
+#include "core/tomb.h"
+#include "evict.h"
 #include "ident.h"
 #include "log.h"
 #include "pressure.h"
@@ -41,6 +43,7 @@
 #include <unistd.h>
 
 #define RETRIES 64
+#define EVICTIONS 2 /* times a MARK that finds the table full makes room and looks again */
 
 static __thread int in_shim __attribute__((tls_model("initial-exec")));
 static __thread int cancel_was __attribute__((tls_model("initial-exec")));
@@ -185,7 +188,7 @@ static int find_file(const struct vl_region *r, const struct vl_stat *st, int cr
 static int find_and_lock(const struct vl_region *r, const struct vl_stat *st, int create,
 			 struct found *fd)
 {
-	int err;
+	int err, evictions = 0;
 
 	if (lock_probed(r, st, fd))
 		return 0;
@@ -197,6 +200,9 @@ static int find_and_lock(const struct vl_region *r, const struct vl_stat *st, in
 			return err;
 		err = find_file(r, st, create, fd);
 		vl_unlock_region(r);
+		/* a full table: free the records nobody can clear (evict.c), with no lock held */
+		if (err == -ENOMEM && create && evictions++ < EVICTIONS && vl_evict(r) > 0)
+			continue;
 		if (err || fd->fi == VL_NIL)
 			return err;
 
@@ -285,6 +291,7 @@ static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, 
 		return;
 	vl_commit(r, fi, c, spare);
 	VL_STEP("finish: committed, region locked");
+	f->h.alive_at = vl_now_s(); /* in use: not one to evict (evict.c) */
 	if (m != NULL) {
 		note_holder(f, m->fd, m->st);
 		m->want_path = path_wanted(f, m->st);
@@ -456,12 +463,22 @@ static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struc
 	struct vl_change c;
 	struct vl_file *f;
 	uint32_t spare;
-	int err;
+	int err, tomb;
 
 	err = find_and_lock(r, st, 0, &fd);
-	if (err || fd.fi == VL_NIL)
-		return err; /* no record: nothing of it is volatile */
+	if (err)
+		return err;
+	/*
+	 * No record: nothing of it is volatile, unless a record of it was
+	 * evicted with purged ranges (evict.c): then 1, as the tombstone
+	 * tells; bits set before that record went, and seen since through
+	 * the region lock that find_and_lock took.
+	 */
+	if (fd.fi == VL_NIL)
+		return vl_tomb_has(r->tomb, &st->id);
 	f = vl_file_at(r, fd.fi);
+	/* read now: finish may free the record; set before it was LIVE, never cleared */
+	tomb = (__atomic_load_n(&f->h.flags, __ATOMIC_RELAXED) & VL_FF_TOMB) != 0;
 	spare = vl_spare_take(r, fd.fi);
 	err = vl_ranges_unmark(r, &f->h.root, fd.fi, s, e, spare, &c);
 	if (err == -ENOMEM) { /* a split needs a node: get one, then do it all again */
@@ -472,7 +489,8 @@ static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struc
 	VL_STEP("unmark: tree changed, not committed");
 	finish(r, fd.fi, &c, err, spare, NULL);
 	vl_unlock_file(r, fd.fi);
-	return err ? err : c.was_purged;
+	/* an evicted file's every UNMARK says 1 (evict.c says why not fewer) */
+	return err ? err : c.was_purged || tomb;
 }
 
 int vl_volatile_fallocate(int fd, int mode, int64_t off, int64_t len)

@@ -35,9 +35,12 @@
  *
  *   5. Unpurged ranges may always be forgotten: their bytes are intact, they
  *      just stop being volatile. Purged ranges are forgotten only when the
- *      file is certainly gone (reach.c says how that is decided), seen so
- *      twice at least VL_GONE_GRACE seconds apart, so that a memfd in
- *      flight in a Unix socket is not taken for gone.
+ *      file is certainly gone: its inode no longer exists (gone.c, where
+ *      the kernel lets us ask), or (reach.c says how that is decided) seen
+ *      so twice at least VL_GONE_GRACE seconds apart, so that a memfd in
+ *      flight in a Unix socket is not taken for gone. Or when a full table
+ *      evicts the record, leaving a tombstone that makes UNMARK say 1
+ *      (evict.c).
  *
  * The region lock is never held across a punch or a reopen: only the one
  * file's lock is (SPEC section 9).
@@ -47,6 +50,7 @@
 #include "core/fault.h"
 #include "core/pool.h"
 #include "core/ranges.h"
+#include "gone.h"
 #include "log.h"
 #include "reach.h"
 #include "punch.h"
@@ -237,7 +241,24 @@ static int unreachable(struct pass *p, const struct vl_target *t, int err,
 {
 	const struct vl_region *r = p->r;
 	uint32_t since = vl_file_at(r, t->fi)->h.gone_since;
+	int proof;
 
+	/*
+	 * The kernel's word first, where it will give it (gone.h): an inode
+	 * that no longer exists cannot come back, so that needs no second
+	 * sighting; one that exists is not gone, whatever /proc showed (a
+	 * memfd in flight, a holder in another PID namespace).
+	 */
+	proof = vl_gone_by_handle(&t->id);
+	if (proof == 1 && vl_drop_file(r, t->fi, t->gen, VL_DROP_ALL) == 0) {
+		vl_log("file %u is gone (no such inode): its ranges are forgotten", t->fi);
+		rep->files_dropped++;
+		return 1;
+	}
+	if (proof == 0) {
+		err = -ESRCH;
+		since = 0;
+	}
 	if (err == -ENOENT && since != 0 && p->now - since >= VL_GONE_GRACE &&
 	    vl_drop_file(r, t->fi, t->gen, VL_DROP_ALL) == 0) {
 		vl_log("file %u is gone: its ranges are forgotten", t->fi);
@@ -249,7 +270,7 @@ static int unreachable(struct pass *p, const struct vl_target *t, int err,
 		rep->files_dropped++;
 		return 1;
 	}
-	/* a file seen certainly gone stays so: only reaching it clears that */
+	/* a file seen certainly gone stays so: only reaching it, or its inode, clears that */
 	note_reach(r, t->fi, t->gen, NULL, since ? since : err == -ENOENT ? p->now : 0, p->now);
 	vl_log("file %u unreachable (%s): left alone for now", t->fi, strerror(-err));
 	return 0;

@@ -261,6 +261,7 @@ static void print_json(const struct snapshot *s, const struct vl_config *cfg)
 	printf(", \"purged_bytes\": %s", dec128(&s->c.purged_bytes, d));
 	printf(", \"purges\": %llu, \"purged_total\": %s", (unsigned long long)s->c.purges,
 	       dec128(&s->c.purged_total, d));
+	printf(", \"evicted\": %u", s->c.evicted);
 	printf(", \"capacity_ranges\": %u, \"capacity_files\": %u",
 	       s->exists ? s->g.node_cap - 1 : 0, s->exists ? s->g.file_cap - 1 : 0);
 	printf(", \"region_bytes\": %llu", (unsigned long long)s->region_bytes);
@@ -349,6 +350,9 @@ static void print_text(const struct snapshot *s, const struct vl_config *cfg)
 	       human128(&s->c.purged_bytes, a, sizeof(a)));
 	printf(" %s bytes in %llu purges so far\n", dec128(&s->c.purged_total, d),
 	       (unsigned long long)s->c.purges);
+	if (s->c.evicted)
+		printf("evicted:  %u records of silent, unreachable files, to make room\n",
+		       s->c.evicted);
 	if (s->exists)
 		printf("capacity: %u ranges, %u files; the region uses %s\n", s->g.node_cap - 1,
 		       s->g.file_cap - 1, human(s->region_bytes, a, sizeof(a)));

@@ -14,6 +14,10 @@
  *             ENOMEM, EAGAIN, EIO): the Nth one fails with that errno
  *             instead of being made.
  *
+ * And one setting: VOLATILE_FAULT_EVICT_AGE=S, the seconds of silence
+ * after which a full table may evict a record (src/evict.c; a minute
+ * otherwise), so that a test need not wait for it.
+ *
  * VOLATILE_FAULT_REPORT=PATH appends one line per fault injected
  * ("kill N WHERE", "syscall N WHERE ERRNO"), so that a test walking N
  * upwards knows when it has passed the last point. Elsewhere the macros

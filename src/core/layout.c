@@ -2,6 +2,7 @@
  * layout.c - region geometry, format word and integrity sums.
  */
 #include "layout.h"
+#include "tomb.h"
 
 #include <errno.h>
 #include <string.h>
@@ -96,6 +97,7 @@ uint32_t vl_geometry_sum(const struct vl_geometry *g)
 	h = mix(h ^ g->region_size);
 	h = mix(h ^ g->node_cap ^ ((uint64_t)g->file_cap << 32));
 	h = mix(h ^ g->hash_cap);
+	h = mix(h ^ g->tomb_off);
 	h = mix(h ^ g->files_off);
 	h = mix(h ^ g->hash_off);
 	h = mix(h ^ g->nodes_off);
@@ -127,7 +129,14 @@ void vl_geometry_plan(struct vl_geometry *g, uint32_t ranges, uint32_t files)
 	g->file_cap = clamp(files, 2, VL_MAX_FILES - 1) + 1;
 	/* at most half full, so probe sequences stay short */
 	g->hash_cap = pow2_at_least(2ull * g->file_cap);
-	g->files_off = round_up(sizeof(struct vl_header), PAGE);
+	/*
+	 * The tombstones go with the header: both are made real when the
+	 * region is laid out (region.c), as a read of a hole of a tmpfs file
+	 * takes a page too, and a filter read at every record made must not
+	 * raise SIGBUS on a full file system.
+	 */
+	g->tomb_off = round_up(sizeof(struct vl_header), PAGE);
+	g->files_off = g->tomb_off + VL_TOMB_BYTES;
 	g->hash_off = g->files_off + (uint64_t)g->file_cap * sizeof(struct vl_file);
 	g->nodes_off = round_up(g->hash_off + (uint64_t)g->hash_cap * sizeof(uint32_t), 64);
 	g->procs_off = round_up(g->nodes_off + (uint64_t)g->node_cap * sizeof(struct vl_node), 64);
@@ -164,6 +173,7 @@ void vl_region_bind(struct vl_region *r, void *base, size_t size)
 	struct vl_header *h = base;
 
 	r->hdr = h;
+	r->tomb = (uint64_t *)((char *)base + h->geo.tomb_off);
 	r->files = (struct vl_file *)((char *)base + h->geo.files_off);
 	r->hash = (uint32_t *)((char *)base + h->geo.hash_off);
 	r->nodes = (struct vl_node *)((char *)base + h->geo.nodes_off);

@@ -11,6 +11,8 @@
  *
  *   +--------------------+ 0
  *   | struct vl_header   |  geometry (checked at attach), lock, counters
+ *   +--------------------+ tomb_off
+ *   | uint64_t [T/64]    |  tombstones: a Bloom filter of evicted files (tomb.h)
  *   +--------------------+ files_off
  *   | struct vl_file [F] |  one per file with ranges, 512 bytes each
  *   +--------------------+ hash_off
@@ -174,12 +176,16 @@ struct vl_holder {
 #define VL_FF_PATH_TRIED 0x2u /* we looked for a path once; don't again */
 #define VL_FF_ASHMEM 0x4u     /* an ashmem region: ash holds its state, never a path;
 				 the record lives until the file is gone, ranges or not */
+#define VL_FF_TOMB 0x8u       /* made for an identity the tombstones know (evict.c):
+				 every UNMARK of it says 1. Set before it is LIVE,
+				 never cleared while it is */
 
 /*
  * A file with volatile ranges. Guarded by the region lock: state, gen,
  * ident, check, next_free (and the hash table that points here), and the
- * ways to reach it (holders, path, flags), so a purger can copy them.
- * Guarded by `lock` itself: root, nranges, vbytes, pbytes, and spare
+ * ways to reach it (holders, path, flags), so a purger can copy them, and
+ * what purges and evictions learnt of it (gone_since, checked_at,
+ * alive_at). Guarded by `lock` itself: root, nranges, vbytes, pbytes, and spare
  * (which a MARK of another file may yet take when the region is full,
  * with the region lock and an atomic exchange: vl_spare_steal). Both
  * locks are held to free the slot. Lock order: a file's lock, then the
@@ -209,6 +215,10 @@ struct vl_file_hdr {
 	uint32_t flags;      /* VL_FF_* */
 	uint32_t gone_since; /* CLOCK_MONOTONIC s when first found gone; 0: not */
 	uint32_t checked_at; /* CLOCK_MONOTONIC s of the last failed reach; 0: none */
+	uint32_t alive_at;   /* CLOCK_MONOTONIC s of its last sign of life: made, a
+				MARK or UNMARK that changed it, reached by an eviction
+				(evict.c); 0: none seen */
+	uint32_t pad;
 };
 
 /* vl_file_create clears a record from `check` on, keeping the lock, state and gen */
@@ -303,6 +313,7 @@ struct vl_geometry {
 	uint32_t file_cap;
 	uint32_t hash_cap;     /* a power of two */
 	uint32_t check;        /* vl_geometry_sum() of all of the above */
+	uint64_t tomb_off;     /* VL_TOMB_BYTES of tombstones, right after the header */
 	uint64_t files_off;
 	uint64_t hash_off;
 	uint64_t nodes_off;
@@ -323,7 +334,7 @@ struct vl_counters {
 	uint32_t ranges_purged;
 	uint32_t node_ready; /* node slots below this have their pages in memory */
 	uint32_t file_ready; /* file slots likewise */
-	uint32_t pad;
+	uint32_t evicted;    /* records evicted to make room (evict.c) */
 	struct vl_u128 volatile_bytes; /* the sum of the files' vbytes */
 	struct vl_u128 purged_bytes;   /* ... and of their pbytes */
 	uint64_t purges;
@@ -382,6 +393,7 @@ struct vl_header {
 
 struct vl_region {
 	struct vl_header *hdr;
+	uint64_t *tomb;
 	struct vl_file *files;
 	uint32_t *hash;
 	struct vl_node *nodes;

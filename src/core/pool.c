@@ -4,6 +4,7 @@
 #include "pool.h"
 
 #include "fault.h"
+#include "tomb.h"
 
 #include <errno.h>
 #include <string.h>
@@ -358,6 +359,13 @@ void vl_file_publish(const struct vl_region *r, uint32_t fi, const struct vl_ide
 	memset(&f->h.check, 0, sizeof(*f) - offsetof(struct vl_file, h.check));
 	VL_STEP("file_create: cleared");
 	ident_store(&f->h.ident, id);
+	/*
+	 * A file whose record was evicted with purged ranges (evict.c): the
+	 * flag is set before the record is LIVE, so no UNMARK can find the
+	 * record without it, and say 0 over bytes the evicted ranges covered.
+	 */
+	if (vl_tomb_has(r->tomb, id))
+		f->h.flags |= VL_FF_TOMB;
 	/* sealed before it is LIVE: whoever sees it LIVE sees its sum too */
 	f->h.check = vl_file_sum_as(r, f, VL_FILE_LIVE, f->h.gen);
 	VL_STEP("file_create: sealed, not live");

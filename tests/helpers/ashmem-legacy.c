@@ -62,6 +62,8 @@
  *   pspawn CMD... end    posix_spawn this program on "usefd FD" CMD... (no fork())
  *   reap                 "reap = STATUS"
  *   wait PATH / touch PATH / pid / echo WORD
+ *   nodump               prctl(PR_SET_DUMPABLE, 0): the user's other processes
+ *                        can no longer look into this one's /proc files
  *
  * errno is set to a sentinel before each call; a call that succeeds and
  * changes it gets " ERRNO-CLOBBERED" after its line (and exit status 1).
@@ -77,6 +79,7 @@
 #include <spawn.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -711,6 +714,10 @@ static int command(char **argv, int argc, int i)
 	if (strcmp(cmd, "echo") == 0) {
 		printf("%s\n", ARG(1));
 		return i + 2;
+	}
+	if (strcmp(cmd, "nodump") == 0) {
+		printf("nodump = %d\n", prctl(PR_SET_DUMPABLE, 0, 0, 0, 0));
+		return i + 1;
 	}
 	fprintf(stderr, "ashmem-legacy: unknown command %s\n", cmd);
 	exit(2);

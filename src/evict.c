@@ -1,0 +1,262 @@
+/*
+ * evict.c - a full file table makes room (see evict.h).
+ *
+ * The records nobody can clear. A record with a purged range is kept
+ * until its file is certainly gone (purge.c, point 5): forgotten sooner,
+ * a later UNMARK of those bytes would say 0 over zeros. Where no proof
+ * can be had (a process of the user that cannot be looked into, and no
+ * CAP_DAC_READ_SEARCH for gone.c's), such records stayed for good, and
+ * enough of them (an ashmem test suite left 8 a run) filled the table:
+ * every MARK of a new file failed with ENOMEM from then on.
+ *
+ * So a MARK (or a new ashmem region) that finds the table full makes
+ * room. It frees the records of files that
+ *   - have shown no sign of life for EVICT_AGE seconds: not made, not
+ *     changed by a MARK or UNMARK, not reached by an eviction (alive_at);
+ *   - and that no route reaches now: a purge failed to reach them since
+ *     and less than LOOK_FRESH s ago (checked_at), or this eviction tries
+ *     (vl_reach, EVICT_LOOKS of them at most per call) and fails too;
+ * longest silent first, up to EVICT_BATCH per scan of the table (a scan
+ * reads every record: amortised over a batch). A record whose inode the
+ * kernel says is gone (gone.c) is dropped outright, with no tombstone.
+ * Records of files in use (changed within the minute, or reachable) are
+ * never evicted: a table full of those still says ENOMEM.
+ *
+ * Why that keeps THE INVARIANT. Unpurged ranges may always be forgotten.
+ * A record with purged ranges leaves its identity in the tombstones
+ * (core/tomb.h) under both its locks, before its slot is freed: from
+ * then on an UNMARK of that identity that finds no record says 1, and a
+ * record made for it again is flagged VL_FF_TOMB as it is made (pool.c),
+ * and every UNMARK of that one says 1 too. Every UNMARK, not only those
+ * touching bytes outside its own ranges: a MARK over bytes of the evicted
+ * purged range makes an unpurged range of the new record over zeros, and
+ * its UNMARK must still say 1 (SPEC 4: the range it merged into had been
+ * purged while volatile). So an UNMARK of an evicted file never says 0
+ * again: over bytes its purged ranges covered that is the answer SPEC 4
+ * asks for; anywhere else a 1 costs the program a rebuild of bytes that
+ * were intact, never its data.
+ *
+ * The costs: false 1s, for the evicted files (a live one that could not
+ * be reached, whose holder unmarks later) and for files the filter takes
+ * for them by chance (tomb.h); and an evicted ashmem region's record takes
+ * its name, size and prot mask with it, so the region is a plain memfd
+ * from then on (README "Limits").
+ */
+#include "evict.h"
+
+#include "core/fault.h"
+#include "core/pool.h"
+#include "core/ranges.h"
+#include "core/tomb.h"
+#include "log.h"
+#include "purge.h"
+#include "reach.h"
+#include "region.h"
+#include "gone.h"
+#include "sys.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EVICT_AGE 60   /* s of silence before a record may be evicted */
+#define LOOK_FRESH 60  /* s a purge's failed reach stands for */
+#define EVICT_BATCH 8  /* records evicted at most per scan of the table */
+#define EVICT_LOOKS 4  /* reaches an eviction makes itself, at most */
+
+/*
+ * The test suite's copy of the library (core/fault.h) may be told a
+ * shorter silence, so that a test need not wait a minute; the installed
+ * library never reads it.
+ */
+static uint32_t min_age(void)
+{
+#ifdef VL_FAULT_INJECTION
+	const char *v = secure_getenv("VOLATILE_FAULT_EVICT_AGE");
+
+	if (v != NULL && *v >= '0' && *v <= '9')
+		return (uint32_t)strtoul(v, NULL, 10);
+#endif
+	return EVICT_AGE;
+}
+
+struct cand {
+	uint32_t fi, gen;
+	uint32_t alive_at;
+	uint32_t quiet; /* seconds since alive_at; UINT32_MAX: never alive */
+};
+
+/* Keep c among the EVICT_BATCH longest silent of list, in that order. */
+static void keep_cand(struct cand *list, int *n, const struct cand *c)
+{
+	int i = *n;
+
+	if (i == EVICT_BATCH) {
+		if (c->quiet <= list[i - 1].quiet)
+			return;
+		i--; /* the least silent makes way */
+	} else {
+		(*n)++;
+	}
+	while (i > 0 && list[i - 1].quiet < c->quiet) {
+		list[i] = list[i - 1];
+		i--;
+	}
+	list[i] = *c;
+}
+
+/* The longest silent records, silent for age s at least (region lock held). */
+static int candidates(const struct vl_region *r, uint32_t now, uint32_t age, struct cand *list)
+{
+	uint32_t hwm = vl_file_hwm(r);
+	int n = 0;
+
+	for (uint32_t fi = 1; fi < hwm; fi++) {
+		const struct vl_file *f = vl_file_at(r, fi);
+		struct cand c = { fi, f->h.gen, f->h.alive_at,
+				  f->h.alive_at ? now - f->h.alive_at : UINT32_MAX };
+
+		/* sums are checked on the few chosen, under their locks */
+		if (f->h.state == VL_FILE_LIVE && c.quiet >= age)
+			keep_cand(list, &n, &c);
+	}
+	return n;
+}
+
+/* Is c's record still that file's, sound, and silent since? (region lock held) */
+static int still(const struct vl_region *r, const struct cand *c)
+{
+	const struct vl_file *f = vl_file_at(r, c->fi);
+
+	return f->h.gen == c->gen && f->h.state == VL_FILE_LIVE && vl_file_ok(r, f) &&
+	       f->h.alive_at == c->alive_at;
+}
+
+/* Did a purge fail to reach it lately, and after its last sign of life? (region lock held) */
+static int failed_lately(const struct vl_region *r, const struct cand *c, uint32_t now)
+{
+	uint32_t at = vl_file_at(r, c->fi)->h.checked_at;
+
+	return at != 0 && (int32_t)(at - c->alive_at) >= 0 && now - at < LOOK_FRESH;
+}
+
+/*
+ * Does a route reach c's file now? 1: yes, and its record says so (it
+ * is alive: not a candidate for another EVICT_AGE s); 0: no; -1: we may
+ * not look (this process holds POSIX locks on it: reach.h).
+ */
+static int reached(const struct vl_region *r, const struct cand *c, const struct vl_target *t,
+		   struct vl_reach_ctx *ctx, uint32_t now)
+{
+	struct vl_reached got;
+	int fd = vl_reach(t, ctx, &got);
+
+	if (fd == -EDEADLK)
+		return -1;
+	if (fd < 0)
+		return 0;
+	close(fd);
+	if (vl_lock_region(r) == 0) {
+		struct vl_file *f = vl_file_at(r, c->fi);
+
+		if (still(r, c)) {
+			f->h.alive_at = now;
+			f->h.checked_at = 0;
+			f->h.gone_since = 0;
+		}
+		vl_unlock_region(r);
+	}
+	return 1;
+}
+
+/* Free c's record, leaving a tombstone if it had purged ranges. */
+static int evict(const struct vl_region *r, const struct cand *c)
+{
+	struct vl_file *f = vl_file_at(r, c->fi);
+	struct vl_change ch;
+	int err = vl_lock_file(r, c->fi);
+
+	if (err)
+		return err;
+	err = vl_lock_region(r);
+	if (err)
+		goto out;
+	if (!still(r, c)) {
+		err = -ESTALE; /* freed, or changed: alive after all */
+	} else {
+		/*
+		 * The tombstone before anything goes: a MARK may make a new record
+		 * for the file as soon as this slot is free, and must find it. A
+		 * crash between the two leaves a tombstone and the record: a
+		 * false 1 at worst.
+		 */
+		if (f->h.npurged != 0)
+			vl_tomb_add(r->tomb, &f->h.ident);
+		VL_STEP("evict: tombstone set, record kept");
+		err = vl_ranges_clear(r, &f->h.root, c->fi, &ch);
+		if (err == 0) {
+			vl_commit(r, c->fi, &ch, VL_NIL);
+			vl_file_release(r, c->fi);
+			r->hdr->c.evicted++;
+		}
+	}
+	vl_unlock_region(r);
+out:
+	vl_unlock_file(r, c->fi);
+	return err;
+}
+
+/* c's target, if c is still what it was: 1 and *fresh, else 0. */
+static int target_of(const struct vl_region *r, const struct cand *c, uint32_t now,
+		     struct vl_target *t, int *fresh)
+{
+	int ok;
+
+	if (vl_lock_region(r) != 0)
+		return 0;
+	ok = still(r, c);
+	if (ok) {
+		vl_target_copy(r, c->fi, t);
+		*fresh = failed_lately(r, c, now);
+	}
+	vl_unlock_region(r);
+	return ok;
+}
+
+int vl_evict(const struct vl_region *r)
+{
+	struct cand list[EVICT_BATCH];
+	struct vl_reach_ctx ctx;
+	uint32_t now = vl_now_s();
+	int n, freed = 0, looks = 0;
+
+	memset(&ctx, 0, sizeof(ctx));
+	if (vl_lock_region(r) != 0)
+		return 0;
+	n = candidates(r, now, min_age(), list);
+	vl_unlock_region(r);
+	for (int i = 0; i < n; i++) {
+		const struct cand *c = &list[i];
+		struct vl_target t;
+		int fresh = 0;
+
+		if (!target_of(r, c, now, &t, &fresh))
+			continue;
+		if (vl_gone_by_handle(&t.id) == 1) {
+			if (vl_drop_file(r, c->fi, c->gen, VL_DROP_ALL) == 0) {
+				vl_log("file %u is gone (no such inode): its record is dropped", c->fi);
+				freed++;
+			}
+			continue;
+		}
+		if (!fresh && (looks++ >= EVICT_LOOKS || reached(r, c, &t, &ctx, now) != 0))
+			continue;
+		if (evict(r, c) == 0) {
+			vl_log("table full: file %u, silent %u s and unreachable, is evicted", c->fi,
+			       c->quiet);
+			freed++;
+		}
+	}
+	return freed;
+}
