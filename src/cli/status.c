@@ -47,6 +47,8 @@ struct file_out {
 
 struct snapshot {
 	int exists;
+	int waiting;          /* made anew, older regions not moved in yet (ESTALE) */
+	int retired;          /* its records moved to the region new processes find */
 	struct vl_counters c;
 	struct vl_geometry g;
 	uint64_t region_bytes;
@@ -126,6 +128,8 @@ static void take_snapshot(struct snapshot *s)
 		die("region %s: cannot be locked", vl_config()->region);
 	s->c = r.hdr->c;
 	s->g = r.hdr->geo;
+	s->waiting = __atomic_load_n(&r.hdr->fate.waiting, __ATOMIC_ACQUIRE) != 0;
+	s->retired = __atomic_load_n(&r.hdr->fate.retired, __ATOMIC_ACQUIRE) != 0;
 	vl_unlock_region(&r);
 	s->region_bytes = s->g.files_off + (uint64_t)s->c.file_hwm * sizeof(struct vl_file) +
 			  (uint64_t)s->g.hash_cap * sizeof(uint32_t) +
@@ -254,6 +258,7 @@ static void print_json(const struct snapshot *s, const struct vl_config *cfg)
 	printf(", \"region_why\": ");
 	json_string(cfg->region_why);
 	printf(", \"exists\": %s", s->exists ? "true" : "false");
+	printf(", \"state\": \"%s\"", !s->exists ? "none" : s->retired ? "retired" : s->waiting ? "waiting" : "in use");
 	printf(", \"files\": %u, \"records\": %u, \"ranges\": %u, \"ranges_purged\": %u",
 	       s->with_ranges, s->c.files_used, s->c.ranges, s->c.ranges_purged);
 	/* exact, past 2^64 too: a JSON number has no bound */
@@ -337,7 +342,9 @@ static void print_text(const struct snapshot *s, const struct vl_config *cfg)
 	struct pressure p;
 
 	pressure_now(&p);
-	printf("region:   %s%s\n", cfg->region, s->exists ? "" : " (not created yet)");
+	printf("region:   %s%s%s\n", cfg->region, s->exists ? "" : " (not created yet)",
+	       s->retired ? " (retired: its records are moved to a newer one)"
+	       : s->waiting ? " (waiting: older regions still in use are not moved in yet)" : "");
 	printf("          (%s)\n", cfg->region_why);
 	printf("files:    %u with volatile ranges", s->with_ranges);
 	if (s->c.files_used != s->with_ranges) /* ashmem regions keep a record without */

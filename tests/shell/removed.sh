@@ -19,6 +19,7 @@
 #      old region too) moves it in within a second or two.
 . "$(dirname "$0")/lib.sh"
 need_cmd
+need_python
 
 # intact_or_purged NAME FILE FILL: NAME's "unmark 0 64K = R": 0 only over intact bytes
 intact_or_purged() {
@@ -73,6 +74,10 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1 &&
 	rm "$ud/region"
 	run b2 as_user open "$f" rw unmark 0 64K
 	expect_line b2 "unmark 0 64K = -1 ESTALE"
+	run b-st setpriv --reuid=$U --regid=$U --clear-groups -- env VOLATILE_REGION="$ud/region" \
+		timeout "$VL_TIMEOUT" "$VOLATILE_CMD" status --json
+	[ "$rc" -eq 0 ] || { show b-st; fail "b: volatile status: exit status $rc"; }
+	expect_eq "b: the new region's state" "$(jq_py b-st 'd["state"]')" waiting
 	touch "$ud/b-go"
 	wait_bg b1
 	[ "$rc" -eq 0 ] || { show b1; fail "b: the first process: exit status $rc"; }
