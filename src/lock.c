@@ -5,7 +5,8 @@
  * token of the process that holds it. A token names a slot of the
  * region's table of processes and that slot's generation; the slot holds
  * what a waiter in another process needs to tell whether the holder is
- * alive: its pid, its start time, its pid and time namespaces.
+ * alive: its pid in the /proc it registered through, its start time, the
+ * start of its stack (new at each exec), and its time namespace.
  *
  *   take:  compare-and-swap 0 -> our token. Taken: done. Else spin a
  *          little reading the word (a holder keeps it for a few hundred
@@ -23,9 +24,10 @@
  *     found its process gone (reclaim), and freeing it bumps nothing
  *     but makes its next owner take a new generation, so the dead
  *     holder's token, still in its lock words, names nobody;
- *   - "gone" is decided from /proc in our own pid and time namespaces
- *     only: a holder seen from another namespace is alive as far as we
- *     can tell, and is waited for (issue 15 will bound that wait);
+ *   - "gone" is decided only through the same /proc the holder saw
+ *     itself in (the same pid namespace's view), in the same time
+ *     namespace: a holder seen from elsewhere is alive as far as we can
+ *     tell, and is waited for (issue 15 will bound that wait);
  *   - a child made by fork, _Fork or clone gets a zeroed self page
  *     (self.c): it registers a slot of its own, so its parent's token is
  *     never its own, and its death is seen as its own.
@@ -72,7 +74,8 @@ static void proc_id(const struct vl_proc *p, struct vl_self_id *id)
 {
 	id->pid = __atomic_load_n(&p->pid, __ATOMIC_RELAXED);
 	id->start = __atomic_load_n(&p->start, __ATOMIC_RELAXED);
-	id->pidns = __atomic_load_n(&p->pidns, __ATOMIC_RELAXED);
+	id->stack = __atomic_load_n(&p->stack, __ATOMIC_RELAXED);
+	id->procdev = __atomic_load_n(&p->procdev, __ATOMIC_RELAXED);
 	id->timens = __atomic_load_n(&p->timens, __ATOMIC_RELAXED);
 }
 
@@ -115,7 +118,8 @@ static uint32_t claim(const struct vl_region *r, const struct vl_self_id *me)
 		VL_STEP("proc: slot claimed, not written");
 		__atomic_store_n(&p->pid, me->pid, __ATOMIC_RELAXED);
 		__atomic_store_n(&p->start, me->start, __ATOMIC_RELAXED);
-		__atomic_store_n(&p->pidns, me->pidns, __ATOMIC_RELAXED);
+		__atomic_store_n(&p->stack, me->stack, __ATOMIC_RELAXED);
+		__atomic_store_n(&p->procdev, me->procdev, __ATOMIC_RELAXED);
 		__atomic_store_n(&p->timens, me->timens, __ATOMIC_RELAXED);
 		__atomic_store_n(&p->tag, token | VL_PROC_LIVE | VL_PROC_DONE, __ATOMIC_RELEASE);
 		/* a few slots after ours: dead ones are freed as we go, so the table keeps room */

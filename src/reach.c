@@ -680,9 +680,48 @@ static int walk_mount(const struct vl_ident *id, char *path, size_t size, int *c
 	return fd;
 }
 
+/* /proc's mount options in /proc/self/mountinfo: "... /proc rw,... - proc proc rw,hidepid=2" */
+static void on_proc_mount(void *a, const char *line)
+{
+	int *hidden = a;
+	const char *p = skip_words(line, 4), *opt;
+
+	if (strncmp(p, "/proc ", 6) != 0 || (opt = strstr(p, " - proc ")) == NULL)
+		return;
+	opt = strstr(opt, "hidepid=");
+	*hidden = opt != NULL && strncmp(opt + 8, "0", 1) != 0 && strncmp(opt + 8, "off", 3) != 0;
+}
+
+/* The initial pid namespace's inode number (PROC_PID_INIT_INO), the same on every kernel. */
+#define PID_NS_INIT_INO 0xEFFFFFFCu
+
+/*
+ * Can /proc show every process of this user? Not from a pid namespace
+ * other than the first (a container, unshare -p): its /proc lists only
+ * that namespace's processes, and a holder outside it is invisible; nor
+ * through a /proc mounted hidepid, which hides processes that cannot be
+ * traced. Without the whole view, "no process holds it" proves nothing.
+ * Asked once per process.
+ */
+static int view_complete(void)
+{
+	static int known, complete;
+	struct stat st;
+	char self[32];
+	int hidden = 0;
+
+	if (__atomic_load_n(&known, __ATOMIC_ACQUIRE))
+		return complete;
+	complete = stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == PID_NS_INIT_INO &&
+		   readlink("/proc/self", self, sizeof(self)) > 0 &&
+		   each_line("/proc/self/mountinfo", on_proc_mount, &hidden) == 0 && !hidden;
+	__atomic_store_n(&known, 1, __ATOMIC_RELEASE);
+	return complete;
+}
+
 int vl_reach(const struct vl_target *t, struct vl_reach_ctx *ctx, struct vl_reached *out)
 {
-	int fd, complete = 1;
+	int fd, complete = view_complete();
 
 	memset(out, 0, sizeof(*out));
 	for (int i = 0; i < VL_HOLDERS; i++) {
@@ -704,20 +743,18 @@ int vl_reach(const struct vl_target *t, struct vl_reach_ctx *ctx, struct vl_reac
 		out->via = out->holder;
 		return fd;
 	}
-	if (mapped_anywhere(&t->id, &complete) || !complete)
+	if (mapped_anywhere(&t->id, &complete))
 		return -ESRCH;
-	if (!(t->flags & VL_FF_ANON)) {
+	if (!(t->flags & VL_FF_ANON) && ctx->thorough) {
 		/* a named file may have been renamed, or deleted: only a search tells */
-		if (!ctx->thorough)
-			return -ESRCH;
 		fd = walk_mount(&t->id, out->path, sizeof(out->path), &complete);
 		if (fd >= 0) {
 			out->path_len = (uint32_t)strlen(out->path);
 			vl_log("file %u: found again as %s", t->fi, out->path);
 			return fd;
 		}
-		if (!complete)
-			return -ESRCH;
+	} else if (!(t->flags & VL_FF_ANON)) {
+		return -ESRCH;
 	}
-	return -ENOENT;
+	return complete ? -ENOENT : -ESRCH;
 }

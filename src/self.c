@@ -4,6 +4,7 @@
 #include "self.h"
 
 #include "core/fault.h"
+#include "core/parse.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -127,30 +128,6 @@ static ssize_t read_small(const char *path, char *buf, size_t size)
 	return n;
 }
 
-/*
- * From "/proc/PID/stat": the state (field 3) and the start time (field
- * 22), counted after the last ')' since the command name may hold any
- * character. 0, or -1 if the line does not parse.
- */
-static int parse_stat(const char *line, char *state, uint64_t *start)
-{
-	const char *p = strrchr(line, ')');
-	int field = 2;
-
-	if (p == NULL || p[1] != ' ')
-		return -1;
-	p += 2;
-	*state = *p;
-	while (*p != '\0' && field < 22) {
-		if (*p++ == ' ')
-			field++;
-	}
-	if (field != 22 || *p < '0' || *p > '9')
-		return -1;
-	*start = strtoull(p, NULL, 10);
-	return 0;
-}
-
 static uint64_t ns_inode(const char *path)
 {
 	struct stat st;
@@ -158,11 +135,35 @@ static uint64_t ns_inode(const char *path)
 	return syscall(SYS_newfstatat, AT_FDCWD, path, &st, 0) == 0 ? (uint64_t)st.st_ino : 0;
 }
 
+static uint64_t dev_of(const char *path)
+{
+	struct stat st;
+
+	return syscall(SYS_newfstatat, AT_FDCWD, path, &st, 0) == 0 ? (uint64_t)st.st_dev : 0;
+}
+
+/*
+ * Our pid as this /proc shows it: in a pid namespace that was made
+ * without a /proc of its own (unshare -pf), getpid() is not the number
+ * under /proc, and a waiter reading /proc/<getpid()> would find someone
+ * else, or no one, and take our locks.
+ */
+static uint32_t proc_pid(void)
+{
+	char buf[32];
+	ssize_t n = syscall(SYS_readlinkat, AT_FDCWD, "/proc/self", buf, sizeof(buf) - 1);
+
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return (uint32_t)strtoul(buf, NULL, 10);
+}
+
 int vl_self_id(struct vl_self_id *id)
 {
 	struct self_page *p = self_page();
-	char line[1024], state;
-	uint64_t start;
+	struct vl_proc_stat ps;
+	char line[1024];
 	ssize_t n;
 
 	if (__atomic_load_n(&p->have_id, __ATOMIC_ACQUIRE)) {
@@ -172,11 +173,12 @@ int vl_self_id(struct vl_self_id *id)
 	n = read_small("/proc/self/stat", line, sizeof(line));
 	if (n < 0)
 		return (int)n;
-	if (parse_stat(line, &state, &start) != 0)
+	if (vl_parse_proc_stat(line, &ps) != 0)
 		return -EIO;
-	id->pid = (uint32_t)vl_self();
-	id->start = start;
-	id->pidns = ns_inode("/proc/self/ns/pid");
+	id->pid = proc_pid();
+	id->start = ps.start;
+	id->stack = ps.stack;
+	id->procdev = id->pid != 0 ? dev_of("/proc/self") : 0;
 	id->timens = ns_inode("/proc/self/ns/time");
 	/* racing threads store the same values */
 	p->id = *id;
@@ -204,22 +206,25 @@ static int other_threads(uint32_t pid)
 int vl_proc_alive(const struct vl_self_id *who)
 {
 	struct vl_self_id me;
-	char path[64], line[1024], state;
-	uint64_t start;
+	struct vl_proc_stat ps;
+	char path[64], line[1024];
 	ssize_t n;
 
-	if (vl_self_id(&me) != 0 || me.pidns == 0 || who->pidns != me.pidns ||
-	    who->timens != me.timens || who->start == 0)
+	if (vl_self_id(&me) != 0 || me.procdev == 0 || who->procdev != me.procdev ||
+	    who->timens != me.timens || who->start == 0 || who->pid == 0)
 		return 1; /* not ours to judge: wait for it */
 	if (who->pid == me.pid)
-		return who->start == me.start ? 1 : 0;
+		return who->start == me.start && (who->stack == 0 || who->stack == me.stack);
 	snprintf(path, sizeof(path), "/proc/%u/stat", who->pid);
 	n = read_small(path, line, sizeof(line));
 	if (n == -ENOENT || n == -ESRCH)
 		return 0;
-	if (n < 0 || parse_stat(line, &state, &start) != 0)
+	if (n < 0 || vl_parse_proc_stat(line, &ps) != 0)
 		return 1;
-	if (start != who->start || state == 'X')
+	if (ps.start != who->start || ps.state == 'X')
 		return 0;
-	return state != 'Z' || other_threads(who->pid);
+	/* the stack's start is hidden (0) from who may not trace it: then it cannot tell */
+	if (ps.stack != 0 && who->stack != 0 && ps.stack != who->stack)
+		return 0;
+	return ps.state != 'Z' || other_threads(who->pid);
 }

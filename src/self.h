@@ -26,21 +26,25 @@ void vl_self_set_token(uint64_t serial, uint32_t token);
 
 /*
  * What a waiter in another process checks to tell whether we are alive:
- * our start time and our pid and time namespaces (0 where /proc cannot
- * tell). Read once per process; -errno if /proc cannot be read at all.
+ * our pid as /proc shows it, our start time, the start of our stack (a
+ * new one at each exec: a process that exec'd while a thread of it held
+ * a lock is not the one that took it), which /proc that is, and our time
+ * namespace. Read once per process; -errno if /proc cannot be read.
  */
 struct vl_self_id {
 	uint32_t pid;
 	uint64_t start;
-	uint64_t pidns;
+	uint64_t stack;
+	uint64_t procdev;
 	uint64_t timens;
 };
 int vl_self_id(struct vl_self_id *id);
 
 /*
  * Is the process described so alive, seen from here? 1 alive, or cannot
- * tell (another pid or time namespace, no /proc); 0 gone (no such pid,
- * another process with its pid, or a zombie).
+ * tell (another /proc, another time namespace, no /proc); 0 gone (no
+ * such pid, another process with its pid, the same one after an exec,
+ * or a zombie with no live thread).
  */
 int vl_proc_alive(const struct vl_self_id *who);
 

@@ -115,10 +115,12 @@ struct vl_lock {
  */
 struct vl_proc {
 	uint32_t tag;
-	uint32_t pid;       /* as the process sees itself, in its pid namespace */
+	uint32_t pid;       /* as the /proc below shows it (readlink /proc/self) */
 	uint64_t start;     /* its start time: clock ticks after boot (/proc/PID/stat) */
-	uint64_t pidns;     /* inode of its pid namespace (/proc/self/ns/pid) */
-	uint64_t timens;    /* and of its time namespace, which shifts start times */
+	uint64_t stack;     /* where its stack starts: set anew by each exec (0: unknown) */
+	uint64_t procdev;   /* the /proc it saw itself in: only that /proc may judge it */
+	uint64_t timens;    /* its time namespace, which shifts start times */
+	uint64_t pad;
 };
 
 #define VL_PROC_LIVE 0x80000000u

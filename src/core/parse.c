@@ -3,6 +3,9 @@
  */
 #include "parse.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include <errno.h>
 #include <stddef.h>
 
@@ -84,4 +87,34 @@ int vl_parse_threshold(const char *s, struct vl_threshold *t)
 	t->is_percent = 0;
 	t->percent = 0;
 	return 0;
+}
+
+/* The unsigned decimal field that starts at p, or -1. */
+static int field_u64(const char *p, uint64_t *v)
+{
+	char *end;
+
+	if (*p < '0' || *p > '9')
+		return -1;
+	*v = strtoull(p, &end, 10);
+	return *end == ' ' || *end == '\0' || *end == '\n' ? 0 : -1;
+}
+
+int vl_parse_proc_stat(const char *line, struct vl_proc_stat *out)
+{
+	const char *p = strrchr(line, ')');
+	int field = 3; /* what p points at, once past ") " */
+
+	if (p == NULL || p[1] != ' ' || p[2] == '\0')
+		return -1;
+	p += 2;
+	out->state = *p;
+	while (*p != '\0' && field < 28) {
+		if (*p++ == ' ') {
+			field++;
+			if (field == 22 && field_u64(p, &out->start) != 0)
+				return -1;
+		}
+	}
+	return field == 28 && field_u64(p, &out->stack) == 0 ? 0 : -1;
 }

@@ -27,4 +27,18 @@ static inline int vl_threshold_on(const struct vl_threshold *t)
 	return t->is_percent ? t->percent > 0 : t->bytes > 0;
 }
 
+/*
+ * From a "/proc/PID/stat" line: the state (field 3), the start time (field
+ * 22, clock ticks after boot) and the start of the stack (field 28, set
+ * at each exec; 0 when the reader may not see it). Fields are counted
+ * after the last ')', since the command name (field 2) may hold any
+ * character. 0, or -1 if the line does not parse.
+ */
+struct vl_proc_stat {
+	char state;
+	uint64_t start;
+	uint64_t stack;
+};
+int vl_parse_proc_stat(const char *line, struct vl_proc_stat *out);
+
 #endif

@@ -32,6 +32,7 @@
  *   size | blocks | sum  st_size, st_blocks, FNV-1a of the whole content
  *   st                   "st size=N blocks=N sum=HEX"
  *   pid                  "pid = N"
+ *   procpid              "procpid = N": this process's pid under /proc
  *   echo WORD            "WORD"
  *   wait PATH            block until PATH exists (10 s at most, else
  *                        "wait PATH TIMEOUT", exit status 1)
@@ -59,6 +60,9 @@
  *                        its failure is ours
  *   detach               fork: the parent exits at once (status 0), the
  *                        child goes on with the rest
+ *
+ * With the fault-injecting library preloaded, VT_STOP_AT=WHERE stops the
+ * process at the first of its steps so named (vl_fault_hook).
  *
  * Numbers (MODE, OFF, LEN, SIZE) are decimal, 0x hex or 0 octal, with
  * optional K, M, G, T, P suffixes (powers of 1024), or "max" (LLONG_MAX),
@@ -110,6 +114,23 @@ extern int vt_fallocate64(int fd, int mode, off64_t off, off64_t len) __asm__("f
 static int cur = -1;
 static int failed;
 static volatile sig_atomic_t sigios;
+
+/*
+ * Run with the fault-injecting library (tests/fault/), which calls this at
+ * each of its steps: VT_STOP_AT=WHERE stops the process (SIGSTOP) at the
+ * first step of that name, as a debugger or ^Z may at any instant.
+ */
+void vl_fault_hook(const char *where) __attribute__((visibility("default")));
+void vl_fault_hook(const char *where)
+{
+	static int stopped;
+	const char *at = getenv("VT_STOP_AT");
+
+	if (stopped || at == NULL || strcmp(at, where) != 0)
+		return;
+	stopped = 1;
+	kill(getpid(), SIGSTOP);
+}
 
 static void on_sigio(int sig)
 {
@@ -604,6 +625,14 @@ static int run(int argc, char **argv, int i, int until_end)
 			i += 1;
 		} else if (strcmp(c, "pid") == 0) {
 			printf("pid = %d\n", (int)getpid());
+			i += 1;
+		} else if (strcmp(c, "procpid") == 0) {
+			/* the pid under /proc: another one in a pid namespace with the parent's /proc */
+			char buf[32];
+			ssize_t n = readlink("/proc/self", buf, sizeof(buf) - 1);
+
+			buf[n > 0 ? n : 0] = '\0';
+			printf("procpid = %s\n", buf);
 			i += 1;
 		} else if (strcmp(c, "echo") == 0) {
 			need(argc, i, 1, c);

@@ -159,6 +159,39 @@ START_TEST(test_threshold_fields_reset)
 }
 END_TEST
 
+/*
+ * /proc/PID/stat: the start time is field 22, the stack's start field 28,
+ * counted after the last ')'. (A count one off read field 23, the virtual
+ * memory size, as the start time: a holder that mapped anything since it
+ * registered was taken for dead and its locks taken from it.)
+ */
+START_TEST(test_proc_stat)
+{
+	struct vl_proc_stat ps;
+	static const char line[] =
+		"1234 (my (weird) prog) S 1 1234 1234 0 -1 4194304 100 0 0 0 5 3 0 0 20 0 1 0 "
+		"516405 138153984 300 18446744073709551615 94000000000000 94000000100000 "
+		"140720000000000 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+
+	ck_assert_int_eq(vl_parse_proc_stat(line, &ps), 0);
+	ck_assert_int_eq(ps.state, 'S');
+	ck_assert_uint_eq(ps.start, 516405);
+	ck_assert_uint_eq(ps.stack, 140720000000000ull);
+	/* a zombie, the stack's start hidden from this reader */
+	ck_assert_int_eq(vl_parse_proc_stat("7 (a) Z 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99 0 0 "
+					    "18446744073709551615 0 0 0 0 0",
+					    &ps),
+			 0);
+	ck_assert_int_eq(ps.state, 'Z');
+	ck_assert_uint_eq(ps.start, 99);
+	ck_assert_uint_eq(ps.stack, 0);
+	/* cut short, no ')', nothing after it */
+	ck_assert_int_eq(vl_parse_proc_stat("7 (a) S 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99", &ps), -1);
+	ck_assert_int_eq(vl_parse_proc_stat("7 a S 1", &ps), -1);
+	ck_assert_int_eq(vl_parse_proc_stat("7 (a)", &ps), -1);
+}
+END_TEST
+
 static Suite *parse_suite(void)
 {
 	Suite *s = suite_create("parse");
@@ -172,6 +205,7 @@ static Suite *parse_suite(void)
 	tc = tcase_create("threshold");
 	tcase_add_test(tc, test_threshold);
 	tcase_add_test(tc, test_threshold_fields_reset);
+	tcase_add_test(tc, test_proc_stat);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,72 @@
+#!/bin/sh
+# A lock's holder that is alive is never taken for dead (SPEC 4, 9; the
+# attack on issue 12): a waiter judges a holder by its slot in the region's
+# table of processes, through /proc. A holder stopped (SIGSTOP) while it
+# holds a file lock, after a budget purge flagged the file's range purged
+# and before it punched, must be waited for: an UNMARK of that range from
+# another process may not return while it is stopped (it would say 1, the
+# program would write the bytes, now not volatile, and the purge, continued,
+# punch them).
+#
+#   a. the holder took memory after it registered (a start time misread as
+#      the memory size called such a holder dead after 10 ms);
+#   b. (root) in a pid namespace that shows the parent's /proc (unshare -pf
+#      without --mount-proc): the holder's own pid is not the one under /proc.
+. "$(dirname "$0")/lib.sh"
+need_cmd
+
+FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
+[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
+
+# stopped_holder WHAT: a holder stops in its purge; a second process's UNMARK
+# must still be waiting 1 s later; once the holder goes on, the UNMARK says 1
+# and the bytes are zeros (the purge punched them)
+stopped_holder() {
+	f=$WORK/f.$1
+	new_region
+	mkfile "$f" 64K A
+	bg "a$1" env VOLATILE_BUDGET=64K LD_PRELOAD="$FAULT_LIB" \
+		VT_STOP_AT="purge: flagged purged, region locked" \
+		timeout 60 "$VT" pid procpid open "$f" rw mark 0 64K grab 16M 16M 0 memfd m 4K mark 0 4K \
+		echo done
+	wait_match "a$1" out '^procpid = '
+	# the holder under /proc, and as this shell's kill names it (in a pid
+	# namespace with the parent's /proc, two numbers)
+	apid=$(sed -n 's/^procpid = //p' "$WORK/a$1.out")
+	kpid=$(sed -n 's/^pid = //p' "$WORK/a$1.out")
+	i=0
+	until [ "$(awk '{print $3}' "/proc/$apid/stat" 2>/dev/null)" = T ]; do
+		i=$((i + 1))
+		[ "$i" -le 500 ] || { show "a$1"; fail "$1: the holder never stopped in its purge"; }
+		sleep 0.01
+	done
+	bg "b$1" env LD_PRELOAD="$VOLATILE_LIBRARY" timeout 30 "$VT" open "$f" rw unmark 0 64K \
+		fill 0 64K B expect 0 64K B
+	sleep 1
+	[ ! -s "$WORK/b$1.out" ] || grep -q '^unmark' "$WORK/b$1.out" &&
+		{ show "b$1"; fail "$1: a live, stopped holder's lock was taken from it"; }
+	kill -CONT "$kpid"
+	wait_bg "a$1"
+	[ "$rc" -eq 0 ] || { show "a$1"; fail "$1: the holder: exit status $rc"; }
+	wait_bg "b$1"
+	[ "$rc" -eq 0 ] || { show "b$1"; fail "$1: the UNMARK: exit status $rc"; }
+	expect_line "b$1" "unmark 0 64K = 1"
+	ok "c$1" vt open "$f" r expect 0 64K B
+}
+
+if [ "${1:-}" = --inside ]; then
+	stopped_holder pidns
+	exit 0
+fi
+stopped_holder plain
+if [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null 2>&1 && unshare -pf true 2>/dev/null; then
+	# a pid namespace of its own, and the parent's /proc
+	VL_TEST_INNER=1
+	export VL_TEST_INNER
+	unshare -pf /bin/sh "$0" --inside
+	rc=$?
+	[ "$rc" -eq 0 ] || exit "$rc"
+else
+	say "not root, or no pid namespaces: part b is not run"
+fi
+exit 0
