@@ -18,7 +18,9 @@
  *      the new region and tries again). So what is moved is everything the
  *      old region ever answered, and nothing is answered from it after.
  *   3. Purged ranges are moved as purged, without a punch: UNMARK in the
- *      new region says 1 wherever it said 1 in the old one. Unpurged ranges
+ *      new region says 1 wherever it said 1 in the old one; and so are
+ *      the old region's tombstones (evict.c) and its records' tombstone
+ *      flags, which stand for purged ranges it no longer has. Unpurged ranges
  *      are moved as unpurged; a purged range moved over an unpurged one
  *      makes it purged, unpunched: UNMARK says 1 over bytes that may be
  *      intact, the safe direction (README "Decisions").
@@ -32,6 +34,7 @@
 #include "core/pool.h"
 #include "core/ranges.h"
 #include "core/rtree.h"
+#include "core/tomb.h"
 #include "lock.h"
 #include "log.h"
 #include "region.h"
@@ -146,7 +149,8 @@ static void adopt(const struct vl_region *cur, uint32_t fi, const struct vl_file
 	for (int i = 0; i < VL_HOLDERS; i++)
 		if (f->h.holders[i].pid == 0)
 			f->h.holders[i] = from->h.holders[i];
-	f->h.flags |= from->h.flags & VL_FF_ANON;
+	/* a file whose purged ranges were evicted answers 1 in the new region too */
+	f->h.flags |= from->h.flags & (VL_FF_ANON | VL_FF_TOMB);
 	vl_unlock_region(cur);
 }
 
@@ -159,6 +163,8 @@ static int move_file(const struct vl_region *old, uint32_t fi, const struct vl_r
 
 	if (from->h.state != VL_FILE_LIVE || !vl_file_ok(old, from))
 		return 0; /* a record we cannot read names no file we could answer for */
+	if (from->h.root == VL_NIL && !(from->h.flags & (VL_FF_ASHMEM | VL_FF_TOMB)))
+		return 0; /* nothing to say about it */
 	err = record_locked(cur, &from->h.ident, &to);
 	if (err)
 		return err;
@@ -230,6 +236,13 @@ int vl_region_move(const struct vl_region *old, const struct vl_region *cur)
 	if (err == 0)
 		err = vl_lock_region(cur);
 	if (err == 0) {
+		/* the tombstones too: what evicted records said must still be said */
+		for (uint32_t i = 0; i < VL_TOMB_WORDS; i++) {
+			uint64_t w = __atomic_load_n(&old->tomb[i], __ATOMIC_RELAXED);
+
+			if (w != 0)
+				__atomic_fetch_or(&cur->tomb[i], w, __ATOMIC_RELAXED);
+		}
 		note_moved(cur, old->file_dev, old->file_ino);
 		for (uint32_t i = 0; i < fate->nmoved && i < VL_MOVED_MAX; i++)
 			note_moved(cur, fate->moved_from[i].dev, fate->moved_from[i].ino);
