@@ -318,6 +318,35 @@ static int attach(int fd, const struct stat *st, void **base, size_t *size)
 	return 0;
 }
 
+/*
+ * A retired region (move.c) found at the name: its records were moved to
+ * a successor (or are being moved, by its users), and it answers nothing
+ * (ESTALE) for ever. It got back to its name (renamed back, or the
+ * default place went back to it when a runtime directory was unmounted):
+ * take its name away, so that a new region is made there, which settles
+ * like any new one (its successor, wherever it is, is moved in). Under
+ * its move lock, so that two openers that found it do not take away the
+ * name of the region one of them made since; only if the name still
+ * leads to it.
+ */
+static void discard_retired(void *base, size_t size, int dirfd, const char *name,
+			    const struct stat *st)
+{
+	struct vl_region r;
+	struct stat now;
+	int e;
+
+	vl_region_bind(&r, base, size);
+	e = vl_lock_take(&r, &r.hdr->fate.move_lock);
+	if (e >= 0) {
+		if (fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == st->st_dev &&
+		    now.st_ino == st->st_ino && unlinkat(dirfd, name, 0) == 0)
+			vl_log("a retired region was back at %s: its name is taken away", name);
+		vl_lock_drop(&r, &r.hdr->fate.move_lock);
+	}
+	munmap(base, size);
+}
+
 int vl_region_open(const char *path, int create, uint32_t ranges, uint32_t files,
 		   struct vl_region *out)
 {
@@ -352,6 +381,15 @@ int vl_region_open(const char *path, int create, uint32_t ranges, uint32_t files
 			err = trusted(fd, &st);
 			if (err == 0)
 				err = attach(fd, &st, &base, &size);
+			if (err == 0 && (create & VL_OPEN_CREATE) &&
+			    __atomic_load_n(&((struct vl_header *)base)->fate.retired, __ATOMIC_ACQUIRE)) {
+				/* a region whose records went elsewhere, back at its name */
+				discard_retired(base, size, dirfd, name, &st);
+				close(fd);
+				fd = -1;
+				err = -EAGAIN;
+				continue;
+			}
 			break;
 		}
 		if (errno == ELOOP) {

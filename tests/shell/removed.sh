@@ -17,6 +17,8 @@
 #   d. replaced by another region (renamed over it): the same.
 #   e. as b, with the old region's user idle: the daemon (a user of the
 #      old region too) moves it in within a second or two.
+#   f. renamed away and back: the retired region back at its name is
+#      taken away, not answered ESTALE for ever.
 . "$(dirname "$0")/lib.sh"
 need_cmd
 need_python
@@ -145,4 +147,24 @@ expect_line d2 "unmark 0 64K = 1"
 touch "$WORK/d-go"
 wait_bg d1
 [ "$rc" -eq 0 ] || { show d1; fail "d: the first process: exit status $rc"; }
+# ---- f. renamed away and back: the retired region back at its name ---------------------
+# The first rename has the user move the region into a new one, which retires
+# it; the second puts the retired region back at the name. It answers
+# nothing, for ever: it must not keep anyone from the feature.
+new_region
+bg f1 svt memfd m 64K mark 0 4K touch "$WORK/f-1" wait "$WORK/f-go1" sleep 1100 mark 4K 4K \
+	touch "$WORK/f-2" wait "$WORK/f-go2" sleep 1100 mark 8K 4K unmark 0 12K
+wait_file "$WORK/f-1"
+mv "$VOLATILE_REGION" "$VOLATILE_REGION.old"
+touch "$WORK/f-go1"
+wait_file "$WORK/f-2"
+mv "$VOLATILE_REGION.old" "$VOLATILE_REGION"
+touch "$WORK/f-go2"
+wait_bg f1
+[ "$rc" -eq 0 ] || { show f1; fail "f: exit status $rc"; }
+expect_line f1 "mark 4K 4K = 0"
+expect_line f1 "mark 8K 4K = 0"
+expect_line f1 "unmark 0 12K = 0"
+ok f2 svt memfd n 4K mark 0 4K unmark 0 4K
+expect_line f2 "unmark 0 4K = 0"
 exit 0

@@ -12,7 +12,10 @@
 #      nobody else may write in it, a tmpfs), the region is made there,
 #      where no other user can make a name; one that others may write in
 #      is not used. For root, /run when it is a tmpfs of root's.
-#      `volatile status` says where the region is and why there.
+#      `volatile status` says where the region is and why there. The
+#      runtime directory coming (login) and going (logout) under a running
+#      process: its records follow, a new process sees its purged range,
+#      and the region left behind in /dev/shm keeps no one from the feature.
 #
 # As root: the test user is uid 4242 (setpriv), the squatter root; part 2
 # runs in a private mount namespace with tmpfs mounted on /run/user and
@@ -59,6 +62,42 @@ inside() {
 	*) fail "why /dev/shm: '$why'" ;;
 	esac
 	chmod 0700 /run/user/$U
+
+	# the default place changes under a running process: a runtime directory
+	# comes (login), and goes (logout: unmounted, detached). Its records follow
+	# it there and back; a new process finds them, and no one gets ESTALE for
+	# good from the region left behind.
+	rm -rf "/run/user/$U"
+	rm -f "/dev/shm/libvolatile.$U"
+	chmod 0711 "$WORK" || fail "chmod $WORK"
+	ud=$WORK/flip
+	mkdir "$ud" && chown $U:$U "$ud" || fail "cannot make $ud"
+	f=$ud/f
+	bg flipa svt_user open "$f" rwc fill 0 64K A mark 0 16K touch "$ud/r1" wait "$ud/g1" \
+		sleep 1100 mark 16K 4K touch "$ud/r2" wait "$ud/g2" sleep 1100 mark 20K 4K unmark 16K 8K
+	wait_file "$ud/r1"
+	run flip-purge as_user timeout "$VL_TIMEOUT" "$VOLATILE_CMD" purge --all
+	expect_line flip-purge "purged 1 range, 16384 bytes"
+	mkdir -m 0700 "/run/user/$U" && chown $U:$U "/run/user/$U" &&
+		mount -t tmpfs -o "mode=0700,uid=$U,gid=$U" vlflip "/run/user/$U" 2>"$WORK/mount.err" ||
+		fail "cannot mount a runtime directory: $(cat "$WORK/mount.err")"
+	# a process started now opens the new default region, which takes in the old
+	# one (open by its name): the purged range is there
+	ok flip-b svt_user open "$f" rw unmark 0 16K expect 0 16K zero
+	expect_line flip-b "unmark 0 16K = 1"
+	touch "$ud/g1"
+	wait_file "$ud/r2"
+	# as logind does at the last logout: detach the mount, remove the directory
+	umount -l "/run/user/$U" && rmdir "/run/user/$U" || fail "cannot unmount /run/user/$U"
+	touch "$ud/g2"
+	wait_bg flipa
+	[ "$rc" -eq 0 ] || { show flipa; fail "the process that followed the default place: exit status $rc"; }
+	expect_line flipa "mark 16K 4K = 0"
+	expect_line flipa "mark 20K 4K = 0"
+	expect_line flipa "unmark 16K 8K = 0"
+	ok flip-c svt_user memfd n 4K mark 0 4K unmark 0 4K
+	expect_line flip-c "unmark 0 4K = 0"
+	rm -f "/dev/shm/libvolatile.$U"
 
 	# root: /run, when it is a tmpfs only root may write in
 	mount -t tmpfs -o mode=0755 vlrun /run 2>"$WORK/mount.err" || exit 78
