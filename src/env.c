@@ -76,8 +76,15 @@ static void load(void)
 	config.debug = v != NULL && *v != '\0' && strcmp(v, "0") != 0;
 
 	v = secure_getenv("VOLATILE_REGION");
-	if (v != NULL && *v != '\0' && strlen(v) < sizeof(config.region)) {
-		strcpy(config.region, v);
+	if (v != NULL && *v != '\0') {
+		/*
+		 * One too long for us is refused (vl_region_open: ENAMETOOLONG),
+		 * never replaced by the default: that would split the processes
+		 * given it from those given a shorter name of the same file.
+		 */
+		snprintf(config.region, sizeof(config.region), "%s", v);
+		if (strlen(v) >= sizeof(config.region))
+			config.region[sizeof(config.region) - 2] = '\0'; /* still too long */
 		snprintf(config.region_why, sizeof(config.region_why), "VOLATILE_REGION");
 	} else {
 		vl_region_default(config.region, sizeof(config.region), config.region_why,

@@ -368,6 +368,12 @@ int vl_region_open(const char *path, int create, uint32_t ranges, uint32_t files
 		       "with EINVAL", path);
 		return -EINVAL;
 	}
+	/* a region knows the name it was made with (fate.path): it must fit there whole */
+	if (strlen(path) >= sizeof(((struct vl_fate *)0)->path)) {
+		vl_log("VOLATILE_REGION is %zu bytes long, 255 at most: MARK and UNMARK fail "
+		       "with ENAMETOOLONG", strlen(path));
+		return -ENAMETOOLONG;
+	}
 	dirfd = open_dir(path, name, sizeof(name));
 	if (dirfd < 0) {
 		err = dirfd;
@@ -743,7 +749,8 @@ static int slow_get(struct vl_region **out)
 			 * environment is read once); a failure that may pass (EINTR,
 			 * ENOMEM, EMFILE, ENOSPC...) is tried again at the next call.
 			 */
-			if (err == -EACCES || err == -EPROTO || err == -EUCLEAN || err == -EINVAL)
+			if (err == -EACCES || err == -EPROTO || err == -EUCLEAN || err == -EINVAL ||
+			    err == -ENAMETOOLONG)
 				refused = err;
 			return err;
 		}

@@ -95,4 +95,15 @@ expect_line run-child "mark 0 4K = 0"
 # an absolute path is left as it is
 ok run-abs vol run --region "$WORK/abs" -- env
 expect_line run-abs "VOLATILE_REGION=$WORK/abs"
+
+# ---- a name longer than a region can keep: refused, never another region ------------
+# (a region keeps the name it was made with, 255 bytes at most: moving it when
+# its name is removed depends on it)
+long=$WORK/$(printf '%0200d' 0)/$(printf '%0100d' 0)/region
+mkdir -p "${long%/region}" || fail "mkdir"
+ok long svte VOLATILE_REGION="$long" -- memfd m 64K mark 0 4K unmark 0 4K
+expect_line long "mark 0 4K = -1 ENAMETOOLONG"
+[ ! -e "$long" ] || fail "a region was made at a name too long"
+run long-cmd env VOLATILE_REGION="$long" timeout 5 "$VOLATILE_CMD" status
+[ "$rc" -eq 2 ] || { show long-cmd; fail "volatile status with a name too long: exit status $rc"; }
 exit 0
