@@ -1,21 +1,22 @@
 /*
  * punch.c - a purge's punch through a file it does not hold (see punch.h).
  *
- * Why a child, and what it may do. Closing an fd drops the closing
- * process's POSIX locks on that file (fcntl F_SETLK), whichever fd they
- * were taken through; a purge that opened a file, even one it checked
- * the host held no lock on a moment before, dropped a lock another thread
- * took in between. A child made with clone(CLONE_VM | CLONE_VFORK) and
- * without CLONE_FILES runs on a copy of the fd table: what it opens and
- * closes, and what its exit closes, drops only its own locks, of which it
- * has none. CLONE_VFORK stops the calling thread until the child is done;
- * the host's other threads run on, so the child takes no lock they might
- * hold (no malloc, no stdio, no log) and writes only its result and, like
- * any system call here, the calling thread's errno, which is put back.
- * All signals are blocked in it: it shares the host's memory, and a
- * handler of the host run in it (a terminal's ^C to the process group)
- * would run on the host's data behind its back. Its exit signal is none,
- * so the host's SIGCHLD handler and wait(-1) never see it.
+ * Why a thread of its own, and what it may do. Closing an fd drops the
+ * closing fd table's POSIX locks on that file (fcntl F_SETLK), whichever
+ * fd they were taken through; a purge that opened a file, even one it
+ * checked the host held no lock on a moment before, dropped a lock
+ * another thread took in between. A thread made with clone(CLONE_VM |
+ * CLONE_THREAD | CLONE_SIGHAND | CLONE_VFORK) and without CLONE_FILES runs
+ * on a copy of the fd table: what it opens and closes, and what its exit
+ * closes, are its own table's, which owns no lock. A thread, not a child
+ * process: nothing the host waits for (a wait(-1, __WALL) reaped a child
+ * the host never made), no SIGCHLD. CLONE_VFORK stops the calling thread
+ * until it has exited; the host's other threads run on, so it takes no
+ * lock they might hold (no malloc, no stdio, no log) and writes only its
+ * result and, like any system call here, the calling thread's errno (it
+ * runs on that thread's TLS), which is put back. All signals are blocked
+ * in it, so the host's handlers never run there. A fault in it would end
+ * the whole process, as one in the calling thread would.
  */
 #include "punch.h"
 
@@ -31,7 +32,6 @@
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef SYS_pidfd_open
@@ -74,7 +74,8 @@ static int writable(const struct vl_way *w, const struct vl_ident *id)
 		}
 	}
 	if (fd < 0 && w->opath >= 0) {
-		snprintf(self, sizeof(self), "/proc/self/fd/%d", w->opath);
+		/* the fd table this thread runs on (its copy), not the process's */
+		snprintf(self, sizeof(self), "/proc/thread-self/fd/%d", w->opath);
 		fd = (int)VL_SYSCALL("reopen", syscall(SYS_openat, AT_FDCWD, self,
 						       O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
 		if (fd >= 0 && !vl_fd_is(fd, id)) {
@@ -123,7 +124,7 @@ int vl_punch_way(const struct vl_way *w, const struct vl_ident *id, const struct
 {
 	struct job j = { w, id, ext, k, -ECHILD };
 	sigset_t all, old;
-	int saved = errno, status;
+	int saved = errno;
 	void *stack;
 	pid_t pid;
 
@@ -135,13 +136,11 @@ int vl_punch_way(const struct vl_way *w, const struct vl_ident *id, const struct
 		return -ENOMEM;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid = VL_SYSCALL("clone", clone(child, (char *)stack + CHILD_STACK, CLONE_VM | CLONE_VFORK, &j));
-	if (pid < 0) {
-		j.result = -errno; /* a sandbox that forbids it: the file is left to other processes */
-	} else {
-		while (waitpid(pid, &status, __WCLONE) < 0 && errno == EINTR)
-			;
-	}
+	pid = VL_SYSCALL("clone", clone(child, (char *)stack + CHILD_STACK,
+					CLONE_VM | CLONE_SIGHAND | CLONE_THREAD | CLONE_VFORK, &j));
+	/* returned once the thread has exited (CLONE_VFORK); a sandbox may forbid it */
+	if (pid < 0)
+		j.result = -errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	munmap(stack, CHILD_STACK);
 	errno = saved;

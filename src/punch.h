@@ -27,8 +27,8 @@ struct vl_way {
  * Closing any fd on a file releases the POSIX locks the closing process
  * holds on it, and a thread of the host may take one at any moment: so
  * in a host process (the default) the fd is had, used and closed by a
- * clone(CLONE_VM | CLONE_VFORK) child with a copy of the fd table, whose
- * closes are its own; the command, which holds no POSIX locks, calls
+ * thread of ours with a copy of the fd table, whose closes are its own
+ * (punch.c); the command, which holds no POSIX locks, calls
  * vl_punch_here() once and does it itself.
  */
 int vl_punch_way(const struct vl_way *w, const struct vl_ident *id, const struct vl_extent *ext,
