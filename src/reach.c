@@ -93,7 +93,7 @@ static int parse_dev(const char **p, uint64_t *dev)
 
 
 /* Call fn on each line of a /proc file; lines longer than the buffer are cut. */
-static int each_line(const char *path, void (*fn)(void *, const char *), void *arg)
+int vl_each_proc_line(const char *path, void (*fn)(void *, const char *), void *arg)
 {
 	char buf[4096];
 	size_t have = 0;
@@ -268,7 +268,7 @@ static int ours(long pid)
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
-	each_line(path, on_status_line, &ua);
+	vl_each_proc_line(path, on_status_line, &ua);
 	return ua.ours && !ua.dead;
 }
 
@@ -372,7 +372,7 @@ static int mapped_anywhere(const struct vl_ident *id, int *complete)
 		if (!numeric(pe->d_name, &pid))
 			continue;
 		snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
-		int err = each_line(path, on_maps_line, &ma);
+		int err = vl_each_proc_line(path, on_maps_line, &ma);
 
 		if (err != 0 && err != -ENOENT && err != -ESRCH && ours(pid))
 			*complete = 0;
@@ -392,7 +392,7 @@ int vl_mapped_span(const struct vl_ident *id, uint64_t *lo, uint64_t *hi)
 {
 	struct maps_arg ma = { id, 0, UINT64_MAX, 0 };
 
-	if (each_line("/proc/self/maps", on_maps_line, &ma) != 0) {
+	if (vl_each_proc_line("/proc/self/maps", on_maps_line, &ma) != 0) {
 		*lo = 0;
 		*hi = UINT64_MAX;
 		return 1;
@@ -461,7 +461,7 @@ int vl_scan_regions(void (*fn)(void *, const struct vl_mapped_region *), void *a
 		if (!numeric(pe->d_name, &rs.pid) || !ours(rs.pid))
 			continue;
 		snprintf(path, sizeof(path), "/proc/%ld/maps", rs.pid);
-		each_line(path, on_region_line, &rs);
+		vl_each_proc_line(path, on_region_line, &rs);
 	}
 	close(procs.fd);
 	return 0;
@@ -557,7 +557,7 @@ static int mount_root(uint64_t dev, struct mnt_arg *ma)
 
 	memset(ma, 0, sizeof(*ma));
 	ma->dev = dev;
-	if (each_line("/proc/self/mountinfo", on_mount_line, ma) != 0 || !ma->found)
+	if (vl_each_proc_line("/proc/self/mountinfo", on_mount_line, ma) != 0 || !ma->found)
 		return -1;
 	fd = open(ma->mnt, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0 && (vl_sys_statx(fd, &st) != 0 || st.id.dev != dev)) {
@@ -655,7 +655,7 @@ static int walk_mount(const struct vl_ident *id, char *path, size_t size, int *c
 	struct walk w = { id, path, size, 0, 1 };
 	int dirfd, fd;
 
-	if (each_line("/proc/self/mountinfo", on_mount_line, &ma) != 0 || !ma.found ||
+	if (vl_each_proc_line("/proc/self/mountinfo", on_mount_line, &ma) != 0 || !ma.found ||
 	    strlen(ma.mnt) >= size) {
 		*complete = 0; /* not mounted where we can see it */
 		return -1;
@@ -714,7 +714,7 @@ static int view_complete(void)
 		return complete;
 	complete = stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == PID_NS_INIT_INO &&
 		   readlink("/proc/self", self, sizeof(self)) > 0 &&
-		   each_line("/proc/self/mountinfo", on_proc_mount, &hidden) == 0 && !hidden;
+		   vl_each_proc_line("/proc/self/mountinfo", on_proc_mount, &hidden) == 0 && !hidden;
 	__atomic_store_n(&known, 1, __ATOMIC_RELEASE);
 	return complete;
 }

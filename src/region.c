@@ -13,6 +13,7 @@
 #include "env.h"
 #include "lock.h"
 #include "core/fault.h"
+#include "core/parse.h"
 #include "core/pool.h"
 #include "core/rtree.h"
 #include "log.h"
@@ -319,6 +320,54 @@ static int attach(int fd, const struct stat *st, void **base, size_t *size)
 }
 
 /*
+ * Which user, and which name, a region is for, as one byte of its file
+ * (in the hole before VL_MAP_OFFSET): FNV-1a of the user and the name it
+ * was made with, or "(default)" for a region at the default place, whose
+ * name moves between places.
+ */
+static uint64_t tag_of(uint32_t uid, const char *name, int chosen)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	const char *p;
+
+	for (int i = 0; i < 4; i++, uid >>= 8)
+		h = (h ^ (uid & 0xff)) * 0x100000001b3ull;
+	for (p = chosen ? "(default)" : name; *p != '\0'; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+	return VL_TAG_BASE + h % VL_TAG_SPAN;
+}
+
+static uint64_t region_tag(const struct vl_region *r)
+{
+	const struct vl_fate *f = &r->hdr->fate;
+	char name[sizeof(f->path)];
+
+	memcpy(name, f->path, sizeof(name));
+	name[sizeof(name) - 1] = '\0';
+	return tag_of((uint32_t)geteuid(), name, f->chosen != 0);
+}
+
+/*
+ * Say, for as long as this process maps r, that it uses r: an OFD read
+ * lock on r's tag byte. The mapping holds the open file description, and
+ * the lock with it, after the fd is closed; the kernel drops it when the
+ * last mapping goes, whatever kills the process. /proc/locks lists OFD
+ * locks of every process, in every pid namespace, dumpable or not (their
+ * /proc/PID/maps may be closed to us): a region made anew finds there the
+ * regions of its name still in use that it cannot see otherwise, and
+ * waits for them (vl_region_settle).
+ */
+static void show_in_use(int fd, const struct vl_region *r)
+{
+	struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_len = 1 };
+
+	fl.l_start = (off_t)region_tag(r);
+	if (VL_SYSCALL("tag lock", fcntl(fd, F_OFD_SETLK, &fl)) != 0)
+		vl_log("region: cannot take its tag lock (%s): unseen users may go unnoticed",
+		       strerror(errno));
+}
+
+/*
  * A retired region (move.c) found at the name: its records were moved to
  * a successor (or are being moved, by its users), and it answers nothing
  * (ESTALE) for ever. It got back to its name (renamed back, or the
@@ -422,6 +471,7 @@ int vl_region_open(const char *path, int create, uint32_t ranges, uint32_t files
 		out->file_dev = st.st_dev;
 		out->file_ino = st.st_ino;
 		out->path = path;
+		show_in_use(fd, out);
 	}
 	if (fd >= 0)
 		close(fd);
@@ -656,6 +706,29 @@ static int renamed_here(const struct vl_region *cur)
 	       strncmp(cur->hdr->fate.path, cur->path, sizeof(cur->hdr->fate.path)) != 0;
 }
 
+struct unseen {
+	const struct vl_region *cur;
+	uint64_t tag;
+	int pending;
+};
+
+/* "3: OFDLCK ADVISORY  READ  -1 00:1b:41747 90123 90123": a region of our tag in use */
+static void on_lock_line(void *a, const char *line)
+{
+	struct unseen *u = a;
+	uint64_t dev, ino, start;
+
+	if (vl_parse_lock_line(line, &dev, &ino, &start) != 0 || start != u->tag)
+		return;
+	if ((dev == u->cur->file_dev && ino == u->cur->file_ino) ||
+	    vl_region_moved_in(u->cur, dev, ino))
+		return;
+	vl_log("a region of this name (%llu:%llu) is in use by a process that cannot be looked "
+	       "into: waiting for it to be moved in", (unsigned long long)dev,
+	       (unsigned long long)ino);
+	u->pending++;
+}
+
 int vl_region_settle(const struct vl_region *cur)
 {
 	struct vl_fate *f = &cur->hdr->fate;
@@ -678,6 +751,13 @@ int vl_region_settle(const struct vl_region *cur)
 		return -ESTALE; /* no /proc: nothing can be known; keep waiting */
 	if (z.pending)
 		return -ESTALE;
+	/* what the scan could not see: regions of this name that only /proc/locks shows */
+	{
+		struct unseen u = { cur, region_tag(cur), 0 };
+
+		if (vl_each_proc_line("/proc/locks", on_lock_line, &u) != 0 || u.pending)
+			return -ESTALE;
+	}
 	__atomic_store_n(&f->waiting, 0, __ATOMIC_RELEASE);
 	vl_log("region settled: every older region mapped here is moved in");
 	return 0;

@@ -390,6 +390,9 @@ struct vl_header {
  * /proc/PID/maps, whatever its file's name has become (region.c).
  */
 #define VL_MAP_OFFSET 0x564c000ull
+/* the tag bytes in that hole, one per user and region name (region.c) */
+#define VL_TAG_BASE 4096ull
+#define VL_TAG_SPAN (VL_MAP_OFFSET - 2 * VL_TAG_BASE)
 
 /* ---- a mapped region, as one process sees it --------------------------- */
 

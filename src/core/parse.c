@@ -118,3 +118,52 @@ int vl_parse_proc_stat(const char *line, struct vl_proc_stat *out)
 	}
 	return field == 28 && field_u64(p, &out->stack) == 0 ? 0 : -1;
 }
+
+/* Past the blanks, then past one word and its blanks. */
+static const char *next_word(const char *p)
+{
+	while (*p == ' ')
+		p++;
+	while (*p != '\0' && *p != ' ')
+		p++;
+	while (*p == ' ')
+		p++;
+	return p;
+}
+
+int vl_parse_lock_line(const char *line, uint64_t *dev, uint64_t *ino, uint64_t *start)
+{
+	const char *p = strchr(line, ':');
+	unsigned long long maj, min, i, st;
+	char *end;
+
+	if (p == NULL || strstr(line, "->") != NULL)
+		return -1;
+	p++;
+	while (*p == ' ')
+		p++;
+	if (strncmp(p, "OFDLCK ", 7) != 0)
+		return -1;
+	p = next_word(next_word(next_word(next_word(p)))); /* type, kind, access, pid */
+	maj = strtoull(p, &end, 16);
+	if (end == p || *end != ':')
+		return -1;
+	p = end + 1;
+	min = strtoull(p, &end, 16);
+	if (end == p || *end != ':')
+		return -1;
+	p = end + 1;
+	i = strtoull(p, &end, 10);
+	if (end == p || *end != ' ')
+		return -1;
+	p = end + 1;
+	st = strtoull(p, &end, 10);
+	if (end == p)
+		return -1;
+	/* the kernel's dev_t: as glibc's makedev(), without needing <sys/sysmacros.h> here */
+	*dev = ((maj & 0xfffff000ull) << 32) | ((maj & 0xfffull) << 8) |
+	       ((min & 0xffffff00ull) << 12) | (min & 0xffull);
+	*ino = i;
+	*start = st;
+	return 0;
+}

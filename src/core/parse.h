@@ -41,4 +41,12 @@ struct vl_proc_stat {
 };
 int vl_parse_proc_stat(const char *line, struct vl_proc_stat *out);
 
+/*
+ * From a /proc/locks line of an OFD lock held (not waited for): "3: OFDLCK
+ * ADVISORY  READ  -1 00:1b:41747 90123 90123": its file's device (major
+ * and minor in hex, made into a dev_t), inode and first byte. 0, or -1 if
+ * the line is not such a lock.
+ */
+int vl_parse_lock_line(const char *line, uint64_t *dev, uint64_t *ino, uint64_t *start);
+
 #endif

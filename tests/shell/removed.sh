@@ -19,6 +19,10 @@
 #      old region too) moves it in within a second or two.
 #   f. renamed away and back: the retired region back at its name is
 #      taken away, not answered ESTALE for ever.
+#   g, h. as b, with the old region's user out of sight: non-dumpable (its
+#      maps closed to others), or in a pid namespace of its own. The new
+#      region finds it in use in /proc/locks (an OFD lock on its tag byte),
+#      and waits for it.
 . "$(dirname "$0")/lib.sh"
 need_cmd
 need_python
@@ -113,6 +117,37 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1 &&
 	wait_bg e1
 	eval "kill \$BG_ed"
 	wait_bg ed
+
+	# g. the old region's user cannot be looked into (non-dumpable): its maps are
+	# closed to the new region's maker, which must still not answer without its
+	# records (it finds the region in use in /proc/locks); h. the same with the
+	# user in a pid namespace of its own (with its own /proc)
+	for how in g h; do
+		f=$ud/f$how
+		as_user open "$f" rwt fill 0 64K G >/dev/null || fail "$how: cannot write $f"
+		if [ "$how" = g ]; then
+			bg "${how}1" as_user open "$f" rw mark 0 64K nodump touch "$ud/$how-ready" \
+				wait "$ud/$how-go" sleep 1100 memfd m 4K mark 0 4K
+		else
+			bg "${how}1" unshare -pf --mount-proc setpriv --reuid=$U --regid=$U --clear-groups -- \
+				env VOLATILE_REGION="$ud/region" LD_PRELOAD="$VOLATILE_LIBRARY" \
+				timeout "$VL_TIMEOUT" "$VT" open "$f" rw mark 0 64K touch "$ud/$how-ready" \
+				wait "$ud/$how-go" sleep 1100 memfd m 4K mark 0 4K
+		fi
+		wait_file "$ud/$how-ready"
+		run "$how-purge" setpriv --reuid=$U --regid=$U --clear-groups -- env \
+			VOLATILE_REGION="$ud/region" timeout "$VL_TIMEOUT" "$VOLATILE_CMD" purge --all
+		grep -q '^purged 1 range, 65536 bytes' "$WORK/$how-purge.out" ||
+			{ show "$how-purge"; fail "$how: the purge did not purge the range"; }
+		rm "$ud/region"
+		run "${how}2" as_user open "$f" rw unmark 0 64K
+		expect_line "${how}2" "unmark 0 64K = -1 ESTALE"
+		touch "$ud/$how-go"
+		wait_bg "${how}1"
+		[ "$rc" -eq 0 ] || { show "${how}1"; fail "$how: the first process: exit status $rc"; }
+		ok "${how}3" as_user open "$f" rw unmark 0 64K expect 0 64K zero
+		expect_line "${how}3" "unmark 0 64K = 1"
+	done
 else
 	say "not root, or uid $U cannot run the build tree: parts b and e are not run"
 fi

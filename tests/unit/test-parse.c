@@ -192,6 +192,37 @@ START_TEST(test_proc_stat)
 }
 END_TEST
 
+/* /proc/locks: an OFD lock held, its file and first byte; anything else refused */
+START_TEST(test_lock_line)
+{
+	uint64_t dev, ino, start;
+
+	ck_assert_int_eq(vl_parse_lock_line("3: OFDLCK ADVISORY  READ  -1 00:1b:41747 90123 90123",
+					    &dev, &ino, &start),
+			 0);
+	ck_assert_uint_eq(dev, 0x1b);
+	ck_assert_uint_eq(ino, 41747);
+	ck_assert_uint_eq(start, 90123);
+	/* a major and minor past 8 bits each */
+	ck_assert_int_eq(vl_parse_lock_line("12: OFDLCK ADVISORY  WRITE -1 103:1a2:7 0 EOF", &dev,
+					    &ino, &start),
+			 0);
+	ck_assert_uint_eq(dev, ((0x103ull & 0xfff) << 8) | ((0x1a2ull & 0xffffff00) << 12) | 0xa2);
+	ck_assert_uint_eq(start, 0);
+	/* a waiter, a POSIX lock, a flock, garbage */
+	ck_assert_int_eq(vl_parse_lock_line("3: -> OFDLCK ADVISORY  READ  -1 00:1b:41747 9 9", &dev,
+					    &ino, &start),
+			 -1);
+	ck_assert_int_eq(vl_parse_lock_line("1: POSIX  ADVISORY  WRITE 1234 00:2e:1047 0 EOF", &dev,
+					    &ino, &start),
+			 -1);
+	ck_assert_int_eq(vl_parse_lock_line("2: FLOCK  ADVISORY  WRITE 8298 00:1b:49676 0 EOF", &dev,
+					    &ino, &start),
+			 -1);
+	ck_assert_int_eq(vl_parse_lock_line("3: OFDLCK ADVISORY READ -1 zz", &dev, &ino, &start), -1);
+}
+END_TEST
+
 static Suite *parse_suite(void)
 {
 	Suite *s = suite_create("parse");
@@ -206,6 +237,7 @@ static Suite *parse_suite(void)
 	tcase_add_test(tc, test_threshold);
 	tcase_add_test(tc, test_threshold_fields_reset);
 	tcase_add_test(tc, test_proc_stat);
+	tcase_add_test(tc, test_lock_line);
 	suite_add_tcase(s, tc);
 	return s;
 }
