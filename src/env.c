@@ -85,6 +85,7 @@ static void load(void)
 		snprintf(config.region, sizeof(config.region), "%s", v);
 		if (strlen(v) >= sizeof(config.region))
 			config.region[sizeof(config.region) - 2] = '\0'; /* still too long */
+		vl_path_normalize(config.region);
 		snprintf(config.region_why, sizeof(config.region_why), "VOLATILE_REGION");
 	} else {
 		vl_region_default(config.region, sizeof(config.region), config.region_why,

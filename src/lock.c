@@ -133,15 +133,56 @@ static uint32_t claim(const struct vl_region *r, const struct vl_self_id *me)
 	return 0;
 }
 
+static int register_here(const struct vl_region *r, uint32_t *token);
+
+/*
+ * Slots that name this very process (pid, start time, stack, /proc, time
+ * namespace) but not a token it holds: this process before an exec that
+ * kept all of those (no address space randomisation: the stack starts
+ * where it did). A thread of that image may have died holding a lock in
+ * the exec; its slot would be taken for alive for ever. Freed.
+ */
+static void reclaim_former_self(const struct vl_region *r, const struct vl_self_id *me,
+				uint32_t mine)
+{
+	for (uint32_t i = 1; i < VL_PROCS; i++) {
+		struct vl_proc *p = vl_proc_at(r, i);
+		uint32_t tag = __atomic_load_n(&p->tag, __ATOMIC_ACQUIRE);
+		struct vl_self_id who;
+
+		if (!(tag & VL_PROC_LIVE) || !(tag & VL_PROC_DONE) ||
+		    (tag & VL_TOKEN_MASK) == mine || vl_self_owns_token(tag & VL_TOKEN_MASK))
+			continue;
+		proc_id(p, &who);
+		if (who.pid != me->pid || who.start != me->start || who.stack != me->stack ||
+		    who.procdev != me->procdev || who.timens != me->timens)
+			continue;
+		if (__atomic_compare_exchange_n(&p->tag, &tag, tag & VL_TOKEN_MASK, 0,
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			vl_log("process slot %u: this process before an exec; freed", i);
+	}
+}
+
 /* Our token in r: registered at our first lock in this region (and in each child). */
 static int my_token(const struct vl_region *r, uint32_t *token)
+{
+	*token = vl_self_token(r->serial);
+	if (*token != 0)
+		return 0;
+	vl_self_register_lock();
+	int err = register_here(r, token);
+	vl_self_register_unlock();
+	return err;
+}
+
+static int register_here(const struct vl_region *r, uint32_t *token)
 {
 	struct vl_self_id me;
 	int err;
 
 	*token = vl_self_token(r->serial);
 	if (*token != 0)
-		return 0;
+		return 0; /* another thread of ours registered meanwhile */
 	err = vl_self_id(&me);
 	if (err)
 		return err;
@@ -157,6 +198,7 @@ static int my_token(const struct vl_region *r, uint32_t *token)
 		return -ENOMEM;
 	}
 	vl_self_set_token(r->serial, *token);
+	reclaim_former_self(r, &me, *token);
 	return 0;
 }
 

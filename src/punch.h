@@ -35,4 +35,7 @@ int vl_punch_way(const struct vl_way *w, const struct vl_ident *id, const struct
 		 int k);
 void vl_punch_here(void);
 
+/* 0 if this process must not punch through a way now (a seccomp filter: punch.c). */
+int vl_punch_ready(void);
+
 #endif

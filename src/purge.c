@@ -392,6 +392,13 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 	w = way_for(p, &t, rep, &theirs);
 	if (w == NULL && !theirs)
 		return p->nskip < SKIP_MAX ? RETRY : STOP;
+	if (!theirs && !vl_punch_ready()) {
+		vl_log("file %u: this process may not punch files it does not hold (seccomp); "
+		       "left to others", t.fi);
+		skip(p, t.fi);
+		rep->files_skipped++;
+		return p->nskip < SKIP_MAX ? RETRY : STOP;
+	}
 
 	if (vl_lock_file(r, t.fi) != 0)
 		return STOP;

@@ -231,6 +231,7 @@ struct uid_arg {
 	uid_t me;
 	int ours;
 	int dead;
+	long threads;
 };
 
 /*
@@ -250,6 +251,10 @@ static void on_status_line(void *a, const char *line)
 		ua->dead = *p == 'Z' || *p == 'X';
 		return;
 	}
+	if (strncmp(line, "Threads:", 8) == 0) {
+		ua->threads = strtol(line + 8, NULL, 10);
+		return;
+	}
 	if (strncmp(line, "Uid:", 4) != 0)
 		return;
 	if (parse_u64(&p, 10, &real) == 0 && parse_u64(&p, 10, &eff) == 0)
@@ -259,17 +264,84 @@ static void on_status_line(void *a, const char *line)
 /*
  * Is pid a live process of our user? Its /proc files may belong to root
  * when it is not dumpable, so the status file tells, which anyone may read.
- * A zombie's fd directory and maps belong to root too, but it holds no fd
- * and maps nothing: it cannot hide the file, so it is not counted.
+ * A zombie holds no fd and maps nothing, unless it is a leader whose main
+ * thread exited while others run on ("Threads:" counts them with it):
+ * those hold the files, through their own task directories.
  */
 static int ours(long pid)
 {
-	struct uid_arg ua = { geteuid(), 0, 0 };
+	struct uid_arg ua = { geteuid(), 0, 0, 0 };
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
 	vl_each_proc_line(path, on_status_line, &ua);
-	return ua.ours && !ua.dead;
+	return ua.ours && (!ua.dead || ua.threads > 1);
+}
+
+#ifndef SYS_kcmp
+#define SYS_kcmp 312
+#endif
+#define KCMP_FILES 2
+
+/*
+ * The fd tables of process pid's threads: the leader's is /proc/PID/fd,
+ * but a thread that unshared its table (unshare(CLONE_FILES), or a clone
+ * without CLONE_FILES) has its own, and a zombie leader's is empty while
+ * its threads run on. So each task is looked at, and one whose table
+ * kcmp says is one looked at already is skipped (without kcmp, none is).
+ */
+static int scan_tasks(long pid, const struct vl_ident *id, struct vl_holder *found, int *complete)
+{
+	struct dirbuf tasks, fds;
+	struct dirent64 *te, *fe;
+	char path[96];
+	long tid, fdn, seen[8];
+	int nseen = 0, fd = -1;
+
+	snprintf(path, sizeof(path), "/proc/%ld/task", pid);
+	tasks.fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (tasks.fd < 0) {
+		if (errno != ENOENT && ours(pid))
+			*complete = 0;
+		return -1; /* gone, or another user's */
+	}
+	tasks.len = tasks.pos = 0;
+	while (fd < 0 && (te = next_dirent(&tasks)) != NULL) {
+		int same = 0;
+
+		if (!numeric(te->d_name, &tid))
+			continue;
+		for (int i = 0; i < nseen && !same; i++)
+			same = syscall(SYS_kcmp, (pid_t)seen[i], (pid_t)tid, KCMP_FILES, 0, 0) == 0;
+		if (same)
+			continue;
+		if (nseen < 8)
+			seen[nseen++] = tid;
+		snprintf(path, sizeof(path), "/proc/%ld/task/%ld/fd", pid, tid);
+		fds.fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fds.fd < 0) {
+			if (errno != ENOENT && ours(pid))
+				*complete = 0;
+			continue;
+		}
+		fds.len = fds.pos = 0;
+		while ((fe = next_dirent(&fds)) != NULL) {
+			if (!numeric(fe->d_name, &fdn) || !is(fds.fd, fe->d_name, 0, id))
+				continue;
+			fd = open_checked(fds.fd, fe->d_name, 1, id);
+			if (fd >= 0) {
+				/* /proc/TID/fd is that thread's table, whoever its leader is */
+				found->pid = (int32_t)tid;
+				found->fd = (int32_t)fdn;
+				break;
+			}
+		}
+		if (fds.len < 0 && ours(pid))
+			*complete = 0;
+		close(fds.fd);
+	}
+	close(tasks.fd);
+	return fd;
 }
 
 /*
@@ -279,10 +351,9 @@ static int ours(long pid)
  */
 static int scan_fds(const struct vl_ident *id, struct vl_holder *found, int *complete)
 {
-	struct dirbuf procs, fds;
-	struct dirent64 *pe, *fe;
-	char path[64];
-	long pid, fdn;
+	struct dirbuf procs;
+	struct dirent64 *pe;
+	long pid;
 	int fd = -1;
 
 	procs.fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -292,29 +363,8 @@ static int scan_fds(const struct vl_ident *id, struct vl_holder *found, int *com
 	}
 	procs.len = procs.pos = 0;
 	while (fd < 0 && (pe = next_dirent(&procs)) != NULL) {
-		if (!numeric(pe->d_name, &pid))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/fd", pid);
-		fds.fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fds.fd < 0) {
-			if (errno != ENOENT && ours(pid))
-				*complete = 0;
-			continue; /* gone, or another user's */
-		}
-		fds.len = fds.pos = 0;
-		while ((fe = next_dirent(&fds)) != NULL) {
-			if (!numeric(fe->d_name, &fdn) || !is(fds.fd, fe->d_name, 0, id))
-				continue;
-			fd = open_checked(fds.fd, fe->d_name, 1, id);
-			if (fd >= 0) {
-				found->pid = (int32_t)pid;
-				found->fd = (int32_t)fdn;
-				break;
-			}
-		}
-		if (fds.len < 0 && ours(pid))
-			*complete = 0;
-		close(fds.fd);
+		if (numeric(pe->d_name, &pid))
+			fd = scan_tasks(pid, id, found, complete);
 	}
 	close(procs.fd);
 	return fd;
@@ -323,6 +373,7 @@ static int scan_fds(const struct vl_ident *id, struct vl_holder *found, int *com
 struct maps_arg {
 	const struct vl_ident *id;
 	int hit;
+	long lines;
 	uint64_t lo, hi; /* the hull of the hits' address ranges */
 };
 
@@ -333,6 +384,7 @@ static void on_maps_line(void *a, const char *line)
 	const char *p = skip_words(line, 3); /* address range, permissions, offset */
 	uint64_t dev, ino, lo, hi;
 
+	ma->lines++;
 	if (parse_dev(&p, &dev) || *p++ != ' ' || parse_u64(&p, 10, &ino))
 		return;
 	if (dev != ma->id->dev || ino != ma->id->ino)
@@ -354,12 +406,49 @@ static void on_maps_line(void *a, const char *line)
  * file with the same device and inode counts: the cautious answer.) A
  * process of ours whose maps cannot be read clears *complete.
  */
+/*
+ * The maps of process pid, through the first of its tasks that shows any:
+ * all its threads share one address space, but a zombie leader (its main
+ * thread exited, others run on) shows none.
+ */
+static void maps_of(long pid, struct maps_arg *ma, int *complete)
+{
+	struct dirbuf tasks;
+	struct dirent64 *te;
+	char path[96];
+	long tid;
+
+	snprintf(path, sizeof(path), "/proc/%ld/task", pid);
+	tasks.fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (tasks.fd < 0) {
+		if (errno != ENOENT && ours(pid))
+			*complete = 0;
+		return;
+	}
+	tasks.len = tasks.pos = 0;
+	while ((te = next_dirent(&tasks)) != NULL) {
+		long before = ma->lines;
+		int err;
+
+		if (!numeric(te->d_name, &tid))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/task/%ld/maps", pid, tid);
+		err = vl_each_proc_line(path, on_maps_line, ma);
+		if (err != 0 && err != -ENOENT && err != -ESRCH && ours(pid)) {
+			*complete = 0;
+			break;
+		}
+		if (ma->lines > before)
+			break;
+	}
+	close(tasks.fd);
+}
+
 static int mapped_anywhere(const struct vl_ident *id, int *complete)
 {
-	struct maps_arg ma = { id, 0, UINT64_MAX, 0 };
+	struct maps_arg ma = { id, 0, 0, UINT64_MAX, 0 };
 	struct dirbuf procs;
 	struct dirent64 *pe;
-	char path[64];
 	long pid;
 
 	procs.fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -369,13 +458,8 @@ static int mapped_anywhere(const struct vl_ident *id, int *complete)
 	}
 	procs.len = procs.pos = 0;
 	while (!ma.hit && (pe = next_dirent(&procs)) != NULL) {
-		if (!numeric(pe->d_name, &pid))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
-		int err = vl_each_proc_line(path, on_maps_line, &ma);
-
-		if (err != 0 && err != -ENOENT && err != -ESRCH && ours(pid))
-			*complete = 0;
+		if (numeric(pe->d_name, &pid))
+			maps_of(pid, &ma, complete);
 	}
 	close(procs.fd);
 	return ma.hit;
@@ -390,7 +474,7 @@ int vl_mapped_here(const struct vl_ident *id)
 
 int vl_mapped_span(const struct vl_ident *id, uint64_t *lo, uint64_t *hi)
 {
-	struct maps_arg ma = { id, 0, UINT64_MAX, 0 };
+	struct maps_arg ma = { id, 0, 0, UINT64_MAX, 0 };
 
 	if (vl_each_proc_line("/proc/self/maps", on_maps_line, &ma) != 0) {
 		*lo = 0;
@@ -406,6 +490,7 @@ int vl_mapped_span(const struct vl_ident *id, uint64_t *lo, uint64_t *hi)
 
 struct region_scan {
 	long pid;
+	long lines;
 	void (*fn)(void *, const struct vl_mapped_region *);
 	void *arg;
 };
@@ -424,6 +509,7 @@ static void on_region_line(void *a, const char *line)
 	size_t len;
 
 	memset(&m, 0, sizeof(m));
+	rs->lines++;
 	if (parse_u64(&p, 16, &m.lo) || *p++ != '-' || parse_u64(&p, 16, &m.hi) || *p++ != ' ')
 		return;
 	if (strlen(p) < 5 || p[3] != 's')
@@ -448,10 +534,11 @@ static void on_region_line(void *a, const char *line)
 
 int vl_scan_regions(void (*fn)(void *, const struct vl_mapped_region *), void *arg)
 {
-	struct region_scan rs = { 0, fn, arg };
-	struct dirbuf procs;
-	struct dirent64 *pe;
-	char path[64];
+	struct region_scan rs = { 0, 0, fn, arg };
+	struct dirbuf procs, tasks;
+	struct dirent64 *pe, *te;
+	char path[96];
+	long tid;
 
 	procs.fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (procs.fd < 0)
@@ -460,8 +547,22 @@ int vl_scan_regions(void (*fn)(void *, const struct vl_mapped_region *), void *a
 	while ((pe = next_dirent(&procs)) != NULL) {
 		if (!numeric(pe->d_name, &rs.pid) || !ours(rs.pid))
 			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/maps", rs.pid);
-		vl_each_proc_line(path, on_region_line, &rs);
+		/* through the first task that shows any: a zombie leader shows none (maps_of) */
+		snprintf(path, sizeof(path), "/proc/%ld/task", rs.pid);
+		tasks.fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (tasks.fd < 0)
+			continue;
+		tasks.len = tasks.pos = 0;
+		while ((te = next_dirent(&tasks)) != NULL) {
+			if (!numeric(te->d_name, &tid))
+				continue;
+			snprintf(path, sizeof(path), "/proc/%ld/task/%ld/maps", rs.pid, tid);
+			rs.lines = 0;
+			vl_each_proc_line(path, on_region_line, &rs);
+			if (rs.lines > 0)
+				break;
+		}
+		close(tasks.fd);
 	}
 	close(procs.fd);
 	return 0;

@@ -452,8 +452,9 @@ int vl_region_open(const char *path, int create, uint32_t ranges, uint32_t files
 		} else if (errno != ENOENT || !create) {
 			err = -errno;
 		} else {
-			err = make(dirfd, name, ranges, files, path, create & VL_OPEN_CHOSEN, &base,
-				   &size, &st);
+			err = make(dirfd, name, ranges, files, path,
+				   (create & VL_OPEN_CHOSEN) || vl_is_default_name(path), &base, &size,
+				   &st);
 			/*
 			 * Made (or another process was first): open it by its name.
 			 * A mapping of the anonymous file would show "#INODE
@@ -718,7 +719,16 @@ static void on_lock_line(void *a, const char *line)
 	struct unseen *u = a;
 	uint64_t dev, ino, start;
 
-	if (vl_parse_lock_line(line, &dev, &ino, &start) != 0 || start != u->tag)
+	/*
+	 * Only a file on the new region's own file system: one elsewhere may be
+	 * another user's, or another container's (the tag is a public function
+	 * of the user and the name), and would make this region wait for
+	 * nothing. In a private place (a runtime directory) only this user can
+	 * make files; in /dev/shm another user could still hold this region
+	 * waiting so, as it can by taking its name (README, "The region's name").
+	 */
+	if (vl_parse_lock_line(line, &dev, &ino, &start) != 0 || start != u->tag ||
+	    dev != u->cur->file_dev)
 		return;
 	if ((dev == u->cur->file_dev && ino == u->cur->file_ino) ||
 	    vl_region_moved_in(u->cur, dev, ino))
@@ -755,7 +765,10 @@ int vl_region_settle(const struct vl_region *cur)
 	{
 		struct unseen u = { cur, region_tag(cur), 0 };
 
-		if (vl_each_proc_line("/proc/locks", on_lock_line, &u) != 0 || u.pending)
+		int e = vl_each_proc_line("/proc/locks", on_lock_line, &u);
+
+		/* a /proc without it (subset=pid) shows no unseen user: go on without */
+		if ((e != 0 && e != -ENOENT) || u.pending)
 			return -ESTALE;
 	}
 	__atomic_store_n(&f->waiting, 0, __ATOMIC_RELEASE);
@@ -773,7 +786,7 @@ static int attach_wanted(struct vl_region **out)
 	int err;
 
 	if (nslots == SLOTS)
-		return -ESTALE; /* moved too often in one process's life */
+		return -ENOSPC; /* moved too often in one process's life: follow() */
 	s = &slots[nslots];
 	vl_region_wanted(s->path, sizeof(s->path));
 	err = vl_region_open(s->path, VL_OPEN_CREATE | (cfg->region_chosen ? VL_OPEN_CHOSEN : 0),
@@ -790,11 +803,42 @@ static int attach_wanted(struct vl_region **out)
  * moved it: move its records into that one (if nobody has yet) and make
  * that one current (attach_lock held).
  */
+/*
+ * Every slot used (the region's name removed SLOTS times in this
+ * process's life): the old region's records still go to the region new
+ * processes find, through a mapping made for that alone, so that they do
+ * not wait for this process; this process itself can follow no further
+ * (ESTALE from now on): an old region another thread may still be inside
+ * is never unmapped.
+ */
+static int move_without_slot(struct vl_region *old)
+{
+	const struct vl_config *cfg = vl_config();
+	char path[PATH_MAX];
+	struct vl_region next;
+	int err;
+
+	vl_region_wanted(path, sizeof(path));
+	err = vl_region_open(path, VL_OPEN_CREATE | (cfg->region_chosen ? VL_OPEN_CHOSEN : 0),
+			     cfg->create_ranges, cfg->create_files, &next);
+	if (err)
+		return err;
+	err = vl_region_move(old, &next);
+	if (err == 0)
+		vl_region_settle(&next);
+	vl_region_unmap(&next);
+	vl_log("this process's region moved too often: its records are moved, it can follow "
+	       "no further");
+	return -ESTALE;
+}
+
 static int follow(struct vl_region *old)
 {
 	struct vl_region *next;
-	int err = attach_wanted(&next);
+	int err = nslots == SLOTS ? -ENOSPC : attach_wanted(&next);
 
+	if (err == -ENOSPC)
+		return move_without_slot(old);
 	if (err)
 		return err;
 	if (next->file_dev == old->file_dev && next->file_ino == old->file_ino) {

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 struct self_page {
 	pid_t pid;
 	int have_id;
+	int registering; /* one thread registers at a time (lock.c) */
 	struct vl_self_id id;
 	struct {
 		uint64_t serial;
@@ -95,6 +97,35 @@ uint32_t vl_self_token(uint64_t serial)
 		if (__atomic_load_n(&p->tokens[i].serial, __ATOMIC_ACQUIRE) == serial)
 			return __atomic_load_n(&p->tokens[i].token, __ATOMIC_RELAXED);
 	return 0;
+}
+
+int vl_self_owns_token(uint32_t token)
+{
+	struct self_page *p = self_page();
+
+	for (int i = 0; i < TOKENS; i++)
+		if (__atomic_load_n(&p->tokens[i].serial, __ATOMIC_ACQUIRE) != 0 &&
+		    __atomic_load_n(&p->tokens[i].token, __ATOMIC_RELAXED) == token)
+			return 1;
+	return 0;
+}
+
+/*
+ * A spin lock in the self page: a child gets it unlocked (wiped), so a
+ * fork while another thread held it leaves no child waiting on nobody.
+ * Held for a registration only (a few /proc reads at most).
+ */
+void vl_self_register_lock(void)
+{
+	struct self_page *p = self_page();
+
+	while (__atomic_exchange_n(&p->registering, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+void vl_self_register_unlock(void)
+{
+	__atomic_store_n(&self_page()->registering, 0, __ATOMIC_RELEASE);
 }
 
 void vl_self_set_token(uint64_t serial, uint32_t token)
@@ -203,21 +234,57 @@ static int other_threads(uint32_t pid)
 	return t != NULL && strtoul(t + 9, NULL, 10) > 1;
 }
 
+/* "... /proc rw,... - proc proc rw,hidepid=2": does this /proc hide processes? */
+static int proc_hides(void)
+{
+	char buf[8192], *p;
+	ssize_t n = read_small("/proc/self/mountinfo", buf, sizeof(buf));
+
+	if (n <= 0)
+		return 1; /* cannot tell: as if it did */
+	for (p = buf; (p = strstr(p, " /proc ")) != NULL; p++) {
+		char *end = strchr(p, '\n'), *opt = strstr(p, " - proc ");
+
+		if (opt == NULL || (end != NULL && opt > end))
+			continue;
+		opt = strstr(opt, "hidepid=");
+		if (opt != NULL && (end == NULL || opt < end) && opt[8] != '0' &&
+		    strncmp(opt + 8, "off", 3) != 0)
+			return 1;
+	}
+	return n == (ssize_t)sizeof(buf) - 1; /* cut short: cannot tell */
+}
+
 int vl_proc_alive(const struct vl_self_id *who)
 {
-	struct vl_self_id me;
 	struct vl_proc_stat ps;
 	char path[64], line[1024];
+	uint64_t procdev, timens;
+	uint32_t pid;
 	ssize_t n;
 
-	if (vl_self_id(&me) != 0 || me.procdev == 0 || who->procdev != me.procdev ||
-	    who->timens != me.timens || who->start == 0 || who->pid == 0)
+	/*
+	 * Through the /proc and time namespace this process has now, not the
+	 * ones it registered with: it may have chrooted (no /proc: every
+	 * holder would look gone) or joined another time namespace since.
+	 */
+	pid = proc_pid();
+	procdev = pid != 0 ? dev_of("/proc/self") : 0;
+	timens = ns_inode("/proc/self/ns/time");
+	if (procdev == 0 || who->procdev != procdev || who->timens != timens || who->start == 0 ||
+	    who->pid == 0)
 		return 1; /* not ours to judge: wait for it */
-	if (who->pid == me.pid)
+	if (who->pid == pid) {
+		struct vl_self_id me;
+
+		if (vl_self_id(&me) != 0 || me.pid != pid)
+			return 1;
 		return who->start == me.start && (who->stack == 0 || who->stack == me.stack);
+	}
 	snprintf(path, sizeof(path), "/proc/%u/stat", who->pid);
 	n = read_small(path, line, sizeof(line));
-	if (n == -ENOENT || n == -ESRCH)
+	/* a /proc mounted hidepid hides a live process we may not trace: ENOENT proves nothing */
+	if ((n == -ENOENT || n == -ESRCH) && !proc_hides())
 		return 0;
 	if (n < 0 || vl_parse_proc_stat(line, &ps) != 0)
 		return 1;

@@ -23,6 +23,11 @@ pid_t vl_self(void);
 uint32_t vl_self_token(uint64_t serial);
 /* Remember it (a few regions at most: an older one is forgotten). */
 void vl_self_set_token(uint64_t serial, uint32_t token);
+/* Is token one this process image holds, in any of its mappings? */
+int vl_self_owns_token(uint32_t token);
+/* One registration at a time in this process (lock.c, my_token). */
+void vl_self_register_lock(void);
+void vl_self_register_unlock(void);
 
 /*
  * What a waiter in another process checks to tell whether we are alive:
@@ -42,9 +47,10 @@ int vl_self_id(struct vl_self_id *id);
 
 /*
  * Is the process described so alive, seen from here? 1 alive, or cannot
- * tell (another /proc, another time namespace, no /proc); 0 gone (no
- * such pid, another process with its pid, the same one after an exec,
- * or a zombie with no live thread).
+ * tell (another /proc, another time namespace, no /proc now, a /proc that
+ * hides processes); 0 gone (no such pid, another process with its pid,
+ * the same one after an exec, or a zombie with no live thread). Judged
+ * through the view this process has now, not the one it registered with.
  */
 int vl_proc_alive(const struct vl_self_id *who);
 

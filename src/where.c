@@ -17,6 +17,7 @@
 
 #include <linux/magic.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -70,4 +71,46 @@ void vl_region_default(char *buf, size_t size, char *why, size_t wsize)
 		snprintf(why, wsize, "no private place: %s is %s, /run is %s", dir, no, no_run);
 	else
 		snprintf(why, wsize, "no private place: %s is %s", dir, no);
+}
+
+int vl_is_default_name(const char *path)
+{
+	unsigned euid = (unsigned)geteuid();
+	char a[64], b[64];
+
+	snprintf(a, sizeof(a), "/run/user/%u/libvolatile", euid);
+	snprintf(b, sizeof(b), "/dev/shm/libvolatile.%u", euid);
+	return strcmp(path, a) == 0 || strcmp(path, b) == 0 ||
+	       (euid == 0 && strcmp(path, "/run/libvolatile.0") == 0);
+}
+
+void vl_path_normalize(char *path)
+{
+	char *out = path, *in = path;
+
+	if (*path != '/')
+		return; /* relative: refused as it is */
+	while (*in != '\0') {
+		while (*in == '/')
+			in++;
+		if (*in == '\0')
+			break;
+		if (in[0] == '.' && (in[1] == '/' || in[1] == '\0')) {
+			in += 1;
+			continue;
+		}
+		if (in[0] == '.' && in[1] == '.' && (in[2] == '/' || in[2] == '\0')) {
+			/* no symlink is followed on the region's path, so ".." is lexical */
+			while (out > path && *--out != '/')
+				;
+			in += 2;
+			continue;
+		}
+		*out++ = '/';
+		while (*in != '\0' && *in != '/')
+			*out++ = *in++;
+	}
+	if (out == path)
+		*out++ = '/';
+	*out = '\0';
 }

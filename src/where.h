@@ -14,4 +14,18 @@
  */
 void vl_region_default(char *buf, size_t size, char *why, size_t wsize);
 
+/*
+ * Is path one of this user's default names (whichever place is chosen
+ * now)? A region there is the default one, whoever named it: it takes in
+ * and is taken in by default regions (move.c, region.c's settling).
+ */
+int vl_is_default_name(const char *path);
+
+/*
+ * Spell an absolute path one way: no "//", no ".", ".." taken back
+ * (lexically: the region's path follows no symlink). Regions are known by
+ * the name they were made with, and "/d//region" is "/d/region".
+ */
+void vl_path_normalize(char *path);
+
 #endif
