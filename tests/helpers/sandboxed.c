@@ -1,0 +1,88 @@
+/*
+ * sandboxed - a host under a seccomp filter that traps system calls and
+ * answers them from a SIGSYS handler, as browser sandboxes do (issue 12,
+ * the second attack).
+ *
+ *   sandboxed
+ *
+ * With the shim and VOLATILE_BUDGET=64K. Traps pidfd_open and pidfd_getfd
+ * (the handler answers EPERM), then marks 64K of one memfd and 64K of
+ * another: the budget wants the first purged, which the library cannot
+ * punch from where it is (a file it does not hold through the fd the
+ * MARK gave it). The program must run to its end as without the library.
+ * Prints each call's result and how many SIGSYS it handled.
+ */
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "volatile.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+
+static volatile sig_atomic_t traps;
+
+static void on_sigsys(int sig, siginfo_t *si, void *ctx)
+{
+	ucontext_t *uc = ctx;
+
+	(void)sig;
+	(void)si;
+	traps++;
+#ifdef REG_RAX
+	uc->uc_mcontext.gregs[REG_RAX] = -EPERM;
+#else
+	(void)uc;
+#endif
+}
+
+int main(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pidfd_open, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pidfd_getfd, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+	struct sigaction sa;
+	static char buf[65536];
+	int a, b;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigsys;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGSYS, &sa, NULL);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+		printf("no seccomp here: %s\n", strerror(errno));
+		return 77;
+	}
+	memset(buf, 'A', sizeof(buf));
+	a = memfd_create("a", 0);
+	b = memfd_create("b", 0);
+	if (pwrite(a, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf) ||
+	    pwrite(b, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf))
+		return 2;
+	printf("mark a = %d\n", fallocate(a, FALLOC_FL_MARK_VOLATILE, 0, 65536));
+	printf("mark b = %d\n", fallocate(b, FALLOC_FL_MARK_VOLATILE, 0, 65536));
+	printf("unmark a = %d\n", fallocate(a, FALLOC_FL_UNMARK_VOLATILE, 0, 65536));
+	printf("the end\n");
+	return 0;
+}
