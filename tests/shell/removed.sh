@@ -23,6 +23,7 @@
 #      maps closed to others), or in a pid namespace of its own. The new
 #      region finds it in use in /proc/locks (an OFD lock on its tag byte),
 #      and waits for it.
+#   i. as g, with the region's name spelt otherwise by the old user.
 . "$(dirname "$0")/lib.sh"
 need_cmd
 need_python
@@ -122,11 +123,20 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1 &&
 	# closed to the new region's maker, which must still not answer without its
 	# records (it finds the region in use in /proc/locks); h. the same with the
 	# user in a pid namespace of its own (with its own /proc)
-	for how in g h; do
+	# i. as g, with the old region's user spelling its name otherwise
+	# ($ud//./region): one region, one tag (a tag hashed from the spelling
+	# let the new region answer at once, 0 over purged bytes)
+	for how in g h i; do
 		f=$ud/f$how
 		as_user open "$f" rwt fill 0 64K G >/dev/null || fail "$how: cannot write $f"
 		if [ "$how" = g ]; then
 			bg "${how}1" as_user open "$f" rw mark 0 64K nodump touch "$ud/$how-ready" \
+				wait "$ud/$how-go" sleep 1100 memfd m 4K mark 0 4K
+		elif [ "$how" = i ]; then
+			rm -f "$ud/region"	# so that i1 makes the old region, by its spelling
+			bg "${how}1" setpriv --reuid=$U --regid=$U --clear-groups -- \
+				env VOLATILE_REGION="$ud//./region" LD_PRELOAD="$VOLATILE_LIBRARY" \
+				timeout "$VL_TIMEOUT" "$VT" open "$f" rw mark 0 64K nodump touch "$ud/$how-ready" \
 				wait "$ud/$how-go" sleep 1100 memfd m 4K mark 0 4K
 		else
 			bg "${how}1" unshare -pf --mount-proc setpriv --reuid=$U --regid=$U --clear-groups -- \
