@@ -158,39 +158,29 @@ static int mount_line(char *line, uint64_t dev)
 	return open_mount(mnt, dev);
 }
 
+struct mount_arg {
+	uint64_t dev;
+	int mnt;
+};
+
+static int on_mount_line(void *a, char *line)
+{
+	struct mount_arg *ma = a;
+	int got = mount_line(line, ma->dev);
+
+	if (got < 0)
+		return 0; /* another mount of it may do */
+	ma->mnt = got;
+	return 1;
+}
+
 /* A mount of the tmpfs of device dev that we can open, or -errno. */
 static int tmpfs_mount(uint64_t dev)
 {
-	char buf[4096];
-	size_t have = 0;
-	int fd = VL_SYSCALL("open mountinfo", open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC));
-	int mnt = -ENOENT;
+	struct mount_arg ma = { dev, -ENOENT };
+	int err = vl_each_line("/proc/self/mountinfo", on_mount_line, &ma);
 
-	if (fd < 0)
-		return -errno;
-	while (mnt < 0) {
-		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
-		char *line, *nl;
-
-		if (n <= 0)
-			break;
-		have += (size_t)n;
-		buf[have] = '\0';
-		for (line = buf; mnt < 0 && (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
-			int got;
-
-			*nl = '\0';
-			got = mount_line(line, dev);
-			if (got >= 0)
-				mnt = got; /* else another mount of it may do */
-		}
-		have = (size_t)(buf + have - line);
-		memmove(buf, line, have);
-		if (have == sizeof(buf) - 1)
-			have = 0; /* one overlong line: not a tmpfs we could use anyway */
-	}
-	close(fd);
-	return mnt;
+	return err < 0 ? err : ma.mnt;
 }
 
 int vl_gone_by_handle(const struct vl_ident *id)

@@ -11,6 +11,7 @@
 #include "pressure.h"
 
 #include "env.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,42 +37,12 @@ static int read_text(const char *path, char *buf, size_t size)
 	return 0;
 }
 
-/* Call fn on each line of a file that may be large (mountinfo). */
-static int scan_lines(const char *path, int (*fn)(const char *line, void *arg), void *arg)
-{
-	char buf[8192];
-	size_t have = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
-
-	if (fd < 0)
-		return -errno;
-	while (!found) {
-		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
-		char *line, *nl;
-
-		if (n <= 0)
-			break;
-		have += (size_t)n;
-		buf[have] = '\0';
-		for (line = buf; !found && (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
-			*nl = '\0';
-			found = fn(line, arg);
-		}
-		have = (size_t)(buf + have - line);
-		memmove(buf, line, have);
-		if (have == sizeof(buf) - 1)
-			have = 0; /* an overlong line: dropped */
-	}
-	close(fd);
-	return found;
-}
-
 struct mount_arg {
 	struct vl_cgroup *cg;
 	const char *path;
 };
 
-static int on_mount(const char *line, void *a)
+static int on_mount(void *a, char *line)
 {
 	struct mount_arg *ma = a;
 	char root[PATH_MAX];
@@ -104,7 +75,7 @@ int vl_own_cgroup(struct vl_cgroup *cg)
 	if (cg->version == 0)
 		return -ENOENT;
 	ma.path = cg->version == 1 ? v1 : v2;
-	if (scan_lines("/proc/self/mountinfo", on_mount, &ma) != 1) {
+	if (vl_each_line("/proc/self/mountinfo", on_mount, &ma) != 1) {
 		memset(cg, 0, sizeof(*cg));
 		return -ENOENT;
 	}

@@ -91,38 +91,6 @@ static int parse_dev(const char **p, uint64_t *dev)
 	return parse_dev_base(p, 16, dev);
 }
 
-
-/* Call fn on each line of a /proc file; lines longer than the buffer are cut. */
-int vl_each_proc_line(const char *path, void (*fn)(void *, const char *), void *arg)
-{
-	char buf[4096];
-	size_t have = 0;
-	int fd = VL_SYSCALL("open proc file", open(path, O_RDONLY | O_CLOEXEC));
-
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
-		char *line, *nl;
-
-		if (n <= 0)
-			break;
-		have += (size_t)n;
-		buf[have] = '\0';
-		for (line = buf; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
-			*nl = '\0';
-			fn(arg, line);
-		}
-		have = (size_t)(buf + have - line);
-		memmove(buf, line, have);
-		if (have == sizeof(buf) - 1) { /* one overlong line: drop it */
-			have = 0;
-		}
-	}
-	close(fd);
-	return 0;
-}
-
 /* ---- routes ------------------------------------------------------------ */
 
 /*
@@ -238,7 +206,7 @@ struct uid_arg {
  * "State:	Z (zombie)"; "Uid:	1000	1000	1000	1000" (real, effective,
  * saved, fs)
  */
-static void on_status_line(void *a, const char *line)
+static int on_status_line(void *a, char *line)
 {
 	struct uid_arg *ua = a;
 	const char *p = line + 4;
@@ -249,16 +217,17 @@ static void on_status_line(void *a, const char *line)
 		while (*p == ' ' || *p == '\t')
 			p++;
 		ua->dead = *p == 'Z' || *p == 'X';
-		return;
+		return 0;
 	}
 	if (strncmp(line, "Threads:", 8) == 0) {
 		ua->threads = strtol(line + 8, NULL, 10);
-		return;
+		return 0;
 	}
 	if (strncmp(line, "Uid:", 4) != 0)
-		return;
+		return 0;
 	if (parse_u64(&p, 10, &real) == 0 && parse_u64(&p, 10, &eff) == 0)
 		ua->ours = (uid_t)real == ua->me || (uid_t)eff == ua->me;
+	return 0;
 }
 
 /*
@@ -274,7 +243,7 @@ static int ours(long pid)
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
-	vl_each_proc_line(path, on_status_line, &ua);
+	vl_each_line(path, on_status_line, &ua);
 	return ua.ours && (!ua.dead || ua.threads > 1);
 }
 
@@ -378,7 +347,7 @@ struct maps_arg {
 };
 
 /* "7f..-7f.. rw-s 00000000 00:01 1047    /memfd:x (deleted)" */
-static void on_maps_line(void *a, const char *line)
+static int on_maps_line(void *a, char *line)
 {
 	struct maps_arg *ma = a;
 	const char *p = skip_words(line, 3); /* address range, permissions, offset */
@@ -386,9 +355,9 @@ static void on_maps_line(void *a, const char *line)
 
 	ma->lines++;
 	if (parse_dev(&p, &dev) || *p++ != ' ' || parse_u64(&p, 10, &ino))
-		return;
+		return 0;
 	if (dev != ma->id->dev || ino != ma->id->ino)
-		return;
+		return 0;
 	ma->hit = 1;
 	p = line;
 	if (parse_u64(&p, 16, &lo) || *p++ != '-' || parse_u64(&p, 16, &hi)) {
@@ -399,6 +368,7 @@ static void on_maps_line(void *a, const char *line)
 		ma->lo = lo;
 	if (hi > ma->hi)
 		ma->hi = hi;
+	return 0;
 }
 
 /*
@@ -433,7 +403,7 @@ static void maps_of(long pid, struct maps_arg *ma, int *complete)
 		if (!numeric(te->d_name, &tid))
 			continue;
 		snprintf(path, sizeof(path), "/proc/%ld/task/%ld/maps", pid, tid);
-		err = vl_each_proc_line(path, on_maps_line, ma);
+		err = vl_each_line(path, on_maps_line, ma);
 		if (err != 0 && err != -ENOENT && err != -ESRCH && ours(pid)) {
 			*complete = 0;
 			break;
@@ -476,7 +446,7 @@ int vl_mapped_span(const struct vl_ident *id, uint64_t *lo, uint64_t *hi)
 {
 	struct maps_arg ma = { id, 0, 0, UINT64_MAX, 0 };
 
-	if (vl_each_proc_line("/proc/self/maps", on_maps_line, &ma) != 0) {
+	if (vl_each_line("/proc/self/maps", on_maps_line, &ma) != 0) {
 		*lo = 0;
 		*hi = UINT64_MAX;
 		return 1;
@@ -499,7 +469,7 @@ struct region_scan {
  * "7f..-7f.. rw-s 0564c000 00:1a 1047    /dev/shm/libvolatile.1000 (deleted)":
  * a shared mapping at a region's offset (VL_MAP_OFFSET) is a region.
  */
-static void on_region_line(void *a, const char *line)
+static int on_region_line(void *a, char *line)
 {
 	static const char deleted[] = " (deleted)";
 	struct region_scan *rs = a;
@@ -511,13 +481,13 @@ static void on_region_line(void *a, const char *line)
 	memset(&m, 0, sizeof(m));
 	rs->lines++;
 	if (parse_u64(&p, 16, &m.lo) || *p++ != '-' || parse_u64(&p, 16, &m.hi) || *p++ != ' ')
-		return;
+		return 0;
 	if (strlen(p) < 5 || p[3] != 's')
-		return;
+		return 0;
 	p = skip_words(p, 1);
 	if (parse_u64(&p, 16, &off) || off != VL_MAP_OFFSET || *p++ != ' ' ||
 	    parse_dev(&p, &m.dev) || *p++ != ' ' || parse_u64(&p, 10, &m.ino))
-		return;
+		return 0;
 	name = skip_words(p, 0);
 	len = strlen(name);
 	if (len >= sizeof(deleted) - 1 && strcmp(name + len - (sizeof(deleted) - 1), deleted) == 0) {
@@ -530,6 +500,7 @@ static void on_region_line(void *a, const char *line)
 	}
 	m.pid = (int32_t)rs->pid;
 	rs->fn(rs->arg, &m);
+	return 0;
 }
 
 int vl_scan_regions(void (*fn)(void *, const struct vl_mapped_region *), void *arg)
@@ -558,7 +529,7 @@ int vl_scan_regions(void (*fn)(void *, const struct vl_mapped_region *), void *a
 				continue;
 			snprintf(path, sizeof(path), "/proc/%ld/task/%ld/maps", rs.pid, tid);
 			rs.lines = 0;
-			vl_each_proc_line(path, on_region_line, &rs);
+			vl_each_line(path, on_region_line, &rs);
 			if (rs.lines > 0)
 				break;
 		}
@@ -588,7 +559,7 @@ struct mnt_arg {
 };
 
 /* "36 25 0:26 / /dev/shm rw,... - tmpfs tmpfs rw": a whole mount of dev */
-static void on_mount_line(void *a, const char *line)
+static int on_mount_line(void *a, char *line)
 {
 	struct mnt_arg *ma = a;
 	const char *p = skip_words(line, 2), *q;
@@ -596,16 +567,17 @@ static void on_mount_line(void *a, const char *line)
 	size_t len;
 
 	if (ma->found || parse_dev_base(&p, 10, &dev) || dev != ma->dev || *p++ != ' ')
-		return;
+		return 0;
 	if (p[0] != '/' || p[1] != ' ')
-		return; /* shows only part of the file system */
+		return 0; /* shows only part of the file system */
 	q = p + 2;
 	len = strcspn(q, " ");
 	if (len == 0 || len >= sizeof(ma->mnt) || memchr(q, '\\', len) != NULL)
-		return; /* escaped names: not worth decoding */
+		return 0; /* escaped names: not worth decoding */
 	memcpy(ma->mnt, q, len);
 	ma->mnt[len] = '\0';
 	ma->found = 1;
+	return 0;
 }
 
 /*
@@ -658,7 +630,7 @@ static int mount_root(uint64_t dev, struct mnt_arg *ma)
 
 	memset(ma, 0, sizeof(*ma));
 	ma->dev = dev;
-	if (vl_each_proc_line("/proc/self/mountinfo", on_mount_line, ma) != 0 || !ma->found)
+	if (vl_each_line("/proc/self/mountinfo", on_mount_line, ma) != 0 || !ma->found)
 		return -1;
 	fd = open(ma->mnt, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0 && (vl_sys_statx(fd, &st) != 0 || st.id.dev != dev)) {
@@ -756,7 +728,7 @@ static int walk_mount(const struct vl_ident *id, char *path, size_t size, int *c
 	struct walk w = { id, path, size, 0, 1 };
 	int dirfd, fd;
 
-	if (vl_each_proc_line("/proc/self/mountinfo", on_mount_line, &ma) != 0 || !ma.found ||
+	if (vl_each_line("/proc/self/mountinfo", on_mount_line, &ma) != 0 || !ma.found ||
 	    strlen(ma.mnt) >= size) {
 		*complete = 0; /* not mounted where we can see it */
 		return -1;
@@ -782,15 +754,16 @@ static int walk_mount(const struct vl_ident *id, char *path, size_t size, int *c
 }
 
 /* /proc's mount options in /proc/self/mountinfo: "... /proc rw,... - proc proc rw,hidepid=2" */
-static void on_proc_mount(void *a, const char *line)
+static int on_proc_mount(void *a, char *line)
 {
 	int *hidden = a;
 	const char *p = skip_words(line, 4), *opt;
 
 	if (strncmp(p, "/proc ", 6) != 0 || (opt = strstr(p, " - proc ")) == NULL)
-		return;
+		return 0;
 	opt = strstr(opt, "hidepid=");
 	*hidden = opt != NULL && strncmp(opt + 8, "0", 1) != 0 && strncmp(opt + 8, "off", 3) != 0;
+	return 0;
 }
 
 /* The initial pid namespace's inode number (PROC_PID_INIT_INO), the same on every kernel. */
@@ -815,7 +788,7 @@ static int view_complete(void)
 		return complete;
 	complete = stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == PID_NS_INIT_INO &&
 		   readlink("/proc/self", self, sizeof(self)) > 0 &&
-		   vl_each_proc_line("/proc/self/mountinfo", on_proc_mount, &hidden) == 0 && !hidden;
+		   vl_each_line("/proc/self/mountinfo", on_proc_mount, &hidden) == 0 && !hidden;
 	__atomic_store_n(&known, 1, __ATOMIC_RELEASE);
 	return complete;
 }

@@ -69,12 +69,6 @@ int vl_mapped_here(const struct vl_ident *id);
  */
 int vl_mapped_span(const struct vl_ident *id, uint64_t *lo, uint64_t *hi);
 
-/*
- * Call fn on each line of a /proc file (lines longer than 4 KiB are cut),
- * read with read(2) into a buffer on the stack. 0, or -errno.
- */
-int vl_each_proc_line(const char *path, void (*fn)(void *, const char *), void *arg);
-
 /* A region mapped by one of our processes (its mapping at VL_MAP_OFFSET). */
 struct vl_mapped_region {
 	int32_t pid;

@@ -19,6 +19,7 @@
 #include "log.h"
 #include "move.h"
 #include "reach.h"
+#include "sys.h"
 #include "where.h"
 
 #include <errno.h>
@@ -714,7 +715,7 @@ struct unseen {
 };
 
 /* "3: OFDLCK ADVISORY  READ  -1 00:1b:41747 90123 90123": a region of our tag in use */
-static void on_lock_line(void *a, const char *line)
+static int on_lock_line(void *a, char *line)
 {
 	struct unseen *u = a;
 	uint64_t dev, ino, start;
@@ -729,14 +730,15 @@ static void on_lock_line(void *a, const char *line)
 	 */
 	if (vl_parse_lock_line(line, &dev, &ino, &start) != 0 || start != u->tag ||
 	    dev != u->cur->file_dev)
-		return;
+		return 0;
 	if ((dev == u->cur->file_dev && ino == u->cur->file_ino) ||
 	    vl_region_moved_in(u->cur, dev, ino))
-		return;
+		return 0;
 	vl_log("a region of this name (%llu:%llu) is in use by a process that cannot be looked "
 	       "into: waiting for it to be moved in", (unsigned long long)dev,
 	       (unsigned long long)ino);
 	u->pending++;
+	return 0;
 }
 
 int vl_region_settle(const struct vl_region *cur)
@@ -765,7 +767,7 @@ int vl_region_settle(const struct vl_region *cur)
 	{
 		struct unseen u = { cur, region_tag(cur), 0 };
 
-		int e = vl_each_proc_line("/proc/locks", on_lock_line, &u);
+		int e = vl_each_line("/proc/locks", on_lock_line, &u);
 
 		/* a /proc without it (subset=pid) shows no unseen user: go on without */
 		if ((e != 0 && e != -ENOENT) || u.pending)

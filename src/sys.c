@@ -30,6 +30,47 @@ int vl_sys_fallocate(int fd, int mode, int64_t off, int64_t len)
 	return r < 0 ? -errno : 0;
 }
 
+int vl_each_line(const char *path, int (*fn)(void *arg, char *line), void *arg)
+{
+	char buf[4096];
+	size_t have = 0;
+	int fd = VL_SYSCALL("open proc file", open(path, O_RDONLY | O_CLOEXEC));
+	int skipping = 0, stop = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (stop == 0) {
+		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		char *line = buf, *nl;
+
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = '\0';
+		if (skipping) { /* the rest of an overlong line */
+			nl = strchr(buf, '\n');
+			if (nl == NULL) {
+				have = 0;
+				continue;
+			}
+			skipping = 0;
+			line = nl + 1;
+		}
+		for (; stop == 0 && (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
+			*nl = '\0';
+			stop = fn(arg, line);
+		}
+		have = (size_t)(buf + have - line);
+		memmove(buf, line, have);
+		if (have == sizeof(buf) - 1) {
+			have = 0;
+			skipping = 1;
+		}
+	}
+	close(fd);
+	return stop;
+}
+
 int vl_sys_punch(int fd, uint64_t off, uint64_t len)
 {
 	return vl_sys_fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (int64_t)off,

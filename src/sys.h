@@ -41,4 +41,12 @@ int vl_sys_igen_at(int dirfd, const char *path, int follow, struct vl_stat *st);
 /* Seconds of CLOCK_MONOTONIC (the same in every process), never 0. */
 uint32_t vl_now_s(void);
 
+/*
+ * Call fn on each line of a file of /proc (its '\n' cut off), read with
+ * read(2) into 4 KiB on the stack: no allocation, no stdio. A line longer
+ * than that is skipped whole. fn returns 0 to go on, > 0 to stop: what it
+ * returned, 0 at the end of the file, or -errno if it cannot be opened.
+ */
+int vl_each_line(const char *path, int (*fn)(void *arg, char *line), void *arg);
+
 #endif

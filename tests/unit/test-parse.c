@@ -1,9 +1,13 @@
 /*
- * test-parse.c - sizes and thresholds as users write them (core/parse.c).
+ * test-parse.c - sizes and thresholds as users write them (core/parse.c),
+ * and the line reader that feeds /proc files to the parsers (sys.c).
  */
 #include "harness.h"
 
 #include "core/parse.h"
+#include "sys.h"
+
+#include <unistd.h>
 
 #define SENTINEL 0xdeadbeefcafef00dull
 
@@ -223,6 +227,63 @@ START_TEST(test_lock_line)
 }
 END_TEST
 
+struct lines_seen {
+	int n, stop_at;
+	char first[8][32];
+	size_t len[8];
+};
+
+static int on_line(void *a, char *line)
+{
+	struct lines_seen *ls = a;
+
+	if (ls->n < 8) {
+		snprintf(ls->first[ls->n], sizeof(ls->first[0]), "%s", line);
+		ls->len[ls->n] = strlen(line);
+	}
+	ls->n++;
+	return ls->n == ls->stop_at ? 7 : 0;
+}
+
+/* lines cut at '\n', one longer than the 4 KiB buffer skipped whole, not split */
+START_TEST(test_each_line)
+{
+	char path[] = "/tmp/vl-lines-XXXXXX";
+	int fd = mkstemp(path);
+	FILE *f;
+	struct lines_seen ls;
+
+	ck_assert_int_ge(fd, 0);
+	f = fdopen(fd, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("one\n\nthree\n", f);
+	for (int i = 0; i < 10000; i++)
+		fputc(i % 2 ? 'x' : 'y', f);
+	fputs("\nafter the long one\n", f);
+	for (int i = 0; i < 4095; i++) /* fills the buffer before its newline: skipped */
+		fputc('z', f);
+	fputs("\nlast\n", f);
+	ck_assert_int_eq(fclose(f), 0);
+
+	memset(&ls, 0, sizeof(ls));
+	ck_assert_int_eq(vl_each_line(path, on_line, &ls), 0);
+	ck_assert_int_eq(ls.n, 5);
+	ck_assert_str_eq(ls.first[0], "one");
+	ck_assert_str_eq(ls.first[1], "");
+	ck_assert_str_eq(ls.first[2], "three");
+	ck_assert_str_eq(ls.first[3], "after the long one");
+	ck_assert_str_eq(ls.first[4], "last");
+
+	memset(&ls, 0, sizeof(ls));
+	ls.stop_at = 2;
+	ck_assert_int_eq(vl_each_line(path, on_line, &ls), 7);
+	ck_assert_int_eq(ls.n, 2);
+
+	unlink(path);
+	ck_assert_int_eq(vl_each_line(path, on_line, &ls), -ENOENT);
+}
+END_TEST
+
 static Suite *parse_suite(void)
 {
 	Suite *s = suite_create("parse");
@@ -238,6 +299,9 @@ static Suite *parse_suite(void)
 	tcase_add_test(tc, test_threshold_fields_reset);
 	tcase_add_test(tc, test_proc_stat);
 	tcase_add_test(tc, test_lock_line);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("lines");
+	tcase_add_test(tc, test_each_line);
 	suite_add_tcase(s, tc);
 	return s;
 }
