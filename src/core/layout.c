@@ -37,17 +37,6 @@ uint32_t vl_format(void)
 	return f;
 }
 
-/* A 64-bit mix (the finaliser of MurmurHash3): cheap, no table. */
-static uint64_t mix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 33;
-	return h;
-}
-
 static uint32_t fold(uint64_t h)
 {
 	return (uint32_t)(h ^ (h >> 32));
@@ -67,20 +56,20 @@ uint32_t vl_node_sum(const struct vl_region *r, const struct vl_node *n)
 		     ((((uint64_t)n->meta << 32) | n->seq) * 0x165667b19e3779f9ull) ^
 		     (slot * 0xd6e8feb86659fd93ull);
 
-	return fold(mix(h));
+	return fold(vl_mix64(h));
 }
 
 uint32_t vl_file_sum_as(const struct vl_region *r, const struct vl_file *f, uint32_t state,
 			uint32_t gen)
 {
 	uint64_t slot = (uint64_t)(f - r->files);
-	uint64_t h = mix(f->h.ident.dev ^ 0x6a09e667f3bcc909ull);
+	uint64_t h = vl_mix64(f->h.ident.dev ^ 0x6a09e667f3bcc909ull);
 
-	h = mix(h ^ f->h.ident.ino);
+	h = vl_mix64(h ^ f->h.ident.ino);
 	/* a birth second fits in 32 bits until 2106; the generation takes the rest */
-	h = mix(h ^ (uint64_t)f->h.ident.btime_sec ^ ((uint64_t)f->h.ident.igen << 32));
-	h = mix(h ^ f->h.ident.btime_nsec ^ ((uint64_t)state << 32));
-	h = mix(h ^ gen ^ (slot << 32));
+	h = vl_mix64(h ^ (uint64_t)f->h.ident.btime_sec ^ ((uint64_t)f->h.ident.igen << 32));
+	h = vl_mix64(h ^ f->h.ident.btime_nsec ^ ((uint64_t)state << 32));
+	h = vl_mix64(h ^ gen ^ (slot << 32));
 	return fold(h);
 }
 
@@ -91,17 +80,17 @@ uint32_t vl_file_sum(const struct vl_region *r, const struct vl_file *f)
 
 uint32_t vl_geometry_sum(const struct vl_geometry *g)
 {
-	uint64_t h = mix(g->magic);
+	uint64_t h = vl_mix64(g->magic);
 
-	h = mix(h ^ g->format ^ ((uint64_t)g->header_size << 32));
-	h = mix(h ^ g->region_size);
-	h = mix(h ^ g->node_cap ^ ((uint64_t)g->file_cap << 32));
-	h = mix(h ^ g->hash_cap);
-	h = mix(h ^ g->tomb_off);
-	h = mix(h ^ g->files_off);
-	h = mix(h ^ g->hash_off);
-	h = mix(h ^ g->nodes_off);
-	h = mix(h ^ g->procs_off);
+	h = vl_mix64(h ^ g->format ^ ((uint64_t)g->header_size << 32));
+	h = vl_mix64(h ^ g->region_size);
+	h = vl_mix64(h ^ g->node_cap ^ ((uint64_t)g->file_cap << 32));
+	h = vl_mix64(h ^ g->hash_cap);
+	h = vl_mix64(h ^ g->tomb_off);
+	h = vl_mix64(h ^ g->files_off);
+	h = vl_mix64(h ^ g->hash_off);
+	h = vl_mix64(h ^ g->nodes_off);
+	h = vl_mix64(h ^ g->procs_off);
 	return fold(h);
 }
 

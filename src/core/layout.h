@@ -168,6 +168,20 @@ static inline int vl_ident_same(const struct vl_ident *a, const struct vl_ident 
 	       a->btime_nsec == b->btime_nsec && a->igen == b->igen;
 }
 
+/*
+ * A 64-bit mix, the finaliser of MurmurHash3: cheap, no table. The
+ * checksums (layout.c) and the tombstone filter (tomb.c) are built on it.
+ */
+static inline uint64_t vl_mix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return h;
+}
+
 struct vl_holder {
 	int32_t pid;
 	int32_t fd;

@@ -3,17 +3,6 @@
  */
 #include "tomb.h"
 
-/* The finaliser of MurmurHash3, as layout.c uses for its sums. */
-static uint64_t mix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 33;
-	return h;
-}
-
 /*
  * Every field of the identity goes in: two files that differ in any of
  * them (a reused inode number, a tmpfs mounted again) are two identities,
@@ -23,15 +12,15 @@ static uint64_t mix(uint64_t h)
  */
 void vl_tomb_bits_of(const struct vl_ident *id, uint32_t out[VL_TOMB_K])
 {
-	uint64_t h = mix(id->dev ^ 0x243f6a8885a308d3ull);
+	uint64_t h = vl_mix64(id->dev ^ 0x243f6a8885a308d3ull);
 	uint32_t h1, h2;
 
-	h = mix(h ^ id->ino);
-	h = mix(h ^ (uint64_t)id->btime_sec);
-	h = mix(h ^ id->btime_nsec ^ ((uint64_t)id->igen << 32));
+	h = vl_mix64(h ^ id->ino);
+	h = vl_mix64(h ^ (uint64_t)id->btime_sec);
+	h = vl_mix64(h ^ id->btime_nsec ^ ((uint64_t)id->igen << 32));
 	h1 = (uint32_t)(h >> 32);
 	/* odd, and the filter a power of two: the K bits of one identity all differ */
-	h2 = (uint32_t)mix(h ^ 0x13198a2e03707344ull) | 1;
+	h2 = (uint32_t)vl_mix64(h ^ 0x13198a2e03707344ull) | 1;
 	for (int i = 0; i < VL_TOMB_K; i++)
 		out[i] = (h1 + (uint32_t)i * h2) & (VL_TOMB_BITS - 1);
 }
