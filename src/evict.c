@@ -143,8 +143,7 @@ static int failed_lately(const struct vl_region *r, const struct cand *c, uint32
 
 /*
  * Does a route reach c's file now? 1: yes, and its record says so (it
- * is alive: not a candidate for another EVICT_AGE s); 0: no; -1: we may
- * not look (this process holds POSIX locks on it: reach.h).
+ * is alive: not a candidate for another EVICT_AGE s); 0: no.
  */
 static int reached(const struct vl_region *r, const struct cand *c, const struct vl_target *t,
 		   struct vl_reach_ctx *ctx, uint32_t now)
@@ -152,8 +151,6 @@ static int reached(const struct vl_region *r, const struct cand *c, const struct
 	struct vl_reached got;
 	int fd = vl_reach(t, ctx, &got);
 
-	if (fd == -EDEADLK)
-		return -1;
 	if (fd < 0)
 		return 0;
 	close(fd);
