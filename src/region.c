@@ -652,13 +652,11 @@ static int predecessor(const struct vl_region *cur, const char *path, int chosen
  */
 static int predecessor_named(const struct vl_region *cur, const char *name)
 {
-	const struct vl_fate *f = &cur->hdr->fate;
 	const char *base = strrchr(name, '/');
 
-	if (strncmp(name, f->path, sizeof(f->path)) == 0 ||
-	    (cur->path != NULL && strcmp(name, cur->path) == 0))
+	if (predecessor(cur, name, 0))
 		return 1;
-	return f->chosen && base != NULL &&
+	return cur->hdr->fate.chosen && base != NULL &&
 	       (strcmp(base, "/libvolatile") == 0 || strncmp(base, "/libvolatile.", 13) == 0);
 }
 
@@ -731,14 +729,26 @@ static int on_lock_line(void *a, char *line)
 	if (vl_parse_lock_line(line, &dev, &ino, &start) != 0 || start != u->tag ||
 	    dev != u->cur->file_dev)
 		return 0;
-	if ((dev == u->cur->file_dev && ino == u->cur->file_ino) ||
-	    vl_region_moved_in(u->cur, dev, ino))
+	if (ino == u->cur->file_ino || vl_region_moved_in(u->cur, dev, ino))
 		return 0;
 	vl_log("a region of this name (%llu:%llu) is in use by a process that cannot be looked "
 	       "into: waiting for it to be moved in", (unsigned long long)dev,
 	       (unsigned long long)ino);
 	u->pending++;
 	return 0;
+}
+
+/*
+ * Is a region of cur's name in use that only /proc/locks shows (its users
+ * cannot be looked into)? A /proc without it (subset=pid) shows no such
+ * user: then no.
+ */
+static int unseen_users(const struct vl_region *cur)
+{
+	struct unseen u = { cur, region_tag(cur), 0 };
+	int e = vl_each_line("/proc/locks", on_lock_line, &u);
+
+	return (e != 0 && e != -ENOENT) || u.pending;
 }
 
 int vl_region_settle(const struct vl_region *cur)
@@ -761,18 +771,8 @@ int vl_region_settle(const struct vl_region *cur)
 	z.cur = cur;
 	if (vl_scan_regions(on_old, &z) != 0)
 		return -ESTALE; /* no /proc: nothing can be known; keep waiting */
-	if (z.pending)
+	if (z.pending || unseen_users(cur))
 		return -ESTALE;
-	/* what the scan could not see: regions of this name that only /proc/locks shows */
-	{
-		struct unseen u = { cur, region_tag(cur), 0 };
-
-		int e = vl_each_line("/proc/locks", on_lock_line, &u);
-
-		/* a /proc without it (subset=pid) shows no unseen user: go on without */
-		if ((e != 0 && e != -ENOENT) || u.pending)
-			return -ESTALE;
-	}
 	__atomic_store_n(&f->waiting, 0, __ATOMIC_RELEASE);
 	vl_log("region settled: every older region mapped here is moved in");
 	return 0;
@@ -780,19 +780,22 @@ int vl_region_settle(const struct vl_region *cur)
 
 /* ---- attaching, and following the region ------------------------------------- */
 
-/* Open the region new processes find, into a new slot (attach_lock held). */
-static int attach_wanted(struct vl_region **out)
+/* Open (or make) the region new processes find; its name in path, which r keeps. */
+static int open_wanted(char *path, size_t size, struct vl_region *r)
 {
 	const struct vl_config *cfg = vl_config();
-	struct slot *s;
-	int err;
 
-	if (nslots == SLOTS)
-		return -ENOSPC; /* moved too often in one process's life: follow() */
-	s = &slots[nslots];
-	vl_region_wanted(s->path, sizeof(s->path));
-	err = vl_region_open(s->path, VL_OPEN_CREATE | (cfg->region_chosen ? VL_OPEN_CHOSEN : 0),
-			     cfg->create_ranges, cfg->create_files, &s->r);
+	vl_region_wanted(path, size);
+	return vl_region_open(path, VL_OPEN_CREATE | (cfg->region_chosen ? VL_OPEN_CHOSEN : 0),
+			      cfg->create_ranges, cfg->create_files, r);
+}
+
+/* Open the region new processes find, into a new slot (attach_lock held, one free). */
+static int attach_wanted(struct vl_region **out)
+{
+	struct slot *s = &slots[nslots];
+	int err = open_wanted(s->path, sizeof(s->path), &s->r);
+
 	if (err)
 		return err;
 	nslots++;
@@ -800,11 +803,6 @@ static int attach_wanted(struct vl_region **out)
 	return 0;
 }
 
-/*
- * The current region no longer is the one new processes find, or someone
- * moved it: move its records into that one (if nobody has yet) and make
- * that one current (attach_lock held).
- */
 /*
  * Every slot used (the region's name removed SLOTS times in this
  * process's life): the old region's records still go to the region new
@@ -815,14 +813,10 @@ static int attach_wanted(struct vl_region **out)
  */
 static int move_without_slot(struct vl_region *old)
 {
-	const struct vl_config *cfg = vl_config();
 	char path[PATH_MAX];
 	struct vl_region next;
-	int err;
+	int err = open_wanted(path, sizeof(path), &next);
 
-	vl_region_wanted(path, sizeof(path));
-	err = vl_region_open(path, VL_OPEN_CREATE | (cfg->region_chosen ? VL_OPEN_CHOSEN : 0),
-			     cfg->create_ranges, cfg->create_files, &next);
 	if (err)
 		return err;
 	err = vl_region_move(old, &next);
@@ -834,13 +828,19 @@ static int move_without_slot(struct vl_region *old)
 	return -ESTALE;
 }
 
+/*
+ * The current region no longer is the one new processes find, or someone
+ * moved it: move its records into that one (if nobody has yet) and make
+ * that one current (attach_lock held).
+ */
 static int follow(struct vl_region *old)
 {
 	struct vl_region *next;
-	int err = nslots == SLOTS ? -ENOSPC : attach_wanted(&next);
+	int err;
 
-	if (err == -ENOSPC)
+	if (nslots == SLOTS)
 		return move_without_slot(old);
+	err = attach_wanted(&next);
 	if (err)
 		return err;
 	if (next->file_dev == old->file_dev && next->file_ino == old->file_ino) {
