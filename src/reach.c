@@ -342,7 +342,6 @@ static int scan_fds(const struct vl_ident *id, struct vl_holder *found, int *com
 struct maps_arg {
 	const struct vl_ident *id;
 	int hit;
-	long lines;
 	uint64_t lo, hi; /* the hull of the hits' address ranges */
 };
 
@@ -353,7 +352,6 @@ static int on_maps_line(void *a, char *line)
 	const char *p = skip_words(line, 3); /* address range, permissions, offset */
 	uint64_t dev, ino, lo, hi;
 
-	ma->lines++;
 	if (parse_dev(&p, &dev) || *p++ != ' ' || parse_u64(&p, 10, &ino))
 		return 0;
 	if (dev != ma->id->dev || ino != ma->id->ino)
@@ -371,52 +369,62 @@ static int on_maps_line(void *a, char *line)
 	return 0;
 }
 
+struct counted {
+	int (*fn)(void *, char *);
+	void *arg;
+	long lines;
+};
+
+static int count_line(void *a, char *line)
+{
+	struct counted *c = a;
+
+	c->lines++;
+	return c->fn(c->arg, line);
+}
+
+/*
+ * Feed fn the maps of process pid, through the first of its tasks that
+ * shows any: all its threads share one address space, but a zombie
+ * leader (its main thread exited, others run on) shows none. 0, or the
+ * -errno of what could not be read (a task that is gone is passed over).
+ */
+static int maps_of(long pid, int (*fn)(void *, char *), void *arg)
+{
+	struct counted c = { fn, arg, 0 };
+	struct dirbuf tasks;
+	struct dirent64 *te;
+	char path[96];
+	long tid;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%ld/task", pid);
+	tasks.fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (tasks.fd < 0)
+		return -errno;
+	tasks.len = tasks.pos = 0;
+	while (c.lines == 0 && (te = next_dirent(&tasks)) != NULL) {
+		if (!numeric(te->d_name, &tid))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/task/%ld/maps", pid, tid);
+		err = vl_each_line(path, count_line, &c);
+		if (err == -ENOENT || err == -ESRCH)
+			err = 0;
+		if (err != 0)
+			break;
+	}
+	close(tasks.fd);
+	return err;
+}
+
 /*
  * Does any process we may see map the file? (maps show no birth time, so a
  * file with the same device and inode counts: the cautious answer.) A
  * process of ours whose maps cannot be read clears *complete.
  */
-/*
- * The maps of process pid, through the first of its tasks that shows any:
- * all its threads share one address space, but a zombie leader (its main
- * thread exited, others run on) shows none.
- */
-static void maps_of(long pid, struct maps_arg *ma, int *complete)
-{
-	struct dirbuf tasks;
-	struct dirent64 *te;
-	char path[96];
-	long tid;
-
-	snprintf(path, sizeof(path), "/proc/%ld/task", pid);
-	tasks.fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (tasks.fd < 0) {
-		if (errno != ENOENT && ours(pid))
-			*complete = 0;
-		return;
-	}
-	tasks.len = tasks.pos = 0;
-	while ((te = next_dirent(&tasks)) != NULL) {
-		long before = ma->lines;
-		int err;
-
-		if (!numeric(te->d_name, &tid))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/task/%ld/maps", pid, tid);
-		err = vl_each_line(path, on_maps_line, ma);
-		if (err != 0 && err != -ENOENT && err != -ESRCH && ours(pid)) {
-			*complete = 0;
-			break;
-		}
-		if (ma->lines > before)
-			break;
-	}
-	close(tasks.fd);
-}
-
 static int mapped_anywhere(const struct vl_ident *id, int *complete)
 {
-	struct maps_arg ma = { id, 0, 0, UINT64_MAX, 0 };
+	struct maps_arg ma = { id, 0, UINT64_MAX, 0 };
 	struct dirbuf procs;
 	struct dirent64 *pe;
 	long pid;
@@ -428,8 +436,13 @@ static int mapped_anywhere(const struct vl_ident *id, int *complete)
 	}
 	procs.len = procs.pos = 0;
 	while (!ma.hit && (pe = next_dirent(&procs)) != NULL) {
-		if (numeric(pe->d_name, &pid))
-			maps_of(pid, &ma, complete);
+		int err;
+
+		if (!numeric(pe->d_name, &pid))
+			continue;
+		err = maps_of(pid, on_maps_line, &ma);
+		if (err != 0 && err != -ENOENT && ours(pid))
+			*complete = 0;
 	}
 	close(procs.fd);
 	return ma.hit;
@@ -444,7 +457,7 @@ int vl_mapped_here(const struct vl_ident *id)
 
 int vl_mapped_span(const struct vl_ident *id, uint64_t *lo, uint64_t *hi)
 {
-	struct maps_arg ma = { id, 0, 0, UINT64_MAX, 0 };
+	struct maps_arg ma = { id, 0, UINT64_MAX, 0 };
 
 	if (vl_each_line("/proc/self/maps", on_maps_line, &ma) != 0) {
 		*lo = 0;
@@ -460,7 +473,6 @@ int vl_mapped_span(const struct vl_ident *id, uint64_t *lo, uint64_t *hi)
 
 struct region_scan {
 	long pid;
-	long lines;
 	void (*fn)(void *, const struct vl_mapped_region *);
 	void *arg;
 };
@@ -479,7 +491,6 @@ static int on_region_line(void *a, char *line)
 	size_t len;
 
 	memset(&m, 0, sizeof(m));
-	rs->lines++;
 	if (parse_u64(&p, 16, &m.lo) || *p++ != '-' || parse_u64(&p, 16, &m.hi) || *p++ != ' ')
 		return 0;
 	if (strlen(p) < 5 || p[3] != 's')
@@ -505,35 +516,17 @@ static int on_region_line(void *a, char *line)
 
 int vl_scan_regions(void (*fn)(void *, const struct vl_mapped_region *), void *arg)
 {
-	struct region_scan rs = { 0, 0, fn, arg };
-	struct dirbuf procs, tasks;
-	struct dirent64 *pe, *te;
-	char path[96];
-	long tid;
+	struct region_scan rs = { 0, fn, arg };
+	struct dirbuf procs;
+	struct dirent64 *pe;
 
 	procs.fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (procs.fd < 0)
 		return -errno;
 	procs.len = procs.pos = 0;
 	while ((pe = next_dirent(&procs)) != NULL) {
-		if (!numeric(pe->d_name, &rs.pid) || !ours(rs.pid))
-			continue;
-		/* through the first task that shows any: a zombie leader shows none (maps_of) */
-		snprintf(path, sizeof(path), "/proc/%ld/task", rs.pid);
-		tasks.fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (tasks.fd < 0)
-			continue;
-		tasks.len = tasks.pos = 0;
-		while ((te = next_dirent(&tasks)) != NULL) {
-			if (!numeric(te->d_name, &tid))
-				continue;
-			snprintf(path, sizeof(path), "/proc/%ld/task/%ld/maps", rs.pid, tid);
-			rs.lines = 0;
-			vl_each_line(path, on_region_line, &rs);
-			if (rs.lines > 0)
-				break;
-		}
-		close(tasks.fd);
+		if (numeric(pe->d_name, &rs.pid) && ours(rs.pid))
+			maps_of(rs.pid, on_region_line, &rs);
 	}
 	close(procs.fd);
 	return 0;
