@@ -91,19 +91,27 @@ static int writable(const struct vl_way *w, const struct vl_ident *id)
 	return fd;
 }
 
-static int punch_through(const struct vl_way *w, const struct vl_ident *id,
-			 const struct vl_extent *ext, int k)
+int vl_punch_extents(int fd, const struct vl_extent *ext, int k)
 {
-	int fd = writable(w, id), done = 0;
+	int done = 0;
 
-	if (fd < 0)
-		return -EBADF;
 	for (int i = 0; i < k; i++) {
 		VL_STEP("purge: flagged purged, not punched");
 		if (vl_sys_punch(fd, ext[i].start, ext[i].end - ext[i].start) == 0)
 			done++;
 		VL_STEP("purge: punched, file locked");
 	}
+	return done;
+}
+
+static int punch_through(const struct vl_way *w, const struct vl_ident *id,
+			 const struct vl_extent *ext, int k)
+{
+	int fd = writable(w, id), done;
+
+	if (fd < 0)
+		return -EBADF;
+	done = vl_punch_extents(fd, ext, k);
 	syscall(SYS_close, fd);
 	return done;
 }

@@ -2,7 +2,8 @@
  * punch.h - the punch of a purge that reached a file it does not hold:
  * through a writable fd taken from the holder, or reopened from an
  * O_PATH fd on the very inode (reach.c); in a process of the library's
- * host, from a child that shares its memory but not its fd table.
+ * host, from a thread of the library's own that has a copy of the fd
+ * table.
  */
 #ifndef VL_PUNCH_H
 #define VL_PUNCH_H
@@ -34,6 +35,13 @@ struct vl_way {
 int vl_punch_way(const struct vl_way *w, const struct vl_ident *id, const struct vl_extent *ext,
 		 int k);
 void vl_punch_here(void);
+
+/*
+ * Punch the k extents out of fd, writable and checked to be the file:
+ * how many were punched. No lock, no allocation, no log (it runs in the
+ * punching thread too).
+ */
+int vl_punch_extents(int fd, const struct vl_extent *ext, int k);
 
 /* 0 if this process must not punch through a way now (a seccomp filter: punch.c). */
 int vl_punch_ready(void);

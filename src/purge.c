@@ -437,17 +437,9 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 		       t.fi);
 		k = 0;
 	}
-	for (int i = 0; theirs && i < k; i++) {
-		VL_STEP("purge: flagged purged, not punched");
-		err = vl_sys_punch(p->hint->fd, ext[i].start, ext[i].end - ext[i].start);
-		VL_STEP("purge: punched, file locked");
-		if (err)
-			vl_log("punch of file %u [%llu, %llu) failed: %s (flagged purged anyway)",
-			       t.fi, (unsigned long long)ext[i].start,
-			       (unsigned long long)ext[i].end, strerror(-err));
-	}
-	if (!theirs && k > 0) {
-		err = vl_punch_way(w, &t.id, ext, k);
+	if (k > 0) {
+		/* the caller's own fd, checked above under the file lock; else the way reached */
+		err = theirs ? vl_punch_extents(p->hint->fd, ext, k) : vl_punch_way(w, &t.id, ext, k);
 		if (err != k)
 			vl_log("file %u: %d of %d punches made%s%s (flagged purged anyway)", t.fi,
 			       err < 0 ? 0 : err, k, err < 0 ? ": " : "", err < 0 ? strerror(-err) : "");
