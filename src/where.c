@@ -22,6 +22,12 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+/* The default names, by EUID (vl_region_default chooses; vl_is_default_name knows them all) */
+#define RUNTIME_DIR "/run/user/%u"
+#define IN_RUNTIME_DIR RUNTIME_DIR "/libvolatile"
+#define IN_ROOTS_RUN "/run/libvolatile.0"
+#define IN_DEV_SHM "/dev/shm/libvolatile.%u"
+
 /*
  * Why dir is no private place for the region (NULL: it is one): it must
  * be a directory, not a symlink, of this user, that nobody else may write
@@ -51,22 +57,22 @@ void vl_region_default(char *buf, size_t size, char *why, size_t wsize)
 	char dir[64];
 	const char *no = NULL, *no_run = NULL;
 
-	snprintf(dir, sizeof(dir), "/run/user/%u", euid);
+	snprintf(dir, sizeof(dir), RUNTIME_DIR, euid);
 	no = not_private(dir);
 	if (no == NULL) {
-		snprintf(buf, size, "%s/libvolatile", dir);
+		snprintf(buf, size, IN_RUNTIME_DIR, euid);
 		snprintf(why, wsize, "the user's runtime directory");
 		return;
 	}
 	if (euid == 0) {
 		no_run = not_private("/run");
 		if (no_run == NULL) {
-			snprintf(buf, size, "/run/libvolatile.0");
+			snprintf(buf, size, IN_ROOTS_RUN);
 			snprintf(why, wsize, "root's runtime directory");
 			return;
 		}
 	}
-	snprintf(buf, size, "/dev/shm/libvolatile.%u", euid);
+	snprintf(buf, size, IN_DEV_SHM, euid);
 	if (no_run != NULL)
 		snprintf(why, wsize, "no private place: %s is %s, /run is %s", dir, no, no_run);
 	else
@@ -78,10 +84,10 @@ int vl_is_default_name(const char *path)
 	unsigned euid = (unsigned)geteuid();
 	char a[64], b[64];
 
-	snprintf(a, sizeof(a), "/run/user/%u/libvolatile", euid);
-	snprintf(b, sizeof(b), "/dev/shm/libvolatile.%u", euid);
+	snprintf(a, sizeof(a), IN_RUNTIME_DIR, euid);
+	snprintf(b, sizeof(b), IN_DEV_SHM, euid);
 	return strcmp(path, a) == 0 || strcmp(path, b) == 0 ||
-	       (euid == 0 && strcmp(path, "/run/libvolatile.0") == 0);
+	       (euid == 0 && strcmp(path, IN_ROOTS_RUN) == 0);
 }
 
 void vl_path_normalize(char *path)
