@@ -17,9 +17,11 @@
  *   - a memfd lives on the kernel's internal shm mount: so does any memfd
  *     of our own, made for the question and closed after it;
  *   - a named tmpfs file: the root of a mount of its device listed in
- *     /proc/self/mountinfo, opened as a directory with RESOLVE_CACHED, so
- *     that the path walk fails (EAGAIN) instead of waiting for a file
- *     system behind it. A mount we cannot see or open: cannot tell.
+ *     /proc/self/mountinfo, opened as a directory with RESOLVE_CACHED
+ *     (vl_open_mount), so that the path walk fails (EAGAIN) instead of
+ *     waiting for a file system behind it; a kernel without it (before
+ *     5.12) walks it as any open does, as a purge's other routes to the
+ *     file then do. A mount we cannot see or open: cannot tell.
  *
  * Nothing here allocates; it runs only where a purge could not reach a
  * file, at most every few seconds per file (purge.c), and in evictions.
@@ -28,20 +30,18 @@
 
 #include "core/fault.h"
 #include "log.h"
+#include "reach.h"
 #include "sys.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/capability.h>
-#if defined(__has_include)
-#if __has_include(<linux/openat2.h>)
-#include <linux/openat2.h>
-#endif
-#endif
-#include <stdlib.h>
+#include <linux/magic.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #ifndef MFD_CLOEXEC
@@ -86,101 +86,22 @@ static int shm_mount(uint64_t dev)
 		      dev);
 }
 
-/* The root of a mount at path, of device dev, opened without waiting. */
-static int open_mount(const char *path, uint64_t dev)
-{
-#if defined(SYS_openat2) && defined(RESOLVE_CACHED)
-	struct open_how how;
-
-	memset(&how, 0, sizeof(how));
-	how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
-	how.resolve = RESOLVE_CACHED | RESOLVE_NO_MAGICLINKS;
-	return on_dev((int)VL_SYSCALL("open a mount", syscall(SYS_openat2, AT_FDCWD, path, &how,
-							     sizeof(how))),
-		      dev);
-#else
-	(void)path;
-	(void)dev;
-	return -ENOSYS; /* no path walk that cannot block: cannot tell */
-#endif
-}
-
-/* mountinfo escapes blanks, tabs, newlines and backslashes as \ooo */
-static void unescape(char *s)
-{
-	char *out = s;
-
-	while (*s) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*out++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
-			s += 4;
-		} else {
-			*out++ = *s++;
-		}
-	}
-	*out = '\0';
-}
-
 /*
- * "36 25 0:26 / /dev/shm rw,relatime shared:1 - tmpfs tmpfs rw": if this
- * is a tmpfs of device dev, an fd on the root of the mount, else -1.
+ * A mount of the tmpfs of device dev that we can open (reach.c: without
+ * waiting on another file system on the way), or -errno. Only tmpfs:
+ * shmem's handles are the ones we know.
  */
-static int mount_line(char *line, uint64_t dev)
-{
-	char *p = line, *end, *mnt;
-	unsigned long maj, min;
-
-	for (int i = 0; i < 2; i++) {
-		p = strchr(p, ' ');
-		if (p == NULL)
-			return -1;
-		p++;
-	}
-	maj = strtoul(p, &end, 10);
-	if (*end != ':')
-		return -1;
-	min = strtoul(end + 1, &end, 10);
-	if (*end != ' ' || makedev((unsigned)maj, (unsigned)min) != dev)
-		return -1;
-	mnt = strchr(end + 1, ' '); /* after the root within the file system */
-	if (mnt == NULL)
-		return -1;
-	mnt++;
-	end = strchr(mnt, ' ');
-	if (end == NULL)
-		return -1;
-	*end = '\0';
-	p = strstr(end + 1, " - ");
-	if (p == NULL || strncmp(p + 3, "tmpfs ", 6) != 0)
-		return -1; /* only tmpfs: shmem's handles are the ones we know */
-	unescape(mnt);
-	return open_mount(mnt, dev);
-}
-
-struct mount_arg {
-	uint64_t dev;
-	int mnt;
-};
-
-static int on_mount_line(void *a, char *line)
-{
-	struct mount_arg *ma = a;
-	int got = mount_line(line, ma->dev);
-
-	if (got < 0)
-		return 0; /* another mount of it may do */
-	ma->mnt = got;
-	return 1;
-}
-
-/* A mount of the tmpfs of device dev that we can open, or -errno. */
 static int tmpfs_mount(uint64_t dev)
 {
-	struct mount_arg ma = { dev, -ENOENT };
-	int err = vl_each_line("/proc/self/mountinfo", on_mount_line, &ma);
+	char point[PATH_MAX];
+	struct statfs sf;
+	int fd = vl_open_mount(dev, 0, point, sizeof(point));
 
-	return err < 0 ? err : ma.mnt;
+	if (fd >= 0 && (fstatfs(fd, &sf) != 0 || sf.f_type != TMPFS_MAGIC)) {
+		close(fd);
+		return -EOPNOTSUPP;
+	}
+	return fd;
 }
 
 int vl_gone_by_handle(const struct vl_ident *id)

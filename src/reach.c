@@ -7,6 +7,7 @@
 #include "reach.h"
 
 #include "core/fault.h"
+#include "core/parse.h"
 
 #include "log.h"
 #include "self.h"
@@ -72,23 +73,15 @@ static const char *skip_words(const char *p, int n)
 	return p;
 }
 
-/*
- * "MAJ:MIN": hexadecimal in /proc/locks and /proc/PID/maps, decimal in
- * /proc/PID/mountinfo.
- */
-static int parse_dev_base(const char **p, int base, uint64_t *dev)
+/* "MAJ:MIN", in hexadecimal, as /proc/PID/maps shows a device */
+static int parse_dev(const char **p, uint64_t *dev)
 {
 	uint64_t maj, min;
 
-	if (parse_u64(p, base, &maj) || *(*p)++ != ':' || parse_u64(p, base, &min))
+	if (parse_u64(p, 16, &maj) || *(*p)++ != ':' || parse_u64(p, 16, &min))
 		return -1;
 	*dev = makedev((unsigned)maj, (unsigned)min);
 	return 0;
-}
-
-static int parse_dev(const char **p, uint64_t *dev)
-{
-	return parse_dev_base(p, 16, dev);
 }
 
 /* ---- routes ------------------------------------------------------------ */
@@ -545,34 +538,6 @@ struct walk {
 	int complete;
 };
 
-struct mnt_arg {
-	uint64_t dev;
-	char mnt[PATH_MAX];
-	int found;
-};
-
-/* "36 25 0:26 / /dev/shm rw,... - tmpfs tmpfs rw": a whole mount of dev */
-static int on_mount_line(void *a, char *line)
-{
-	struct mnt_arg *ma = a;
-	const char *p = skip_words(line, 2), *q;
-	uint64_t dev;
-	size_t len;
-
-	if (ma->found || parse_dev_base(&p, 10, &dev) || dev != ma->dev || *p++ != ' ')
-		return 0;
-	if (p[0] != '/' || p[1] != ' ')
-		return 0; /* shows only part of the file system */
-	q = p + 2;
-	len = strcspn(q, " ");
-	if (len == 0 || len >= sizeof(ma->mnt) || memchr(q, '\\', len) != NULL)
-		return 0; /* escaped names: not worth decoding */
-	memcpy(ma->mnt, q, len);
-	ma->mnt[len] = '\0';
-	ma->found = 1;
-	return 0;
-}
-
 /*
  * Open rel at dirfd without leaving the file system dev is (-EXDEV where
  * another one is mounted), nor following a symlink: a walk or a recorded
@@ -615,37 +580,81 @@ static int open_beneath(int dirfd, const char *rel, int flags, uint64_t dev)
 	return dirfd >= 0 ? dirfd : -errno;
 }
 
-/* An O_PATH fd on the root of a whole mount of dev, and its mount point in mnt. */
-static int mount_root(uint64_t dev, struct mnt_arg *ma)
+/*
+ * The root of the mount at point, of device dev, opened without waiting:
+ * openat2's RESOLVE_CACHED walks the path only through what the kernel
+ * has at hand, so a FUSE directory above the mount point (whose server
+ * may never answer) is never asked. A kernel without it (before 5.12,
+ * or a seccomp filter refusing openat2) gets a plain open, as before.
+ */
+static int open_mount_point(const char *point, uint64_t dev)
 {
 	struct vl_stat st;
-	int fd;
+	int fd = -1;
+#if defined(SYS_openat2) && defined(RESOLVE_CACHED)
+	struct open_how how;
 
-	memset(ma, 0, sizeof(*ma));
-	ma->dev = dev;
-	if (vl_each_line("/proc/self/mountinfo", on_mount_line, ma) != 0 || !ma->found)
-		return -1;
-	fd = open(ma->mnt, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0 && (vl_sys_statx(fd, &st) != 0 || st.id.dev != dev)) {
+	memset(&how, 0, sizeof(how));
+	how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+	how.resolve = RESOLVE_CACHED | RESOLVE_NO_MAGICLINKS;
+	fd = (int)VL_SYSCALL("open a mount", syscall(SYS_openat2, AT_FDCWD, point, &how,
+						     sizeof(how)));
+	if (fd < 0 && errno != ENOSYS && errno != EINVAL && errno != EPERM)
+		return -errno;
+#endif
+	if (fd < 0)
+		fd = open(point, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (vl_sys_statx(fd, &st) != 0 || st.id.dev != dev) {
 		close(fd);
-		fd = -1;
+		return -ENODEV;
 	}
 	return fd;
+}
+
+struct mount_search {
+	uint64_t dev;
+	int whole;
+	char *point;
+	size_t size;
+	int fd;
+};
+
+static int on_mount_line(void *a, char *line)
+{
+	struct mount_search *s = a;
+	struct vl_mount_fields m;
+
+	if (vl_parse_mount_line(line, &m) != 0 || m.dev != s->dev ||
+	    (s->whole && !vl_field_is(m.root, m.root_len, "/")) ||
+	    vl_mount_unescape(s->point, s->size, m.point, m.point_len) != 0)
+		return 0;
+	s->fd = open_mount_point(s->point, s->dev);
+	return s->fd >= 0; /* else another mount of it may do */
+}
+
+int vl_open_mount(uint64_t dev, int whole, char *point, size_t size)
+{
+	struct mount_search s = { dev, whole, point, size, -ENOENT };
+	int err = vl_each_line("/proc/self/mountinfo", on_mount_line, &s);
+
+	return err < 0 ? err : s.fd;
 }
 
 /* The recorded path, resolved inside the file system the file lives on only. */
 static int via_path(const struct vl_target *t)
 {
-	struct mnt_arg ma;
+	char point[PATH_MAX];
 	size_t len;
 	int root, fd;
 
-	root = mount_root(t->id.dev, &ma);
+	root = vl_open_mount(t->id.dev, 1, point, sizeof(point));
 	if (root < 0)
 		return -1;
-	len = strcmp(ma.mnt, "/") == 0 ? 0 : strlen(ma.mnt);
+	len = strcmp(point, "/") == 0 ? 0 : strlen(point);
 	fd = -1;
-	if (strncmp(t->path, ma.mnt, len) == 0 && t->path[len] == '/' && t->path[len + 1] != '\0') {
+	if (strncmp(t->path, point, len) == 0 && t->path[len] == '/' && t->path[len + 1] != '\0') {
 		fd = open_beneath(root, t->path + len + 1, O_PATH, t->id.dev);
 		if (fd >= 0 && !verify(fd, &t->id)) {
 			close(fd);
@@ -717,46 +726,19 @@ static int walk_dir(struct walk *w, int dirfd, int depth)
 /* Find a name of the file on a mount of its device. -1, *complete cleared if unsure. */
 static int walk_mount(const struct vl_ident *id, char *path, size_t size, int *complete)
 {
-	struct mnt_arg ma = { .dev = id->dev };
 	struct walk w = { id, path, size, 0, 1 };
-	int dirfd, fd;
+	int dirfd = vl_open_mount(id->dev, 1, path, size), fd;
 
-	if (vl_each_line("/proc/self/mountinfo", on_mount_line, &ma) != 0 || !ma.found ||
-	    strlen(ma.mnt) >= size) {
+	if (dirfd < 0) {
 		*complete = 0; /* not mounted where we can see it */
 		return -1;
 	}
-	strcpy(path, strcmp(ma.mnt, "/") == 0 ? "" : ma.mnt);
-	dirfd = open(ma.mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
-	if (dirfd >= 0) {
-		struct vl_stat st;
-
-		if (vl_sys_statx(dirfd, &st) != 0 || st.id.dev != id->dev) {
-			close(dirfd);
-			dirfd = -1;
-		}
-	}
-	if (dirfd < 0) {
-		*complete = 0;
-		return -1;
-	}
+	if (strcmp(path, "/") == 0)
+		path[0] = '\0';
 	fd = walk_dir(&w, dirfd, 0);
 	if (!w.complete)
 		*complete = 0;
 	return fd;
-}
-
-/* /proc's mount options in /proc/self/mountinfo: "... /proc rw,... - proc proc rw,hidepid=2" */
-static int on_proc_mount(void *a, char *line)
-{
-	int *hidden = a;
-	const char *p = skip_words(line, 4), *opt;
-
-	if (strncmp(p, "/proc ", 6) != 0 || (opt = strstr(p, " - proc ")) == NULL)
-		return 0;
-	opt = strstr(opt, "hidepid=");
-	*hidden = opt != NULL && strncmp(opt + 8, "0", 1) != 0 && strncmp(opt + 8, "off", 3) != 0;
-	return 0;
 }
 
 /* The initial pid namespace's inode number (PROC_PID_INIT_INO), the same on every kernel. */
@@ -775,13 +757,11 @@ static int view_complete(void)
 	static int known, complete;
 	struct stat st;
 	char self[32];
-	int hidden = 0;
 
 	if (__atomic_load_n(&known, __ATOMIC_ACQUIRE))
 		return complete;
 	complete = stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == PID_NS_INIT_INO &&
-		   readlink("/proc/self", self, sizeof(self)) > 0 &&
-		   vl_each_line("/proc/self/mountinfo", on_proc_mount, &hidden) == 0 && !hidden;
+		   readlink("/proc/self", self, sizeof(self)) > 0 && !vl_proc_hides();
 	__atomic_store_n(&known, 1, __ATOMIC_RELEASE);
 	return complete;
 }

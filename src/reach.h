@@ -69,6 +69,14 @@ int vl_mapped_here(const struct vl_ident *id);
  */
 int vl_mapped_span(const struct vl_ident *id, uint64_t *lo, uint64_t *hi);
 
+/*
+ * A directory fd on the root of a mount of the file system dev (whole:
+ * of all of it, its root "/"), its mount point in point; the path to it
+ * walked only through what the kernel has at hand where it can (reach.c).
+ * -errno: -ENOENT if no such mount is to be seen.
+ */
+int vl_open_mount(uint64_t dev, int whole, char *point, size_t size);
+
 /* A region mapped by one of our processes (its mapping at VL_MAP_OFFSET). */
 struct vl_mapped_region {
 	int32_t pid;

@@ -5,6 +5,7 @@
 
 #include "core/fault.h"
 #include "core/parse.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -234,25 +235,22 @@ static int other_threads(uint32_t pid)
 	return t != NULL && strtoul(t + 9, NULL, 10) > 1;
 }
 
-/* "... /proc rw,... - proc proc rw,hidepid=2": does this /proc hide processes? */
-static int proc_hides(void)
+static int on_mount_line(void *a, char *line)
 {
-	char buf[8192], *p;
-	ssize_t n = read_small("/proc/self/mountinfo", buf, sizeof(buf));
+	struct vl_mount_fields m;
 
-	if (n <= 0)
-		return 1; /* cannot tell: as if it did */
-	for (p = buf; (p = strstr(p, " /proc ")) != NULL; p++) {
-		char *end = strchr(p, '\n'), *opt = strstr(p, " - proc ");
+	if (vl_parse_mount_line(line, &m) != 0 || !vl_mount_hides_pids(&m))
+		return 0;
+	*(int *)a = 1;
+	return 1;
+}
 
-		if (opt == NULL || (end != NULL && opt > end))
-			continue;
-		opt = strstr(opt, "hidepid=");
-		if (opt != NULL && (end == NULL || opt < end) && opt[8] != '0' &&
-		    strncmp(opt + 8, "off", 3) != 0)
-			return 1;
-	}
-	return n == (ssize_t)sizeof(buf) - 1; /* cut short: cannot tell */
+int vl_proc_hides(void)
+{
+	int hides = 0;
+
+	/* mountinfo unreadable: cannot tell, as if it did */
+	return vl_each_line("/proc/self/mountinfo", on_mount_line, &hides) < 0 || hides;
 }
 
 int vl_proc_alive(const struct vl_self_id *who)
@@ -284,7 +282,7 @@ int vl_proc_alive(const struct vl_self_id *who)
 	snprintf(path, sizeof(path), "/proc/%u/stat", who->pid);
 	n = read_small(path, line, sizeof(line));
 	/* a /proc mounted hidepid hides a live process we may not trace: ENOENT proves nothing */
-	if ((n == -ENOENT || n == -ESRCH) && !proc_hides())
+	if ((n == -ENOENT || n == -ESRCH) && !vl_proc_hides())
 		return 0;
 	if (n < 0 || vl_parse_proc_stat(line, &ps) != 0)
 		return 1;

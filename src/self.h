@@ -54,4 +54,10 @@ int vl_self_id(struct vl_self_id *id);
  */
 int vl_proc_alive(const struct vl_self_id *who);
 
+/*
+ * Does a /proc of this process's hide processes (mounted hidepid: those
+ * it may not trace are not listed)? 1 also when it cannot tell.
+ */
+int vl_proc_hides(void);
+
 #endif

@@ -119,6 +119,13 @@ int vl_parse_proc_stat(const char *line, struct vl_proc_stat *out)
 	return field == 28 && field_u64(p, &out->stack) == 0 ? 0 : -1;
 }
 
+/* The kernel's dev_t: as glibc's makedev(), without needing <sys/sysmacros.h> here. */
+static uint64_t kernel_dev(unsigned long long maj, unsigned long long min)
+{
+	return ((maj & 0xfffff000ull) << 32) | ((maj & 0xfffull) << 8) |
+	       ((min & 0xffffff00ull) << 12) | (min & 0xffull);
+}
+
 /* Past the blanks, then past one word and its blanks. */
 static const char *next_word(const char *p)
 {
@@ -160,10 +167,97 @@ int vl_parse_lock_line(const char *line, uint64_t *dev, uint64_t *ino, uint64_t 
 	st = strtoull(p, &end, 10);
 	if (end == p)
 		return -1;
-	/* the kernel's dev_t: as glibc's makedev(), without needing <sys/sysmacros.h> here */
-	*dev = ((maj & 0xfffff000ull) << 32) | ((maj & 0xfffull) << 8) |
-	       ((min & 0xffffff00ull) << 12) | (min & 0xffull);
+	*dev = kernel_dev(maj, min);
 	*ino = i;
 	*start = st;
+	return 0;
+}
+
+/* The blank-separated field at or after p: its start in *f and length in *len; NULL if none. */
+static const char *next_field(const char *p, const char **f, size_t *len)
+{
+	while (*p == ' ')
+		p++;
+	if (*p == '\0' || *p == '\n')
+		return NULL;
+	*f = p;
+	*len = strcspn(p, " \n");
+	return p + *len;
+}
+
+int vl_parse_mount_line(const char *line, struct vl_mount_fields *m)
+{
+	const char *sep = strstr(line, " - "), *p = line, *f;
+	unsigned long long maj, min;
+	size_t len;
+	char *end;
+
+	if (sep == NULL)
+		return -1;
+	for (int i = 0; i < 5; i++) { /* ID PARENT MAJ:MIN ROOT POINT */
+		p = next_field(p, &f, &len);
+		if (p == NULL || p > sep)
+			return -1;
+		if (i == 2) {
+			maj = strtoull(f, &end, 10);
+			if (end == f || *end != ':')
+				return -1;
+			min = strtoull(end + 1, &end, 10);
+			if (end != f + len || end[-1] == ':')
+				return -1;
+			m->dev = kernel_dev(maj, min);
+		} else if (i == 3) {
+			m->root = f;
+			m->root_len = len;
+		} else if (i == 4) {
+			m->point = f;
+			m->point_len = len;
+		}
+	}
+	p = next_field(sep + 3, &m->fstype, &m->fstype_len);
+	if (p == NULL || (p = next_field(p, &f, &len)) == NULL) /* the source */
+		return -1;
+	if (next_field(p, &m->superopts, &m->superopts_len) == NULL) {
+		m->superopts = p;
+		m->superopts_len = 0;
+	}
+	return 0;
+}
+
+int vl_mount_unescape(char *dst, size_t size, const char *src, size_t len)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = src[i];
+
+		if (c == '\\' && i + 3 < len && src[i + 1] >= '0' && src[i + 1] <= '3' &&
+		    src[i + 2] >= '0' && src[i + 2] <= '7' && src[i + 3] >= '0' && src[i + 3] <= '7') {
+			c = (char)(((src[i + 1] - '0') << 6) | ((src[i + 2] - '0') << 3) |
+				   (src[i + 3] - '0'));
+			i += 3;
+		}
+		if (o + 1 >= size)
+			return -1;
+		dst[o++] = c;
+	}
+	dst[o] = '\0';
+	return 0;
+}
+
+int vl_mount_hides_pids(const struct vl_mount_fields *m)
+{
+	const char *p = m->superopts, *stop = m->superopts + m->superopts_len;
+
+	if (!vl_field_is(m->point, m->point_len, "/proc") ||
+	    !vl_field_is(m->fstype, m->fstype_len, "proc"))
+		return 0;
+	while (p < stop) {
+		size_t n = strcspn(p, ", \n");
+
+		if (n > 8 && strncmp(p, "hidepid=", 8) == 0)
+			return !vl_field_is(p + 8, n - 8, "0") && !vl_field_is(p + 8, n - 8, "off");
+		p += n + 1;
+	}
 	return 0;
 }

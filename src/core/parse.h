@@ -4,7 +4,9 @@
 #ifndef VL_PARSE_H
 #define VL_PARSE_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /*
  * A size: decimal digits and an optional K, M, G or T (powers of 1024,
@@ -48,5 +50,37 @@ int vl_parse_proc_stat(const char *line, struct vl_proc_stat *out);
  * the line is not such a lock.
  */
 int vl_parse_lock_line(const char *line, uint64_t *dev, uint64_t *ino, uint64_t *start);
+
+/*
+ * The fields of a /proc/PID/mountinfo line, "36 25 0:26 / /dev/shm
+ * rw,nosuid shared:1 - tmpfs tmpfs rw,size=65536k" (ID PARENT MAJ:MIN
+ * ROOT POINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTS): the
+ * device (a dev_t), and where the root within the file system, the mount
+ * point, the type and the super block's options are in the line, as it
+ * shows them (names escaped: vl_mount_unescape). 0, or -1 if the line
+ * is not such a line.
+ */
+struct vl_mount_fields {
+	uint64_t dev;
+	const char *root, *point, *fstype, *superopts;
+	size_t root_len, point_len, fstype_len, superopts_len;
+};
+int vl_parse_mount_line(const char *line, struct vl_mount_fields *m);
+
+/*
+ * A name of a mountinfo field (len bytes at src) as it is: blanks, tabs,
+ * newlines and backslashes come escaped as \ooo. 0, or -1 if it does not
+ * fit in size bytes with its NUL (dst then holds nothing useful).
+ */
+int vl_mount_unescape(char *dst, size_t size, const char *src, size_t len);
+
+/* Is it a /proc mounted hidepid (any value but 0 or off): processes others cannot trace are hidden? */
+int vl_mount_hides_pids(const struct vl_mount_fields *m);
+
+/* Are the len bytes at f the string s? */
+static inline int vl_field_is(const char *f, size_t len, const char *s)
+{
+	return strncmp(f, s, len) == 0 && s[len] == '\0';
+}
 
 #endif

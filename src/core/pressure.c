@@ -3,6 +3,8 @@
  */
 #include "pressure.h"
 
+#include "parse.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -87,69 +89,23 @@ int vl_cgroup_line(const char *line, char *path, size_t size)
 	return 0;
 }
 
-/* The n-th blank-separated field of a line (from 0), and its length. */
-static const char *field(const char *line, int n, size_t *len)
-{
-	const char *p = line;
-
-	for (;;) {
-		while (*p == ' ')
-			p++;
-		if (*p == '\0' || *p == '\n')
-			return NULL;
-		*len = strcspn(p, " \n");
-		if (n-- == 0)
-			return p;
-		p += *len;
-	}
-}
-
-/* mountinfo escapes blanks and backslashes as \ooo */
-static int unescape(char *dst, size_t size, const char *src, size_t len)
-{
-	size_t o = 0;
-
-	for (size_t i = 0; i < len; i++) {
-		char c = src[i];
-
-		if (c == '\\' && i + 3 < len && src[i + 1] >= '0' && src[i + 1] <= '3') {
-			c = (char)(((src[i + 1] - '0') << 6) | ((src[i + 2] - '0') << 3) |
-				   (src[i + 3] - '0'));
-			i += 3;
-		}
-		if (o + 1 >= size)
-			return -1;
-		dst[o++] = c;
-	}
-	dst[o] = '\0';
-	return 0;
-}
-
 int vl_mountinfo_line(const char *line, int version, char *mnt, size_t mnt_size, char *root,
 		      size_t root_size)
 {
-	/* "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTS" */
-	const char *sep = strstr(line, " - "), *f;
-	size_t len, rlen, mlen;
-	const char *r, *m;
+	struct vl_mount_fields m;
 
-	if (sep == NULL || (r = field(line, 3, &rlen)) == NULL || (m = field(line, 4, &mlen)) == NULL)
-		return 0;
-	f = field(sep + 3, 0, &len);
-	if (f == NULL)
+	if (vl_parse_mount_line(line, &m) != 0)
 		return 0;
 	if (version == 2) {
-		if (len != 7 || strncmp(f, "cgroup2", 7) != 0)
+		if (!vl_field_is(m.fstype, m.fstype_len, "cgroup2"))
 			return 0;
 	} else {
-		const char *opts;
-		size_t olen;
+		const char *p = m.superopts, *stop = m.superopts + m.superopts_len;
 		int memory = 0;
 
-		if (len != 6 || strncmp(f, "cgroup", 6) != 0)
+		if (!vl_field_is(m.fstype, m.fstype_len, "cgroup"))
 			return 0;
-		opts = field(sep + 3, 2, &olen);
-		for (const char *p = opts; p != NULL && p < opts + olen;) {
+		while (p < stop) {
 			size_t n = strcspn(p, ", \n");
 
 			if (n == 6 && strncmp(p, "memory", 6) == 0)
@@ -159,9 +115,8 @@ int vl_mountinfo_line(const char *line, int version, char *mnt, size_t mnt_size,
 		if (!memory)
 			return 0;
 	}
-	if (unescape(mnt, mnt_size, m, mlen) != 0 || unescape(root, root_size, r, rlen) != 0)
-		return 0;
-	return 1;
+	return vl_mount_unescape(mnt, mnt_size, m.point, m.point_len) == 0 &&
+	       vl_mount_unescape(root, root_size, m.root, m.root_len) == 0;
 }
 
 int vl_cgroup_dir_of(const char *mnt, const char *root, const char *path, char *dir,

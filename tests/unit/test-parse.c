@@ -227,6 +227,80 @@ START_TEST(test_lock_line)
 }
 END_TEST
 
+static int mount_ok(const char *line, struct vl_mount_fields *m)
+{
+	memset(m, 0xa5, sizeof(*m));
+	return vl_parse_mount_line(line, m);
+}
+
+#define field_eq(f, len, s) ck_assert_msg(vl_field_is(f, len, s), "field %.*s, want %s", (int)(len), f, s)
+
+START_TEST(test_mount_line)
+{
+	struct vl_mount_fields m;
+	char name[64];
+
+	ck_assert_int_eq(mount_ok("36 25 0:26 / /dev/shm rw,nosuid shared:1 master:3 - tmpfs tmpfs "
+				  "rw,size=65536k", &m), 0);
+	ck_assert_uint_eq(m.dev, 26); /* makedev(0, 26) */
+	field_eq(m.root, m.root_len, "/");
+	field_eq(m.point, m.point_len, "/dev/shm");
+	field_eq(m.fstype, m.fstype_len, "tmpfs");
+	field_eq(m.superopts, m.superopts_len, "rw,size=65536k");
+	/* a bind of a subdirectory, a big major and minor, escaped names, no optional field */
+	ck_assert_int_eq(mount_ok("50 30 259:1048577 /sub\\040dir /mnt/a\\134b rw - ext4 /dev/x rw",
+				  &m), 0);
+	ck_assert_uint_eq(m.dev, ((259ull & 0xfff) << 8) | ((1048577ull & 0xffffff00) << 12) |
+					 (1048577ull & 0xff));
+	field_eq(m.root, m.root_len, "/sub\\040dir");
+	ck_assert_int_eq(vl_mount_unescape(name, sizeof(name), m.root, m.root_len), 0);
+	ck_assert_str_eq(name, "/sub dir");
+	ck_assert_int_eq(vl_mount_unescape(name, sizeof(name), m.point, m.point_len), 0);
+	ck_assert_str_eq(name, "/mnt/a\\b");
+	/* a name that does not fit with its NUL */
+	ck_assert_int_eq(vl_mount_unescape(name, 8, m.point, m.point_len), -1);
+	ck_assert_int_eq(vl_mount_unescape(name, 9, "/mnt/abc", 8), 0);
+	ck_assert_int_eq(vl_mount_unescape(name, 8, "/mnt/abc", 8), -1);
+	/* a backslash not followed by three octal digits is itself */
+	ck_assert_int_eq(vl_mount_unescape(name, sizeof(name), "a\\9x\\04", 7), 0);
+	ck_assert_str_eq(name, "a\\9x\\04");
+	/* a superblock with no options shown */
+	ck_assert_int_eq(mount_ok("1 0 0:5 / / rw - rootfs rootfs", &m), 0);
+	ck_assert_uint_eq(m.superopts_len, 0);
+	/* not mountinfo lines */
+	ck_assert_int_eq(mount_ok("", &m), -1);
+	ck_assert_int_eq(mount_ok("36 25 0:26 / /dev/shm rw", &m), -1);
+	ck_assert_int_eq(mount_ok("36 25 0x26 / /dev/shm rw - tmpfs tmpfs rw", &m), -1);
+	ck_assert_int_eq(mount_ok("36 25 0: / /dev/shm rw - tmpfs tmpfs rw", &m), -1);
+	ck_assert_int_eq(mount_ok("36 25 0:26 / - tmpfs tmpfs rw", &m), -1);
+	ck_assert_int_eq(mount_ok("36 25 0:26 / /dev/shm rw - tmpfs", &m), -1);
+}
+END_TEST
+
+static int hides(const char *line)
+{
+	struct vl_mount_fields m;
+
+	ck_assert_int_eq(vl_parse_mount_line(line, &m), 0);
+	return vl_mount_hides_pids(&m);
+}
+
+START_TEST(test_mount_hidepid)
+{
+	ck_assert(hides("22 1 0:21 / /proc rw,relatime - proc proc rw,hidepid=2"));
+	ck_assert(hides("22 1 0:21 / /proc rw - proc proc rw,hidepid=invisible,subset=pid"));
+	ck_assert(hides("22 1 0:21 / /proc rw - proc proc rw,hidepid=ptraceable"));
+	ck_assert(!hides("22 1 0:21 / /proc rw - proc proc rw,hidepid=0"));
+	ck_assert(!hides("22 1 0:21 / /proc rw - proc proc rw,hidepid=off"));
+	ck_assert(!hides("22 1 0:21 / /proc rw,nosuid - proc proc rw"));
+	/* another mount point, or another file system type at /proc */
+	ck_assert(!hides("90 1 0:21 / /mnt/proc rw - proc proc rw,hidepid=2"));
+	ck_assert(!hides("90 1 0:44 / /proc rw - tmpfs tmpfs rw,hidepid=2"));
+	/* the per-mount options are not the superblock's */
+	ck_assert(!hides("22 1 0:21 / /proc rw,hidepid=2 - proc proc rw"));
+}
+END_TEST
+
 struct lines_seen {
 	int n, stop_at;
 	char first[8][32];
@@ -302,6 +376,8 @@ static Suite *parse_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("lines");
 	tcase_add_test(tc, test_each_line);
+	tcase_add_test(tc, test_mount_line);
+	tcase_add_test(tc, test_mount_hidepid);
 	suite_add_tcase(s, tc);
 	return s;
 }
