@@ -573,7 +573,7 @@ static int due(uint64_t *last, uint64_t every)
 }
 
 /* The name new processes of this user would open now. */
-void vl_region_wanted(char *buf, size_t size)
+static void region_wanted(char *buf, size_t size)
 {
 	const struct vl_config *cfg = vl_config();
 	char why[128];
@@ -591,7 +591,7 @@ int vl_region_fresh(const struct vl_region *r)
 
 	if (r->path == NULL)
 		return 1;
-	vl_region_wanted(want, sizeof(want));
+	region_wanted(want, sizeof(want));
 	if (strcmp(want, r->path) != 0)
 		return 0; /* the default place changed: a runtime directory came or went */
 	if (statx(AT_FDCWD, want, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_INO, &sx) != 0)
@@ -780,12 +780,11 @@ int vl_region_settle(const struct vl_region *cur)
 
 /* ---- attaching, and following the region ------------------------------------- */
 
-/* Open (or make) the region new processes find; its name in path, which r keeps. */
-static int open_wanted(char *path, size_t size, struct vl_region *r)
+int vl_region_open_wanted(char *path, size_t size, struct vl_region *r)
 {
 	const struct vl_config *cfg = vl_config();
 
-	vl_region_wanted(path, size);
+	region_wanted(path, size);
 	return vl_region_open(path, VL_OPEN_CREATE | (cfg->region_chosen ? VL_OPEN_CHOSEN : 0),
 			      cfg->create_ranges, cfg->create_files, r);
 }
@@ -794,7 +793,7 @@ static int open_wanted(char *path, size_t size, struct vl_region *r)
 static int attach_wanted(struct vl_region **out)
 {
 	struct slot *s = &slots[nslots];
-	int err = open_wanted(s->path, sizeof(s->path), &s->r);
+	int err = vl_region_open_wanted(s->path, sizeof(s->path), &s->r);
 
 	if (err)
 		return err;
@@ -815,7 +814,7 @@ static int move_without_slot(struct vl_region *old)
 {
 	char path[PATH_MAX];
 	struct vl_region next;
-	int err = open_wanted(path, sizeof(path), &next);
+	int err = vl_region_open_wanted(path, sizeof(path), &next);
 
 	if (err)
 		return err;

@@ -37,8 +37,11 @@ int vl_region_open_fd(int fd, struct vl_region *out);
  */
 int vl_region_get(struct vl_region **out);
 
-/* The name new processes of this user would open now (VOLATILE_REGION, or where.c's choice). */
-void vl_region_wanted(char *buf, size_t size);
+/*
+ * Open (or make) the region new processes of this user would open now
+ * (VOLATILE_REGION, or where.c's choice): its name in path, which r keeps.
+ */
+int vl_region_open_wanted(char *path, size_t size, struct vl_region *r);
 
 /* Does r's name still lead to it, and is that still where new processes look? (1: yes) */
 int vl_region_fresh(const struct vl_region *r);

@@ -338,7 +338,6 @@ static void set_timer(struct watch *w)
 static void follow(struct watch *w)
 {
 	static char path[PATH_MAX];
-	const struct vl_config *cfg = vl_config();
 	struct vl_region next;
 	struct timespec ts;
 	int err;
@@ -349,9 +348,7 @@ static void follow(struct watch *w)
 	w->last_follow = (uint32_t)ts.tv_sec;
 	if (vl_region_fresh(&w->r) && !w->r.hdr->fate.retired)
 		return;
-	vl_region_wanted(path, sizeof(path));
-	err = vl_region_open(path, VL_OPEN_CREATE | (cfg->region_chosen ? VL_OPEN_CHOSEN : 0),
-			     cfg->create_ranges, cfg->create_files, &next);
+	err = vl_region_open_wanted(path, sizeof(path), &next);
 	if (err == 0)
 		err = vl_region_move(&w->r, &next);
 	if (err) {
