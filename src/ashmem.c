@@ -322,11 +322,8 @@ static int record_once(const struct vl_region *r, const struct vl_stat *st, int 
 	if (err)
 		return err;
 	err = vl_file_lookup(r, &st->id, &fi);
-	if (err == 0 && fi == VL_NIL) {
+	if (err == 0 && fi == VL_NIL)
 		err = vl_file_new(r, &st->id, &fi);
-		if (err == 0)
-			vl_file_at(r, fi)->h.alive_at = vl_now_s(); /* (evict.c) */
-	}
 	if (err == 0) {
 		f = vl_file_at(r, fi);
 		if (!(f->h.flags & VL_FF_ASHMEM)) {

@@ -929,6 +929,8 @@ int vl_file_new(const struct vl_region *r, const struct vl_ident *id, uint32_t *
 	if (fresh)
 		__atomic_store_n(&vl_file_at(r, *fi)->h.lock.word, 0, __ATOMIC_RELAXED);
 	vl_file_publish(r, *fi, id);
+	/* made is a sign of life (evict.c): a record made for a move, an ashmem region, a MARK */
+	vl_file_at(r, *fi)->h.alive_at = vl_now_s();
 	return 0;
 }
 
