@@ -829,6 +829,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench: %d ranges in one file\n", big);
 		bench_ranges(big);
 	}
+	if (wanted(only, "ashmem")) {
+		fprintf(stderr, "bench: ashmem region life\n");
+		bench_ashmem();
+	}
 	if (wanted(only, "reaction")) {
 		fprintf(stderr, "bench: the daemon's reaction\n");
 		bench_reaction(volatile_bin, trials);

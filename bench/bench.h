@@ -31,6 +31,8 @@ struct figure {
 struct figure *add_figure(const char *key, const char *label);
 int met_if(int ok);
 
+/* An ashmem region's life, at 10 and 1,000 open fds (bench/ashmem.c). */
+void bench_ashmem(void);
 /* The daemon's reaction: fills figures itself, or "skipped: why". */
 void bench_reaction(const char *volatile_bin, int trials);
 /* The process that holds the cache (bench --holder ...); returns the exit status. */

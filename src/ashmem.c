@@ -24,6 +24,7 @@
  */
 #include "ashmem.h"
 
+#include "ashmem_here.h"
 #include "core/ashmem_rules.h"
 #include "core/pool.h"
 #include "core/rtree.h"
@@ -60,17 +61,101 @@
 #endif
 
 uint64_t vl_ash_fdbits[VL_ASH_FDS / 64];
+/* fds known to be regions opened as /dev/ashmem: what fstat answers when it cannot look */
+static uint64_t devbits[VL_ASH_FDS / 64];
+
+static void set_bit(uint64_t *bits, int fd)
+{
+	if (fd >= 0 && fd < VL_ASH_FDS)
+		__atomic_fetch_or(&bits[fd / 64], 1ull << (fd % 64), __ATOMIC_RELAXED);
+}
+
+static void clear_bit(uint64_t *bits, int fd)
+{
+	if (fd >= 0 && fd < VL_ASH_FDS)
+		__atomic_fetch_and(&bits[fd / 64], ~(1ull << (fd % 64)), __ATOMIC_RELAXED);
+}
+
+static int bit(const uint64_t *bits, int fd)
+{
+	return fd >= 0 && fd < VL_ASH_FDS &&
+	       ((__atomic_load_n(&bits[fd / 64], __ATOMIC_RELAXED) >> (fd % 64)) & 1u);
+}
 
 void vl_ash_flag(int fd)
 {
-	if (fd >= 0 && fd < VL_ASH_FDS)
-		__atomic_fetch_or(&vl_ash_fdbits[fd / 64], 1ull << (fd % 64), __ATOMIC_RELAXED);
+	set_bit(vl_ash_fdbits, fd);
 }
 
 void vl_ash_unflag(int fd)
 {
-	if (fd >= 0 && fd < VL_ASH_FDS)
-		__atomic_fetch_and(&vl_ash_fdbits[fd / 64], ~(1ull << (fd % 64)), __ATOMIC_RELAXED);
+	clear_bit(vl_ash_fdbits, fd);
+	clear_bit(devbits, fd);
+}
+
+/* The prefix of a region's memfd as /proc/self/fd shows it (vl_ash_memfd_name). */
+static const char region_link[] = "/memfd:" VL_ASH_NAME_DEF;
+
+static int is_region_link(const char *link, long n)
+{
+	long pre = (long)sizeof(region_link) - 1;
+
+	return n >= pre && memcmp(link, region_link, (size_t)pre) == 0 &&
+	       (n == pre || link[pre] == '/' || link[pre] == ' ');
+}
+
+/*
+ * Is fd a memfd named as the emulation names regions? A readlink, no
+ * lock, no allocation: safe in a signal handler that interrupted the
+ * library.
+ */
+static int named_region(int fd)
+{
+	char path[32] = "/proc/self/fd/", link[sizeof(region_link) + 1], digits[12];
+	int n = 0, at = 14, saved = errno;
+	long got;
+
+	if (fd < 0)
+		return 0;
+	do
+		digits[n++] = (char)('0' + fd % 10);
+	while ((fd /= 10) != 0);
+	while (n > 0)
+		path[at++] = digits[--n];
+	path[at] = '\0';
+	got = syscall(SYS_readlinkat, AT_FDCWD, path, link, sizeof(link));
+	errno = saved;
+	return is_region_link(link, got);
+}
+
+void vl_ash_received(int fd)
+{
+	if (named_region(fd)) {
+		vl_ash_flag(fd);
+		vl_here_unsure(); /* it may be a twin of one made here, come back */
+	} else if (vl_region_attached()) {
+		vl_ash_flag(fd); /* a plain memfd given a prot mask: cheap to look, now */
+	}
+}
+
+void vl_ash_reopened(int fd)
+{
+	if (named_region(fd)) {
+		vl_ash_flag(fd);
+		vl_here_unsure();
+	}
+}
+
+void vl_ash_dup(int from, int to)
+{
+	if (vl_borrowed())
+		return; /* a vfork child's dup is its own: the table is its parent's */
+	vl_ash_flag(to);
+	if (bit(devbits, from))
+		set_bit(devbits, to);
+	else
+		clear_bit(devbits, to);
+	vl_here_dup(from, to);
 }
 
 /*
@@ -79,8 +164,7 @@ void vl_ash_unflag(int fd)
  */
 void vl_ash_seed(void)
 {
-	static const char pre[] = "/memfd:" VL_ASH_NAME_DEF;
-	char buf[2048] __attribute__((aligned(8))), link[sizeof(pre) + 1];
+	char buf[2048] __attribute__((aligned(8))), link[sizeof(region_link) + 1];
 	int saved = errno, dir = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/fd",
 					      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	long n;
@@ -98,9 +182,7 @@ void vl_ash_seed(void)
 			if (name[0] < '0' || name[0] > '9' || (fd = atoi(name)) == dir)
 				continue;
 			got = syscall(SYS_readlinkat, dir, name, link, sizeof(link));
-			if (got >= (long)sizeof(pre) - 1 && memcmp(link, pre, sizeof(pre) - 1) == 0 &&
-			    (got == (long)sizeof(pre) - 1 || link[sizeof(pre) - 1] == '/' ||
-			     link[sizeof(pre) - 1] == ' '))
+			if (is_region_link(link, got))
 				vl_ash_flag(fd);
 		}
 	}
@@ -373,88 +455,32 @@ static int lock_rec(const struct vl_region *r, const struct rec *x, int want_ash
 
 /* ---- regions made in this process, for SET_NAME and close ---------------- */
 
-#define MADE_FDS 4096
-
-static struct {
-	struct vl_ident id;
-	uint32_t forks;  /* the fork count when it was made */
-	uint32_t shared; /* sent over a socket since */
-} made[MADE_FDS];
-static uint32_t forks;
-static pthread_once_t made_once = PTHREAD_ONCE_INIT;
-
-static void count_fork(void)
-{
-	__atomic_fetch_add(&forks, 1, __ATOMIC_RELAXED);
-}
-
-static void made_init(void)
-{
-	pthread_atfork(count_fork, NULL, NULL);
-}
-
-static void made_note(int fd, const struct vl_ident *id)
-{
-	if (fd < 0 || fd >= MADE_FDS)
-		return;
-	pthread_once(&made_once, made_init);
-	made[fd].id = *id;
-	made[fd].forks = __atomic_load_n(&forks, __ATOMIC_RELAXED);
-	made[fd].shared = 0;
-}
-
 void vl_ash_spawning(void)
 {
-	count_fork();
+	vl_here_unsure();
 }
 
 void vl_ash_sent(int fd)
 {
-	if (fd >= 0 && fd < MADE_FDS)
-		__atomic_store_n(&made[fd].shared, 1, __ATOMIC_RELAXED);
-}
-
-/* Does no other fd of this process refer to the file? (0 if unsure) */
-static int only_fd(int fd, const struct vl_ident *id)
-{
-	char buf[2048] __attribute__((aligned(8)));
-	int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC), alone = dir >= 0;
-	long n;
-
-	while (alone && (n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
-		for (long pos = 0; pos < n && alone;) {
-			/* struct linux_dirent64: ino, off, reclen, type, name */
-			unsigned short reclen;
-			const char *name = buf + pos + 19;
-			struct vl_stat st;
-			int other;
-
-			memcpy(&reclen, buf + pos + 16, sizeof(reclen));
-			pos += reclen;
-			if (name[0] < '0' || name[0] > '9')
-				continue;
-			other = atoi(name);
-			if (other != fd && other != dir && vl_sys_fstat(other, &st) == 0 &&
-			    vl_ident_same(&st.id, id))
-				alone = 0;
-		}
-	}
-	if (dir >= 0)
-		close(dir);
-	return alone;
+	vl_here_sent(fd);
 }
 
 /*
- * Was the memfd behind fd made here, and is fd its only holder? (no fork
- * since, not sent over a socket, no other fd on it here)
+ * Was the memfd behind fd made here, and is fd its only holder? (no child
+ * made since, not sent over a socket, no other fd on it here: see
+ * ashmem_here.h) *mapped: it has been mapped here.
  */
-static int made_alone(int fd, const struct vl_ident *id)
+static int made_alone(int fd, const struct vl_ident *id, int *mapped, uint32_t *epoch)
 {
-	if (fd < 0 || fd >= MADE_FDS || !vl_ident_same(&made[fd].id, id) ||
-	    made[fd].forks != __atomic_load_n(&forks, __ATOMIC_RELAXED) ||
-	    __atomic_load_n(&made[fd].shared, __ATOMIC_RELAXED))
-		return 0;
-	return only_fd(fd, id);
+	int m = 0;
+	uint32_t e = 0;
+	int alone = vl_here_last(fd, id, &m, &e);
+
+	if (mapped != NULL)
+		*mapped = m;
+	if (epoch != NULL)
+		*epoch = e;
+	return alone;
 }
 
 int vl_ash_new(const char *name, uint64_t size, int dev, int cloexec)
@@ -497,7 +523,9 @@ int vl_ash_new(const char *name, uint64_t size, int dev, int cloexec)
 		return fd; /* a plain memfd: pin and unpin will say why not */
 	}
 	vl_ash_flag(fd);
-	made_note(fd, &st.id);
+	if (dev)
+		set_bit(devbits, fd);
+	vl_here_made(fd, &st.id);
 	return fd;
 }
 
@@ -655,7 +683,7 @@ static void rename_memfd(struct target *t)
 		why = "mapped";
 	else if (f->h.nranges != 0)
 		why = "it has volatile ranges";
-	else if (fdflags < 0 || !made_alone(t->fd, &t->st.id))
+	else if (fdflags < 0 || !made_alone(t->fd, &t->st.id, NULL, NULL))
 		why = "another fd or process may hold it";
 	else if (vl_mapped_here(&t->st.id))
 		why = "it is mapped";
@@ -678,7 +706,7 @@ static void rename_memfd(struct target *t)
 	}
 	close(nfd);
 	vl_drop_file(t->r, ox.fi, ox.gen, VL_DROP_ALL); /* the old memfd is gone with it */
-	made_note(t->fd, &nst.id);
+	vl_here_made(t->fd, &nst.id);
 	t->st = nst;
 	t->x = nx;
 	vl_log("ashmem: fd %d is now memfd \"%s\" (seals 0x%x)", t->fd, mname, seals);
@@ -933,8 +961,15 @@ long vl_ash_ioctl(int fd, unsigned long req, unsigned long arg, int *handled)
 	long ret;
 
 	*handled = 0;
-	if (vl_ash_decode(req, &q) == VL_ASH_NOT_OURS || vl_enter() != 0)
+	if (vl_ash_decode(req, &q) == VL_ASH_NOT_OURS)
 		return 0;
+	if (vl_enter() != 0) {
+		/* a signal handler that interrupted the library: as MARK and UNMARK say */
+		if (!vl_ash_flagged(fd) && !named_region(fd))
+			return 0;
+		*handled = 1;
+		return -EINTR;
+	}
 	if (!identify(fd, &t)) {
 		vl_leave();
 		return 0;
@@ -970,7 +1005,7 @@ long vl_ash_ioctl(int fd, unsigned long req, unsigned long arg, int *handled)
 
 static struct orphan {
 	struct vl_ident id; /* ino 0: a free slot */
-	uint32_t forks;
+	uint32_t epoch;
 	uint64_t lo, hi;
 } orphans[ORPHANS];
 static pthread_mutex_t orphans_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -986,7 +1021,7 @@ static void orphan_note(const struct vl_ash_closing *c)
 		if (o->id.ino != 0)
 			continue;
 		o->id = c->id;
-		o->forks = c->forks;
+		o->epoch = c->epoch;
 		o->lo = c->lo;
 		o->hi = c->hi;
 		__atomic_store_n(&vl_ash_orphans, vl_ash_orphans + 1, __ATOMIC_RELAXED);
@@ -1005,12 +1040,12 @@ static int orphan_settle(struct orphan *o)
 	struct target t;
 	int err;
 
-	if (o->forks != __atomic_load_n(&forks, __ATOMIC_RELAXED))
-		return 1; /* a child may map it now: the purges decide */
+	if (o->epoch != vl_here_epoch())
+		return 1; /* a child may map it now, or a twin came back: the purges decide */
 	if (vl_mapped_span(&o->id, &o->lo, &o->hi))
 		return 0;
-	if (!only_fd(-1, &o->id))
-		return 1; /* an fd on it again (received): its own close decides */
+	if (vl_here_held(&o->id))
+		return 1; /* an fd on it again: its own close decides */
 	memset(&t, 0, sizeof(t));
 	t.fd = -1;
 	t.st.id = o->id;
@@ -1047,34 +1082,49 @@ void vl_ash_munmapped(uint64_t addr, uint64_t len)
 
 /*
  * close() of a flagged fd. A region made here whose fd is the only holder
- * of its memfd (made_alone: no fork since, not sent, no other fd here)
- * and that nothing here maps dies with this close: its record (and its
- * ranges: there is nothing left to punch) is forgotten at once, instead of
- * waiting for a purge to find it gone. Anything less certain is left to
- * the purges (vl_collect). Costs an fstat, a look at the region and a scan
- * of /proc/self/fd and /proc/self/maps, for region fds only.
+ * of its memfd (made_alone: no child made since, not sent, no other fd
+ * here) and that nothing here maps dies with this close: its record (and
+ * its ranges: there is nothing left to punch) is forgotten at once,
+ * instead of waiting for a purge to find it gone. Anything less certain
+ * is left to the purges (vl_collect). Costs a getpid, an fstat and a look
+ * at the table of regions made here; for a region made here, a look at
+ * the shared region, and at /proc/self/maps if it was ever mapped here.
+ *
+ * A process that shares our memory without being us (a vfork child that
+ * closes its fds before exec) changes nothing here: the bits and the
+ * table are its parent's, and the parent still holds the fd.
  */
 void vl_ash_close_begin(int fd, struct vl_ash_closing *c)
 {
 	struct target t;
-	int alone = 0;
+	int alone, mapped = 0;
 
 	memset(c, 0, sizeof(*c));
-	vl_ash_unflag(fd); /* before the close: the number may be reused at once after */
-	if (fd < 0 || fd >= MADE_FDS || __atomic_load_n(&made[fd].id.ino, __ATOMIC_RELAXED) == 0 ||
-	    vl_enter() != 0)
+	if (vl_borrowed()) {
+		c->borrowed = 1;
 		return;
+	}
+	c->flagged = vl_ash_flagged(fd);
+	c->dev = bit(devbits, fd);
+	vl_ash_unflag(fd); /* before the close: the number may be reused at once after */
 	memset(&t, 0, sizeof(t));
 	t.fd = fd;
-	if (vl_sys_fstat(fd, &t.st) == 0 && S_ISREG(t.st.mode) && t.st.nlink == 0 &&
-	    vl_region_get(&t.r) == 0 && lookup(t.r, &t.st.id, &t.x) == 0 && is_ash(&t) &&
+	if (vl_sys_fstat(fd, &t.st) != 0 || !S_ISREG(t.st.mode) || t.st.nlink != 0 ||
+	    !made_alone(fd, &t.st.id, &mapped, &c->epoch))
+		return;
+	if (vl_enter() != 0) {
+		vl_here_unsure(); /* the record stays for the purges */
+		return;
+	}
+	alone = 0;
+	if (vl_region_get(&t.r) == 0 && lookup(t.r, &t.st.id, &t.x) == 0 && is_ash(&t) &&
 	    lock_target(&t) == 0) {
-		alone = made_alone(fd, &t.st.id);
-		if (alone && vl_mapped_span(&t.st.id, &c->lo, &c->hi)) {
+		/* again under the file's lock: SET_NAME may have swapped the memfd */
+		alone = made_alone(fd, &t.st.id, NULL, NULL);
+		if (alone && mapped && vl_mapped_span(&t.st.id, &c->lo, &c->hi)) {
 			alone = 0;
 			c->mapped = 1;
 			c->id = t.st.id;
-			c->forks = made[fd].forks;
 		}
 		vl_unlock_file(t.r, t.x.fi);
 	}
@@ -1084,7 +1134,6 @@ void vl_ash_close_begin(int fd, struct vl_ash_closing *c)
 		c->gen = t.x.gen;
 		c->drop = 1;
 	}
-	memset(&made[fd].id, 0, sizeof(made[fd].id));
 	vl_leave();
 }
 
@@ -1092,9 +1141,20 @@ void vl_ash_close_end(int fd, const struct vl_ash_closing *c, int closed)
 {
 	int err;
 
-	if (c->mapped && closed)
+	if (c->borrowed)
+		return;
+	if (!closed) {
+		/* the fd was not touched (dup2 or dup3 failed): follow it as before */
+		if (c->flagged)
+			vl_ash_flag(fd);
+		if (c->dev)
+			set_bit(devbits, fd);
+		return;
+	}
+	vl_here_closed(fd);
+	if (c->mapped)
 		orphan_note(c);
-	if (!c->drop || !closed || vl_enter() != 0)
+	if (!c->drop || vl_enter() != 0)
 		return;
 	err = vl_drop_file(c->r, c->fi, c->gen, VL_DROP_UNLESS_PURGED);
 	vl_leave();
@@ -1103,6 +1163,17 @@ void vl_ash_close_end(int fd, const struct vl_ash_closing *c, int closed)
 }
 
 /* ---- mmap and fstat ------------------------------------------------------- */
+
+/*
+ * Worth a look at the shared region? A memfd named as regions are, or
+ * any memfd once this process uses the region anyway (a plain memfd may
+ * have been given a prot mask). A program that never uses volatile
+ * ranges or ashmem never makes or maps the region for an fd it received.
+ */
+static int may_be_region(int fd)
+{
+	return vl_region_attached() || named_region(fd);
+}
 
 /*
  * A read-only fd on the same memfd as fd, or -1 (no /proc, no fd to
@@ -1154,12 +1225,23 @@ int vl_ash_mmap(vl_mmap_fn real, void *addr, size_t len, int prot, int flags, in
 	struct vl_ashmem *a;
 	int err;
 
-	if (vl_enter() != 0)
-		return 0;
+	if (vl_enter() != 0) {
+		/*
+		 * A signal handler that interrupted the library: the prot mask
+		 * cannot be read (this thread may hold its lock). Not mapped
+		 * unchecked: EAGAIN, as for a file that is locked.
+		 */
+		if (!named_region(fd))
+			return 0;
+		*res = MAP_FAILED;
+		*errp = EAGAIN;
+		return 1;
+	}
 	memset(&t, 0, sizeof(t));
 	t.fd = fd;
 	if (vl_sys_fstat(fd, &t.st) != 0 || !S_ISREG(t.st.mode) || t.st.nlink != 0 ||
-	    vl_region_get(&t.r) != 0 || lookup(t.r, &t.st.id, &t.x) != 0 || !is_ash(&t)) {
+	    !may_be_region(fd) || vl_region_get(&t.r) != 0 || lookup(t.r, &t.st.id, &t.x) != 0 ||
+	    !is_ash(&t)) {
 		vl_ash_unflag(fd); /* not a region (any more): no need to look again */
 		vl_leave();
 		return 0;
@@ -1189,6 +1271,8 @@ int vl_ash_mmap(vl_mmap_fn real, void *addr, size_t len, int prot, int flags, in
 		}
 		vl_unlock_file(t.r, t.x.fi);
 	}
+	if (err == 0)
+		vl_here_mapped(&t.st.id);
 	vl_leave();
 	if (err) {
 		*res = MAP_FAILED;
@@ -1204,14 +1288,19 @@ int vl_ash_dev_fd(int fd)
 	struct target t;
 	int dev = 0;
 
-	if (vl_enter() != 0)
-		return 0;
+	if (vl_enter() != 0) /* a signal handler that interrupted the library: as last seen */
+		return bit(devbits, fd);
 	memset(&t, 0, sizeof(t));
 	if (vl_sys_fstat(fd, &t.st) == 0 && S_ISREG(t.st.mode) && t.st.nlink == 0 &&
-	    vl_region_get(&t.r) == 0 && lookup(t.r, &t.st.id, &t.x) == 0 && is_ash(&t))
+	    may_be_region(fd) && vl_region_get(&t.r) == 0 && lookup(t.r, &t.st.id, &t.x) == 0 &&
+	    is_ash(&t))
 		dev = (t.x.ashflags & VL_ASH_DEV) != 0;
 	else
 		vl_ash_unflag(fd);
+	if (dev)
+		set_bit(devbits, fd);
+	else
+		clear_bit(devbits, fd);
 	vl_leave();
 	return dev;
 }

@@ -63,10 +63,12 @@ struct vl_ash_closing {
 	const struct vl_region *r;
 	uint32_t fi, gen;
 	int drop;
+	int borrowed;    /* a vfork child's close: nothing to do */
+	int flagged, dev; /* the fd's bits before: restored if it stays open */
 	/* made here, held by nothing else, but still mapped here: */
 	int mapped;
 	struct vl_ident id;
-	uint32_t forks;
+	uint32_t epoch;
 	uint64_t lo, hi; /* the hull of its mappings */
 };
 void vl_ash_close_begin(int fd, struct vl_ash_closing *c);
@@ -89,9 +91,10 @@ void vl_ash_dev_statx(struct statx *sx);
 
 /*
  * Fds that may be regions, per process: set when a region is made or
- * answers an ioctl here, an fd arrives over a socket (recvmsg, recvmmsg),
- * or, at load, for each fd open on a memfd named dev/ashmem (inherited
- * across exec). A set bit is only a hint (checked against the shared
+ * answers an ioctl here, is duplicated, arrives over a socket (recvmsg,
+ * recvmmsg) or is reopened through /proc as a memfd named dev/ashmem (any
+ * memfd, once this process uses the region), or, at load, for each fd
+ * open on a memfd named dev/ashmem (inherited across exec). A set bit is only a hint (checked against the shared
  * region); an fd never flagged is passed through untouched, at the cost of
  * one load. Fds beyond the bitmap are always "maybe": looked at (an fstat)
  * each time.
@@ -110,6 +113,12 @@ static inline int vl_ash_flagged(int fd)
 void vl_ash_seed(void);
 
 void vl_ash_flag(int fd);
+/* fd arrived over a socket: flagged if it may be a region (its name says so). */
+void vl_ash_received(int fd);
+/* fd was opened through /proc (.../fd/N): the same, and maybe a twin of one made here. */
+void vl_ash_reopened(int fd);
+/* to is a duplicate of the flagged from (dup, dup2, dup3, F_DUPFD). */
+void vl_ash_dup(int from, int to);
 /* fd was sent over a socket: another process may hold its memfd now. */
 void vl_ash_sent(int fd);
 /* A child is being made without fork(): it may inherit any fd, as a forked one. */

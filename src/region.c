@@ -19,6 +19,7 @@
 #include "log.h"
 #include "move.h"
 #include "reach.h"
+#include "self.h"
 #include "sys.h"
 #include "where.h"
 
@@ -532,28 +533,16 @@ static int nslots;
 static struct vl_region *current;
 static int refused; /* -errno for good */
 static uint64_t checked_ms, settled_ms;
-static pthread_mutex_t attach_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-
 /*
- * A fork while another thread attaches would leave the child with
- * attach_lock held by a thread it does not have: fork waits for the
- * attach instead (it takes a moment, and never waits on this process).
+ * One thread attaches at a time, under the self page's attach mutex
+ * (self.h): a child of any kind gets it unlocked, so no fork handler
+ * waits for an attach (a fork from a signal handler that interrupted one
+ * would wait for ever), and a child made by _Fork or clone while another
+ * thread attached does not wait on a thread it does not have. The child
+ * sees the state as the fork found it: a slot filled but not yet counted
+ * is filled again, one counted but not yet current is left (a mapping
+ * the child never uses). Nothing else here is half written.
  */
-static void before_fork(void)
-{
-	pthread_mutex_lock(&attach_lock);
-}
-
-static void after_fork(void)
-{
-	pthread_mutex_unlock(&attach_lock);
-}
-
-static void register_atfork(void)
-{
-	pthread_atfork(before_fork, after_fork, after_fork);
-}
 
 static uint64_t now_ms(void)
 {
@@ -789,7 +778,7 @@ int vl_region_open_wanted(char *path, size_t size, struct vl_region *r)
 			      cfg->create_ranges, cfg->create_files, r);
 }
 
-/* Open the region new processes find, into a new slot (attach_lock held, one free). */
+/* Open the region new processes find, into a new slot (the attach mutex held, one free). */
 static int attach_wanted(struct vl_region **out)
 {
 	struct slot *s = &slots[nslots];
@@ -830,7 +819,7 @@ static int move_without_slot(struct vl_region *old)
 /*
  * The current region no longer is the one new processes find, or someone
  * moved it: move its records into that one (if nobody has yet) and make
- * that one current (attach_lock held).
+ * that one current (the attach mutex held).
  */
 static int follow(struct vl_region *old)
 {
@@ -897,6 +886,11 @@ static int slow_get(struct vl_region **out)
 	return 0;
 }
 
+int vl_region_attached(void)
+{
+	return __atomic_load_n(&current, __ATOMIC_ACQUIRE) != NULL;
+}
+
 int vl_region_get(struct vl_region **out)
 {
 	struct vl_region *r = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
@@ -909,10 +903,9 @@ int vl_region_get(struct vl_region **out)
 		*out = r;
 		return 0;
 	}
-	pthread_once(&atfork_once, register_atfork);
-	pthread_mutex_lock(&attach_lock);
+	vl_self_lock(VL_SELF_ATTACH);
 	err = slow_get(out);
-	pthread_mutex_unlock(&attach_lock);
+	vl_self_unlock(VL_SELF_ATTACH);
 	return err;
 }
 

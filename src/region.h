@@ -36,6 +36,8 @@ int vl_region_open_fd(int fd, struct vl_region *out);
  * find is still waiting for older regions to be moved in.
  */
 int vl_region_get(struct vl_region **out);
+/* Has this process attached a region yet? One load; never attaches. */
+int vl_region_attached(void);
 
 /*
  * Open (or make) the region new processes of this user would open now

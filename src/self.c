@@ -25,6 +25,8 @@ struct self_page {
 	pid_t pid;
 	int have_id;
 	int registering; /* one thread registers at a time (lock.c) */
+	/* zeroed is unlocked (glibc's and musl's initialisers are all zeros) */
+	pthread_mutex_t mutexes[VL_SELF_MUTEXES];
 	struct vl_self_id id;
 	struct {
 		uint64_t serial;
@@ -45,6 +47,26 @@ static void clear_fallback(void)
 static void fallback_init(void)
 {
 	pthread_atfork(NULL, NULL, clear_fallback);
+}
+
+/* In a child of fork: our pid, now, before a vfork child of ours could store its own. */
+static void child_knows_itself(void)
+{
+	vl_self();
+}
+
+/*
+ * At load, and in each fork child: the pid is in the page before any
+ * child that shares our memory can run (vl_borrowed). The constructor
+ * costs an mmap, an madvise and a getpid.
+ */
+__attribute__((constructor)) static void self_at_load(void)
+{
+	int saved = errno;
+
+	vl_self();
+	pthread_atfork(NULL, NULL, child_knows_itself);
+	errno = saved;
 }
 
 /*
@@ -88,6 +110,28 @@ pid_t vl_self(void)
 		__atomic_store_n(&p->pid, pid, __ATOMIC_RELAXED);
 	}
 	return pid;
+}
+
+void vl_self_forked(void)
+{
+	vl_self();
+}
+
+int vl_borrowed(void)
+{
+	pid_t pid = __atomic_load_n(&self_page()->pid, __ATOMIC_RELAXED);
+
+	return pid != 0 && pid != (pid_t)syscall(SYS_getpid);
+}
+
+void vl_self_lock(enum vl_self_mutex which)
+{
+	pthread_mutex_lock(&self_page()->mutexes[which]);
+}
+
+void vl_self_unlock(enum vl_self_mutex which)
+{
+	pthread_mutex_unlock(&self_page()->mutexes[which]);
 }
 
 uint32_t vl_self_token(uint64_t serial)

@@ -13,11 +13,35 @@
 #ifndef VL_SELF_H
 #define VL_SELF_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 /* This process's pid, remembered. */
 pid_t vl_self(void);
+/* In a child just made without the atfork handlers (_Fork): remember its pid now. */
+void vl_self_forked(void);
+
+/*
+ * Is the running process one that shares this process's memory without
+ * being it (a vfork child, a clone(CLONE_VM) child)? What it does must not
+ * change this process's state. Costs a getpid system call.
+ */
+int vl_borrowed(void);
+
+/*
+ * Mutexes that a child of any kind gets unlocked, whichever thread held
+ * them at the fork: no fork handler takes them, so a fork from a signal
+ * handler that interrupted their holder does not wait on it either.
+ * What they guard must be usable from any instruction of their holder.
+ */
+enum vl_self_mutex {
+	VL_SELF_ATTACH, /* region.c: one thread attaches at a time */
+	VL_SELF_HERE,   /* ashmem_here.c: the table of regions made here */
+	VL_SELF_MUTEXES
+};
+void vl_self_lock(enum vl_self_mutex which);
+void vl_self_unlock(enum vl_self_mutex which);
 
 /* This process's token in the region mapping `serial`; 0 if it has none yet. */
 uint32_t vl_self_token(uint64_t serial);

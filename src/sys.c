@@ -101,10 +101,11 @@ static int do_statx(int dirfd, const char *path, int flags, struct vl_stat *st)
 {
 	struct statx sx;
 
-	if (VL_SYSCALL("statx", statx(dirfd, path, flags | AT_STATX_DONT_SYNC,
-				      STATX_TYPE | STATX_NLINK | STATX_INO | STATX_BTIME |
-					      STATX_MNT_ID_UNIQUE,
-				      &sx)) != 0)
+	/* not statx(): the ashmem gate there would answer for a region fd (the device) */
+	if (VL_SYSCALL("statx", syscall(SYS_statx, dirfd, path, flags | AT_STATX_DONT_SYNC,
+					STATX_TYPE | STATX_NLINK | STATX_INO | STATX_BTIME |
+						STATX_MNT_ID_UNIQUE,
+					&sx)) != 0)
 		return -errno;
 	from_statx(&sx, st);
 	return 0;

@@ -93,8 +93,12 @@ __attribute__((constructor)) static void seed_fds(void)
 
 static inline void follow(int from, int to)
 {
-	if (__builtin_expect(vl_ash_flagged(from), 0) && to >= 0)
-		vl_ash_flag(to);
+	if (__builtin_expect(vl_ash_flagged(from), 0) && to >= 0 && to != from) {
+		int saved = errno;
+
+		vl_ash_dup(from, to);
+		errno = saved;
+	}
 }
 
 VL_EXPORT int dup(int fd)
@@ -215,7 +219,7 @@ VL_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 	ssize_t r = VL_NEXT(recvmsg_fn, "recvmsg", raw_recvmsg)(fd, msg, flags);
 
 	if (__builtin_expect(r >= 0 && msg != NULL && msg->msg_controllen > 0, 0))
-		each_passed(msg, vl_ash_flag);
+		each_passed(msg, vl_ash_received);
 	return r;
 }
 
@@ -225,7 +229,7 @@ VL_EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, str
 
 	for (int i = 0; __builtin_expect(v != NULL && i < r, 0); i++)
 		if (v[i].msg_hdr.msg_controllen > 0)
-			each_passed(&v[i].msg_hdr, vl_ash_flag);
+			each_passed(&v[i].msg_hdr, vl_ash_received);
 	return r;
 }
 

@@ -1,7 +1,8 @@
 /*
  * ashmem_open.c - open("/dev/ashmem") on a machine without the device
  * gives an emulated region (a memfd). Every other open goes to the next
- * definition after two byte compares.
+ * definition after two byte compares, and after a success, two more (a
+ * path under /proc or /dev/fd may reopen a region: ashmem.c).
  *
  * The next open goes first: only when it says ENOENT, the kernel having
  * read the whole path, is the path looked at. So a bad pointer gets
@@ -17,6 +18,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -86,6 +88,20 @@ static int open_region(int flags)
 	return fd;
 }
 
+/*
+ * After a successful open, the kernel has read the path too: one through
+ * /proc/.../fd/N or /dev/fd/N may be a second fd on a region.
+ */
+static void maybe_reopened(const char *path, int fd)
+{
+	int saved = errno;
+
+	if (strncmp(path, "/dev/fd/", 8) == 0 ||
+	    (strncmp(path, "/proc/", 6) == 0 && strstr(path + 6, "/fd/") != NULL))
+		vl_ash_reopened(fd);
+	errno = saved;
+}
+
 /* The next open, then the emulation if it said ENOENT for the device. */
 #define OPEN_OR_DEVICE(call)                                                              \
 	do {                                                                              \
@@ -95,6 +111,9 @@ static int open_region(int flags)
 			errno = saved_;                                                   \
 			return open_region(flags);                                        \
 		}                                                                         \
+		if (__builtin_expect(fd_ >= 0 && path[0] == '/', 0) &&                    \
+		    (path[1] == 'p' || path[1] == 'd'))                                   \
+			maybe_reopened(path, fd_);                                        \
 		return fd_;                                                               \
 	} while (0)
 

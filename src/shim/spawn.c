@@ -1,17 +1,21 @@
 /*
  * spawn.c - children made without fork(): posix_spawn, posix_spawnp,
- * _Fork (fork without its handlers), and system, popen and wordexp with a
- * command substitution (glibc makes their child with its own posix_spawn,
- * which no interposer sees). fork's pthread_atfork handlers do not run
- * for them, so the ashmem code is told here that a child may inherit this
- * process's region fds (ashmem.c, made_alone). One atomic add per call.
+ * _Fork (fork without its handlers), clone, vfork, and system, popen and
+ * wordexp with a command substitution (glibc makes their child with its
+ * own posix_spawn, which no interposer sees). fork's pthread_atfork
+ * handlers do not run for them, so the ashmem code is told here that a
+ * child may inherit this process's region fds (ashmem_here.h: the epoch).
+ * One atomic add per call.
  */
 #include "ashmem.h"
 #include "export.h"
 #include "next.h"
+#include "self.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/types.h>
@@ -24,6 +28,7 @@ typedef int (*system_fn)(const char *);
 typedef FILE *(*popen_fn)(const char *, const char *);
 typedef pid_t (*fork_fn)(void);
 typedef int (*wordexp_fn)(const char *, wordexp_t *, int);
+typedef int (*clone_fn)(int (*)(void *), void *, int, void *, ...);
 
 /* Never reached in practice: libc defines all four. */
 static int no_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
@@ -49,6 +54,13 @@ static FILE *no_popen(const char *cmd, const char *type)
 
 static pid_t no_fork(void)
 {
+	errno = ENOSYS;
+	return -1;
+}
+
+static int no_clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
+{
+	(void)fn, (void)stack, (void)flags, (void)arg;
 	errno = ENOSYS;
 	return -1;
 }
@@ -89,9 +101,61 @@ VL_EXPORT FILE *popen(const char *cmd, const char *type)
 /* glibc 2.34's fork without atfork handlers: a fork all the same */
 VL_EXPORT pid_t _Fork(void)
 {
+	pid_t pid;
+
 	vl_ash_spawning();
-	return VL_NEXT(fork_fn, "_Fork", no_fork)();
+	pid = VL_NEXT(fork_fn, "_Fork", no_fork)();
+	if (pid == 0) {
+		int saved = errno;
+
+		vl_self_forked(); /* before a vfork child of this child could look */
+		errno = saved;
+	}
+	return pid;
 }
+
+/*
+ * clone: a new process (not CLONE_THREAD) may inherit any fd, or share
+ * the fd table. The child runs fn on its own stack and never comes back
+ * here. glibc's clone reads its three optional arguments whatever the
+ * flags; so does this.
+ */
+VL_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
+{
+	va_list ap;
+	pid_t *ptid, *ctid;
+	void *tls;
+
+	va_start(ap, arg);
+	ptid = va_arg(ap, pid_t *);
+	tls = va_arg(ap, void *);
+	ctid = va_arg(ap, pid_t *);
+	va_end(ap);
+	if (!(flags & CLONE_THREAD))
+		vl_ash_spawning();
+	return VL_NEXT(clone_fn, "clone", no_clone)(fn, stack, flags, arg, ptid, tls, ctid);
+}
+
+/*
+ * vfork cannot be wrapped in C: the child returns through the caller's
+ * frame while the parent is stopped, and a frame of ours in between would
+ * be popped by the child and then used by the parent. So, on x86_64, two
+ * instructions: raise the epoch of regions made here (a child that execs
+ * keeps every fd without O_CLOEXEC) and jump to glibc's own. Elsewhere
+ * vfork is not seen (README).
+ */
+#if defined(__x86_64__)
+__asm__(".text\n"
+	".globl vfork\n"
+	".type vfork, @function\n"
+	"vfork:\n"
+	"	.cfi_startproc\n"
+	"	endbr64\n"
+	"	lock addl $1, vl_here_epoch_word(%rip)\n"
+	"	jmp __vfork@PLT\n"
+	"	.cfi_endproc\n"
+	".size vfork, .-vfork\n");
+#endif
 
 VL_EXPORT int wordexp(const char *words, wordexp_t *we, int flags)
 {

@@ -8,8 +8,8 @@
  * MARK (glibc's fallocate is a cancellation point; inside the library,
  * the region is made and attached with open, pread and close, which are
  * too), then a MARK with a budget that purges. Then the main thread forks
- * (the fork handlers take the library's attach lock) and marks again, in
- * the parent and the child. Nothing may hang: an alarm ends a hung run
+ * (once, the fork handlers took the library's attach lock) and marks
+ * again, in the parent and the child. Nothing may hang: an alarm ends a hung run
  * (exit status 142). Prints what each step returned; exits 0 if every
  * step worked.
  */

@@ -1,0 +1,85 @@
+#!/bin/sh
+# Forks while a process makes its first MARK, and that MARK waits, do not
+# hang (issue 13.3). The region is made under another name by a holder
+# that then stops (SIGSTOP, at a step of the fault-injecting library)
+# holding the region's lock, and is renamed to where the test process
+# looks: its first attach finds a region put in the place of another and
+# waits for that lock.
+#   a. meanwhile another thread calls _Fork (no pthread_atfork handler
+#      runs) and the child MARKs: the child took its parent's attach lock,
+#      held by a thread it does not have, and waited for ever;
+#   b. a SIGALRM handler that interrupted that first MARK calls fork():
+#      fork's handler waited for the attach lock its own thread held.
+# Both the parent and the child must go on once the holder goes on.
+. "$(dirname "$0")/lib.sh"
+
+BEHAVE=$VL_TOP_BUILDDIR/tests/helpers/behave
+[ -x "$BEHAVE" ] || fail "$BEHAVE is not built (make check builds it)"
+FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
+[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
+
+# stopped_holder NAME: a holder of a region made at $WORK/made.NAME, stopped
+# holding its lock; the region renamed to $VOLATILE_REGION. Sets $hpid.
+stopped_holder() {
+	# (not new_region: each part runs in a subshell, and counts from the same number)
+	VOLATILE_REGION=$WORK/region.$1
+	export VOLATILE_REGION
+	bg "h$1" env VOLATILE_REGION="$WORK/made.$1" LD_PRELOAD="$FAULT_LIB" \
+		VT_STOP_AT="finish: committed, region locked" \
+		timeout 60 "$VT" pid memfd m 4K mark 0 4K echo over
+	wait_match "h$1" out '^pid = '
+	hpid=$(sed -n 's/^pid = //p' "$WORK/h$1.out")
+	i=0
+	until [ "$(awk '{print $3}' "/proc/$hpid/stat" 2>/dev/null)" = T ]; do
+		i=$((i + 1))
+		[ "$i" -le 500 ] || { show "h$1"; fail "$1: the holder never stopped holding the lock"; }
+		sleep 0.01
+	done
+	mv "$WORK/made.$1" "$VOLATILE_REGION" || fail "cannot rename the region"
+}
+
+holder_done() {
+	kill -CONT "$hpid" 2>/dev/null
+	_rc=$rc
+	wait_bg "h$1"
+	[ "$rc" -eq 0 ] || { show "h$1"; fail "$1: the holder: exit status $rc"; }
+	rc=$_rc
+}
+
+# ---- a. _Fork in another thread --------------------------------------------------
+part_a() {
+	stopped_holder a
+	run a env LD_PRELOAD="$VOLATILE_LIBRARY" timeout 30 "$BEHAVE" attachfork "$hpid"
+	holder_done a
+	grep -q '^child: HUNG' "$WORK/a.out" &&
+		{ show a; fail "a: the _Fork child's MARK hung while its parent's first attach waited"; }
+	[ "$rc" -ne 124 ] || { show a; fail "a: hung"; }
+	[ "$rc" -eq 0 ] || { show a; fail "a: exit status $rc"; }
+	expect_out a <<EOT
+child: mark = 0
+thread: mark = 0
+EOT
+	[ ! -s "$WORK/a.err" ] || { show a; fail "a: the library wrote on stderr"; }
+}
+
+# ---- b. fork() in a signal handler that interrupted the attach ---------------------
+part_b() {
+	stopped_holder b
+	bg b env LD_PRELOAD="$VOLATILE_LIBRARY" timeout 20 "$BEHAVE" attachsig
+	sleep 1
+	kill -CONT "$hpid"
+	wait_bg b
+	holder_done b
+	[ "$rc" -ne 124 ] ||
+		{ show b; fail "b: fork() in a SIGALRM handler that interrupted the first attach hung"; }
+	[ "$rc" -eq 0 ] || { show b; fail "b: exit status $rc"; }
+	expect_line b "parent: mark = 0"
+	grep -qE '^child: mark = (0|-1)$' "$WORK/b.out" ||
+		{ show b; fail "b: the child forked in the handler did not go on"; }
+	[ ! -s "$WORK/b.err" ] || { show b; fail "b: the library wrote on stderr"; }
+}
+
+# each part in a subshell of its own (soft): a failure of one does not hide the other's
+soft part_a
+soft part_b
+exit "$FAILED"

@@ -1,0 +1,64 @@
+#!/bin/sh
+# A signal handler that interrupted the library gets the library's answers
+# about a region, never the kernel's about its memfd (issue 13.4). A
+# process's UNPIN of a /dev/ashmem region (prot mask PROT_READ), or its
+# MARK of a memfd, waits for the region's lock, held by another process
+# stopped (SIGSTOP, at a step of the fault-injecting library) until the
+# test continues it a second later. A SIGALRM handler runs in that wait
+# and asks the region:
+#   GET_SIZE             its size, or -1 EINTR; never ENOTTY (a memfd's answer)
+#   mmap rw, MAP_SHARED  fails (EPERM, or EAGAIN); never a writable mapping
+#   fstat                the character device, or -1 EINTR; never a regular file
+# and the interrupted call then succeeds.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ashmem-lib.sh"
+
+BEHAVE=$VL_TOP_BUILDDIR/tests/helpers/behave
+[ -x "$BEHAVE" ] || fail "$BEHAVE is not built (make check builds it)"
+FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
+[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
+
+# inside WHAT: the handler interrupts an UNPIN (unpin) or a MARK (mark)
+inside() {
+	what=$1
+	# (not new_region: each part runs in a subshell, and counts from the same number)
+	VOLATILE_REGION=$WORK/region.$what
+	export VOLATILE_REGION
+	go=$WORK/go.$what
+	bg "p$what" env LD_PRELOAD="$VOLATILE_LIBRARY" timeout 30 "$BEHAVE" siginlib "$what" "$go"
+	wait_line "p$what" ready
+	bg "h$what" env LD_PRELOAD="$FAULT_LIB" VT_STOP_AT="finish: committed, region locked" \
+		timeout 60 "$VT" pid memfd m 4K mark 0 4K echo over
+	wait_match "h$what" out '^pid = '
+	hpid=$(sed -n 's/^pid = //p' "$WORK/h$what.out")
+	i=0
+	until [ "$(awk '{print $3}' "/proc/$hpid/stat" 2>/dev/null)" = T ]; do
+		i=$((i + 1))
+		[ "$i" -le 500 ] || { show "h$what"; fail "$what: the holder never stopped holding the lock"; }
+		sleep 0.01
+	done
+	touch "$go"
+	sleep 1
+	kill -CONT "$hpid"
+	wait_bg "p$what"
+	prc=$rc
+	wait_bg "h$what"
+	[ "$rc" -eq 0 ] || { show "h$what"; fail "$what: the holder: exit status $rc"; }
+	[ "$prc" -ne 124 ] || { show "p$what"; fail "$what: hung"; }
+	[ "$prc" -eq 0 ] || { show "p$what"; fail "$what: exit status $prc"; }
+	out=$WORK/p$what.out
+	bad=
+	grep -qxE 'handler: getsize = (65536|-1 EINTR)' "$out" ||
+		bad="$bad; GET_SIZE: $(sed -n 's/^handler: getsize = //p' "$out")"
+	grep -qxE 'handler: map rw = -1 (EPERM|EAGAIN)' "$out" ||
+		bad="$bad; mmap rw under a PROT_READ mask: $(sed -n 's/^handler: map rw = //p' "$out")"
+	grep -qxE 'handler: fstat = (chr|-1 EINTR)' "$out" ||
+		bad="$bad; fstat of a /dev/ashmem region: $(sed -n 's/^handler: fstat = //p' "$out")"
+	[ -z "$bad" ] || { show "p$what"; fail "$what: in a handler that interrupted the library$bad"; }
+	expect_line "p$what" "$what = 0"
+	[ ! -s "$WORK/p$what.err" ] || { show "p$what"; fail "$what: the library wrote on stderr"; }
+}
+
+soft inside unpin
+soft inside mark
+exit "$FAILED"
