@@ -424,11 +424,22 @@ static int record_once(const struct vl_region *r, const struct vl_stat *st, int 
 }
 
 /* The same; a full table first makes room (evict.c). Call with no lock held. */
+static void settle(void);
+
+/*
+ * The same; a full table first lets go of the regions this process let
+ * go of (they may be waiting to be settled), then makes room (evict.c).
+ * Call inside the library, with no lock held.
+ */
 static int make_record(const struct vl_region *r, const struct vl_stat *st, int fd,
 		       const struct vl_ashmem *init, struct rec *out)
 {
 	int err = record_once(r, st, fd, init, out);
 
+	if (err == -ENOMEM && __atomic_load_n(&vl_here_ndying, __ATOMIC_RELAXED) != 0) {
+		settle();
+		err = record_once(r, st, fd, init, out);
+	}
 	for (int tries = 0; err == -ENOMEM && tries < 2 && vl_evict(r) > 0; tries++)
 		err = record_once(r, st, fd, init, out);
 	return err;
@@ -455,9 +466,12 @@ static int lock_rec(const struct vl_region *r, const struct rec *x, int want_ash
 
 /* ---- regions made in this process, for SET_NAME and close ---------------- */
 
-void vl_ash_spawning(void)
+void vl_ash_spawning(int begin, int child)
 {
-	vl_here_unsure();
+	if (begin)
+		vl_here_fork_begin();
+	else
+		vl_here_fork_end(child);
 }
 
 void vl_ash_sent(int fd)
@@ -466,21 +480,58 @@ void vl_ash_sent(int fd)
 }
 
 /*
- * Was the memfd behind fd made here, and is fd its only holder? (no child
- * made since, not sent over a socket, no other fd on it here: see
- * ashmem_here.h) *mapped: it has been mapped here.
+ * Which of ids[0..n) does an open fd of this process (other than skip)
+ * refer to? held[i] set for those. A getdents of /proc/self/fd and an
+ * fstat per open fd: the one look that sees fds the table cannot (opened
+ * through /proc by glibc's own fopen, taken with pidfd_getfd). -1 if
+ * /proc/self/fd cannot be read (then every one counts as held).
  */
-static int made_alone(int fd, const struct vl_ident *id, int *mapped, uint32_t *epoch)
+static int fds_holding(const struct vl_ident *ids, int n, int skip, int *held)
 {
-	int m = 0;
-	uint32_t e = 0;
-	int alone = vl_here_last(fd, id, &m, &e);
+	char buf[2048] __attribute__((aligned(8)));
+	int dir = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/fd",
+			       O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	long got;
 
-	if (mapped != NULL)
-		*mapped = m;
-	if (epoch != NULL)
-		*epoch = e;
-	return alone;
+	if (dir < 0)
+		return -1;
+	while ((got = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+		for (long pos = 0; pos < got;) {
+			/* struct linux_dirent64: ino, off, reclen, type, name */
+			unsigned short reclen;
+			const char *name = buf + pos + 19;
+			struct vl_stat st;
+			int fd;
+
+			memcpy(&reclen, buf + pos + 16, sizeof(reclen));
+			pos += reclen;
+			if (name[0] < '0' || name[0] > '9')
+				continue;
+			fd = atoi(name);
+			if (fd == skip || fd == dir || vl_sys_fstat(fd, &st) != 0 ||
+			    !S_ISREG(st.mode) || st.nlink != 0)
+				continue;
+			for (int i = 0; i < n; i++)
+				if (vl_ident_same(&st.id, &ids[i]))
+					held[i] = 1;
+		}
+	}
+	syscall(SYS_close, dir);
+	return got < 0 ? -1 : 0;
+}
+
+/*
+ * Is fd, on the memfd id, the only holder of a region made here? (no
+ * child made since, not sent, no other fd on it here: the table, then a
+ * look at every open fd)
+ */
+static int made_alone(int fd, const struct vl_ident *id)
+{
+	struct vl_here e;
+	int held = 0;
+
+	return vl_here_peek(fd, &e) && vl_ident_same(&e.id, id) && vl_here_alone(&e) &&
+	       fds_holding(id, 1, fd, &held) == 0 && !held;
 }
 
 int vl_ash_new(const char *name, uint64_t size, int dev, int cloexec)
@@ -491,6 +542,8 @@ int vl_ash_new(const char *name, uint64_t size, int dev, int cloexec)
 	struct vl_stat st;
 	struct rec x;
 	int fd, err;
+
+	uint32_t epoch = vl_here_epoch(); /* before the memfd: a fork from now on is after */
 
 	vl_ash_memfd_name(name, mname, sizeof(mname));
 	fd = raw_memfd(mname, cloexec ? MFD_CLOEXEC : 0);
@@ -525,7 +578,7 @@ int vl_ash_new(const char *name, uint64_t size, int dev, int cloexec)
 	vl_ash_flag(fd);
 	if (dev)
 		set_bit(devbits, fd);
-	vl_here_made(fd, &st.id);
+	vl_here_made(fd, &st.id, epoch);
 	return fd;
 }
 
@@ -672,6 +725,7 @@ static void rename_memfd(struct target *t)
 	struct vl_stat nst;
 	struct rec nx, ox;
 	int nfd = -1, fdflags, seals = 0, nrec = 0;
+	uint32_t epoch = vl_here_epoch(); /* before the look and the new memfd */
 
 	if (lock_target(t) != 0)
 		return;
@@ -683,7 +737,7 @@ static void rename_memfd(struct target *t)
 		why = "mapped";
 	else if (f->h.nranges != 0)
 		why = "it has volatile ranges";
-	else if (fdflags < 0 || !made_alone(t->fd, &t->st.id, NULL, NULL))
+	else if (fdflags < 0 || !made_alone(t->fd, &t->st.id))
 		why = "another fd or process may hold it";
 	else if (vl_mapped_here(&t->st.id))
 		why = "it is mapped";
@@ -706,7 +760,7 @@ static void rename_memfd(struct target *t)
 	}
 	close(nfd);
 	vl_drop_file(t->r, ox.fi, ox.gen, VL_DROP_ALL); /* the old memfd is gone with it */
-	vl_here_made(t->fd, &nst.id);
+	vl_here_made(t->fd, &nst.id, epoch);
 	t->st = nst;
 	t->x = nx;
 	vl_log("ashmem: fd %d is now memfd \"%s\" (seals 0x%x)", t->fd, mname, seals);
@@ -989,106 +1043,127 @@ long vl_ash_ioctl(int fd, unsigned long req, unsigned long arg, int *handled)
 	return ret;
 }
 
-/* ---- regions closed while mapped: forgotten at their last munmap --------- */
+/* ---- regions that may have died here: settled in batches ------------------- */
 
 /*
- * A region made here and closed while still mapped here, by a process
- * that has not forked since nor sent it: when munmap takes its last
- * mapping away, nothing holds its memfd any more, and its record goes as
- * it would have at the close. A few are followed; any more, and any whose
- * mapping moves (mremap) or is mapped over, wait for a purge to find them
- * gone, as before. The table is taken with trylock only: close and
- * munmap may be called from a signal handler that interrupted one of
- * them, and a busy table only means leaving a record to the purges.
+ * A region made here whose last fd here was closed, in the epoch it was
+ * made in, never sent (ashmem_here.h), waits among the dying. Settling
+ * them takes one look at /proc/self/fd (an fd the table cannot see keeps
+ * its region) and, for those mapped here once, at the maps: a region
+ * neither holds is gone, and its record (and its ranges: there is nothing
+ * left to punch) is forgotten at once, instead of waiting for a purge to
+ * find it gone; one still mapped waits for the next settling. They are
+ * settled when SETTLE_AT of them wait, when a new region finds the table
+ * full, at most once a second at a close or munmap, and at exit: so a
+ * close costs the same with 10 or 1,000 fds open, the look at every fd
+ * shared by many regions.
  */
-#define ORPHANS 64
+#define SETTLE_AT 64
+#define SETTLE_EVERY_MS 1000
 
-static struct orphan {
-	struct vl_ident id; /* ino 0: a free slot */
-	uint32_t epoch;
-	uint64_t lo, hi;
-} orphans[ORPHANS];
-static pthread_mutex_t orphans_lock = PTHREAD_MUTEX_INITIALIZER;
-uint32_t vl_ash_orphans;
+static uint64_t settled_ms;
 
-static void orphan_note(const struct vl_ash_closing *c)
+static uint64_t mono_ms(void)
 {
-	if (pthread_mutex_trylock(&orphans_lock) != 0)
-		return;
-	for (int i = 0; i < ORPHANS; i++) {
-		struct orphan *o = &orphans[i];
+	struct timespec ts;
 
-		if (o->id.ino != 0)
-			continue;
-		o->id = c->id;
-		o->epoch = c->epoch;
-		o->lo = c->lo;
-		o->hi = c->hi;
-		__atomic_store_n(&vl_ash_orphans, vl_ash_orphans + 1, __ATOMIC_RELAXED);
-		break;
-	}
-	pthread_mutex_unlock(&orphans_lock);
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/*
- * Is o still held here (mapped, or an fd on it)? If not, forget its
- * record. 1 when o is done with (forgotten, or past knowing), 0 while it
- * is still mapped (its hull then updated).
- */
-static int orphan_settle(struct orphan *o)
+/* Forget the record of a region made here that nothing here holds any more. */
+static void forget_dead(const struct vl_ident *id)
 {
 	struct target t;
 	int err;
 
-	if (o->epoch != vl_here_epoch())
-		return 1; /* a child may map it now, or a twin came back: the purges decide */
-	if (vl_mapped_span(&o->id, &o->lo, &o->hi))
-		return 0;
-	if (vl_here_held(&o->id))
-		return 1; /* an fd on it again: its own close decides */
 	memset(&t, 0, sizeof(t));
 	t.fd = -1;
-	t.st.id = o->id;
+	t.st.id = *id;
 	if (vl_region_get(&t.r) != 0 || lookup(t.r, &t.st.id, &t.x) != 0 || !is_ash(&t))
-		return 1;
+		return;
 	/* under the file's lock, it checks the record is still that one (gen) */
 	err = vl_drop_file(t.r, t.x.fi, t.x.gen, VL_DROP_UNLESS_PURGED);
-	vl_log("ashmem: a region closed while mapped is unmapped: its record %s%s",
+	vl_log("ashmem: a region made here has no fd or mapping left: its record %s%s",
 	       err ? "stays: " : "is forgotten", err ? strerror(-err) : "");
-	return 1;
 }
 
-void vl_ash_munmapped(uint64_t addr, uint64_t len)
+/* Settle the dying (inside the library). */
+static void settle(void)
 {
-	uint64_t end = addr + len < addr ? UINT64_MAX : addr + len;
+	struct vl_here_death d[SETTLE_AT];
+	struct vl_ident ids[SETTLE_AT];
+	int held[SETTLE_AT], n, k;
 
+	__atomic_store_n(&settled_ms, mono_ms(), __ATOMIC_RELAXED);
+	while ((n = vl_here_deaths(d, SETTLE_AT)) > 0) {
+		/*
+		 * Its last fd was closed alone (no child had it then). A child made
+		 * since may have its mapping: one mapped here is left to the purges.
+		 */
+		k = 0;
+		for (int i = 0; i < n; i++)
+			if (!d[i].mapped || vl_here_settled(d[i].epoch))
+				d[k++] = d[i];
+		for (int i = 0; i < k; i++) {
+			ids[i] = d[i].id;
+			held[i] = 0;
+		}
+		if (k == 0 || fds_holding(ids, k, -1, held) != 0)
+			continue; /* no /proc: left to the purges */
+		for (int i = 0; i < k; i++) {
+			uint64_t lo, hi;
+
+			if (held[i] || vl_here_held(&ids[i]))
+				continue; /* an fd on it again: its own close decides */
+			if (d[i].mapped && vl_mapped_span(&ids[i], &lo, &hi)) {
+				vl_here_still_dying(&d[i]);
+				continue;
+			}
+			forget_dead(&ids[i]);
+		}
+		if (n < SETTLE_AT)
+			break;
+	}
+}
+
+/* Settle now if some wait and it is time (count: how many wait, or 0 to ask). */
+static void settle_if_due(uint32_t count)
+{
+	uint64_t was = __atomic_load_n(&settled_ms, __ATOMIC_RELAXED);
+
+	if (count == 0 || (count < SETTLE_AT && mono_ms() - was < SETTLE_EVERY_MS))
+		return;
 	if (vl_enter() != 0)
 		return;
-	if (pthread_mutex_trylock(&orphans_lock) == 0) {
-		for (int i = 0; i < ORPHANS; i++) {
-			struct orphan *o = &orphans[i];
-
-			if (o->id.ino == 0 || addr >= o->hi || end <= o->lo || !orphan_settle(o))
-				continue;
-			memset(o, 0, sizeof(*o));
-			__atomic_store_n(&vl_ash_orphans, vl_ash_orphans - 1, __ATOMIC_RELAXED);
-		}
-		pthread_mutex_unlock(&orphans_lock);
-	}
+	settle();
 	vl_leave();
+}
+
+void vl_ash_munmapped(void)
+{
+	settle_if_due(__atomic_load_n(&vl_here_ndying, __ATOMIC_RELAXED));
+}
+
+/* At exit: the regions this process let go of are forgotten before it goes. */
+__attribute__((destructor)) static void settle_at_exit(void)
+{
+	int saved = errno;
+
+	if (__atomic_load_n(&vl_here_ndying, __ATOMIC_RELAXED) != 0 && !vl_borrowed() &&
+	    vl_enter() == 0) {
+		settle();
+		vl_leave();
+	}
+	errno = saved;
 }
 
 /* ---- close ---------------------------------------------------------------- */
 
 /*
- * close() of a flagged fd. A region made here whose fd is the only holder
- * of its memfd (made_alone: no child made since, not sent, no other fd
- * here) and that nothing here maps dies with this close: its record (and
- * its ranges: there is nothing left to punch) is forgotten at once,
- * instead of waiting for a purge to find it gone. Anything less certain
- * is left to the purges (vl_collect). Costs a getpid, an fstat and a look
- * at the table of regions made here; for a region made here, a look at
- * the shared region, and at /proc/self/maps if it was ever mapped here.
+ * close() of a flagged fd (also dup2/dup3 over one). Costs a getpid and a
+ * look at the table of regions made here; for a region made here, an
+ * fstat; for its last fd here, a place among the dying (above).
  *
  * A process that shares our memory without being us (a vfork child that
  * closes its fds before exec) changes nothing here: the bits and the
@@ -1096,8 +1171,7 @@ void vl_ash_munmapped(uint64_t addr, uint64_t len)
  */
 void vl_ash_close_begin(int fd, struct vl_ash_closing *c)
 {
-	struct target t;
-	int alone, mapped = 0;
+	struct vl_stat st;
 
 	memset(c, 0, sizeof(*c));
 	if (vl_borrowed()) {
@@ -1106,40 +1180,17 @@ void vl_ash_close_begin(int fd, struct vl_ash_closing *c)
 	}
 	c->flagged = vl_ash_flagged(fd);
 	c->dev = bit(devbits, fd);
-	vl_ash_unflag(fd); /* before the close: the number may be reused at once after */
-	memset(&t, 0, sizeof(t));
-	t.fd = fd;
-	if (vl_sys_fstat(fd, &t.st) != 0 || !S_ISREG(t.st.mode) || t.st.nlink != 0 ||
-	    !made_alone(fd, &t.st.id, &mapped, &c->epoch))
-		return;
-	if (vl_enter() != 0) {
-		vl_here_unsure(); /* the record stays for the purges */
-		return;
-	}
-	alone = 0;
-	if (vl_region_get(&t.r) == 0 && lookup(t.r, &t.st.id, &t.x) == 0 && is_ash(&t) &&
-	    lock_target(&t) == 0) {
-		/* again under the file's lock: SET_NAME may have swapped the memfd */
-		alone = made_alone(fd, &t.st.id, NULL, NULL);
-		if (alone && mapped && vl_mapped_span(&t.st.id, &c->lo, &c->hi)) {
-			alone = 0;
-			c->mapped = 1;
-			c->id = t.st.id;
-		}
-		vl_unlock_file(t.r, t.x.fi);
-	}
-	if (alone) {
-		c->r = t.r;
-		c->fi = t.x.fi;
-		c->gen = t.x.gen;
-		c->drop = 1;
-	}
-	vl_leave();
+	/* before the close: the number may be reused by another thread at once after */
+	vl_ash_unflag(fd);
+	c->taken = vl_here_take(fd, &c->entry);
+	/* an entry for a number closed unseen (close_range, a raw close) is no one's */
+	if (c->taken && (vl_sys_fstat(fd, &st) != 0 || !vl_ident_same(&st.id, &c->entry.id)))
+		c->stale = 1;
 }
 
 void vl_ash_close_end(int fd, const struct vl_ash_closing *c, int closed)
 {
-	int err;
+	int n;
 
 	if (c->borrowed)
 		return;
@@ -1149,17 +1200,15 @@ void vl_ash_close_end(int fd, const struct vl_ash_closing *c, int closed)
 			vl_ash_flag(fd);
 		if (c->dev)
 			set_bit(devbits, fd);
+		if (c->taken && !c->stale)
+			vl_here_put(&c->entry);
 		return;
 	}
-	vl_here_closed(fd);
-	if (c->mapped)
-		orphan_note(c);
-	if (!c->drop || vl_enter() != 0)
+	if (!c->taken || c->stale)
 		return;
-	err = vl_drop_file(c->r, c->fi, c->gen, VL_DROP_UNLESS_PURGED);
-	vl_leave();
-	vl_log("ashmem: fd %d closed, the region's last holder: its record %s%s", fd,
-	       err ? "stays: " : "is forgotten", err ? strerror(-err) : "");
+	n = vl_here_dying(&c->entry);
+	if (n > 0)
+		settle_if_due((uint32_t)n);
 }
 
 /* ---- mmap and fstat ------------------------------------------------------- */

@@ -11,6 +11,7 @@
 #ifndef VL_ASHMEM_H
 #define VL_ASHMEM_H
 
+#include "ashmem_here.h"
 #include "core/layout.h"
 
 #include <stddef.h>
@@ -55,32 +56,22 @@ int vl_ash_dev_fd(int fd);
 
 /*
  * close() of a flagged fd (also dup2/dup3 over one): begin before the real
- * close, end after it (closed: the fd is gone). If the region was made
- * here and this fd was the last thing holding its memfd, its record goes.
+ * close, end after it (closed: the fd is gone; else it stays followed as
+ * before). If the region was made here and this fd was its last here,
+ * the region joins the dying (ashmem_here.h), forgotten once nothing
+ * here holds it.
  */
-struct vl_region;
 struct vl_ash_closing {
-	const struct vl_region *r;
-	uint32_t fi, gen;
-	int drop;
-	int borrowed;    /* a vfork child's close: nothing to do */
-	int flagged, dev; /* the fd's bits before: restored if it stays open */
-	/* made here, held by nothing else, but still mapped here: */
-	int mapped;
-	struct vl_ident id;
-	uint32_t epoch;
-	uint64_t lo, hi; /* the hull of its mappings */
+	int borrowed;     /* a vfork child's close: nothing to do */
+	int flagged, dev; /* the fd's bits before */
+	int taken, stale; /* its entry in the table of regions made here */
+	struct vl_here entry;
 };
 void vl_ash_close_begin(int fd, struct vl_ash_closing *c);
 void vl_ash_close_end(int fd, const struct vl_ash_closing *c, int closed);
 
-/*
- * How many regions closed here while mapped wait for their last munmap
- * (vl_ash_munmapped), read with one load on every munmap.
- */
-extern uint32_t vl_ash_orphans;
-/* [addr, addr + len) was unmapped: forget the regions no longer held. */
-void vl_ash_munmapped(uint64_t addr, uint64_t len);
+/* After a munmap, when regions wait among the dying: settle them if it is time. */
+void vl_ash_munmapped(void);
 
 /* Copy n bytes to the caller's memory: 0, or -EFAULT (never a fault). */
 int vl_ash_copy_out(void *user, const void *src, size_t n);
@@ -94,7 +85,8 @@ void vl_ash_dev_statx(struct statx *sx);
  * answers an ioctl here, is duplicated, arrives over a socket (recvmsg,
  * recvmmsg) or is reopened through /proc as a memfd named dev/ashmem (any
  * memfd, once this process uses the region), or, at load, for each fd
- * open on a memfd named dev/ashmem (inherited across exec). A set bit is only a hint (checked against the shared
+ * open on a memfd named dev/ashmem (inherited across exec). A set bit is
+ * only a hint (checked against the shared
  * region); an fd never flagged is passed through untouched, at the cost of
  * one load. Fds beyond the bitmap are always "maybe": looked at (an fstat)
  * each time.
@@ -121,8 +113,11 @@ void vl_ash_reopened(int fd);
 void vl_ash_dup(int from, int to);
 /* fd was sent over a socket: another process may hold its memfd now. */
 void vl_ash_sent(int fd);
-/* A child is being made without fork(): it may inherit any fd, as a forked one. */
-void vl_ash_spawning(void);
+/*
+ * A child is being made without fork(): it may inherit any fd, as a forked
+ * one. begin before the call, then end after it (child: in the child).
+ */
+void vl_ash_spawning(int begin, int child);
 void vl_ash_unflag(int fd);
 
 #endif

@@ -1,13 +1,14 @@
 /*
- * ashmem_here.c - the ashmem regions this process made, and its fds on
- * them (see ashmem_here.h).
+ * ashmem_here.c - the ashmem regions this process made, its fds on them,
+ * and the dying (see ashmem_here.h).
  *
- * A small table under the self page's HERE mutex (self.h: a child of any
- * kind gets it unlocked; what the child finds half written belongs to an
+ * A table under the self page's HERE mutex (self.h: a child of any kind
+ * gets it unlocked; what the child finds half written belongs to an
  * older epoch, because every way of making a child raises the epoch
  * first). A signal handler that interrupted its thread inside the table
  * does not wait for the mutex its own interrupted frame holds: it raises
- * the epoch instead of updating the table.
+ * the epoch instead of updating the table. Lookups are linear in the
+ * entries in use (this process's region fds), never in its open fds.
  */
 #include "ashmem_here.h"
 
@@ -16,15 +17,13 @@
 #include <pthread.h>
 #include <string.h>
 
-#define HERE 256
+#define HERE 4096
+#define DYING 128
 
-static struct here {
-	int fd1; /* fd + 1; 0: a free entry */
-	uint32_t epoch;
-	uint8_t shared, mapped;
-	struct vl_ident id;
-} here[HERE];
+static struct vl_here here[HERE];
 static int used; /* entries [0, used) may be taken */
+static struct vl_here_death dying[DYING];
+uint32_t vl_here_ndying;
 static __thread int holding __attribute__((tls_model("initial-exec")));
 /* not static: spawn.c's vfork raises it from assembly */
 uint32_t vl_here_epoch_word;
@@ -39,10 +38,45 @@ uint32_t vl_here_epoch(void)
 	return __atomic_load_n(&vl_here_epoch_word, __ATOMIC_RELAXED);
 }
 
-/* fork raises the epoch before it copies anything (the child sees it raised too) */
+/* forks under way in this process (another thread's region is never alone meanwhile) */
+static uint32_t forking;
+
+void vl_here_fork_begin(void)
+{
+	__atomic_fetch_add(&forking, 1, __ATOMIC_SEQ_CST);
+	vl_here_unsure();
+}
+
+void vl_here_fork_end(int child)
+{
+	if (child) { /* the child's one thread: no fork of its own is under way */
+		__atomic_store_n(&forking, 0, __ATOMIC_SEQ_CST);
+		return;
+	}
+	vl_here_unsure();
+	__atomic_fetch_sub(&forking, 1, __ATOMIC_SEQ_CST);
+}
+
+static void parent_after_fork(void)
+{
+	vl_here_fork_end(0);
+}
+
+static void child_after_fork(void)
+{
+	vl_here_fork_end(1);
+}
+
+/*
+ * A fork raises the epoch before it copies anything (the child sees it
+ * raised too), and again after, in the parent: an entry that another
+ * thread made between the first raise and the copy carries the raised
+ * epoch, and is in the child too. In between, nothing is alone: a region
+ * closed by another thread then may be in the child already.
+ */
 __attribute__((constructor)) static void here_at_load(void)
 {
-	pthread_atfork(vl_here_unsure, NULL, NULL);
+	pthread_atfork(vl_here_fork_begin, parent_after_fork, child_after_fork);
 }
 
 /*
@@ -69,7 +103,7 @@ static void give(void)
 	__atomic_store_n(&holding, 0, __ATOMIC_RELAXED);
 }
 
-static struct here *find(int fd)
+static struct vl_here *find(int fd)
 {
 	for (int i = 0; i < used; i++)
 		if (here[i].fd1 == fd + 1)
@@ -77,82 +111,86 @@ static struct here *find(int fd)
 	return NULL;
 }
 
-/* An entry for fd: its old one (the number was closed unseen), a free one, or NULL. */
-static struct here *slot_for(int fd)
+/* An entry for fd: its old one (the number was closed unseen), a free one, or NULL (full). */
+static struct vl_here *slot_for(int fd)
 {
-	struct here *h = find(fd);
+	struct vl_here *h = find(fd);
 
 	if (h != NULL)
 		return h;
 	for (int i = 0; i < used; i++)
 		if (here[i].fd1 == 0)
 			return &here[i];
-	if (used < HERE)
-		return &here[used++];
-	/* full: forget everything made before, which then is never "alone" */
-	memset(here, 0, sizeof(here));
-	used = 1;
-	vl_here_unsure();
-	return &here[0];
+	return used < HERE ? &here[used++] : NULL;
 }
 
-void vl_here_made(int fd, const struct vl_ident *id)
+static void forget(struct vl_here *h)
 {
-	struct here *h;
-
-	if (fd < 0 || !take())
-		return;
-	h = slot_for(fd);
-	h->id = *id;
-	h->epoch = vl_here_epoch();
-	h->shared = 0;
-	h->mapped = 0;
-	h->fd1 = fd + 1;
-	give();
-}
-
-void vl_here_dup(int from, int to)
-{
-	struct here *h, *n;
-
-	if (from < 0 || to < 0 || from == to || !take())
-		return;
-	h = find(from);
-	if (h != NULL) {
-		struct here copy = *h;
-
-		n = slot_for(to);
-		if (n != h) {
-			*n = copy;
-			n->fd1 = to + 1;
-		}
-	} else if ((n = find(to)) != NULL) {
-		n->fd1 = 0; /* `to` is another file now */
-	}
-	give();
+	h->fd1 = 0;
+	while (used > 0 && here[used - 1].fd1 == 0)
+		used--;
 }
 
 /* Call fn on every entry of id's region. */
-static void each_of(const struct vl_ident *id, void (*fn)(struct here *))
+static void each_of(const struct vl_ident *id, void (*fn)(struct vl_here *))
 {
 	for (int i = 0; i < used; i++)
 		if (here[i].fd1 != 0 && vl_ident_same(&here[i].id, id))
 			fn(&here[i]);
 }
 
-static void set_shared(struct here *h)
+static void set_shared(struct vl_here *h)
 {
 	h->shared = 1;
 }
 
-static void set_mapped(struct here *h)
+static void set_mapped(struct vl_here *h)
 {
 	h->mapped = 1;
 }
 
+void vl_here_made(int fd, const struct vl_ident *id, uint32_t epoch)
+{
+	struct vl_here *h;
+
+	if (fd < 0 || !take())
+		return;
+	h = slot_for(fd);
+	if (h != NULL) { /* full: no entry, so never "alone": left to the purges */
+		memset(h, 0, sizeof(*h));
+		h->id = *id;
+		h->epoch = epoch;
+		h->fd1 = fd + 1;
+	}
+	give();
+}
+
+void vl_here_dup(int from, int to)
+{
+	struct vl_here *h, *n;
+
+	if (from < 0 || to < 0 || from == to || !take())
+		return;
+	h = find(from);
+	if (h != NULL) {
+		struct vl_here copy = *h;
+
+		n = slot_for(to);
+		if (n == NULL) /* full: an fd the table cannot count, so the region is never alone */
+			each_of(&copy.id, set_shared);
+		else if (n != h) {
+			*n = copy;
+			n->fd1 = to + 1;
+		}
+	} else if ((n = find(to)) != NULL) {
+		forget(n); /* `to` is another file now */
+	}
+	give();
+}
+
 void vl_here_sent(int fd)
 {
-	struct here *h;
+	struct vl_here *h;
 
 	if (fd < 0 || !take())
 		return;
@@ -170,47 +208,77 @@ void vl_here_mapped(const struct vl_ident *id)
 	give();
 }
 
-/* How many entries of id's region, other than `not`? */
-static int others(const struct vl_ident *id, const struct here *not)
+int vl_here_peek(int fd, struct vl_here *e)
 {
-	int n = 0;
-
-	for (int i = 0; i < used; i++)
-		if (&here[i] != not && here[i].fd1 != 0 && vl_ident_same(&here[i].id, id))
-			n++;
-	return n;
-}
-
-int vl_here_last(int fd, const struct vl_ident *id, int *mapped, uint32_t *ep)
-{
-	struct here *h;
-	int last = 0;
+	struct vl_here *h;
 
 	if (fd < 0 || !take())
 		return 0;
 	h = find(fd);
-	if (h != NULL && vl_ident_same(&h->id, id) && h->epoch == vl_here_epoch() && !h->shared &&
-	    others(id, h) == 0) {
-		last = 1;
-		*mapped = h->mapped;
-		*ep = h->epoch;
-	}
+	if (h != NULL)
+		*e = *h;
 	give();
-	return last;
+	return h != NULL;
 }
 
-void vl_here_closed(int fd)
+int vl_here_take(int fd, struct vl_here *e)
 {
-	struct here *h;
+	struct vl_here *h;
 
 	if (fd < 0 || !take())
-		return;
+		return 0;
 	h = find(fd);
-	if (h != NULL)
-		h->fd1 = 0;
-	while (used > 0 && here[used - 1].fd1 == 0)
-		used--;
+	if (h != NULL) {
+		*e = *h;
+		forget(h);
+	}
 	give();
+	return h != NULL;
+}
+
+void vl_here_put(const struct vl_here *e)
+{
+	struct vl_here *h;
+
+	if (!take())
+		return;
+	h = slot_for(e->fd1 - 1);
+	if (h != NULL)
+		*h = *e;
+	else
+		each_of(&e->id, set_shared);
+	give();
+}
+
+/* Is an entry of id's region, other than `not`, in the table? */
+static int others(const struct vl_ident *id, const struct vl_here *not)
+{
+	for (int i = 0; i < used; i++)
+		if (&here[i] != not && here[i].fd1 != 0 && vl_ident_same(&here[i].id, id))
+			return 1;
+	return 0;
+}
+
+static int alone(const struct vl_here *e, const struct vl_here *not)
+{
+	return __atomic_load_n(&forking, __ATOMIC_SEQ_CST) == 0 && e->epoch == vl_here_epoch() &&
+	       !e->shared && !others(&e->id, not);
+}
+
+int vl_here_settled(uint32_t epoch)
+{
+	return __atomic_load_n(&forking, __ATOMIC_SEQ_CST) == 0 && epoch == vl_here_epoch();
+}
+
+int vl_here_alone(const struct vl_here *e)
+{
+	int a;
+
+	if (!take())
+		return 0;
+	a = alone(e, find(e->fd1 - 1));
+	give();
+	return a;
 }
 
 int vl_here_held(const struct vl_ident *id)
@@ -219,7 +287,49 @@ int vl_here_held(const struct vl_ident *id)
 
 	if (!take())
 		return 1;
-	held = others(id, NULL) != 0;
+	held = others(id, NULL);
 	give();
 	return held;
+}
+
+int vl_here_dying(const struct vl_here *e)
+{
+	int n = -1;
+
+	if (!take())
+		return -1;
+	if (alone(e, NULL) && vl_here_ndying < DYING) {
+		dying[vl_here_ndying].id = e->id;
+		dying[vl_here_ndying].epoch = e->epoch;
+		dying[vl_here_ndying].mapped = e->mapped;
+		n = (int)vl_here_ndying + 1;
+		__atomic_store_n(&vl_here_ndying, (uint32_t)n, __ATOMIC_RELAXED);
+	}
+	give();
+	return n;
+}
+
+int vl_here_deaths(struct vl_here_death *out, int max)
+{
+	int n = 0;
+
+	if (!take())
+		return 0;
+	while (n < max && vl_here_ndying > 0) {
+		out[n++] = dying[vl_here_ndying - 1];
+		__atomic_store_n(&vl_here_ndying, vl_here_ndying - 1, __ATOMIC_RELAXED);
+	}
+	give();
+	return n;
+}
+
+void vl_here_still_dying(const struct vl_here_death *d)
+{
+	if (!take())
+		return;
+	if (vl_here_ndying < DYING) {
+		dying[vl_here_ndying] = *d;
+		__atomic_store_n(&vl_here_ndying, vl_here_ndying + 1, __ATOMIC_RELAXED);
+	}
+	give();
 }

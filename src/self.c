@@ -114,7 +114,10 @@ pid_t vl_self(void)
 
 void vl_self_forked(void)
 {
+	int saved = errno;
+
 	vl_self();
+	errno = saved;
 }
 
 int vl_borrowed(void)

@@ -19,7 +19,10 @@
 
 /* This process's pid, remembered. */
 pid_t vl_self(void);
-/* In a child just made without the atfork handlers (_Fork): remember its pid now. */
+/*
+ * Remember our pid now, if it is not yet: in a child just made without the
+ * atfork handlers (_Fork), and before a vfork. errno is kept.
+ */
 void vl_self_forked(void);
 
 /*

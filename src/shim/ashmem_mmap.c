@@ -2,8 +2,8 @@
  * ashmem_mmap.c - mmap of an ashmem region: its prot mask (EPERM) and
  * size (EINVAL) are enforced, a shared mapping under a mask without
  * PROT_WRITE cannot gain it by mprotect, and the first mapping fixes the
- * region's name and size, as the driver does. munmap may forget a region
- * closed while mapped (ashmem.c, vl_ash_munmapped). Any mmap of an fd
+ * region's name and size, as the driver does. munmap may settle the regions
+ * this process let go of (ashmem.c, vl_ash_munmapped). Any mmap of an fd
  * this process never saw as a region costs one load and goes to the next
  * mmap.
  */
@@ -49,16 +49,16 @@ static int raw_munmap(void *addr, size_t len)
 	return (int)syscall(SYS_munmap, addr, len);
 }
 
-/* One load unless a region closed while mapped waits for its last munmap. */
+/* One load unless regions this process let go of wait to be settled. */
 VL_EXPORT int munmap(void *addr, size_t len)
 {
 	int r = VL_NEXT(munmap_fn, "munmap", raw_munmap)(addr, len);
 
-	if (__builtin_expect(__atomic_load_n(&vl_ash_orphans, __ATOMIC_RELAXED) != 0, 0) &&
+	if (__builtin_expect(__atomic_load_n(&vl_here_ndying, __ATOMIC_RELAXED) != 0, 0) &&
 	    r == 0) {
 		int saved = errno;
 
-		vl_ash_munmapped((uint64_t)(uintptr_t)addr, (uint64_t)len);
+		vl_ash_munmapped();
 		errno = saved;
 	}
 	return r;

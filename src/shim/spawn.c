@@ -74,28 +74,45 @@ static int no_wordexp(const char *words, wordexp_t *we, int flags)
 VL_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
 			  const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-	vl_ash_spawning();
-	return VL_NEXT(spawn_fn, "posix_spawn", no_spawn)(pid, path, fa, attr, argv, envp);
+	int r;
+
+	vl_ash_spawning(1, 0);
+	r = VL_NEXT(spawn_fn, "posix_spawn", no_spawn)(pid, path, fa, attr, argv, envp);
+	vl_ash_spawning(0, 0);
+	return r;
 }
 
 VL_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
 			   const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-	vl_ash_spawning();
-	return VL_NEXT(spawn_fn, "posix_spawnp", no_spawn)(pid, file, fa, attr, argv, envp);
+	int r;
+
+	vl_ash_spawning(1, 0);
+	r = VL_NEXT(spawn_fn, "posix_spawnp", no_spawn)(pid, file, fa, attr, argv, envp);
+	vl_ash_spawning(0, 0);
+	return r;
 }
 
 VL_EXPORT int system(const char *cmd)
 {
+	int r;
+
 	if (cmd != NULL) /* system(NULL) only asks whether a shell exists */
-		vl_ash_spawning();
-	return VL_NEXT(system_fn, "system", no_system)(cmd);
+		vl_ash_spawning(1, 0);
+	r = VL_NEXT(system_fn, "system", no_system)(cmd);
+	if (cmd != NULL)
+		vl_ash_spawning(0, 0);
+	return r;
 }
 
 VL_EXPORT FILE *popen(const char *cmd, const char *type)
 {
-	vl_ash_spawning();
-	return VL_NEXT(popen_fn, "popen", no_popen)(cmd, type);
+	FILE *f;
+
+	vl_ash_spawning(1, 0);
+	f = VL_NEXT(popen_fn, "popen", no_popen)(cmd, type);
+	vl_ash_spawning(0, 0);
+	return f;
 }
 
 /* glibc 2.34's fork without atfork handlers: a fork all the same */
@@ -103,8 +120,9 @@ VL_EXPORT pid_t _Fork(void)
 {
 	pid_t pid;
 
-	vl_ash_spawning();
+	vl_ash_spawning(1, 0);
 	pid = VL_NEXT(fork_fn, "_Fork", no_fork)();
+	vl_ash_spawning(0, pid == 0);
 	if (pid == 0) {
 		int saved = errno;
 
@@ -117,32 +135,40 @@ VL_EXPORT pid_t _Fork(void)
 /*
  * clone: a new process (not CLONE_THREAD) may inherit any fd, or share
  * the fd table. The child runs fn on its own stack and never comes back
- * here. glibc's clone reads its three optional arguments whatever the
- * flags; so does this.
+ * here (so its copy still counts a fork under way: the regions it makes
+ * are left to the purges). glibc's clone reads its three optional
+ * arguments whatever the flags; so does this.
  */
 VL_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 {
 	va_list ap;
 	pid_t *ptid, *ctid;
 	void *tls;
+	int r;
 
 	va_start(ap, arg);
 	ptid = va_arg(ap, pid_t *);
 	tls = va_arg(ap, void *);
 	ctid = va_arg(ap, pid_t *);
 	va_end(ap);
-	if (!(flags & CLONE_THREAD))
-		vl_ash_spawning();
-	return VL_NEXT(clone_fn, "clone", no_clone)(fn, stack, flags, arg, ptid, tls, ctid);
+	if (flags & CLONE_THREAD)
+		return VL_NEXT(clone_fn, "clone", no_clone)(fn, stack, flags, arg, ptid, tls, ctid);
+	vl_ash_spawning(1, 0);
+	r = VL_NEXT(clone_fn, "clone", no_clone)(fn, stack, flags, arg, ptid, tls, ctid);
+	vl_ash_spawning(0, 0);
+	return r;
 }
 
 /*
  * vfork cannot be wrapped in C: the child returns through the caller's
  * frame while the parent is stopped, and a frame of ours in between would
- * be popped by the child and then used by the parent. So, on x86_64, two
- * instructions: raise the epoch of regions made here (a child that execs
- * keeps every fd without O_CLOEXEC) and jump to glibc's own. Elsewhere
- * vfork is not seen (README).
+ * be popped by the child and then used by the parent. So, on x86_64, a
+ * few instructions before glibc's own: remember our pid (a clone child's
+ * page may not have it yet: the vfork child must see it to know it is not
+ * us, self.h) and raise the epoch of regions made here (a child that
+ * execs keeps every fd without O_CLOEXEC). Only before: a region another
+ * thread makes between that and the vfork itself is not seen (README).
+ * Elsewhere vfork is not seen at all.
  */
 #if defined(__x86_64__)
 __asm__(".text\n"
@@ -151,6 +177,11 @@ __asm__(".text\n"
 	"vfork:\n"
 	"	.cfi_startproc\n"
 	"	endbr64\n"
+	"	subq $8, %rsp\n" /* the stack 16-aligned for the call */
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	call vl_self_forked\n"
+	"	addq $8, %rsp\n"
+	"	.cfi_adjust_cfa_offset -8\n"
 	"	lock addl $1, vl_here_epoch_word(%rip)\n"
 	"	jmp __vfork@PLT\n"
 	"	.cfi_endproc\n"
@@ -159,7 +190,12 @@ __asm__(".text\n"
 
 VL_EXPORT int wordexp(const char *words, wordexp_t *we, int flags)
 {
+	int r;
+
 	if (!(flags & WRDE_NOCMD)) /* $(...) and `...` run a shell */
-		vl_ash_spawning();
-	return VL_NEXT(wordexp_fn, "wordexp", no_wordexp)(words, we, flags);
+		vl_ash_spawning(1, 0);
+	r = VL_NEXT(wordexp_fn, "wordexp", no_wordexp)(words, we, flags);
+	if (!(flags & WRDE_NOCMD))
+		vl_ash_spawning(0, 0);
+	return r;
 }
