@@ -1,15 +1,35 @@
 /*
  * run.c - `volatile run [options] -- CMD [ARG...]`: exec CMD with
- * libvolatile.so added in front of LD_PRELOAD (an existing LD_PRELOAD is
- * kept after it) and the options passed as environment.
+ * libvolatile.so added to LD_PRELOAD and the options passed as environment.
+ *
+ * LD_PRELOAD reaches every program CMD starts, whatever its ABI, and two
+ * kinds of program must see it do no harm:
+ * - Programs of another ABI (a 32-bit one under a 64-bit CMD, or CMD
+ *   itself): ld.so prints an error for a preloaded object it cannot load
+ *   ("wrong ELF class"), a missing one too. So the library is named
+ *   PRELOADDIR/$LIB/libvolatile.so.0, which ld.so expands with its own
+ *   ABI's directory name: the native name links to the library, the names
+ *   of the machine's other ABIs hold an empty object of that ABI (made at
+ *   build time, see configure.ac), loaded without a word.
+ * - Programs built with AddressSanitizer: its runtime aborts the program
+ *   unless it is the first library loaded. The sanitizer runtimes that
+ *   begin LD_PRELOAD stay ahead of the library, and when CMD (the ELF file
+ *   exec runs: CMD, or the interpreter of its #! line) needs an ASan
+ *   runtime (DT_NEEDED), that name goes first: a bare name in LD_PRELOAD
+ *   is found as CMD's DT_NEEDED is. Other runtimes (TSan, UBSan, LSan) run
+ *   fine after the library and are not moved: preloaded, they would reach
+ *   every child of CMD (libtsan crashes an uninstrumented bash).
  */
 #include "cli.h"
 
 #include "core/parse.h"
 
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +39,13 @@
 #ifndef VL_LIBDIR
 #define VL_LIBDIR "/usr/local/lib"
 #endif
+#ifndef VL_PKGLIBDIR
+#define VL_PKGLIBDIR VL_LIBDIR "/libvolatile"
+#endif
+/* what ld.so expands $LIB to (configure.ac); empty: $LIB is not used */
+#ifndef VL_DST_LIB
+#define VL_DST_LIB ""
+#endif
 
 #define SONAME "libvolatile.so.0"
 
@@ -26,7 +53,9 @@ static const char help[] =
 	"Usage: volatile run [OPTION...] -- CMD [ARG...]\n"
 	"Run CMD with libvolatile.so preloaded, so that its fallocate() calls with\n"
 	"FALLOC_FL_MARK_VOLATILE / FALLOC_FL_UNMARK_VOLATILE work on tmpfs and memfd\n"
-	"files. An existing LD_PRELOAD is kept.\n"
+	"files. An existing LD_PRELOAD is kept (sanitizer runtimes at its head stay\n"
+	"first; the AddressSanitizer runtime CMD needs is put first). Programs of\n"
+	"another ABI (32-bit ones) run as without the library.\n"
 	"\n"
 	"  --budget SIZE   keep the region's unpurged volatile bytes within SIZE at\n"
 	"                  each MARK of CMD (VOLATILE_BUDGET)\n"
@@ -47,19 +76,62 @@ static int exists(const char *path)
 	return access(path, R_OK) == 0;
 }
 
+/* path with "$LIB" and "${LIB}" as ld.so expands them here; 0, or -1 if too long */
+static int expand_lib(const char *path, char *buf, size_t size)
+{
+	size_t n = 0, len;
+	const char *add;
+
+	while (*path != '\0') {
+		if (strncmp(path, "$LIB", 4) == 0 || strncmp(path, "${LIB}", 6) == 0) {
+			add = VL_DST_LIB;
+			len = strlen(add);
+			path += path[1] == '{' ? 6 : 4;
+		} else {
+			add = path++;
+			len = 1;
+		}
+		if (n + len >= size)
+			return -1;
+		memcpy(buf + n, add, len);
+		n += len;
+	}
+	buf[n] = '\0';
+	return 0;
+}
+
 /*
- * The library to preload, by absolute path: VOLATILE_LIBRARY if set; the
- * build tree's when this binary runs from one (src/volatile next to
- * src/.libs/); else the installed one.
+ * dir/preload/$LIB/SONAME in buf where that directory is made (its native
+ * name links to the library): 0, else -1.
+ */
+static int preload_entry(const char *dir, char *buf, size_t size)
+{
+	int len;
+
+	if (VL_DST_LIB[0] == '\0' || strchr(dir, '$') != NULL)
+		return -1;
+	len = snprintf(buf, size, "%s/preload/%s/%s", dir, VL_DST_LIB, SONAME);
+	if (len <= 0 || (size_t)len >= size || !exists(buf))
+		return -1;
+	snprintf(buf, size, "%s/preload/$LIB/%s", dir, SONAME);
+	return 0;
+}
+
+/*
+ * The library's entry in LD_PRELOAD, by absolute path: VOLATILE_LIBRARY if
+ * set (as it is: ld.so expands a $LIB in it); the build tree's when this
+ * binary runs from one (src/volatile, its library in src/.libs/, the
+ * per-ABI directory src/preload/); else the installed one
+ * ($(pkglibdir)/preload/$LIB/, else $(libdir)).
  */
 static void library_path(char *buf, size_t size)
 {
 	const char *env = getenv("VOLATILE_LIBRARY");
-	char exe[PATH_MAX];
+	char exe[PATH_MAX], path[PATH_MAX];
 	ssize_t n;
 
 	if (env != NULL && *env != '\0') {
-		if (env[0] != '/' || !exists(env))
+		if (env[0] != '/' || expand_lib(env, path, sizeof(path)) != 0 || !exists(path))
 			die("VOLATILE_LIBRARY=%s is not an absolute path to a readable file", env);
 		snprintf(buf, size, "%s", env);
 		return;
@@ -67,18 +139,22 @@ static void library_path(char *buf, size_t size)
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n > 0) {
 		char *slash;
+		int len;
 
 		exe[n] = '\0';
 		slash = strrchr(exe, '/');
 		if (slash != NULL) {
-			int len;
-
 			*slash = '\0';
-			len = snprintf(buf, size, "%s/.libs/%s", exe, SONAME);
-			if (len > 0 && (size_t)len < size && exists(buf))
+			len = snprintf(path, sizeof(path), "%s/.libs/%s", exe, SONAME);
+			if (len > 0 && (size_t)len < sizeof(path) && exists(path)) {
+				if (preload_entry(exe, buf, size) != 0)
+					snprintf(buf, size, "%s", path);
 				return;
+			}
 		}
 	}
+	if (preload_entry(VL_PKGLIBDIR, buf, size) == 0)
+		return;
 	snprintf(buf, size, "%s/%s", VL_LIBDIR, SONAME);
 	if (!exists(buf))
 		die("cannot find %s (set VOLATILE_LIBRARY to its path)", buf);
@@ -136,30 +212,259 @@ static void set_region(const char *path)
 	free(abs);
 }
 
-/* LD_PRELOAD with lib first, the old list after it (without lib twice). */
-static void compose_preload(const char *lib)
+/* ---- sanitizer runtimes ---------------------------------------------------------- */
+
+static int starts_with(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash != NULL ? slash + 1 : path;
+}
+
+/* An AddressSanitizer runtime (GCC's, clang's -shared-libsan one) */
+static int is_asan_runtime(const char *entry)
+{
+	const char *b = base_name(entry);
+
+	return (starts_with(b, "libasan.so") || starts_with(b, "libclang_rt.asan")) &&
+	       strstr(b, ".so") != NULL;
+}
+
+/* Any sanitizer's runtime */
+static int is_sanitizer_runtime(const char *entry)
+{
+	static const char *const names[] = { "libasan.so", "libhwasan.so", "liblsan.so",
+					     "libtsan.so", "libubsan.so", "libclang_rt." };
+	const char *b = base_name(entry);
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (starts_with(b, names[i]) && strstr(b, ".so") != NULL)
+			return 1;
+	return 0;
+}
+
+/* an unsigned field of width bytes (1..8) of an ELF file of that byte order */
+static uint64_t field(const unsigned char *p, int width, int msb)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < width; i++)
+		v |= (uint64_t)p[msb ? width - 1 - i : i] << (8 * i);
+	return v;
+}
+
+static int read_at(int fd, void *buf, size_t len, uint64_t off)
+{
+	if (off > (uint64_t)INT64_MAX - len)
+		return -1;
+	return pread(fd, buf, len, (off_t)off) == (ssize_t)len ? 0 : -1;
+}
+
+#define MAX_PHDRS 256
+#define MAX_DYN 4096
+#define MAX_NEEDED 64
+
+/*
+ * Append to out (size bytes, ':' between names) the ASan runtimes among
+ * the DT_NEEDED of the ELF file open as fd, whose first bytes are head.
+ * Either class, either byte order; anything amiss ends the look quietly.
+ */
+static void asan_needed(int fd, const unsigned char *head, size_t len, char *out, size_t size)
+{
+	unsigned char *ph = NULL, *dyn = NULL;
+	uint64_t phoff, dynoff = 0, dynsz = 0, strtab = 0, strsz = 0, stroff = UINT64_MAX;
+	uint64_t needed[MAX_NEEDED];
+	unsigned int phentsize, phnum, i, nneeded = 0, dsize;
+	int is64, msb, have_dyn = 0;
+
+	if (len < EI_NIDENT || memcmp(head, ELFMAG, SELFMAG) != 0)
+		return;
+	if (head[EI_CLASS] != ELFCLASS32 && head[EI_CLASS] != ELFCLASS64)
+		return;
+	if (head[EI_DATA] != ELFDATA2LSB && head[EI_DATA] != ELFDATA2MSB)
+		return;
+	is64 = head[EI_CLASS] == ELFCLASS64;
+	msb = head[EI_DATA] == ELFDATA2MSB;
+	if (len < (is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr)))
+		return;
+	phoff = is64 ? field(head + 32, 8, msb) : field(head + 28, 4, msb);
+	phentsize = (unsigned int)field(head + (is64 ? 54 : 42), 2, msb);
+	phnum = (unsigned int)field(head + (is64 ? 56 : 44), 2, msb);
+	if (phentsize < (is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) || phentsize > 256 ||
+	    phnum == 0 || phnum > MAX_PHDRS)
+		return;
+	ph = malloc((size_t)phentsize * phnum);
+	if (ph == NULL || read_at(fd, ph, (size_t)phentsize * phnum, phoff) != 0)
+		goto out;
+	for (i = 0; i < phnum; i++) {
+		const unsigned char *p = ph + (size_t)i * phentsize;
+
+		if (field(p, 4, msb) != PT_DYNAMIC)
+			continue;
+		dynoff = is64 ? field(p + 8, 8, msb) : field(p + 4, 4, msb);
+		dynsz = is64 ? field(p + 32, 8, msb) : field(p + 16, 4, msb);
+		have_dyn = 1;
+		break;
+	}
+	if (!have_dyn)
+		goto out;
+	dsize = is64 ? 16 : 8;
+	if (dynsz / dsize > MAX_DYN)
+		dynsz = (uint64_t)MAX_DYN * dsize;
+	dyn = malloc(dynsz + 1);
+	if (dyn == NULL || read_at(fd, dyn, dynsz, dynoff) != 0)
+		goto out;
+	for (i = 0; i < dynsz / dsize; i++) {
+		const unsigned char *d = dyn + (size_t)i * dsize;
+		uint64_t tag = field(d, dsize / 2, msb), val = field(d + dsize / 2, dsize / 2, msb);
+
+		if (tag == DT_NULL)
+			break;
+		if (tag == DT_STRTAB)
+			strtab = val;
+		else if (tag == DT_STRSZ)
+			strsz = val;
+		else if (tag == DT_NEEDED && nneeded < MAX_NEEDED)
+			needed[nneeded++] = val;
+	}
+	/* DT_STRTAB is an address: the file offset is that of its PT_LOAD */
+	for (i = 0; i < phnum; i++) {
+		const unsigned char *p = ph + (size_t)i * phentsize;
+		uint64_t off, vaddr, filesz;
+
+		if (field(p, 4, msb) != PT_LOAD)
+			continue;
+		off = is64 ? field(p + 8, 8, msb) : field(p + 4, 4, msb);
+		vaddr = is64 ? field(p + 16, 8, msb) : field(p + 8, 4, msb);
+		filesz = is64 ? field(p + 32, 8, msb) : field(p + 16, 4, msb);
+		if (strtab >= vaddr && strtab - vaddr < filesz) {
+			stroff = off + (strtab - vaddr);
+			break;
+		}
+	}
+	if (stroff == UINT64_MAX)
+		goto out;
+	for (i = 0; i < nneeded; i++) {
+		char name[NAME_MAX + 1];
+		ssize_t got;
+		size_t used = strlen(out);
+
+		if (needed[i] >= strsz || stroff > (uint64_t)INT64_MAX - needed[i])
+			continue;
+		got = pread(fd, name, sizeof(name) - 1, (off_t)(stroff + needed[i]));
+		if (got <= 0)
+			continue;
+		name[got] = '\0';
+		if (strlen(name) == (size_t)got || !is_asan_runtime(name) ||
+		    used + strlen(name) + 2 > size)
+			continue;
+		snprintf(out + used, size - used, "%s%s", used ? ":" : "", name);
+	}
+out:
+	free(dyn);
+	free(ph);
+}
+
+/*
+ * The ASan runtimes the program exec runs for cmd needs, in out (':'
+ * between them; empty if none): those of cmd, or of the interpreter of its
+ * #! line, and so on, 4 deep as the kernel goes.
+ */
+static void program_asan_runtimes(const char *cmd, char *out, size_t size)
+{
+	char path[PATH_MAX];
+	unsigned char head[256];
+	int depth, fd;
+	ssize_t n;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "%s", cmd);
+	for (depth = 0; depth < 5; depth++) {
+		size_t i, j;
+
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return;
+		n = pread(fd, head, sizeof(head), 0);
+		if (n >= 2 && head[0] == '#' && head[1] == '!') {
+			close(fd);
+			for (i = 2; i < (size_t)n && (head[i] == ' ' || head[i] == '\t'); i++)
+				;
+			for (j = i; j < (size_t)n && head[j] != ' ' && head[j] != '\t' &&
+				    head[j] != '\n' && head[j] != '\0';
+			     j++)
+				;
+			/* the line ends at the end of a short file too */
+			if (j == i || (j == sizeof(head) && n == (ssize_t)sizeof(head)) ||
+			    j - i >= sizeof(path))
+				return;
+			memcpy(path, head + i, j - i);
+			path[j - i] = '\0';
+			continue;
+		}
+		if (n > 0)
+			asan_needed(fd, head, (size_t)n, out, size);
+		close(fd);
+		return;
+	}
+}
+
+/*
+ * LD_PRELOAD for CMD: the ASan runtimes CMD needs (runtimes, unless
+ * LD_PRELOAD begins with an ASan runtime already), the sanitizer runtimes
+ * that begin LD_PRELOAD, lib, then the rest of LD_PRELOAD in its order,
+ * without lib twice.
+ */
+static void compose_preload(const char *lib, const char *runtimes)
 {
 	const char *old = getenv("LD_PRELOAD");
-	size_t size = strlen(lib) + (old ? strlen(old) : 0) + 2;
-	char *list = malloc(size), *tok, *save, *copy;
+	size_t size, n = 0, lead, i;
+	char *list, *copy, **tok, *t, *save;
+	int have_asan = 0;
 
-	if (list == NULL)
+	if (old == NULL)
+		old = "";
+	size = strlen(lib) + strlen(runtimes) + strlen(old) + 3;
+	list = malloc(size);
+	copy = strdup(old);
+	tok = calloc(strlen(old) / 2 + 1, sizeof(*tok));
+	if (list == NULL || copy == NULL || tok == NULL)
 		die("out of memory");
-	strcpy(list, lib);
-	if (old != NULL) {
-		copy = strdup(old);
-		if (copy == NULL)
-			die("out of memory");
-		for (tok = strtok_r(copy, " :", &save); tok; tok = strtok_r(NULL, " :", &save)) {
-			if (strcmp(tok, lib) == 0)
-				continue;
-			strcat(list, ":");
-			strcat(list, tok);
+	for (t = strtok_r(copy, " :", &save); t != NULL; t = strtok_r(NULL, " :", &save))
+		tok[n++] = t;
+	for (lead = 0; lead < n && is_sanitizer_runtime(tok[lead]); lead++)
+		have_asan |= is_asan_runtime(tok[lead]);
+	list[0] = '\0';
+	if (!have_asan && runtimes[0] != '\0')
+		strcpy(list, runtimes);
+	for (i = 0; i < n; i++) {
+		if (i == lead) {
+			if (list[0] != '\0')
+				strcat(list, ":");
+			strcat(list, lib);
 		}
-		free(copy);
+		if (strcmp(tok[i], lib) == 0)
+			continue;
+		if (list[0] != '\0')
+			strcat(list, ":");
+		strcat(list, tok[i]);
+	}
+	if (lead == n) {
+		if (list[0] != '\0')
+			strcat(list, ":");
+		strcat(list, lib);
 	}
 	if (setenv("LD_PRELOAD", list, 1) != 0)
 		die("cannot set LD_PRELOAD: %s", strerror(errno));
+	free(tok);
+	free(copy);
 	free(list);
 }
 
@@ -171,7 +476,7 @@ int cmd_run(int argc, char **argv)
 					      { "debug", no_argument, NULL, 'd' },
 					      { "help", no_argument, NULL, 'h' },
 					      { 0 } };
-	char lib[PATH_MAX], cmd[PATH_MAX];
+	char lib[PATH_MAX], cmd[PATH_MAX], runtimes[1024];
 	struct stat st;
 	int c;
 
@@ -202,7 +507,8 @@ int cmd_run(int argc, char **argv)
 		die("%s is set-user-ID or set-group-ID: the dynamic linker would ignore "
 		    "LD_PRELOAD", cmd);
 	library_path(lib, sizeof(lib));
-	compose_preload(lib);
+	program_asan_runtimes(cmd, runtimes, sizeof(runtimes));
+	compose_preload(lib, runtimes);
 	execv(cmd, argv + optind);
 	die("%s: %s", cmd, strerror(errno));
 }

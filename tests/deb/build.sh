@@ -138,9 +138,12 @@ multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 work=$(mktemp -d /tmp/libvolatile-deb-prog.XXXXXX)
 region=/dev/shm/libvolatile-deb-check.$$
 check_help() { volatile --help >/dev/null; }
+# shellcheck disable=SC2016 # $LIB is for ld.so to expand
+preload='/usr/lib/'$multiarch'/libvolatile/preload/$LIB/libvolatile.so.0'
 check_run() {
 	# shellcheck disable=SC2016 # expanded by the child
-	[ "$(volatile run -- sh -c 'echo "$LD_PRELOAD"')" = "/usr/lib/$multiarch/libvolatile.so.0" ]
+	[ "$(volatile run -- sh -c 'echo "$LD_PRELOAD"')" = "$preload" ] &&
+		volatile run -- sh -c 'grep -q "/libvolatile\.so\.0" /proc/$$/maps'
 }
 check_pkgconfig() { pkg-config --cflags --libs libvolatile; }
 check_cc() {
@@ -151,7 +154,7 @@ check_prog() { (cd "$work" && VOLATILE_REGION=$region ./prog); }
 check_man() { man -w "$1" >/dev/null; }
 cp "$top/tests/deb/prog.c" "$work/prog.c"
 step "volatile --help" check_help
-step "volatile run preloads /usr/lib/$multiarch/libvolatile.so.0" check_run
+step "volatile run preloads $preload, and the library is loaded" check_run
 step "pkg-config --cflags --libs libvolatile" check_pkgconfig
 step "cc \$(pkg-config --cflags --libs libvolatile) builds tests/deb/prog.c" check_cc
 step "the program marks, purges, unmarks, makes an ashmem region" check_prog
