@@ -501,15 +501,22 @@ static int fds_holding(const struct vl_ident *ids, int n, int skip, int *held)
 			unsigned short reclen;
 			const char *name = buf + pos + 19;
 			struct vl_stat st;
-			int fd;
+			struct stat sb;
+			int fd, maybe = 0;
 
 			memcpy(&reclen, buf + pos + 16, sizeof(reclen));
 			pos += reclen;
 			if (name[0] < '0' || name[0] > '9')
 				continue;
 			fd = atoi(name);
-			if (fd == skip || fd == dir || vl_sys_fstat(fd, &st) != 0 ||
-			    !S_ISREG(st.mode) || st.nlink != 0)
+			/* a plain fstat first: the whole identity only for a memfd with one's number */
+			if (fd == skip || fd == dir || syscall(SYS_fstat, fd, &sb) != 0 ||
+			    !S_ISREG(sb.st_mode) || sb.st_nlink != 0)
+				continue;
+			for (int i = 0; i < n && !maybe; i++)
+				maybe = (uint64_t)sb.st_ino == ids[i].ino &&
+					(uint64_t)sb.st_dev == ids[i].dev;
+			if (!maybe || vl_sys_fstat(fd, &st) != 0)
 				continue;
 			for (int i = 0; i < n; i++)
 				if (vl_ident_same(&st.id, &ids[i]))
@@ -1058,7 +1065,7 @@ long vl_ash_ioctl(int fd, unsigned long req, unsigned long arg, int *handled)
  * close costs the same with 10 or 1,000 fds open, the look at every fd
  * shared by many regions.
  */
-#define SETTLE_AT 64
+#define SETTLE_AT 128
 #define SETTLE_EVERY_MS 1000
 
 static uint64_t settled_ms;

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #define HERE 4096
-#define DYING 128
+#define DYING 256
 
 static struct vl_here here[HERE];
 static int used; /* entries [0, used) may be taken */
