@@ -89,6 +89,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "say.h"
+
 /* the driver's numbers, x86-64 (and 32-bit where they differ) */
 #define A_SET_NAME 0x41007701ul
 #define A_GET_NAME 0x81007702ul
@@ -116,17 +118,6 @@ static unsigned char *map;
 static size_t map_len;
 static pid_t child = -1;
 static void *bad; /* an address in a PROT_NONE page */
-
-static const char *ename(int e)
-{
-	static char buf[32];
-	const char *n = strerrorname_np(e);
-
-	if (n != NULL)
-		return n;
-	snprintf(buf, sizeof(buf), "E%d", e);
-	return buf;
-}
 
 static uint64_t num(const char *s)
 {

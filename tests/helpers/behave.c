@@ -98,35 +98,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "say.h"
+
 #include "volatile.h"
 
 #define REGION_SIZE 65536
 #define REGION_OFFSET "0564c000" /* VL_MAP_OFFSET, as /proc/PID/maps shows it */
-
-static const char *ename(int e)
-{
-	static char buf[32];
-	const char *n = strerrorname_np(e);
-
-	if (n != NULL)
-		return n;
-	snprintf(buf, sizeof(buf), "E%d", e);
-	return buf;
-}
-
-static void die(const char *what)
-{
-	printf("setup: %s: %s\n", what, ename(errno));
-	exit(2);
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
 
 static int memfd(const char *name, off_t size)
 {

@@ -71,32 +71,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "say.h"
+
 #define SIZE 65536
-
-static const char *ename(int e)
-{
-	static char buf[32];
-	const char *n = strerrorname_np(e);
-
-	if (n != NULL)
-		return n;
-	snprintf(buf, sizeof(buf), "E%d", e);
-	return buf;
-}
-
-static void die(const char *what)
-{
-	printf("setup: %s: %s\n", what, ename(errno));
-	exit(2);
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
 
 static void ask(const char *pre, int fd)
 {

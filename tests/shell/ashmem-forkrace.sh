@@ -30,27 +30,8 @@ TWINS=$VL_TOP_BUILDDIR/tests/helpers/twins
 FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
 [ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
 
-# as fork-attach.sh: a holder of a region made at $WORK/made.a, stopped
-# holding its lock; the region renamed to $VOLATILE_REGION. Sets $hpid.
-stopped_holder() {
-	VOLATILE_REGION=$WORK/region.$1
-	export VOLATILE_REGION
-	bg "h$1" env VOLATILE_REGION="$WORK/made.$1" LD_PRELOAD="$FAULT_LIB" \
-		VT_STOP_AT="finish: committed, region locked" \
-		timeout 60 "$VT" pid memfd m 4K mark 0 4K echo over
-	wait_match "h$1" out '^pid = '
-	hpid=$(sed -n 's/^pid = //p' "$WORK/h$1.out")
-	i=0
-	until [ "$(awk '{print $3}' "/proc/$hpid/stat" 2>/dev/null)" = T ]; do
-		i=$((i + 1))
-		[ "$i" -le 500 ] || { show "h$1"; fail "$1: the holder never stopped holding the lock"; }
-		sleep 0.01
-	done
-	mv "$WORK/made.$1" "$VOLATILE_REGION" || fail "cannot rename the region"
-}
-
 part_a() {
-	stopped_holder a
+	region_held_stopped a
 	run a shim "$TWINS" newfork "$hpid"
 	kill -CONT "$hpid" 2>/dev/null
 	wait_bg ha

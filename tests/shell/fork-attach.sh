@@ -18,26 +18,6 @@ BEHAVE=$VL_TOP_BUILDDIR/tests/helpers/behave
 FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
 [ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
 
-# stopped_holder NAME: a holder of a region made at $WORK/made.NAME, stopped
-# holding its lock; the region renamed to $VOLATILE_REGION. Sets $hpid.
-stopped_holder() {
-	# (not new_region: each part runs in a subshell, and counts from the same number)
-	VOLATILE_REGION=$WORK/region.$1
-	export VOLATILE_REGION
-	bg "h$1" env VOLATILE_REGION="$WORK/made.$1" LD_PRELOAD="$FAULT_LIB" \
-		VT_STOP_AT="finish: committed, region locked" \
-		timeout 60 "$VT" pid memfd m 4K mark 0 4K echo over
-	wait_match "h$1" out '^pid = '
-	hpid=$(sed -n 's/^pid = //p' "$WORK/h$1.out")
-	i=0
-	until [ "$(awk '{print $3}' "/proc/$hpid/stat" 2>/dev/null)" = T ]; do
-		i=$((i + 1))
-		[ "$i" -le 500 ] || { show "h$1"; fail "$1: the holder never stopped holding the lock"; }
-		sleep 0.01
-	done
-	mv "$WORK/made.$1" "$VOLATILE_REGION" || fail "cannot rename the region"
-}
-
 holder_done() {
 	kill -CONT "$hpid" 2>/dev/null
 	_rc=$rc
@@ -48,7 +28,7 @@ holder_done() {
 
 # ---- a. _Fork in another thread --------------------------------------------------
 part_a() {
-	stopped_holder a
+	region_held_stopped a
 	run a env LD_PRELOAD="$VOLATILE_LIBRARY" timeout 30 "$BEHAVE" attachfork "$hpid"
 	holder_done a
 	grep -q '^child: HUNG' "$WORK/a.out" &&
@@ -64,7 +44,7 @@ EOT
 
 # ---- b. fork() in a signal handler that interrupted the attach ---------------------
 part_b() {
-	stopped_holder b
+	region_held_stopped b
 	bg b env LD_PRELOAD="$VOLATILE_LIBRARY" timeout 20 "$BEHAVE" attachsig
 	sleep 1
 	kill -CONT "$hpid"
