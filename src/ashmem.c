@@ -282,8 +282,8 @@ static int via_pipe(void *dst, const void *src, size_t n)
 		return -EFAULT;
 	if (write(p[1], src, n) != (ssize_t)n || read(p[0], dst, n) != (ssize_t)n)
 		err = -EFAULT;
-	close(p[0]);
-	close(p[1]);
+	vl_raw_close(p[0]);
+	vl_raw_close(p[1]);
 	return err;
 }
 
@@ -557,7 +557,7 @@ int vl_ash_new(const char *name, uint64_t size, int dev, int cloexec)
 	if (fd < 0)
 		return fd;
 	if (size > 0 && (err = raw_ftruncate(fd, size)) != 0) {
-		close(fd);
+		vl_raw_close(fd);
 		return err;
 	}
 	vl_ash_init(&init, dev ? VL_ASH_DEV : 0);
@@ -577,7 +577,7 @@ int vl_ash_new(const char *name, uint64_t size, int dev, int cloexec)
 	       (unsigned long long)size, err ? ": " : "", err ? strerror(-err) : "");
 	if (err) {
 		if (dev) { /* no device without its state */
-			close(fd);
+			vl_raw_close(fd);
 			return err;
 		}
 		return fd; /* a plain memfd: pin and unpin will say why not */
@@ -716,7 +716,7 @@ static int clone_memfd(int fd, const char *mname, int *seals_out)
 	    syscall(SYS_fcntl, nfd, F_SETFL, fl) != 0 || syscall(SYS_fcntl, nfd, F_GETFL) != fl ||
 	    (seals != F_SEAL_SEAL && seals != 0 && syscall(SYS_fcntl, nfd, F_ADD_SEALS, seals) != 0) ||
 	    syscall(SYS_fcntl, nfd, F_GET_SEALS) != seals) {
-		close(nfd);
+		vl_raw_close(nfd);
 		return -1;
 	}
 	*seals_out = seals;
@@ -761,11 +761,11 @@ static void rename_memfd(struct target *t)
 		if (nrec)
 			vl_drop_file(t->r, nx.fi, nx.gen, VL_DROP_ALL);
 		if (nfd >= 0)
-			close(nfd);
+			vl_raw_close(nfd);
 		vl_log("ashmem: fd %d keeps its memfd's name (%s)", t->fd, why);
 		return;
 	}
-	close(nfd);
+	vl_raw_close(nfd);
 	vl_drop_file(t->r, ox.fi, ox.gen, VL_DROP_ALL); /* the old memfd is gone with it */
 	vl_here_made(t->fd, &nst.id, epoch);
 	t->st = nst;

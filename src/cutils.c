@@ -44,7 +44,12 @@ VL_EXPORT int ashmem_valid(int fd)
 	return 0;
 }
 
-VL_EXPORT int ashmem_create_region(const char *name, size_t size)
+/*
+ * The exported names call these, and so do the NDK's: a call from inside
+ * the library to an exported name would bind through the PLT to whatever
+ * the program interposes on it.
+ */
+static int create_region(const char *name, size_t size)
 {
 	int saved = errno, fd = vl_ash_new(name, size, 0, 1);
 
@@ -56,9 +61,24 @@ VL_EXPORT int ashmem_create_region(const char *name, size_t size)
 	return fd;
 }
 
-VL_EXPORT int ashmem_set_prot_region(int fd, int prot)
+static int set_prot(int fd, int prot)
 {
 	return call(fd, ASHMEM_SET_PROT_MASK, (unsigned long)prot);
+}
+
+static int get_size(int fd)
+{
+	return call(fd, ASHMEM_GET_SIZE, 0);
+}
+
+VL_EXPORT int ashmem_create_region(const char *name, size_t size)
+{
+	return create_region(name, size);
+}
+
+VL_EXPORT int ashmem_set_prot_region(int fd, int prot)
+{
+	return set_prot(fd, prot);
 }
 
 VL_EXPORT int ashmem_pin_region(int fd, size_t offset, size_t len)
@@ -77,19 +97,19 @@ VL_EXPORT int ashmem_unpin_region(int fd, size_t offset, size_t len)
 
 VL_EXPORT int ashmem_get_size_region(int fd)
 {
-	return call(fd, ASHMEM_GET_SIZE, 0);
+	return get_size(fd);
 }
 
 VL_EXPORT int ASharedMemory_create(const char *name, size_t size)
 {
 	if (size == 0)
 		return -EINVAL;
-	return ashmem_create_region(name, size);
+	return create_region(name, size);
 }
 
 VL_EXPORT size_t ASharedMemory_getSize(int fd)
 {
-	int saved = errno, r = ashmem_get_size_region(fd);
+	int saved = errno, r = get_size(fd);
 
 	errno = saved;
 	return r < 0 ? 0 : (size_t)r;
@@ -97,5 +117,5 @@ VL_EXPORT size_t ASharedMemory_getSize(int fd)
 
 VL_EXPORT int ASharedMemory_setProt(int fd, int prot)
 {
-	return ashmem_set_prot_region(fd, prot);
+	return set_prot(fd, prot);
 }

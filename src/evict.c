@@ -153,7 +153,7 @@ static int reached(const struct vl_region *r, const struct cand *c, const struct
 
 	if (fd < 0)
 		return 0;
-	close(fd);
+	vl_raw_close(fd);
 	if (vl_lock_region(r) == 0) {
 		struct vl_file *f = vl_file_at(r, c->fi);
 

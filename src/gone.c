@@ -71,7 +71,7 @@ static int on_dev(int fd, uint64_t dev)
 	if (fd < 0)
 		return -errno;
 	if (vl_sys_statx(fd, &st) != 0 || st.id.dev != dev) {
-		close(fd);
+		vl_raw_close(fd);
 		return -ENODEV;
 	}
 	return fd;
@@ -98,7 +98,7 @@ static int tmpfs_mount(uint64_t dev)
 	int fd = vl_open_mount(dev, 0, point, sizeof(point));
 
 	if (fd >= 0 && (fstatfs(fd, &sf) != 0 || sf.f_type != TMPFS_MAGIC)) {
-		close(fd);
+		vl_raw_close(fd);
 		return -EOPNOTSUPP;
 	}
 	return fd;
@@ -127,8 +127,8 @@ int vl_gone_by_handle(const struct vl_ident *id)
 	fd = VL_SYSCALL("open_by_handle_at", open_by_handle_at(mnt, &fh.h, O_PATH | O_CLOEXEC));
 	ret = fd >= 0 ? 0 : errno == ESTALE ? 1 : -errno;
 	if (fd >= 0)
-		close(fd);
-	close(mnt);
+		vl_raw_close(fd);
+	vl_raw_close(mnt);
 	vl_log("inode %llu of %u:%u: %s", (unsigned long long)id->ino, major(id->dev),
 	       minor(id->dev), ret == 1 ? "gone (ESTALE)" : ret == 0 ? "exists" : "cannot tell");
 	return ret;

@@ -154,7 +154,7 @@ int vl_check(int fd, int mode, int64_t off, int64_t len, struct vl_stat *st)
 	if (off < 0 || len <= 0 || (mark && unmark) || others) {
 		/* an fd that is not open comes first, as in the kernel, for
 		 * which an O_PATH fd is not open either */
-		int fl = fcntl(fd, F_GETFL);
+		int fl = vl_raw_fcntl(fd, F_GETFL);
 
 		if (fl < 0 || (fl & O_PATH))
 			return -EBADF;
@@ -181,7 +181,7 @@ int vl_check(int fd, int mode, int64_t off, int64_t len, struct vl_stat *st)
 		return err == -ENOMEM ? err : -EOPNOTSUPP;
 	/* only a memfd can be sealed, and a memfd has no name */
 	if (mark && st->nlink == 0 && !never_write_sealed(&st->id)) {
-		int seals = VL_SYSCALL("get seals", fcntl(fd, F_GET_SEALS));
+		int seals = VL_SYSCALL("get seals", vl_raw_fcntl(fd, F_GET_SEALS));
 
 		if (seals > 0 && (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)))
 			return -EPERM;

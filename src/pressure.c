@@ -24,7 +24,7 @@
 /* The start of a file (small /proc and cgroup files), NUL-terminated. */
 static int read_text(const char *path, char *buf, size_t size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = vl_raw_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	size_t have = 0;
 	ssize_t n;
 
@@ -32,7 +32,7 @@ static int read_text(const char *path, char *buf, size_t size)
 		return -errno;
 	while (have < size - 1 && (n = read(fd, buf + have, size - 1 - have)) > 0)
 		have += (size_t)n;
-	close(fd);
+	vl_raw_close(fd);
 	buf[have] = '\0';
 	return 0;
 }
@@ -84,7 +84,7 @@ int vl_own_cgroup(struct vl_cgroup *cg)
 		char f[PATH_MAX + 32];
 
 		snprintf(f, sizeof(f), "%s/memory.current", cg->dir);
-		if (access(f, R_OK) != 0 && strcmp(cg->dir, cg->mnt) != 0) {
+		if (vl_raw_access(f, R_OK) != 0 && strcmp(cg->dir, cg->mnt) != 0) {
 			memset(cg, 0, sizeof(*cg));
 			return -ENOENT;
 		}
@@ -105,11 +105,11 @@ int vl_cgroup_at(const char *dir, struct vl_cgroup *cg)
 	strcpy(cg->dir, copy);
 	dir = cg->dir;
 	snprintf(f, sizeof(f), "%s/memory.limit_in_bytes", dir);
-	if (access(f, R_OK) == 0) {
+	if (vl_raw_access(f, R_OK) == 0) {
 		cg->version = 1;
 	} else {
 		snprintf(f, sizeof(f), "%s/memory.current", dir);
-		if (access(f, R_OK) != 0)
+		if (vl_raw_access(f, R_OK) != 0)
 			return -ENOENT;
 		cg->version = 2;
 	}

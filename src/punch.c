@@ -172,19 +172,19 @@ int vl_punch_way(const struct vl_way *w, const struct vl_ident *id, const struct
 
 	if (here)
 		return punch_through(w, id, ext, k);
-	stack = mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE,
+	stack = vl_raw_mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (stack == MAP_FAILED)
 		return -ENOMEM;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid = VL_SYSCALL("clone", clone(child, (char *)stack + CHILD_STACK,
+	pid = VL_SYSCALL("clone", vl_raw_clone(child, (char *)stack + CHILD_STACK,
 					CLONE_VM | CLONE_SIGHAND | CLONE_THREAD | CLONE_VFORK, &j));
 	/* returned once the thread has exited (CLONE_VFORK); a sandbox may forbid it */
 	if (pid < 0)
 		j.result = -errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	munmap(stack, CHILD_STACK);
+	vl_raw_munmap(stack, CHILD_STACK);
 	errno = saved;
 	return j.result;
 }

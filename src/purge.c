@@ -93,7 +93,7 @@ static void init_pass(struct pass *p, const struct vl_region *r, const struct vl
 static void end_pass(struct pass *p)
 {
 	for (int i = 0; i < p->nopen; i++)
-		close(p->open[i].way.opath);
+		vl_raw_close(p->open[i].way.opath);
 }
 
 static int skipped(const struct pass *p, uint32_t fi)
@@ -163,7 +163,7 @@ static const struct vl_way *keep_way(struct pass *p, uint32_t fi, uint32_t gen,
 				     const struct vl_way *w)
 {
 	if (p->nopen == OPEN_MAX) {
-		close(p->open[0].way.opath);
+		vl_raw_close(p->open[0].way.opath);
 		memmove(&p->open[0], &p->open[1], sizeof(p->open[0]) * (OPEN_MAX - 1));
 		p->nopen--;
 	}

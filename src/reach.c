@@ -131,12 +131,12 @@ int vl_fd_is(int fd, const struct vl_ident *id)
 static int open_checked(int dirfd, const char *path, int follow, const struct vl_ident *id)
 {
 	int fd = VL_SYSCALL("open O_PATH",
-			    openat(dirfd, path, PATH_FLAGS | (follow ? 0 : O_NOFOLLOW)));
+			    vl_raw_openat(dirfd, path, PATH_FLAGS | (follow ? 0 : O_NOFOLLOW)));
 
 	if (fd < 0)
 		return -1;
 	if (!verify(fd, id)) {
-		close(fd);
+		vl_raw_close(fd);
 		return -1;
 	}
 	return fd;
@@ -261,7 +261,7 @@ static int scan_tasks(long pid, const struct vl_ident *id, struct vl_holder *fou
 	int nseen = 0, fd = -1;
 
 	snprintf(path, sizeof(path), "/proc/%ld/task", pid);
-	tasks.fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	tasks.fd = vl_raw_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (tasks.fd < 0) {
 		if (errno != ENOENT && ours(pid))
 			*complete = 0;
@@ -280,7 +280,7 @@ static int scan_tasks(long pid, const struct vl_ident *id, struct vl_holder *fou
 		if (nseen < 8)
 			seen[nseen++] = tid;
 		snprintf(path, sizeof(path), "/proc/%ld/task/%ld/fd", pid, tid);
-		fds.fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		fds.fd = vl_raw_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fds.fd < 0) {
 			if (errno != ENOENT && ours(pid))
 				*complete = 0;
@@ -300,9 +300,9 @@ static int scan_tasks(long pid, const struct vl_ident *id, struct vl_holder *fou
 		}
 		if (fds.len < 0 && ours(pid))
 			*complete = 0;
-		close(fds.fd);
+		vl_raw_close(fds.fd);
 	}
-	close(tasks.fd);
+	vl_raw_close(tasks.fd);
 	return fd;
 }
 
@@ -318,7 +318,7 @@ static int scan_fds(const struct vl_ident *id, struct vl_holder *found, int *com
 	long pid;
 	int fd = -1;
 
-	procs.fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	procs.fd = vl_raw_open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (procs.fd < 0) {
 		*complete = 0;
 		return -1;
@@ -328,7 +328,7 @@ static int scan_fds(const struct vl_ident *id, struct vl_holder *found, int *com
 		if (numeric(pe->d_name, &pid))
 			fd = scan_tasks(pid, id, found, complete);
 	}
-	close(procs.fd);
+	vl_raw_close(procs.fd);
 	return fd;
 }
 
@@ -392,7 +392,7 @@ static int maps_of(long pid, int (*fn)(void *, char *), void *arg)
 	int err = 0;
 
 	snprintf(path, sizeof(path), "/proc/%ld/task", pid);
-	tasks.fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	tasks.fd = vl_raw_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (tasks.fd < 0)
 		return -errno;
 	tasks.len = tasks.pos = 0;
@@ -406,7 +406,7 @@ static int maps_of(long pid, int (*fn)(void *, char *), void *arg)
 		if (err != 0)
 			break;
 	}
-	close(tasks.fd);
+	vl_raw_close(tasks.fd);
 	return err;
 }
 
@@ -422,7 +422,7 @@ static int mapped_anywhere(const struct vl_ident *id, int *complete)
 	struct dirent64 *pe;
 	long pid;
 
-	procs.fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	procs.fd = vl_raw_open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (procs.fd < 0) {
 		*complete = 0;
 		return 1;
@@ -437,7 +437,7 @@ static int mapped_anywhere(const struct vl_ident *id, int *complete)
 		if (err != 0 && err != -ENOENT && ours(pid))
 			*complete = 0;
 	}
-	close(procs.fd);
+	vl_raw_close(procs.fd);
 	return ma.hit;
 }
 
@@ -513,7 +513,7 @@ int vl_scan_regions(void (*fn)(void *, const struct vl_mapped_region *), void *a
 	struct dirbuf procs;
 	struct dirent64 *pe;
 
-	procs.fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	procs.fd = vl_raw_open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (procs.fd < 0)
 		return -errno;
 	procs.len = procs.pos = 0;
@@ -521,7 +521,7 @@ int vl_scan_regions(void (*fn)(void *, const struct vl_mapped_region *), void *a
 		if (numeric(pe->d_name, &rs.pid) && ours(rs.pid))
 			maps_of(rs.pid, on_region_line, &rs);
 	}
-	close(procs.fd);
+	vl_raw_close(procs.fd);
 	return 0;
 }
 
@@ -565,18 +565,18 @@ static int open_beneath(int dirfd, const char *rel, int flags, uint64_t dev)
 #endif
 	if (strchr(rel, '/') != NULL)
 		return -ENOSYS; /* component by component would be needed: not worth it */
-	fd = openat(dirfd, rel, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	fd = vl_raw_openat(dirfd, rel, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (vl_sys_statx(fd, &st) != 0 || st.id.dev != dev) {
-		close(fd);
+		vl_raw_close(fd);
 		return -EXDEV;
 	}
 	if (flags & O_PATH)
 		return fd;
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	dirfd = open(self, flags | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	close(fd);
+	dirfd = vl_raw_open(self, flags | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	vl_raw_close(fd);
 	return dirfd >= 0 ? dirfd : -errno;
 }
 
@@ -603,11 +603,11 @@ static int open_mount_point(const char *point, uint64_t dev)
 		return -errno;
 #endif
 	if (fd < 0)
-		fd = open(point, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		fd = vl_raw_open(point, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (vl_sys_statx(fd, &st) != 0 || st.id.dev != dev) {
-		close(fd);
+		vl_raw_close(fd);
 		return -ENODEV;
 	}
 	return fd;
@@ -657,11 +657,11 @@ static int via_path(const struct vl_target *t)
 	if (strncmp(t->path, point, len) == 0 && t->path[len] == '/' && t->path[len + 1] != '\0') {
 		fd = open_beneath(root, t->path + len + 1, O_PATH, t->id.dev);
 		if (fd >= 0 && !verify(fd, &t->id)) {
-			close(fd);
+			vl_raw_close(fd);
 			fd = -1;
 		}
 	}
-	close(root);
+	vl_raw_close(root);
 	return fd < 0 ? -1 : fd;
 }
 
@@ -719,7 +719,7 @@ static int walk_dir(struct walk *w, int dirfd, int depth)
 		w->complete = 0;
 	if (fd < 0)
 		w->path[base] = '\0';
-	close(dirfd);
+	vl_raw_close(dirfd);
 	return fd;
 }
 
@@ -760,7 +760,7 @@ static int view_complete(void)
 
 	if (__atomic_load_n(&known, __ATOMIC_ACQUIRE))
 		return complete;
-	complete = stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == PID_NS_INIT_INO &&
+	complete = vl_raw_stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == PID_NS_INIT_INO &&
 		   readlink("/proc/self", self, sizeof(self)) > 0 && !vl_proc_hides();
 	__atomic_store_n(&known, 1, __ATOMIC_RELEASE);
 	return complete;

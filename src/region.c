@@ -61,7 +61,7 @@ static int open_no_symlinks(int dirfd, const char *path, int flags, mode_t mode)
 	if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
 		return fd;
 #endif
-	return openat(dirfd, path, flags, mode);
+	return vl_raw_openat(dirfd, path, flags, mode);
 }
 
 /* The directory of path (O_PATH), and its last name in *name. */
@@ -94,7 +94,7 @@ static int open_dir(const char *path, char *name, size_t size)
  */
 static int trusted(int fd, struct stat *st)
 {
-	if (VL_SYSCALL("fstat region", fstat(fd, st)) != 0)
+	if (VL_SYSCALL("fstat region", vl_raw_fstat(fd, st)) != 0)
 		return -errno;
 	if (!S_ISREG(st->st_mode) || st->st_uid != geteuid() || (st->st_mode & 077) != 0) {
 		vl_log("region refused: mode %o owner %u", (unsigned)st->st_mode,
@@ -107,7 +107,7 @@ static int trusted(int fd, struct stat *st)
 static int map(int fd, size_t size, void **base)
 {
 	void *p = VL_SYSCALL_PTR("mmap region",
-				 mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+				 vl_raw_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 				      (off_t)VL_MAP_OFFSET));
 
 	if (p == MAP_FAILED)
@@ -202,7 +202,7 @@ static int lay_out(int fd, uint32_t ranges, uint32_t files, const char *path, in
 	 */
 	if (populate(h, 0, g.files_off) != 0 || populate(h, g.hash_off, g.nodes_off - g.hash_off) ||
 	    populate(h, g.procs_off, g.region_size - g.procs_off)) {
-		munmap(*base, g.region_size);
+		vl_raw_munmap(*base, g.region_size);
 		return -ENOSPC;
 	}
 	unsealed = g;
@@ -255,7 +255,7 @@ static int make(int dirfd, const char *name, uint32_t ranges, uint32_t files, co
 	int fd, err, named = 0;
 
 	fd = VL_SYSCALL("create region",
-			openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
+			vl_raw_openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
 	if (fd < 0 && errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
 		return -errno;
 	if (fd < 0) {
@@ -263,7 +263,7 @@ static int make(int dirfd, const char *name, uint32_t ranges, uint32_t files, co
 		if ((size_t)snprintf(tmp, sizeof(tmp), ".%.200s.new.%d.%lx", name, (int)getpid(),
 				     (unsigned long)(uintptr_t)&tmp) >= sizeof(tmp))
 			return -ENAMETOOLONG;
-		fd = VL_SYSCALL("create region", openat(dirfd, tmp, O_RDWR | O_CREAT | O_EXCL |
+		fd = VL_SYSCALL("create region", vl_raw_openat(dirfd, tmp, O_RDWR | O_CREAT | O_EXCL |
 								    O_NOFOLLOW | O_CLOEXEC |
 								    O_NOCTTY, 0600));
 		if (fd < 0)
@@ -271,7 +271,7 @@ static int make(int dirfd, const char *name, uint32_t ranges, uint32_t files, co
 		named = 1;
 	}
 	/* the umask may have taken bits: exactly 0600, whatever it was */
-	err = fchmod(fd, 0600) == 0 && fstat(fd, st) == 0 ? 0 : -errno;
+	err = fchmod(fd, 0600) == 0 && vl_raw_fstat(fd, st) == 0 ? 0 : -errno;
 	if (err == 0)
 		err = lay_out(fd, ranges, files, path, chosen, base, size);
 	if (err == 0) {
@@ -285,11 +285,11 @@ static int make(int dirfd, const char *name, uint32_t ranges, uint32_t files, co
 				err = linkat(dirfd, tmp, dirfd, name, 0) == 0 ? 0 : -errno;
 		}
 		if (err)
-			munmap(*base, *size);
+			vl_raw_munmap(*base, *size);
 	}
 	if (named)
 		unlinkat(dirfd, tmp, 0); /* renamed away already, or garbage */
-	close(fd);
+	vl_raw_close(fd);
 	return err;
 }
 
@@ -314,7 +314,7 @@ static int attach(int fd, const struct stat *st, void **base, size_t *size)
 	/* check what is mapped, not what was read a moment ago */
 	err = vl_geometry_check(&((struct vl_header *)*base)->geo, have);
 	if (err) {
-		munmap(*base, (size_t)have);
+		vl_raw_munmap(*base, (size_t)have);
 		return err;
 	}
 	*size = (size_t)have;
@@ -364,7 +364,7 @@ static void show_in_use(int fd, const struct vl_region *r)
 	struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_len = 1 };
 
 	fl.l_start = (off_t)region_tag(r);
-	if (VL_SYSCALL("tag lock", fcntl(fd, F_OFD_SETLK, &fl)) != 0)
+	if (VL_SYSCALL("tag lock", vl_raw_fcntl(fd, F_OFD_SETLK, &fl)) != 0)
 		vl_log("region: cannot take its tag lock (%s): unseen users may go unnoticed",
 		       strerror(errno));
 }
@@ -390,12 +390,12 @@ static void discard_retired(void *base, size_t size, int dirfd, const char *name
 	vl_region_bind(&r, base, size);
 	e = vl_lock_take(&r, &r.hdr->fate.move_lock);
 	if (e >= 0) {
-		if (fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == st->st_dev &&
+		if (vl_raw_fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == st->st_dev &&
 		    now.st_ino == st->st_ino && unlinkat(dirfd, name, 0) == 0)
 			vl_log("a retired region was back at %s: its name is taken away", name);
 		vl_lock_drop(&r, &r.hdr->fate.move_lock);
 	}
-	munmap(base, size);
+	vl_raw_munmap(base, size);
 }
 
 int vl_region_open(const char *path, int create, uint32_t ranges, uint32_t files,
@@ -442,7 +442,7 @@ int vl_region_open(const char *path, int create, uint32_t ranges, uint32_t files
 			    __atomic_load_n(&((struct vl_header *)base)->fate.retired, __ATOMIC_ACQUIRE)) {
 				/* a region whose records went elsewhere, back at its name */
 				discard_retired(base, size, dirfd, name, &st);
-				close(fd);
+				vl_raw_close(fd);
 				fd = -1;
 				err = -EAGAIN;
 				continue;
@@ -464,7 +464,7 @@ int vl_region_open(const char *path, int create, uint32_t ranges, uint32_t files
 			 * that name is how a region is told in there (settling).
 			 */
 			if (err == 0)
-				munmap(base, size);
+				vl_raw_munmap(base, size);
 			if (err == 0 || err == -EEXIST)
 				err = -EAGAIN;
 		}
@@ -477,8 +477,8 @@ int vl_region_open(const char *path, int create, uint32_t ranges, uint32_t files
 		show_in_use(fd, out);
 	}
 	if (fd >= 0)
-		close(fd);
-	close(dirfd);
+		vl_raw_close(fd);
+	vl_raw_close(dirfd);
 out:
 	if (err)
 		vl_log("region %s unusable: %s", path, strerror(-err));
@@ -507,7 +507,7 @@ int vl_region_open_fd(int fd, struct vl_region *out)
 void vl_region_unmap(struct vl_region *r)
 {
 	if (r->hdr != NULL)
-		munmap(r->hdr, r->size);
+		vl_raw_munmap(r->hdr, r->size);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -583,7 +583,7 @@ int vl_region_fresh(const struct vl_region *r)
 	region_wanted(want, sizeof(want));
 	if (strcmp(want, r->path) != 0)
 		return 0; /* the default place changed: a runtime directory came or went */
-	if (statx(AT_FDCWD, want, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_INO, &sx) != 0)
+	if (vl_raw_statx(AT_FDCWD, want, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_INO, &sx) != 0)
 		return errno != ENOENT && errno != ENOTDIR; /* gone; anything else: cannot tell */
 	return makedev(sx.stx_dev_major, sx.stx_dev_minor) == r->file_dev &&
 	       sx.stx_ino == r->file_ino;
@@ -606,15 +606,15 @@ static int open_old(const struct vl_mapped_region *m)
 	int fd = -1;
 
 	if (m->name[0] == '/' && !m->deleted)
-		fd = open(m->name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		fd = vl_raw_open(m->name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		/* needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE: root, mostly */
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", m->pid,
 			 (unsigned long long)m->lo, (unsigned long long)m->hi);
-		fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		fd = vl_raw_open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	}
-	if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_dev != m->dev || st.st_ino != m->ino)) {
-		close(fd);
+	if (fd >= 0 && (vl_raw_fstat(fd, &st) != 0 || st.st_dev != m->dev || st.st_ino != m->ino)) {
+		vl_raw_close(fd);
 		fd = -1;
 	}
 	return fd;
@@ -682,7 +682,7 @@ static void on_old(void *a, const struct vl_mapped_region *m)
 		vl_region_unmap(&old);
 	}
 	if (fd >= 0)
-		close(fd);
+		vl_raw_close(fd);
 }
 
 /*

@@ -82,16 +82,16 @@ static struct self_page *self_page(void)
 
 	if (p != NULL)
 		return p;
-	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	m = vl_raw_mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
 		goto no_page;
 	if (madvise(m, 4096, MADV_WIPEONFORK) != 0) {
-		munmap(m, 4096);
+		vl_raw_munmap(m, 4096);
 		goto no_page;
 	}
 	if (!__atomic_compare_exchange_n(&page, &none, (struct self_page *)m, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE)) {
-		munmap(m, 4096);
+		vl_raw_munmap(m, 4096);
 		return none;
 	}
 	return m;

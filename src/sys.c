@@ -34,7 +34,7 @@ int vl_each_line(const char *path, int (*fn)(void *arg, char *line), void *arg)
 {
 	char buf[4096];
 	size_t have = 0;
-	int fd = VL_SYSCALL("open proc file", open(path, O_RDONLY | O_CLOEXEC));
+	int fd = VL_SYSCALL("open proc file", vl_raw_open(path, O_RDONLY | O_CLOEXEC));
 	int skipping = 0, stop = 0;
 
 	if (fd < 0)
@@ -67,7 +67,7 @@ int vl_each_line(const char *path, int (*fn)(void *arg, char *line), void *arg)
 			skipping = 1;
 		}
 	}
-	close(fd);
+	vl_raw_close(fd);
 	return stop;
 }
 

@@ -1,16 +1,96 @@
 /*
- * sys.h - the system calls the runtime makes, returning -errno.
+ * sys.h - the system calls the runtime makes.
  *
- * The runtime's own fallocate calls go straight to the kernel: they must
- * never come back into the shim, whoever else interposes fallocate.
+ * The error convention of the runtime: a function returns 0 (or a count,
+ * or a descriptor) on success and -errno on failure, and leaves errno
+ * alone; a descriptor that holds nothing is -1. The one exception is the
+ * vl_raw_ layer below, which keeps libc's (-1 and errno), so that a call
+ * site reads as the libc call it replaces.
+ *
+ * The library defines open, close, fstat, mmap... itself (the ashmem
+ * emulation, src/shim/), and a call to one of those names from inside the
+ * library would bind, through the PLT, to the library's own hook: its
+ * gate would look at the runtime's own fds (tests/shell/symbols.sh fails
+ * when any name the library defines is also one it calls). So the runtime
+ * makes those calls through vl_raw_: the system call itself, no libc
+ * wrapper, no cancellation point. Its own fallocate calls go straight to
+ * the kernel too: they must never come back into the shim, whoever else
+ * interposes fallocate.
  */
 #ifndef VL_SYS_H
 #define VL_SYS_H
 
 #include "core/layout.h"
 
+#include <fcntl.h>
 #include <stdint.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <unistd.h>
+
+struct statx;
+
+/* ---- the raw layer: libc's names, the kernel's calls, libc's convention ---- */
+
+#define vl_raw_open(path, flags, ...) \
+	((int)syscall(SYS_openat, AT_FDCWD, (path), (flags), ##__VA_ARGS__))
+#define vl_raw_openat(dirfd, path, flags, ...) \
+	((int)syscall(SYS_openat, (dirfd), (path), (flags), ##__VA_ARGS__))
+#define vl_raw_fcntl(fd, cmd, ...) ((int)syscall(SYS_fcntl, (fd), (cmd), ##__VA_ARGS__))
+
+static inline int vl_raw_close(int fd)
+{
+	return (int)syscall(SYS_close, fd);
+}
+
+static inline int vl_raw_fstat(int fd, struct stat *st)
+{
+	return (int)syscall(SYS_fstat, fd, st);
+}
+
+static inline int vl_raw_fstatat(int dirfd, const char *path, struct stat *st, int flags)
+{
+	return (int)syscall(SYS_newfstatat, dirfd, path, st, flags);
+}
+
+static inline int vl_raw_stat(const char *path, struct stat *st)
+{
+	return vl_raw_fstatat(AT_FDCWD, path, st, 0);
+}
+
+static inline int vl_raw_lstat(const char *path, struct stat *st)
+{
+	return vl_raw_fstatat(AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW);
+}
+
+static inline int vl_raw_statx(int dirfd, const char *path, int flags, unsigned mask,
+			       struct statx *sx)
+{
+	return (int)syscall(SYS_statx, dirfd, path, flags, mask, sx);
+}
+
+/* access(2): the real ids, as faccessat without flags */
+static inline int vl_raw_access(const char *path, int mode)
+{
+	return (int)syscall(SYS_faccessat, AT_FDCWD, path, mode);
+}
+
+static inline void *vl_raw_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+
+static inline int vl_raw_munmap(void *addr, size_t len)
+{
+	return (int)syscall(SYS_munmap, addr, len);
+}
+
+/* glibc's clone under its other name: the library's clone only counts children */
+int __clone(int (*fn)(void *), void *stack, int flags, void *arg, ...);
+#define vl_raw_clone __clone
+
+/* ---- the runtime's calls: -errno ------------------------------------------------ */
 
 int vl_sys_fallocate(int fd, int mode, int64_t off, int64_t len);
 /* Punch [off, off+len) out of fd, keeping the size. */

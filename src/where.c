@@ -15,6 +15,8 @@
  */
 #include "where.h"
 
+#include "sys.h"
+
 #include <linux/magic.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,7 +40,7 @@ static const char *not_private(const char *dir)
 	struct stat st;
 	struct statfs sf;
 
-	if (lstat(dir, &st) != 0)
+	if (vl_raw_lstat(dir, &st) != 0)
 		return "missing";
 	if (!S_ISDIR(st.st_mode))
 		return "not a directory";

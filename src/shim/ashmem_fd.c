@@ -50,7 +50,7 @@ static int raw_dup3(int fd, int to, int flags)
 static int raw_dup2(int fd, int to)
 {
 	if (fd == to) /* dup3 refuses what dup2 allows */
-		return fcntl(fd, F_GETFD) < 0 ? -1 : to;
+		return (int)syscall(SYS_fcntl, fd, F_GETFD) < 0 ? -1 : to;
 	return raw_dup3(fd, to, 0);
 }
 
