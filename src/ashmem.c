@@ -214,11 +214,6 @@ static int raw_ftruncate(int fd, uint64_t size)
 	return syscall(SYS_ftruncate, fd, (off_t)size) < 0 ? -errno : 0;
 }
 
-static int raw_stat(const char *path, struct stat *st)
-{
-	return syscall(SYS_newfstatat, AT_FDCWD, path, st, 0) < 0 ? -errno : 0;
-}
-
 static int file_size(int fd, uint64_t *size)
 {
 	struct stat st;
@@ -264,7 +259,7 @@ int vl_ash_real_device(void)
 		struct stat st;
 		int saved = errno;
 
-		k = raw_stat(VL_ASH_DEV_PATH, &st) == 0 && S_ISCHR(st.st_mode) ? 1 : 2;
+		k = vl_raw_stat(VL_ASH_DEV_PATH, &st) == 0 && S_ISCHR(st.st_mode) ? 1 : 2;
 		errno = saved;
 		__atomic_store_n(&known, k, __ATOMIC_RELAXED);
 	}
@@ -1377,7 +1372,7 @@ static void dev_base(struct stat *st)
 		struct stat s;
 		int saved = errno;
 
-		if (raw_stat("/dev", &s) != 0)
+		if (vl_raw_stat("/dev", &s) != 0)
 			memset(&s, 0, sizeof(s));
 		errno = saved;
 		devdir = s;

@@ -11,10 +11,10 @@
  */
 #include "export.h"
 #include "ident.h"
+#include "next.h"
 #include "ops.h"
 #include "volatile.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
@@ -56,8 +56,9 @@ static void read_aliases_on(void)
 }
 
 /*
- * dlsym may allocate, but never calls fallocate, so this cannot recurse;
- * two threads resolving at once store the same values.
+ * VL_NEXT's resolution (next.h), with the aliases flag read first: the
+ * slots are the pass-through's own (it loads one, and calls), not
+ * VL_NEXT's hidden ones. Two threads resolving at once store the same.
  */
 static fallocate_fn resolve(fallocate_fn *slot, const char *name)
 {
@@ -65,10 +66,7 @@ static fallocate_fn resolve(fallocate_fn *slot, const char *name)
 
 	if (f == NULL) {
 		read_aliases_on();
-		f = (fallocate_fn)dlsym(RTLD_NEXT, name);
-		if (f == NULL)
-			f = raw_fallocate;
-		__atomic_store_n(slot, f, __ATOMIC_RELEASE);
+		f = (fallocate_fn)vl_next((void **)slot, name, (void *)raw_fallocate);
 	}
 	return f;
 }
