@@ -12,6 +12,7 @@
 
 #include <linux/ioctl.h>
 #include <linux/types.h>
+#include <stddef.h> /* size_t, in ASHMEM_SET_SIZE */
 
 #define ASHMEM_NAME_LEN 256
 

@@ -46,4 +46,27 @@ for std in c99 c11 gnu99 gnu11; do
 	done
 done
 say "$n builds of the SPEC's lines: no warning, the right symbol each time"
+
+# Every installed header compiles on its own, as the first line of a file,
+# and so does a use of what it defines.
+alone() {
+	case $1 in
+	volatile.h) echo 'int use(int fd) { return fallocate(fd, FALLOC_FL_MARK_VOLATILE, 0, 1); }' ;;
+	cutils/ashmem.h) echo 'int use(void) { return ashmem_create_region("x", 4096); }' ;;
+	linux/ashmem.h)
+		echo 'unsigned long use[] = { ASHMEM_SET_NAME, ASHMEM_GET_NAME, ASHMEM_SET_SIZE,'
+		echo '	ASHMEM_GET_SIZE, ASHMEM_SET_PROT_MASK, ASHMEM_GET_PROT_MASK, ASHMEM_PIN,'
+		echo '	ASHMEM_UNPIN, ASHMEM_GET_PIN_STATUS, ASHMEM_PURGE_ALL_CACHES, ASHMEM_GET_FILE_ID };'
+		;;
+	esac
+}
+for h in volatile.h cutils/ashmem.h linux/ashmem.h; do
+	{ printf '#include <%s>\n' "$h"; alone "$h"; } >"$WORK/alone.c"
+	for std in c99 gnu11; do
+		$CC -std=$std -Wall -Wextra -Werror -pedantic -I"$VL_TOP_SRCDIR/include" \
+			-c "$WORK/alone.c" -o "$WORK/alone.o" 2>"$WORK/cc.err" ||
+			fail "<$h> alone, -std=$std: $(head -3 "$WORK/cc.err")"
+	done
+done
+say "each installed header compiles alone"
 exit 0
