@@ -673,7 +673,7 @@ static int snapshot(struct target *t, struct vl_ashmem *a)
  * right name and puts it in place of the old one under the same fd number
  * (dup3), with the same state; the old memfd and its record go.
  *
- * Only when nothing can be lost (SPEC 4): the old memfd was made in this
+ * Only when nothing can be lost (DESIGN 4): the old memfd was made in this
  * process, which has not forked since, nor sent it over a socket, nor
  * holds another fd on it, nor maps it; it holds no data (no block
  * allocated: nothing was ever written) and no volatile range; its size,
@@ -797,7 +797,7 @@ static int set_name(struct target *t, unsigned long arg)
  * made its file at the first mmap): so a mapping made where no gate saw it
  * (an fd this process did not know) cannot fault past the end. It only
  * shrinks when it holds no data (written before the first mmap, which the
- * driver refused): those bytes are not ours to drop (SPEC 4).
+ * driver refused): those bytes are not ours to drop (DESIGN 4).
  */
 static int apply_size(int fd, uint64_t size)
 {

@@ -1,5 +1,5 @@
 /*
- * ashmem.h - ashmem regions on memfd (SPEC section 6): the logic behind
+ * ashmem.h - ashmem regions on memfd (DESIGN 7): the logic behind
  * the libcutils API (cutils.c) and the /dev/ashmem emulation (src/shim/).
  *
  * A region is a memfd whose record in the shared region carries

@@ -1,7 +1,7 @@
 /*
  * cutils.c - libcutils' ashmem API and the NDK's ASharedMemory, exported
  * by libvolatile.so with their names, signatures and return conventions
- * (SPEC section 6). They go straight to the emulation's logic, so they
+ * (DESIGN 7). They go straight to the emulation's logic, so they
  * work in a program linked with -lvolatile as well as under LD_PRELOAD.
  * errno is left alone on success.
  */

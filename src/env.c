@@ -6,7 +6,7 @@
  *
  * Every variable is read with secure_getenv: in a secure execution (a
  * set-user-ID or set-group-ID program linked with the library) none is
- * read (SPEC 9), since whoever ran it chose them: a region file to
+ * read (DESIGN 9), since whoever ran it chose them: a region file to
  * create or write with the program's rights, a log on its stderr.
  */
 #include "env.h"
@@ -95,7 +95,7 @@ static void load(void)
 
 	v = secure_getenv("VOLATILE_BUDGET");
 	if (v != NULL && *v != '\0') {
-		/* 0, like every threshold of SPEC section 8, switches it off */
+		/* 0, like every threshold of DESIGN 6, switches it off */
 		if (vl_parse_size(v, &config.budget) == 0)
 			config.has_budget = config.budget > 0;
 		else

@@ -1,5 +1,5 @@
 /*
- * env.h - the environment, read once per process (SPEC section 9).
+ * env.h - the environment, read once per process (DESIGN 9).
  */
 #ifndef VL_ENV_H
 #define VL_ENV_H

@@ -30,9 +30,9 @@
  * and every UNMARK of that one says 1 too. Every UNMARK, not only those
  * touching bytes outside its own ranges: a MARK over bytes of the evicted
  * purged range makes an unpurged range of the new record over zeros, and
- * its UNMARK must still say 1 (SPEC 4: the range it merged into had been
+ * its UNMARK must still say 1 (DESIGN 3: the range it merged into had been
  * purged while volatile). So an UNMARK of an evicted file never says 0
- * again: over bytes its purged ranges covered that is the answer SPEC 4
+ * again: over bytes its purged ranges covered that is the answer DESIGN 3
  * asks for; anywhere else a 1 costs the program a rebuild of bytes that
  * were intact, never its data.
  *

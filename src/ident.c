@@ -6,7 +6,7 @@
  * or block device, and offset + len against the maximum size. Asking the
  * kernel itself for a hole punch at LLONG_MAX + 1 runs every one of those
  * checks and then fails with EFBIG without touching the file: one system
- * call answers rows 4 to 8 of SPEC section 5 exactly as the kernel would,
+ * call answers rows 4 to 8 of DESIGN 5 exactly as the kernel would,
  * append-only included (a punch is refused on an append-only file).
  */
 #include "ident.h"

@@ -1,5 +1,5 @@
 /*
- * ident.h - the checks of SPEC section 5, in the kernel's order, and the
+ * ident.h - the checks of DESIGN 5, in the kernel's order, and the
  * identity of the file an fd refers to.
  */
 #ifndef VL_IDENT_H

@@ -1,6 +1,6 @@
 /*
  * move.h - moving the records of a region whose name no longer leads to
- * it into the region new processes find (SPEC 9; layout.h, struct vl_fate).
+ * it into the region new processes find (DESIGN 16; layout.h, struct vl_fate).
  */
 #ifndef VL_MOVE_H
 #define VL_MOVE_H

@@ -431,7 +431,7 @@ static int mark(const struct vl_region *r, int fdnum, uint64_t s, uint64_t e,
 	VL_STEP("mark: tree changed, not committed");
 	if (err == 0 && c.punch_end > c.punch_start) {
 		/*
-		 * Merged into a purged range: the flag must not lie (SPEC 4). The
+		 * Merged into a purged range: the flag must not lie (DESIGN 3). The
 		 * fd is the caller's, checked a moment ago; checked again here, in
 		 * case another thread of the caller reused its number.
 		 */

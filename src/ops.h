@@ -1,5 +1,5 @@
 /*
- * ops.h - MARK and UNMARK (SPEC section 4), and the whole volatile
+ * ops.h - MARK and UNMARK (DESIGN 3), and the whole volatile
  * fallocate as the shim and the command call it.
  */
 #ifndef VL_OPS_H
@@ -9,7 +9,7 @@
 
 /*
  * fallocate(fd, mode, off, len) where mode carries a volatile bit:
- * checks (SPEC section 5), then MARK (returns 0) or UNMARK (returns 0
+ * checks (DESIGN 5), then MARK (returns 0) or UNMARK (returns 0
  * intact, 1 purged); -errno on error. From a signal handler that
  * interrupted this thread inside it: -EINTR.
  */

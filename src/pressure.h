@@ -1,6 +1,6 @@
 /*
  * pressure.h - how much memory is left, for this process and its cgroup
- * (SPEC section 8), and how full a tmpfs is.
+ * (DESIGN 6), and how full a tmpfs is.
  */
 #ifndef VL_PRESSURE_H
 #define VL_PRESSURE_H
@@ -46,7 +46,7 @@ int vl_memstate_read(const struct vl_cgroup *cg, struct vl_memstate *ms);
 int vl_tmpfs_space(int fd, uint64_t *free_bytes, uint64_t *size_bytes);
 
 /*
- * The two rules of SPEC 8 that MARK (ops.c) and the daemon both apply, one
+ * The two rules of DESIGN 6 that MARK (ops.c) and the daemon both apply, one
  * round each: the caller repeats while a round purges and logs it its way.
  *
  * Memory: read the state (of cg's processes when cg is given) and, below

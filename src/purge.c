@@ -43,7 +43,7 @@
  *      (evict.c).
  *
  * The region lock is never held across a punch or a reopen: only the one
- * file's lock is (SPEC section 9).
+ * file's lock is (DESIGN 13).
  */
 #include "purge.h"
 
@@ -428,7 +428,7 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 	vl_unlock_region(r);
 
 	/*
-	 * Not through a region new processes no longer find (SPEC 9): they
+	 * Not through a region new processes no longer find (DESIGN 16): they
 	 * may have said "intact" of these bytes from the one they find. The
 	 * ranges stay flagged purged, unpunched: UNMARK says 1, the safe way.
 	 */

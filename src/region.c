@@ -42,7 +42,7 @@
 #include <unistd.h>
 
 /*
- * A region reachable through a symlink is refused (SPEC 9), wherever the
+ * A region reachable through a symlink is refused (DESIGN 9), wherever the
  * symlink is on its path: openat2's RESOLVE_NO_SYMLINKS (ELOOP). Where
  * the kernel has no openat2 (before 5.6, or a seccomp filter refuses it),
  * only the last name is checked (O_NOFOLLOW).
@@ -245,7 +245,7 @@ static int publish_anonymous(int fd, int dirfd, const char *name)
  * (O_TMPFILE) or a name of its own, then given the region's name only if
  * it is free. So no file at the region's name is ever half made, and the
  * library lays out only files it has just made itself: a file found at
- * the name, whatever its bytes, is checked, never overwritten (SPEC 9).
+ * the name, whatever its bytes, is checked, never overwritten (DESIGN 9).
  * -EEXIST if another process published one first: use that.
  */
 static int make(int dirfd, const char *name, uint32_t ranges, uint32_t files, const char *path,
@@ -410,7 +410,7 @@ int vl_region_open(const char *path, int create, uint32_t ranges, uint32_t files
 	memset(out, 0, sizeof(*out));
 	/*
 	 * A relative path names another file in each working directory, and
-	 * would split the user's processes between regions (SPEC 9). Falling
+	 * would split the user's processes between regions (DESIGN 9). Falling
 	 * back to the default region would split them too, from those given
 	 * the same path absolute: the region is unusable instead.
 	 */
@@ -858,7 +858,7 @@ static int slow_get(struct vl_region **out)
 		err = attach_wanted(&r);
 		if (err) {
 			/*
-			 * A region refused is refused for good (SPEC 5: the process
+			 * A region refused is refused for good (DESIGN 5: the process
 			 * keeps that answer), and so is a relative path (EINVAL: the
 			 * environment is read once); a failure that may pass (EINTR,
 			 * ENOMEM, EMFILE, ENOSPC...) is tried again at the next call.

@@ -1,5 +1,5 @@
 /*
- * where.h - where the user's region lives by default (SPEC 9).
+ * where.h - where the user's region lives by default (DESIGN 9).
  */
 #ifndef VL_WHERE_H
 #define VL_WHERE_H

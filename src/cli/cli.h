@@ -1,5 +1,5 @@
 /*
- * cli.h - the `volatile` command (SPEC section 7).
+ * cli.h - the `volatile` command (DESIGN 8).
  *
  * Every subcommand prints --help, and on bad usage or an error prints one
  * line "volatile: ..." on stderr and exits 2.

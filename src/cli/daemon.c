@@ -4,7 +4,7 @@
  * Watches memory and purges volatile ranges, oldest first, when available
  * memory (the system's, or the cgroup's headroom) falls below
  * VOLATILE_MIN_AVAILABLE, and a tmpfs's own ranges when its free space
- * falls below VOLATILE_TMPFS_MIN_FREE (SPEC section 8). So idle programs'
+ * falls below VOLATILE_TMPFS_MIN_FREE (DESIGN 6). So idle programs'
  * caches give way too, not only those of programs that keep marking.
  *
  * It wakes on whatever the kernel offers, all optional:

@@ -147,7 +147,7 @@ static void take_snapshot(struct snapshot *s)
 	vl_region_unmap(&r);
 }
 
-/* Memory as the library sees it for this process (SPEC section 8). */
+/* Memory as the library sees it for this process (DESIGN 6). */
 struct pressure {
 	struct vl_cgroup cg;
 	int have_cg;

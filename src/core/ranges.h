@@ -1,5 +1,5 @@
 /*
- * ranges.h - the rules of SPEC section 4 on the ranges of one file.
+ * ranges.h - the rules of DESIGN 3 on the ranges of one file.
  *
  * Pure logic: these functions change one file's tree and report what they
  * did in a struct vl_change; the caller, holding the region lock, then

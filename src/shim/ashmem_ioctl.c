@@ -1,6 +1,6 @@
 /*
  * ashmem_ioctl.c - ioctl: requests of type 0x77 (ashmem's) on a memfd are
- * answered here (SPEC section 6); every other call goes to the next
+ * answered here (DESIGN 7); every other call goes to the next
  * ioctl after one compare.
  */
 #include "ashmem.h"

@@ -7,7 +7,7 @@
  *
  * The 2012 ABI aliases (0x04 MARK, 0x08 UNMARK) are opt-in: by default
  * they are the kernel's FALLOC_FL_NO_HIDE_STALE and COLLAPSE_RANGE, which
- * tmpfs refuses, and programs rely on that refusal (SPEC 3).
+ * tmpfs refuses, and programs rely on that refusal (DESIGN 2).
  */
 #include "export.h"
 #include "ident.h"
@@ -47,7 +47,7 @@ static int raw_fallocate(int fd, int mode, off_t off, off_t len)
 	return (int)syscall(SYS_fallocate, fd, mode, off, len);
 }
 
-/* Only "1" turns them on; nothing is read in a secure execution (SPEC 9). */
+/* Only "1" turns them on; nothing is read in a secure execution (DESIGN 9). */
 static void read_aliases_on(void)
 {
 	const char *v = secure_getenv("VOLATILE_2012_ABI");

@@ -1,7 +1,7 @@
 /*
  * fuzz-ranges.c - libFuzzer target: sequences of MARK, UNMARK and purges
  * on the real core (range tree, pool, commit) against the naive model of
- * SPEC section 4 (tests/unit/model.c).
+ * DESIGN 3 (tests/unit/model.c).
  *
  * The input is a program. Its first byte chooses the world: the capacity
  * of the region (8 to 64 ranges, so it runs full), the offset space (32 to

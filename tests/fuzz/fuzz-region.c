@@ -2,7 +2,7 @@
  * fuzz-region.c - libFuzzer target: a region file that this process did
  * not write, through every check and repair the runtime runs on it.
  *
- * SPEC section 9: a region whose contents fail validation makes MARK and
+ * DESIGN 18: a region whose contents fail validation makes MARK and
  * UNMARK fail cleanly and never crashes the host. So whatever the bytes,
  * nothing here may crash, read or write outside the region (ASan: the
  * buffer is exactly the region's size), invoke undefined behaviour

@@ -1,5 +1,5 @@
 /*
- * cancel - pthread_cancel inside the library (SPEC 9, issue 12.8).
+ * cancel - pthread_cancel inside the library (DESIGN 17, issue 12.8).
  *
  *   cancel
  *

@@ -1,5 +1,5 @@
 /*
- * lockrace - a POSIX lock taken while a purge is under way (SPEC 9;
+ * lockrace - a POSIX lock taken while a purge is under way (DESIGN 13;
  * issue 12.7).
  *
  *   lockrace A B

@@ -1,5 +1,5 @@
 /*
- * reaper - a host that reaps every child it has (SPEC 9 "children"; the
+ * reaper - a host that reaps every child it has (DESIGN 17 "Children"; the
  * attack on issue 12).
  *
  *   reaper FILE N

@@ -1,5 +1,5 @@
 /*
- * reborn - a tmpfs inode reborn within one clock tick (SPEC 4, issue 12.1).
+ * reborn - a tmpfs inode reborn within one clock tick (DESIGN 14, issue 12.1).
  *
  *   reborn DIR TRIES
  *

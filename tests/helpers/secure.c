@@ -3,7 +3,7 @@
  * linker ignores LD_PRELOAD in a secure execution, but not a library the
  * program needs), for tests/shell/secure.sh. Installed set-user-ID, it
  * runs in a secure execution, where the library must read no VOLATILE_*
- * variable (SPEC 9). It prints, one line each:
+ * variable (DESIGN 9). It prints, one line each:
  *
  *   secure = N          getauxval(AT_SECURE)
  *   euid = N            whose default region the library uses

@@ -1,7 +1,7 @@
 /*
  * storm - many processes, many threads, purgers, a small budget, and
  * (optionally) SIGKILL at random moments; an oracle checks THE INVARIANT
- * and the truth of every UNMARK (SPEC 4).
+ * and the truth of every UNMARK (DESIGN 4).
  *
  *   storm DIR SECONDS WORKERS THREADS PURGERS KILL
  *

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The 2012 aliases 0x04/0x08, when turned on (VOLATILE_2012_ABI=1), are
-# MARK/UNMARK for tmpfs *files* and memfds only (SPEC 3); everything else
-# passes to the real fallocate with the kernel's answer (SPEC 5, "every
+# MARK/UNMARK for tmpfs *files* and memfds only (DESIGN 2); everything else
+# passes to the real fallocate with the kernel's answer (DESIGN 5, "every
 # other fallocate mode"), aliases on or off. That includes fds that are
 # not regular files but live on a tmpfs-typed file system: /dev/null and
 # the loop devices (devtmpfs reports TMPFS_MAGIC), a FIFO or a directory

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The 2012 ABI aliases (SPEC 3, amended), opt-in: with VOLATILE_2012_ABI=1
+# The 2012 ABI aliases (DESIGN 2), opt-in: with VOLATILE_2012_ABI=1
 # (or `volatile run --2012-abi`), on a tmpfs file or a memfd, mode 0x04 is
 # MARK and 0x08 is UNMARK (optionally with KEEP_SIZE), with their return
 # values and errors. By default they are the kernel's NO_HIDE_STALE and

@@ -1,5 +1,5 @@
 #!/bin/sh
-# ashmem (SPEC 6): a program written against <cutils/ashmem.h>, linked with
+# ashmem (DESIGN 7): a program written against <cutils/ashmem.h>, linked with
 # -lvolatile and run without LD_PRELOAD: create, size, its name in the
 # maps, unpin, `volatile purge`, pin says WAS_PURGED and reads zeros,
 # pinned pages intact, the prot mask, the NDK's ASharedMemory, a plain memfd.

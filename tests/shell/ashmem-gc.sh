@@ -1,5 +1,5 @@
 #!/bin/sh
-# ashmem (SPEC 6, 4): the record that holds a region's name, size and prot
+# ashmem (DESIGN 7, 15): the record that holds a region's name, size and prot
 # mask lives as long as the region, with no unpinned range at all and
 # through purges; once the region is gone, it is forgotten like any gone
 # file's (two sightings at least 3 s apart, by `volatile purge`).

@@ -1,5 +1,5 @@
 #!/bin/sh
-# ashmem (SPEC 6): an unmodified program that opens /dev/ashmem and drives
+# ashmem (DESIGN 7): an unmodified program that opens /dev/ashmem and drives
 # it with the driver's ioctls, run under `volatile run` on a machine
 # without the device: the device is there for stat and access, a region
 # looks like it to fstat; name and size before the first mmap only; the
@@ -227,7 +227,7 @@ getprot = 1
 map 4K rw = -1 EPERM
 EOF
 
-# ---- 8. SET_NAME loses nothing (SPEC 4): data written before the first mmap, ---
+# ---- 8. SET_NAME loses nothing (DESIGN 4): data written before the first mmap, -
 # the file offset and the status flags stay; a fresh region still gets its name
 # in the maps, its flags kept
 ok s8 leg open setsize 4K write precious offset nonblock setname second offset getfl \

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The budget (SPEC 8): with VOLATILE_BUDGET=SIZE a process keeps the whole
+# The budget (DESIGN 6): with VOLATILE_BUDGET=SIZE a process keeps the whole
 # region within SIZE unpurged volatile bytes at each of its MARKs, purging
 # the oldest ranges first (the new one last); without a budget nothing is
 # purged. Ages: re-marking inside a range keeps its age; a merged range

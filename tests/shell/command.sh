@@ -1,5 +1,5 @@
 #!/bin/sh
-# The `volatile` command (SPEC 7): mark/unmark for shell scripts (unmark
+# The `volatile` command (DESIGN 8): mark/unmark for shell scripts (unmark
 # prints intact/purged, exits 0/1), sizes with K/M/G, status and status
 # --json (valid JSON with the files and ranges), purge --bytes/--all
 # (oldest first, prints what was freed), run (--budget, --region,
@@ -57,7 +57,7 @@ usage_error run --budget
 usage_error run --budget 8X -- true
 usage_error run --frob -- true
 usage_error run -- "$WORK/no-such-command"
-# errors: the file, and MARK's own errors (SPEC 5)
+# errors: the file, and MARK's own errors (DESIGN 5)
 usage_error mark "$WORK/no-such-file" 0 4K
 usage_error unmark "$WORK/no-such-file" 0 4K
 usage_error mark "$f" 0 0
@@ -66,7 +66,7 @@ usage_error mark "$DISK/file" 0 4K
 usage_error unmark "$DISK/file" 0 4K
 usage_error mark /dev/null 0 4K
 usage_error mark "$WORK" 0 4K
-[ "$FAILED" -eq 0 ] || fail "bad usage is not reported as SPEC 7 says"
+[ "$FAILED" -eq 0 ] || fail "bad usage is not reported as DESIGN 8 says"
 
 # ---- mark, unmark, purge ------------------------------------------------------------------
 ok m1 vol mark "$f" 4K 8K

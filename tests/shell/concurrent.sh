@@ -1,5 +1,5 @@
 #!/bin/sh
-# Every process of the user maps the region at once (SPEC 1, 9): while
+# Every process of the user maps the region at once (DESIGN 1, 11): while
 # one process has it attached (it marked a range and is still running),
 # others can MARK, UNMARK, read the status and purge without waiting for
 # it to exit. (A region lock held for as long as a process keeps the

@@ -1,5 +1,5 @@
 #!/bin/sh
-# `volatile daemon` (SPEC 8): purges the caches of idle programs (they
+# `volatile daemon` (DESIGN 6, 8): purges the caches of idle programs (they
 # marked, then only sleep) when memory is low, logs each purge in one
 # line, exits 0 on SIGTERM, runs once per region, detaches unless told
 # --foreground, and leaves caches alone while memory is plentiful.

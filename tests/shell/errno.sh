@@ -1,5 +1,5 @@
 #!/bin/sh
-# errno is never clobbered by the shim's own work on success (SPEC 5).
+# errno is never clobbered by the shim's own work on success (DESIGN 5).
 # vt sets errno to a sentinel before every fallocate and reports
 # "ERRNO-CHANGED" (and exits 1) if a call that succeeded changed it.
 # Here the calls that make the shim work hardest: the first MARK of a

@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPEC 5: MARK and UNMARK on an append-only or immutable tmpfs file fail
+# DESIGN 5: MARK and UNMARK on an append-only or immutable tmpfs file fail
 # with EPERM, as the kernel's fallocate does (whatever fd is used: one
 # opened before the attribute was set, or O_APPEND), and change nothing.
 # Skipped (77) where chattr is missing or not permitted on tmpfs.

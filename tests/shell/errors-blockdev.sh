@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPEC 5: a block device is not tmpfs: MARK and UNMARK give EOPNOTSUPP,
+# DESIGN 5: a block device is not tmpfs: MARK and UNMARK give EOPNOTSUPP,
 # while the kernel's own modes pass through with the kernel's answers,
 # 0x04 and 0x08 included, even with the 2012 aliases turned on
 # (VOLATILE_2012_ABI=1: they are for tmpfs files only).

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Corner cases of SPEC 5's order ("the order of the kernel's
+# Corner cases of DESIGN 5's order ("the order of the kernel's
 # vfs_fallocate"), where the answer is the one the kernel gives:
 # - an O_PATH fd is not open as far as fallocate is concerned: EBADF,
 #   and it wins over EINVAL, as for a closed fd;

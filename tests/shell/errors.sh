@@ -1,5 +1,5 @@
 #!/bin/sh
-# The errors of MARK and UNMARK, SPEC section 5, row by row, in the
+# The errors of MARK and UNMARK, DESIGN 5, row by row, in the
 # kernel's order, each with its exact errno. (Append-only and immutable
 # files, disk files and block devices have their own tests:
 # errors-attr.sh, errors-disk.sh, errors-blockdev.sh; the region's own

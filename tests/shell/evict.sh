@@ -1,6 +1,6 @@
 #!/bin/sh
 # A full file table of records nobody can clear (issue 12, item 13;
-# README "Limits"; SPEC 4, 9).
+# README "Limits"; DESIGN 15).
 #
 # A record with a purged range is kept until its file is certainly gone.
 # Where that cannot be proven (a process of the user that cannot be looked

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Crash safety and failing system calls, walked point by point (SPEC 4, 9),
+# Crash safety and failing system calls, walked point by point (DESIGN 4, 11),
 # with the test suite's fault-injecting copy of the library
 # (tests/fault/libvolatile-fault.so, see src/core/fault.h):
 #

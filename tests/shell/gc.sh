@@ -1,5 +1,5 @@
 #!/bin/sh
-# Forgetting the records of files that are gone (SPEC 4; README "Limits").
+# Forgetting the records of files that are gone (DESIGN 15; README "Limits").
 #
 # A purge that cannot reach a file forgets its purged ranges only when the
 # file is certainly gone: no process of the user holds or maps it, every

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The kernel's word that a file is gone (src/gone.c; README "Limits"; SPEC 4).
+# The kernel's word that a file is gone (src/gone.c; README "Limits"; DESIGN 15).
 #
 # A purge that cannot reach a file asks the kernel, where it may (root, or
 # CAP_DAC_READ_SEARCH): it opens the inode's file handle, which fails with

@@ -1,5 +1,5 @@
 #!/bin/sh
-# <volatile.h> is all a program needs (SPEC 3): the SPEC's own lines,
+# <volatile.h> is all a program needs (DESIGN 2): the contract's own lines,
 #   #include <volatile.h>   /* includes <fcntl.h> */
 #   fallocate(fd, FALLOC_FL_MARK_VOLATILE, off, len);
 # compile without warnings in strict ISO C as well as with _GNU_SOURCE, and

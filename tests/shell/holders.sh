@@ -1,5 +1,5 @@
 #!/bin/sh
-# A lock's holder that is alive is never taken for dead (SPEC 4, 9; the
+# A lock's holder that is alive is never taken for dead (DESIGN 11; the
 # attack on issue 12): a waiter judges a holder by its slot in the region's
 # table of processes, through /proc. A holder stopped (SIGSTOP) while it
 # holds a file lock, after a budget purge flagged the file's range purged

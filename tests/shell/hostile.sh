@@ -1,5 +1,5 @@
 #!/bin/sh
-# What other processes of the user may do to a purge (SPEC 9, "Trust";
+# What other processes of the user may do to a purge (DESIGN 18;
 # README "Limits"):
 #
 #   a. scribble on the region by mistake: a file record that claims to be

@@ -1,5 +1,5 @@
 #!/bin/sh
-# A new file that reuses an inode number inherits nothing (SPEC 4):
+# A new file that reuses an inode number inherits nothing (DESIGN 14):
 # identity is (device, inode, birth time).
 #
 # tmpfs hands out inode numbers from a per-mount counter, so the same

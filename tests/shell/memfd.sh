@@ -1,5 +1,5 @@
 #!/bin/sh
-# memfds (SPEC 4, 8): a memfd marked by a process that then exits, held
+# memfds (DESIGN 13, 15): a memfd marked by a process that then exits, held
 # only by its child, is purged from a third process, and the child's
 # UNMARK says so. A purge never punches the wrong file, even when the
 # fd number the marker used now names another memfd. The records of a

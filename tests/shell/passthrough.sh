@@ -1,5 +1,5 @@
 #!/bin/sh
-# Every other fallocate mode goes to the real fallocate untouched (SPEC 3,
+# Every other fallocate mode goes to the real fallocate untouched (DESIGN 2,
 # 5): for each standard mode, valid or not, on a tmpfs file and on a disk
 # file (and on read-only fds, O_PATH fds, directories, FIFOs, pipes,
 # sockets, fds not open, /dev/null), the same vt script runs with and
@@ -9,7 +9,7 @@
 # identical.
 # The 2012 aliases 0x04 and 0x08 are off by default (VOLATILE_2012_ABI
 # unset): they are compared here like any mode, on tmpfs files and memfds
-# too (SPEC 3, amended); alias.sh tests them turned on.
+# too (DESIGN 2); alias.sh tests them turned on.
 . "$(dirname "$0")/lib.sh"
 
 modes="0 KEEP_SIZE PUNCH_HOLE|KEEP_SIZE PUNCH_HOLE ZERO_RANGE ZERO_RANGE|KEEP_SIZE

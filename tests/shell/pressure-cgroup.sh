@@ -1,5 +1,5 @@
 #!/bin/sh
-# A memory cgroup with a limit (SPEC 8): "available" is the cgroup's
+# A memory cgroup with a limit (DESIGN 6): "available" is the cgroup's
 # headroom when that is smaller than the machine's. tmpfs and memfd pages
 # cannot be reclaimed without swap, so a full cache makes the OOM killer
 # strike when another process of the cgroup allocates; volatile ranges

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Low memory seen on MARK (SPEC 8): when available memory is below
+# Low memory seen on MARK (DESIGN 6): when available memory is below
 # VOLATILE_MIN_AVAILABLE (a SIZE or a percentage), a MARK purges the
 # region's oldest ranges until it is not; 0 switches the check off. The
 # machine's real memory cannot be made low on demand here, so the

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Mark, purge and unmark across processes on a tmpfs file (SPEC 4):
+# Mark, purge and unmark across processes on a tmpfs file (DESIGN 3, 4):
 # volatility belongs to the inode, a purge from another process punches
 # exactly the marked bytes (THE INVARIANT: every byte outside is checked),
 # UNMARK reports it, and an UNMARK that returned 0 is a promise.

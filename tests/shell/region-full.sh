@@ -1,5 +1,5 @@
 #!/bin/sh
-# A full file system under the region (SPEC 5, 9; README "Limits"): the
+# A full file system under the region (DESIGN 5, 10; README "Limits"): the
 # region is a sparse file that gets its pages as it grows. A page of a
 # tmpfs file that cannot be had raises SIGBUS when it is first written, so
 # the library asks for them first: a MARK that needs room the file system

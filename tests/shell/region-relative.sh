@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPEC 9: VOLATILE_REGION is an absolute path. A relative one would be
+# DESIGN 9: VOLATILE_REGION is an absolute path. A relative one would be
 # resolved by each process against its own working directory, splitting
 # the user's processes between regions (and falling back to the default
 # region would split them from those given the same path absolute). So
@@ -48,7 +48,7 @@ expect 0 60K A ok
 EOF
 	nothing_made "VOLATILE_REGION=$rel"
 done
-# the arguments are still checked first (SPEC 5's order)
+# the arguments are still checked first (DESIGN 5's order)
 ok lib-args svte VOLATILE_REGION=region -- memfd m 64K mark -1 4K fa 'MARK|UNMARK' 0 4K \
 	open "$f" r mark 0 4K
 expect_out lib-args <<EOF

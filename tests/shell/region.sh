@@ -1,5 +1,5 @@
 #!/bin/sh
-# The shared region's own errors (SPEC 5, 9):
+# The shared region's own errors (DESIGN 5, 9):
 # - full (VOLATILE_REGION_RANGES=16 sets the capacity of a new region):
 #   the next MARK that needs a range gets ENOMEM and nothing changes;
 #   room made by UNMARK is used again;
@@ -206,7 +206,7 @@ expect_line dir "fa 0 0 4K = 0"
 
 # A file whose region header is all zeros, or no file content at all, is
 # not a region the library made: it is refused (EUCLEAN), never laid out
-# (SPEC 9: "zeros at the start" must not mean "mine to overwrite"). The
+# (DESIGN 9: "zeros at the start" must not mean "mine to overwrite"). The
 # library makes a region complete before it gives it its name, so no
 # region of its own ever looks like this.
 new_region

@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPEC 9: in a secure execution (set-user-ID or set-group-ID: AT_SECURE)
+# DESIGN 9: in a secure execution (set-user-ID or set-group-ID: AT_SECURE)
 # the library reads no VOLATILE_* variable.
 #
 # tests/helpers/secure, linked with -lvolatile, is installed set-user-ID

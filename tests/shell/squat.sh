@@ -1,5 +1,5 @@
 #!/bin/sh
-# Where the region lives, and other users' names (SPEC 9; issue 12.5).
+# Where the region lives, and other users' names (DESIGN 9, 18; issue 12.5).
 #
 #   1. With no private place (no /run/user/UID), the region is
 #      /dev/shm/libvolatile.UID, where anyone can make names. A file

@@ -1,5 +1,5 @@
 #!/bin/sh
-# THE INVARIANT under a storm (SPEC 4, 9): several processes with several
+# THE INVARIANT under a storm (DESIGN 4, 11): several processes with several
 # threads each MARK, write, read and UNMARK their pages of two shared tmpfs
 # files while purgers run and a small budget forces purges at MARKs; an
 # oracle checks every UNMARK's answer against what the page holds. Then

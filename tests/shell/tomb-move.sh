@@ -1,5 +1,5 @@
 #!/bin/sh
-# A region's tombstones move with its records (SPEC 4, 9; the attack on
+# A region's tombstones move with its records (DESIGN 15, 16; the attack on
 # issue 12): a file whose purged record was evicted from a full table
 # (evict.c) must go on answering 1 after the region's name is removed and
 # its records are moved into a new region (move.c); it said 0 over its

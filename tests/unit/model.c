@@ -1,5 +1,5 @@
 /*
- * model.c - the naive model of SPEC section 4 and the world that compares
+ * model.c - the naive model of DESIGN 3 and the world that compares
  * it with the core (see model.h).
  */
 #include "model.h"

@@ -1,5 +1,5 @@
 /*
- * model.h - a naive model of the rules of SPEC section 4, and a "world"
+ * model.h - a naive model of the rules of DESIGN 3, and a "world"
  * that drives the real core (tree, pool, commit) through the runtime's
  * steps next to the model and compares the two after every operation.
  *
@@ -8,7 +8,7 @@
  * model_fail(), which each program defines (ck_abort_msg, or abort()).
  *
  * The model is a sorted array of ranges {start, end, purged, age} per
- * file that implements the SPEC sentences literally. Besides the model, a
+ * file that implements the DESIGN 3 sentences literally. Besides the model, a
  * byte map per file plays the data: a byte is "lost" once a punch covered
  * it, until UNMARK gives it back to the program. So "the purged flag never
  * lies" and "libvolatile never changes a byte that is not inside a

@@ -1,5 +1,5 @@
 /*
- * test-ranges.c - the rules of SPEC section 4 (core/ranges.c), driven
+ * test-ranges.c - the rules of DESIGN 3 (core/ranges.c), driven
  * through the real pool exactly as the runtime drives them (src/ops.c,
  * src/purge.c):
  *
@@ -10,7 +10,7 @@
  *   PURGE:   vl_ranges_purge(..., n, &c); vl_commit(r, fi, &c, VL_NIL)
  *
  * and compared, after every operation, with a naive model: a sorted array
- * of ranges {start, end, purged, age} per file that implements the SPEC
+ * of ranges {start, end, purged, age} per file that implements the DESIGN 3
  * sentences literally. Besides the model, a byte map per file plays the
  * data: a byte is "lost" once a punch covered it, until UNMARK gives it
  * back to the program. So "the purged flag never lies" and "libvolatile
@@ -83,7 +83,7 @@ static void purge_at(struct world *w, int f, uint64_t s)
 	do_purge(w, f, n);
 }
 
-/* ---- the sentences of SPEC section 4, one test each -------------------------- */
+/* ---- the sentences of DESIGN 3, one test each -------------------------------- */
 
 START_TEST(test_mark_new)
 {
