@@ -93,8 +93,13 @@ int64_t volatile_purge(uint64_t bytes);
  *             (ENOENT, ENOSPC, ENOMEM, EROFS...).
  * ENOMEM from MARK (or from an UNMARK that must split a range) means the
  * region has no room for another range, or the file system holding it is
- * full; nothing was changed. EAGAIN: the file's record was freed and
- * reused under the call over and over (a pathological race).
+ * full, or its table of processes is; nothing was changed. EAGAIN: the
+ * file's record was freed and reused under the call over and over (a
+ * pathological race). ESTALE: the region new processes find waits until
+ * older regions of its name are moved into it, or this process can follow
+ * its region no further; try again. ENAMETOOLONG: VOLATILE_REGION is over
+ * 255 bytes. EINTR: called from a signal handler that interrupted the
+ * library in this thread.
  */
 
 #ifdef __cplusplus

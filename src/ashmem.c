@@ -250,22 +250,6 @@ static int memfd_name(int fd, char *name, size_t size)
 	return 0;
 }
 
-int vl_ash_real_device(void)
-{
-	static int known; /* 0: not asked; 1: a real device; 2: none */
-	int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
-
-	if (k == 0) {
-		struct stat st;
-		int saved = errno;
-
-		k = vl_raw_stat(VL_ASH_DEV_PATH, &st) == 0 && S_ISCHR(st.st_mode) ? 1 : 2;
-		errno = saved;
-		__atomic_store_n(&known, k, __ATOMIC_RELAXED);
-	}
-	return k == 1;
-}
-
 /* ---- the caller's memory -------------------------------------------------- */
 
 /* Through a pipe, where process_vm_* are not allowed: write(2) says EFAULT. */

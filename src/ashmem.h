@@ -22,12 +22,6 @@
 struct statx;
 
 /*
- * Is there a real ashmem device? Then the emulation stands aside and
- * every call goes to libc. Asked of the kernel once per process.
- */
-int vl_ash_real_device(void);
-
-/*
  * A new region: a memfd and its record. dev: opened as /dev/ashmem (fstat
  * shows the device; size and name come later); else the libcutils API
  * (named and sized now). Returns the fd, or -errno.

@@ -24,7 +24,7 @@
  *      a freed and reused slot fails the generation or age check, a
  *      scribbled record its sum.
  *   4. The fd punched through refers to the file's identity (device,
- *      inode, birth time): an fd we opened or duplicated is checked once
+ *      inode, birth time, generation): an fd we opened is checked once
  *      opened, and cannot change under us. The one fd we did not open, the
  *      one a caller handed to fallocate (the budget and pressure purges of
  *      its own file), is checked again right before the punch; another

@@ -24,7 +24,7 @@ static const char usage[] =
 	"                         purge under memory pressure, in the background\n"
 	"\n"
 	"SIZE, OFFSET and LEN take K, M and G suffixes (powers of 1024).\n"
-	"The region is VOLATILE_REGION, or /dev/shm/libvolatile.<uid>.\n"
+	"The region is VOLATILE_REGION, or the user's default (status names it).\n"
 	"'volatile COMMAND --help' describes each command.\n";
 
 static const struct {

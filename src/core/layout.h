@@ -20,7 +20,7 @@
  *   +--------------------+ nodes_off
  *   | struct vl_node [N] |  one per range, 48 bytes each
  *   +--------------------+ procs_off
- *   | struct vl_proc [P] |  the processes that take its locks, 32 bytes each
+ *   | struct vl_proc [P] |  the processes that take its locks, 48 bytes each
  *   +--------------------+ region_size
  *
  * The file is sparse and the allocators hand out the lowest unused slots

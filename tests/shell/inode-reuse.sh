@@ -1,6 +1,6 @@
 #!/bin/sh
 # A new file that reuses an inode number inherits nothing (DESIGN 14):
-# identity is (device, inode, birth time).
+# identity is (device, inode, birth time, inode generation).
 #
 # tmpfs hands out inode numbers from a per-mount counter, so the same
 # (device, inode number) pair really comes back: unmount a private tmpfs
