@@ -3,6 +3,7 @@
  * libvolatile.
  */
 #include "core/layout.h"
+#include "enter.h"
 #include "export.h"
 #include "ops.h"
 #include "purge.h"

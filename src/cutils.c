@@ -5,7 +5,7 @@
  * work in a program linked with -lvolatile as well as under LD_PRELOAD.
  * errno is left alone on success.
  */
-#include "ashmem.h"
+#include "ashmem/ashmem.h"
 #include "export.h"
 
 #include <cutils/ashmem.h>

@@ -15,8 +15,4 @@
  */
 int vl_volatile_fallocate(int fd, int mode, int64_t off, int64_t len);
 
-/* Guard against re-entry from a signal handler: 0 entered, -EINTR not. */
-int vl_enter(void);
-void vl_leave(void);
-
 #endif

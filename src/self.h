@@ -40,7 +40,7 @@ int vl_borrowed(void);
  */
 enum vl_self_mutex {
 	VL_SELF_ATTACH, /* region.c: one thread attaches at a time */
-	VL_SELF_HERE,   /* ashmem_here.c: the table of regions made here */
+	VL_SELF_HERE,   /* ashmem/here.c: the table of regions made here */
 	VL_SELF_MUTEXES
 };
 void vl_self_lock(enum vl_self_mutex which);

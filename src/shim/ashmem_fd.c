@@ -5,12 +5,12 @@
  * a region's memfd, are flagged as maybe a region, so mmap and fstat look
  * at them. The flag is only a hint, checked against the shared region
  * when used. A region fd sent over a socket (sendmsg, sendmmsg) is
- * noted, so SET_NAME no longer swaps its memfd (ashmem.c, rename_memfd);
- * close (and dup2/dup3 over a region fd) may forget the region (ashmem.c,
+ * noted, so SET_NAME no longer swaps its memfd (ashmem/ioctl.c, rename_memfd);
+ * close (and dup2/dup3 over a region fd) may forget the region (ashmem/dying.c,
  * vl_ash_close_begin).
  * Each call costs a compare or two on top of the next definition.
  */
-#include "ashmem.h"
+#include "ashmem/ashmem.h"
 #include "export.h"
 #include "next.h"
 

@@ -3,7 +3,7 @@
  * answered here (DESIGN 7); every other call goes to the next
  * ioctl after one compare.
  */
-#include "ashmem.h"
+#include "ashmem/ashmem.h"
 #include "core/ashmem_rules.h"
 #include "export.h"
 #include "next.h"

@@ -2,14 +2,14 @@
  * ashmem_open.c - open("/dev/ashmem") on a machine without the device
  * gives an emulated region (a memfd). Every other open goes to the next
  * definition after two byte compares, and after a success, two more (a
- * path under /proc or /dev/fd may reopen a region: ashmem.c).
+ * path under /proc or /dev/fd may reopen a region: ashmem/fds.c).
  *
  * The next open goes first: only when it says ENOENT, the kernel having
  * read the whole path, is the path looked at. So a bad pointer gets
  * libc's EFAULT, never a fault in here, and a machine with a real
  * /dev/ashmem keeps it.
  */
-#include "ashmem.h"
+#include "ashmem/ashmem.h"
 #include "core/ashmem_rules.h"
 #include "export.h"
 #include "next.h"

@@ -4,10 +4,10 @@
  * wordexp with a command substitution (glibc makes their child with its
  * own posix_spawn, which no interposer sees). fork's pthread_atfork
  * handlers do not run for them, so the ashmem code is told here that a
- * child may inherit this process's region fds (ashmem_here.h: the epoch).
+ * child may inherit this process's region fds (ashmem/here.h: the epoch).
  * One atomic add per call.
  */
-#include "ashmem.h"
+#include "ashmem/ashmem.h"
 #include "export.h"
 #include "next.h"
 #include "self.h"

@@ -11,7 +11,7 @@
 #ifndef VL_ASHMEM_H
 #define VL_ASHMEM_H
 
-#include "ashmem_here.h"
+#include "here.h"
 #include "core/layout.h"
 
 #include <stddef.h>
@@ -52,7 +52,7 @@ int vl_ash_dev_fd(int fd);
  * close() of a flagged fd (also dup2/dup3 over one): begin before the real
  * close, end after it (closed: the fd is gone; else it stays followed as
  * before). If the region was made here and this fd was its last here,
- * the region joins the dying (ashmem_here.h), forgotten once nothing
+ * the region joins the dying (here.h), forgotten once nothing
  * here holds it.
  */
 struct vl_ash_closing {

@@ -1,6 +1,6 @@
 /*
- * ashmem_here.c - the ashmem regions this process made, its fds on them,
- * and the dying (see ashmem_here.h).
+ * here.c - the ashmem regions this process made, its fds on them, and the
+ * dying (see here.h).
  *
  * A table under the self page's HERE mutex (self.h: a child of any kind
  * gets it unlocked; what the child finds half written belongs to an
@@ -10,7 +10,7 @@
  * the epoch instead of updating the table. Lookups are linear in the
  * entries in use (this process's region fds), never in its open fds.
  */
-#include "ashmem_here.h"
+#include "here.h"
 
 #include "self.h"
 

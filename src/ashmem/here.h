@@ -1,5 +1,5 @@
 /*
- * ashmem_here.h - the ashmem regions this process made, its fds on them,
+ * here.h - the ashmem regions this process made, its fds on them,
  * and those of them that may have died.
  *
  * A region made here may be forgotten soon after its last fd here is
@@ -7,7 +7,7 @@
  * process on it, no child that may have inherited it, never sent over a
  * socket, nothing here mapping it. The table answers the first three in
  * time proportional to this process's region fds, at any fd number; a
- * region that passes waits on a short list of the dying, which ashmem.c
+ * region that passes waits on a short list of the dying, which dying.c
  * settles in batches: one look at /proc/self/fd (for an fd the table
  * cannot see: one opened through /proc by glibc itself, or taken with
  * pidfd_getfd) and at the maps serves them all. The table only ever

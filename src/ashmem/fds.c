@@ -1,0 +1,143 @@
+/*
+ * fds.c - following region fds around this process: the per-fd bits the
+ * hooks read with one load, a memfd named as regions are, fds received,
+ * reopened, duplicated, and those inherited across exec.
+ */
+#include "internal.h"
+
+#include "self.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint64_t vl_ash_fdbits[VL_ASH_FDS / 64];
+/* fds known to be regions opened as /dev/ashmem: what fstat answers when it cannot look */
+uint64_t ash_devbits[VL_ASH_FDS / 64];
+
+void ash_set_bit(uint64_t *bits, int fd)
+{
+	if (fd >= 0 && fd < VL_ASH_FDS)
+		__atomic_fetch_or(&bits[fd / 64], 1ull << (fd % 64), __ATOMIC_RELAXED);
+}
+
+void ash_clear_bit(uint64_t *bits, int fd)
+{
+	if (fd >= 0 && fd < VL_ASH_FDS)
+		__atomic_fetch_and(&bits[fd / 64], ~(1ull << (fd % 64)), __ATOMIC_RELAXED);
+}
+
+int ash_bit(const uint64_t *bits, int fd)
+{
+	return fd >= 0 && fd < VL_ASH_FDS &&
+	       ((__atomic_load_n(&bits[fd / 64], __ATOMIC_RELAXED) >> (fd % 64)) & 1u);
+}
+
+void vl_ash_flag(int fd)
+{
+	ash_set_bit(vl_ash_fdbits, fd);
+}
+
+void vl_ash_unflag(int fd)
+{
+	ash_clear_bit(vl_ash_fdbits, fd);
+	ash_clear_bit(ash_devbits, fd);
+}
+
+/* The prefix of a region's memfd as /proc/self/fd shows it (vl_ash_memfd_name). */
+static const char region_link[] = "/memfd:" VL_ASH_NAME_DEF;
+
+static int is_region_link(const char *link, long n)
+{
+	long pre = (long)sizeof(region_link) - 1;
+
+	return n >= pre && memcmp(link, region_link, (size_t)pre) == 0 &&
+	       (n == pre || link[pre] == '/' || link[pre] == ' ');
+}
+
+/*
+ * Is fd a memfd named as the emulation names regions? A readlink, no
+ * lock, no allocation: safe in a signal handler that interrupted the
+ * library.
+ */
+int ash_named_region(int fd)
+{
+	char path[32] = "/proc/self/fd/", link[sizeof(region_link) + 1], digits[12];
+	int n = 0, at = 14, saved = errno;
+	long got;
+
+	if (fd < 0)
+		return 0;
+	do
+		digits[n++] = (char)('0' + fd % 10);
+	while ((fd /= 10) != 0);
+	while (n > 0)
+		path[at++] = digits[--n];
+	path[at] = '\0';
+	got = syscall(SYS_readlinkat, AT_FDCWD, path, link, sizeof(link));
+	errno = saved;
+	return is_region_link(link, got);
+}
+
+void vl_ash_received(int fd)
+{
+	if (ash_named_region(fd)) {
+		vl_ash_flag(fd);
+		vl_here_unsure(); /* it may be a twin of one made here, come back */
+	} else if (vl_region_attached()) {
+		vl_ash_flag(fd); /* a plain memfd given a prot mask: cheap to look, now */
+	}
+}
+
+void vl_ash_reopened(int fd)
+{
+	if (ash_named_region(fd)) {
+		vl_ash_flag(fd);
+		vl_here_unsure();
+	}
+}
+
+void vl_ash_dup(int from, int to)
+{
+	if (vl_borrowed())
+		return; /* a vfork child's dup is its own: the table is its parent's */
+	vl_ash_flag(to);
+	if (ash_bit(ash_devbits, from))
+		ash_set_bit(ash_devbits, to);
+	else
+		ash_clear_bit(ash_devbits, to);
+	vl_here_dup(from, to);
+}
+
+/*
+ * A readlink per open fd, once, at load: a region fd inherited across exec
+ * is a memfd named "dev/ashmem..." (vl_ash_memfd_name), so the gates see it.
+ */
+void vl_ash_seed(void)
+{
+	char buf[2048] __attribute__((aligned(8))), link[sizeof(region_link) + 1];
+	int saved = errno, dir = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/fd",
+					      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	long n;
+
+	while (dir >= 0 && (n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+		for (long pos = 0; pos < n;) {
+			/* struct linux_dirent64: ino, off, reclen, type, name */
+			unsigned short reclen;
+			const char *name = buf + pos + 19;
+			long got;
+			int fd;
+
+			memcpy(&reclen, buf + pos + 16, sizeof(reclen));
+			pos += reclen;
+			if (name[0] < '0' || name[0] > '9' || (fd = atoi(name)) == dir)
+				continue;
+			got = syscall(SYS_readlinkat, dir, name, link, sizeof(link));
+			if (is_region_link(link, got))
+				vl_ash_flag(fd);
+		}
+	}
+	if (dir >= 0)
+		syscall(SYS_close, dir);
+	errno = saved;
+}
