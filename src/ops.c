@@ -92,7 +92,7 @@ static void note_holder(struct vl_file *f, int fd, const struct vl_stat *st)
 static int path_wanted(struct vl_file *f, const struct vl_stat *st)
 {
 	if (st->nlink == 0 || f->h.path_len != 0 ||
-	    (f->h.flags & (VL_FF_PATH_TRIED | VL_FF_ASHMEM)))
+	    ((f->h.flags & VL_FF_PATH_TRIED) || vl_file_holds_state(f)))
 		return 0;
 	f->h.flags |= VL_FF_PATH_TRIED;
 	return 1;
@@ -255,7 +255,7 @@ static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, 
 		vl_spare_keep(r, fi, spare); /* still PENDING, still this file's */
 		spare = VL_NIL;
 	}
-	if (!changed(c) && m == NULL && (f->h.nranges != 0 || (f->h.flags & VL_FF_ASHMEM)))
+	if (!changed(c) && m == NULL && (f->h.nranges != 0 || vl_file_holds_state(f)))
 		return; /* nothing shared to touch: spare the region lock */
 	if (vl_lock_region(r) != 0)
 		return;
@@ -268,7 +268,7 @@ static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, 
 		m->over_budget = over_budget(r);
 	}
 	/* an ashmem region's record holds its state: it lives as long as the region */
-	if (f->h.nranges == 0 && !(f->h.flags & VL_FF_ASHMEM))
+	if (f->h.nranges == 0 && !vl_file_holds_state(f))
 		vl_file_release(r, fi);
 	else if (f->h.spare == VL_NIL)
 		vl_spare_keep(r, fi, new_node(r, fi));
@@ -284,7 +284,7 @@ static void note_path(const struct vl_region *r, uint32_t fi, int fdnum)
 
 	if (plen <= 0 || vl_lock_region(r) != 0)
 		return;
-	if (f->h.path_len == 0 && !(f->h.flags & VL_FF_ASHMEM)) {
+	if (f->h.path_len == 0 && !vl_file_holds_state(f)) {
 		memcpy(f->path, path, (size_t)plen);
 		f->h.path_len = (uint32_t)plen;
 	}

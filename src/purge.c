@@ -186,7 +186,7 @@ static void note_reach(const struct vl_region *r, uint32_t fi, uint32_t gen,
 			f->h.holders[VL_HOLDERS - 1] = got->holder;
 		/* an ashmem record keeps its state where a path would go */
 		if (got != NULL && got->path_len > 0 && got->path_len < VL_PATH_MAX &&
-		    !(f->h.flags & VL_FF_ASHMEM)) {
+		    !vl_file_holds_state(f)) {
 			memcpy(f->path, got->path, got->path_len);
 			f->h.path_len = got->path_len;
 		}
@@ -219,7 +219,7 @@ int vl_drop_file(const struct vl_region *r, uint32_t fi, uint32_t gen, int how)
 		if (err == 0) {
 			vl_commit(r, fi, &c, VL_NIL);
 			/* an ashmem region's record (its name, size, prot) goes only with it */
-			if (f->h.nranges == 0 && !(unpurged_only && (f->h.flags & VL_FF_ASHMEM)))
+			if (f->h.nranges == 0 && !(unpurged_only && vl_file_holds_state(f)))
 				vl_file_release(r, fi);
 			else
 				err = -EBUSY; /* purged ranges stay */
@@ -492,7 +492,7 @@ static int collect(const struct vl_region *r, struct vl_purge_report *rep, int a
 		if (vl_lock_region(r) != 0)
 			break;
 		sound = f->h.state == VL_FILE_LIVE && vl_file_ok(r, f) &&
-			(!ashmem_only || (f->h.flags & VL_FF_ASHMEM));
+			(!ashmem_only || vl_file_holds_state(f));
 		if (sound)
 			vl_target_copy(r, fi, &t);
 		vl_unlock_region(r);

@@ -275,6 +275,16 @@ struct vl_file {
 	};
 };
 
+/*
+ * Does f's record hold state of its own (an ashmem region's name, size and
+ * prot mask, where a path would go), so that it lives with its file, ranges
+ * or not? What MARK, UNMARK, purges and moves ask, not knowing why.
+ */
+static inline int vl_file_holds_state(const struct vl_file *f)
+{
+	return (f->h.flags & VL_FF_ASHMEM) != 0;
+}
+
 /* ---- byte counts of the whole region ------------------------------------ */
 
 /*
