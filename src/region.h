@@ -23,9 +23,16 @@ void vl_region_unmap(struct vl_region *r);
 
 /*
  * An existing region file, opened by the caller (a region found mapped by
- * another process: region.c's settling). Checked as vl_region_open checks.
+ * another process: attach.c's settling). Checked as vl_region_open checks.
  */
 int vl_region_open_fd(int fd, struct vl_region *out);
+
+/*
+ * The byte of the region's file (in the hole before VL_MAP_OFFSET) that
+ * every user of a region of its user and name holds an OFD read lock on:
+ * /proc/locks then shows who uses such a region, whoever can look into them.
+ */
+uint64_t vl_region_tag(const struct vl_region *r);
 
 /*
  * The region of this process (VOLATILE_REGION, or the default), attached
