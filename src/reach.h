@@ -93,4 +93,16 @@ struct vl_mapped_region {
  */
 int vl_scan_regions(void (*fn)(void *, const struct vl_mapped_region *), void *arg);
 
+/*
+ * What the routes and the scans of /proc share (reach.c, procs.c). Is
+ * what path names at dirfd (flags: AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH) the
+ * file id, by its whole identity? 1 or 0. An O_PATH fd on it if so, else -1.
+ */
+int vl_is_at(int dirfd, const char *path, int flags, const struct vl_ident *id);
+int vl_open_checked(int dirfd, const char *path, int follow, const struct vl_ident *id);
+/* Every fd table this process may see: an O_PATH fd on id's file, its holder in *found. */
+int vl_find_holder(const struct vl_ident *id, struct vl_holder *found, int *complete);
+/* Does any process this one may see map id's file? */
+int vl_mapped_anywhere(const struct vl_ident *id, int *complete);
+
 #endif

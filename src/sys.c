@@ -5,6 +5,7 @@
 
 #include "core/fault.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
@@ -276,4 +277,23 @@ uint32_t vl_now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (uint32_t)ts.tv_sec + 1;
+}
+
+/* Next entry of a directory (not . or ..), or NULL. */
+struct dirent64 *vl_next_dirent(struct vl_dirbuf *d)
+{
+	for (;;) {
+		struct dirent64 *e;
+
+		if (d->pos >= d->len) {
+			d->len = VL_SYSCALL("getdents", syscall(SYS_getdents64, d->fd, d->buf, sizeof(d->buf)));
+			d->pos = 0;
+			if (d->len <= 0)
+				return NULL;
+		}
+		e = (struct dirent64 *)(d->buf + d->pos);
+		d->pos += e->d_reclen;
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			return e;
+	}
 }

@@ -129,4 +129,17 @@ uint32_t vl_now_s(void);
  */
 int vl_each_line(const char *path, int (*fn)(void *arg, char *line), void *arg);
 
+/*
+ * A directory read with getdents64 into a buffer of its own (no
+ * allocation, no DIR): fd opened by the caller, len and pos 0.
+ */
+struct dirent64;
+struct vl_dirbuf {
+	int fd;
+	long len, pos;
+	char buf[2048] __attribute__((aligned(8)));
+};
+/* Its next entry (not . or ..), or NULL at the end or on an error. */
+struct dirent64 *vl_next_dirent(struct vl_dirbuf *d);
+
 #endif
