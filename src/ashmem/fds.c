@@ -7,6 +7,7 @@
 
 #include "self.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,29 +116,20 @@ void vl_ash_dup(int from, int to)
  */
 void vl_ash_seed(void)
 {
-	char buf[2048] __attribute__((aligned(8))), link[sizeof(region_link) + 1];
-	int saved = errno, dir = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/fd",
-					      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	long n;
+	char link[sizeof(region_link) + 1];
+	int saved = errno;
+	struct vl_dirbuf d = { .fd = vl_raw_open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC) };
+	struct dirent64 *e;
 
-	while (dir >= 0 && (n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
-		for (long pos = 0; pos < n;) {
-			/* struct linux_dirent64: ino, off, reclen, type, name */
-			unsigned short reclen;
-			const char *name = buf + pos + 19;
-			long got;
-			int fd;
+	while (d.fd >= 0 && (e = vl_next_dirent(&d)) != NULL) {
+		int fd;
 
-			memcpy(&reclen, buf + pos + 16, sizeof(reclen));
-			pos += reclen;
-			if (name[0] < '0' || name[0] > '9' || (fd = atoi(name)) == dir)
-				continue;
-			got = syscall(SYS_readlinkat, dir, name, link, sizeof(link));
-			if (is_region_link(link, got))
-				vl_ash_flag(fd);
-		}
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' || (fd = atoi(e->d_name)) == d.fd)
+			continue;
+		if (is_region_link(link, syscall(SYS_readlinkat, d.fd, e->d_name, link, sizeof(link))))
+			vl_ash_flag(fd);
 	}
-	if (dir >= 0)
-		syscall(SYS_close, dir);
+	if (d.fd >= 0)
+		vl_raw_close(d.fd);
 	errno = saved;
 }

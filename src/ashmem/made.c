@@ -7,6 +7,7 @@
 #include "enter.h"
 #include "log.h"
 
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,43 +35,33 @@ void vl_ash_sent(int fd)
  */
 int ash_fds_holding(const struct vl_ident *ids, int n, int skip, int *held)
 {
-	char buf[2048] __attribute__((aligned(8)));
-	int dir = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/fd",
-			       O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	long got;
+	struct vl_dirbuf d = { .fd = vl_raw_open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC) };
+	struct dirent64 *e;
 
-	if (dir < 0)
+	if (d.fd < 0)
 		return -1;
-	while ((got = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
-		for (long pos = 0; pos < got;) {
-			/* struct linux_dirent64: ino, off, reclen, type, name */
-			unsigned short reclen;
-			const char *name = buf + pos + 19;
-			struct vl_stat st;
-			struct stat sb;
-			int fd, maybe = 0;
+	while ((e = vl_next_dirent(&d)) != NULL) {
+		struct vl_stat st;
+		struct stat sb;
+		int fd, maybe = 0;
 
-			memcpy(&reclen, buf + pos + 16, sizeof(reclen));
-			pos += reclen;
-			if (name[0] < '0' || name[0] > '9')
-				continue;
-			fd = atoi(name);
-			/* a plain fstat first: the whole identity only for a memfd with one's number */
-			if (fd == skip || fd == dir || syscall(SYS_fstat, fd, &sb) != 0 ||
-			    !S_ISREG(sb.st_mode) || sb.st_nlink != 0)
-				continue;
-			for (int i = 0; i < n && !maybe; i++)
-				maybe = (uint64_t)sb.st_ino == ids[i].ino &&
-					(uint64_t)sb.st_dev == ids[i].dev;
-			if (!maybe || vl_sys_fstat(fd, &st) != 0)
-				continue;
-			for (int i = 0; i < n; i++)
-				if (vl_ident_same(&st.id, &ids[i]))
-					held[i] = 1;
-		}
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		fd = atoi(e->d_name);
+		/* a plain fstat first: the whole identity only for a memfd with one's number */
+		if (fd == skip || fd == d.fd || vl_raw_fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+		    sb.st_nlink != 0)
+			continue;
+		for (int i = 0; i < n && !maybe; i++)
+			maybe = (uint64_t)sb.st_ino == ids[i].ino && (uint64_t)sb.st_dev == ids[i].dev;
+		if (!maybe || vl_sys_fstat(fd, &st) != 0)
+			continue;
+		for (int i = 0; i < n; i++)
+			if (vl_ident_same(&st.id, &ids[i]))
+				held[i] = 1;
 	}
-	syscall(SYS_close, dir);
-	return got < 0 ? -1 : 0;
+	vl_raw_close(d.fd);
+	return d.len < 0 ? -1 : 0;
 }
 
 /*
