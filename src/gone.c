@@ -63,25 +63,11 @@ static int may_open_handles(void)
 	return (d[CAP_DAC_READ_SEARCH / 32].effective >> (CAP_DAC_READ_SEARCH % 32)) & 1;
 }
 
-/* An fd on the same file system as dev, or -errno; fd is ours to close. */
-static int on_dev(int fd, uint64_t dev)
-{
-	struct vl_stat st;
-
-	if (fd < 0)
-		return -errno;
-	if (vl_sys_statx(fd, &st) != 0 || st.id.dev != dev) {
-		vl_raw_close(fd);
-		return -ENODEV;
-	}
-	return fd;
-}
-
 /* The internal shm mount, through a memfd of our own, if dev is its device. */
 static int shm_mount(uint64_t dev)
 {
 	/* the system call itself: nothing of ours (the ashmem gates) sees it */
-	return on_dev((int)VL_SYSCALL("memfd for a handle",
+	return vl_fd_on_dev((int)VL_SYSCALL("memfd for a handle",
 				      syscall(SYS_memfd_create, "volatile-gone", MFD_CLOEXEC)),
 		      dev);
 }

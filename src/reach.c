@@ -178,7 +178,6 @@ static int open_beneath(int dirfd, const char *rel, int flags, uint64_t dev)
  */
 static int open_mount_point(const char *point, uint64_t dev)
 {
-	struct vl_stat st;
 	int fd = -1;
 #if defined(SYS_openat2) && defined(RESOLVE_CACHED)
 	struct open_how how;
@@ -193,6 +192,13 @@ static int open_mount_point(const char *point, uint64_t dev)
 #endif
 	if (fd < 0)
 		fd = vl_raw_open(point, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	return vl_fd_on_dev(fd, dev);
+}
+
+int vl_fd_on_dev(int fd, uint64_t dev)
+{
+	struct vl_stat st;
+
 	if (fd < 0)
 		return -errno;
 	if (vl_sys_statx(fd, &st) != 0 || st.id.dev != dev) {
