@@ -275,6 +275,8 @@ static int read_at(int fd, void *buf, size_t len, uint64_t off)
  * Append to out (size bytes, ':' between names) the ASan runtimes among
  * the DT_NEEDED of the ELF file open as fd, whose first bytes are head.
  * Either class, either byte order; anything amiss ends the look quietly.
+ * Over 80 lines: the program headers, the dynamic section and the string
+ * table are read in one pass whose bounds checks depend on each other.
  */
 static void asan_needed(int fd, const unsigned char *head, size_t len, char *out, size_t size)
 {

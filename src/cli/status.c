@@ -247,6 +247,7 @@ static void json_limit(const char *key, uint64_t v)
 		printf(", \"%s\": %llu", key, (unsigned long long)v);
 }
 
+/* Over 80 lines: one printf per field of the JSON, in the order they appear. */
 static void print_json(const struct snapshot *s, const struct vl_config *cfg)
 {
 	struct pressure p;

@@ -559,6 +559,11 @@ static uint32_t lru_sort(const struct vl_region *r, uint32_t head, uint32_t now)
 	}
 }
 
+/*
+ * Over 80 lines on purpose: the rebuild is one pass over every record and
+ * node (lists, counters, the file table) after a holder died; its steps
+ * share the counts they rebuild, and it runs rarely, under the region lock.
+ */
 void vl_pool_rebuild(const struct vl_region *r)
 {
 	struct vl_counters *c = C(r);

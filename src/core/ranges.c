@@ -101,6 +101,12 @@ static uint32_t prev_ok(const struct vl_region *r, uint32_t x, uint32_t file)
 	return p == VL_NIL || vl_range_ok(r, p, file) ? p : BAD;
 }
 
+/*
+ * One function, over 80 lines, on purpose: the walk over the overlapped
+ * ranges and the merge it ends with read as one argument (each step keeps
+ * the tree and the change record true for the next); split, the
+ * invariants would have to be restated at every seam.
+ */
 int vl_ranges_mark(const struct vl_region *r, uint32_t *root, uint32_t file, uint64_t s,
 		   uint64_t e, uint32_t spare, struct vl_change *c)
 {
@@ -206,6 +212,7 @@ int vl_ranges_mark(const struct vl_region *r, uint32_t *root, uint32_t file, uin
 	return 0;
 }
 
+/* One function, over 80 lines, for the reason vl_ranges_mark is. */
 int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, uint64_t s,
 		     uint64_t e, uint32_t spare, struct vl_change *c)
 {
