@@ -448,6 +448,11 @@ static inline struct vl_file *vl_file_at(const struct vl_region *r, uint32_t i)
 	return &r->files[i < r->file_cap ? i : VL_NIL];
 }
 
+static inline struct vl_counters *vl_counters(const struct vl_region *r)
+{
+	return &r->hdr->c;
+}
+
 static inline struct vl_proc *vl_proc_at(const struct vl_region *r, uint32_t i)
 {
 	return &r->procs[i < VL_PROCS ? i : VL_NIL];

@@ -9,21 +9,6 @@
 #include <errno.h>
 #include <string.h>
 
-static inline struct vl_node *N(const struct vl_region *r, uint32_t i)
-{
-	return vl_node_at(r, i);
-}
-
-static inline struct vl_file *F(const struct vl_region *r, uint32_t i)
-{
-	return vl_file_at(r, i);
-}
-
-static inline struct vl_counters *C(const struct vl_region *r)
-{
-	return &r->hdr->c;
-}
-
 /*
  * Slots are handed out lowest first (the free list is refilled only by
  * frees; the high-water mark grows only when it is empty), so the pages
@@ -31,12 +16,12 @@ static inline struct vl_counters *C(const struct vl_region *r)
  */
 uint32_t vl_node_alloc(const struct vl_region *r, uint32_t file)
 {
-	struct vl_counters *c = C(r);
+	struct vl_counters *c = vl_counters(r);
 	uint32_t n = c->node_free;
 	struct vl_node *x;
 
-	if (n != VL_NIL && n < r->node_cap && vl_node_state(N(r, n)) == VL_NODE_FREE) {
-		c->node_free = N(r, n)->next;
+	if (n != VL_NIL && n < r->node_cap && vl_node_state(vl_node_at(r, n)) == VL_NODE_FREE) {
+		c->node_free = vl_node_at(r, n)->next;
 	} else if (c->node_hwm != VL_NIL && c->node_hwm < r->node_cap) {
 		/* (a mark scribbled to 0 would hand out the sentinel: full until a rebuild) */
 		c->node_free = VL_NIL; /* a corrupt head is dropped, not followed */
@@ -45,7 +30,7 @@ uint32_t vl_node_alloc(const struct vl_region *r, uint32_t file)
 		return VL_NIL;
 	}
 	VL_STEP("node_alloc: taken from the free list");
-	x = N(r, n);
+	x = vl_node_at(r, n);
 	memset(x, 0, sizeof(*x));
 	VL_STEP("node_alloc: zeroed");
 	x->meta = vl_meta(file, VL_NODE_PENDING, 0);
@@ -56,8 +41,8 @@ uint32_t vl_node_alloc(const struct vl_region *r, uint32_t file)
 
 void vl_node_free(const struct vl_region *r, uint32_t n)
 {
-	struct vl_counters *c = C(r);
-	struct vl_node *x = N(r, n);
+	struct vl_counters *c = vl_counters(r);
+	struct vl_node *x = vl_node_at(r, n);
 
 	if (n == VL_NIL || n >= r->node_cap || vl_node_state(x) == VL_NODE_FREE)
 		return;
@@ -71,7 +56,7 @@ void vl_node_free(const struct vl_region *r, uint32_t n)
 
 int vl_lru_linked(const struct vl_region *r, uint32_t n)
 {
-	return n != VL_NIL && (N(r, n)->prev != VL_NIL || C(r)->lru_head == n);
+	return n != VL_NIL && (vl_node_at(r, n)->prev != VL_NIL || vl_counters(r)->lru_head == n);
 }
 
 /*
@@ -82,8 +67,8 @@ int vl_lru_linked(const struct vl_region *r, uint32_t n)
  */
 void vl_lru_unlink(const struct vl_region *r, uint32_t n)
 {
-	struct vl_counters *c = C(r);
-	struct vl_node *x = N(r, n);
+	struct vl_counters *c = vl_counters(r);
+	struct vl_node *x = vl_node_at(r, n);
 
 	if (vl_node_w(r, n) == NULL || !vl_lru_linked(r, n))
 		return;
@@ -102,7 +87,7 @@ void vl_lru_unlink(const struct vl_region *r, uint32_t n)
 
 void vl_lru_insert_after(const struct vl_region *r, uint32_t after, uint32_t n)
 {
-	struct vl_counters *c = C(r);
+	struct vl_counters *c = vl_counters(r);
 	uint32_t next;
 
 	if (vl_node_w(r, n) == NULL)
@@ -117,7 +102,7 @@ void vl_lru_insert_after(const struct vl_region *r, uint32_t after, uint32_t n)
 		c->lru_head = n;
 		return;
 	}
-	next = N(r, after)->next;
+	next = vl_node_at(r, after)->next;
 	vl_set_prev(r, n, after);
 	vl_set_next(r, n, next);
 	VL_STEP("lru_insert: half linked");
@@ -131,7 +116,7 @@ void vl_lru_insert_after(const struct vl_region *r, uint32_t after, uint32_t n)
 void vl_lru_append(const struct vl_region *r, uint32_t n)
 {
 	vl_lru_unlink(r, n);
-	vl_lru_insert_after(r, C(r)->lru_tail, n);
+	vl_lru_insert_after(r, vl_counters(r)->lru_tail, n);
 }
 
 /*
@@ -149,7 +134,7 @@ static void add_change(struct vl_u128 *a, int64_t d)
 
 static int wants_lru(const struct vl_region *r, uint32_t n)
 {
-	const struct vl_node *x = N(r, n);
+	const struct vl_node *x = vl_node_at(r, n);
 
 	return vl_node_state(x) == VL_NODE_LIVE && !vl_node_purged(x);
 }
@@ -157,12 +142,12 @@ static int wants_lru(const struct vl_region *r, uint32_t n)
 void vl_commit(const struct vl_region *r, uint32_t fi, const struct vl_change *c,
 	       uint32_t spare)
 {
-	struct vl_counters *k = C(r);
-	struct vl_file *f = F(r, fi);
+	struct vl_counters *k = vl_counters(r);
+	struct vl_file *f = vl_file_at(r, fi);
 	uint32_t n, next, steps = 0;
 
 	for (n = c->freed; n != VL_NIL && steps++ < r->node_cap; n = next) {
-		next = N(r, n)->left;
+		next = vl_node_at(r, n)->left;
 		vl_node_free(r, n);
 	}
 	if (!vl_spare_used(c, spare))
@@ -241,7 +226,7 @@ int vl_file_lookup(const struct vl_region *r, const struct vl_ident *id, uint32_
 			*fi = VL_NIL;
 			return 0;
 		}
-		f = F(r, s);
+		f = vl_file_at(r, s);
 		if (s >= r->file_cap || f->h.state != VL_FILE_LIVE || !vl_file_ok(r, f))
 			return -EUCLEAN;
 		if (vl_ident_same(&f->h.ident, id)) {
@@ -268,7 +253,7 @@ uint32_t vl_file_probe(const struct vl_region *r, const struct vl_ident *id)
 
 		if (s == VL_NIL || s >= r->file_cap)
 			return VL_NIL;
-		f = F(r, s);
+		f = vl_file_at(r, s);
 		if (__atomic_load_n(&f->h.state, __ATOMIC_ACQUIRE) == VL_FILE_LIVE &&
 		    ident_seen(&f->h.ident, id))
 			return s;
@@ -284,7 +269,7 @@ static void hash_set(const struct vl_region *r, uint32_t i, uint32_t fi)
 
 static void hash_insert(const struct vl_region *r, uint32_t fi)
 {
-	struct vl_file *f = F(r, fi);
+	struct vl_file *f = vl_file_at(r, fi);
 	uint32_t i = hash_of(r, f->h.ident.dev, f->h.ident.ino), steps;
 
 	for (steps = 0; steps < r->hash_cap; steps++, i = (i + 1) & (r->hash_cap - 1)) {
@@ -298,7 +283,7 @@ static void hash_insert(const struct vl_region *r, uint32_t fi)
 static void hash_remove(const struct vl_region *r, uint32_t fi)
 {
 	uint32_t mask = r->hash_cap - 1, i, j, steps;
-	struct vl_file *f = F(r, fi);
+	struct vl_file *f = vl_file_at(r, fi);
 
 	i = hash_of(r, f->h.ident.dev, f->h.ident.ino);
 	for (steps = 0; r->hash[i] != fi; i = (i + 1) & mask)
@@ -313,7 +298,7 @@ static void hash_remove(const struct vl_region *r, uint32_t fi)
 	VL_STEP("hash_remove: hole made");
 	for (j = (i + 1) & mask, steps = 0; r->hash[j] != VL_NIL && steps < r->hash_cap;
 	     j = (j + 1) & mask, steps++) {
-		struct vl_file *g = F(r, r->hash[j]);
+		struct vl_file *g = vl_file_at(r, r->hash[j]);
 		uint32_t home = hash_of(r, g->h.ident.dev, g->h.ident.ino);
 
 		if (((j - home) & mask) >= ((j - i) & mask)) {
@@ -326,12 +311,12 @@ static void hash_remove(const struct vl_region *r, uint32_t fi)
 
 uint32_t vl_file_take(const struct vl_region *r, int *fresh)
 {
-	struct vl_counters *c = C(r);
+	struct vl_counters *c = vl_counters(r);
 	uint32_t fi = c->file_free;
 
 	*fresh = 0;
-	if (fi != VL_NIL && fi < r->file_cap && F(r, fi)->h.state == VL_FILE_FREE) {
-		c->file_free = F(r, fi)->h.next_free;
+	if (fi != VL_NIL && fi < r->file_cap && vl_file_at(r, fi)->h.state == VL_FILE_FREE) {
+		c->file_free = vl_file_at(r, fi)->h.next_free;
 	} else if (c->file_hwm != VL_NIL && c->file_hwm < r->file_cap &&
 		   c->files_used * 2 < r->hash_cap) {
 		c->file_free = VL_NIL;
@@ -346,7 +331,7 @@ uint32_t vl_file_take(const struct vl_region *r, int *fresh)
 
 void vl_file_publish(const struct vl_region *r, uint32_t fi, const struct vl_ident *id)
 {
-	struct vl_file *f = F(r, fi);
+	struct vl_file *f = vl_file_at(r, fi);
 
 	/*
 	 * Everything but the lock, the state and the gen. A late waiter may
@@ -372,7 +357,7 @@ void vl_file_publish(const struct vl_region *r, uint32_t fi, const struct vl_ide
 	__atomic_store_n(&f->h.state, VL_FILE_LIVE, __ATOMIC_RELEASE);
 	hash_insert(r, fi);
 	VL_STEP("file_create: in the table");
-	C(r)->files_used++;
+	vl_counters(r)->files_used++;
 }
 
 uint32_t vl_file_create(const struct vl_region *r, const struct vl_ident *id, int *fresh)
@@ -397,14 +382,14 @@ static int spare_sound(const struct vl_region *r, uint32_t n, uint32_t fi)
 
 	if (n == VL_NIL || n >= r->node_cap)
 		return 0;
-	x = N(r, n);
+	x = vl_node_at(r, n);
 	return vl_node_state(x) == VL_NODE_PENDING && vl_node_file(x) == fi &&
 	       x->check == vl_node_sum(r, x);
 }
 
 uint32_t vl_spare_take(const struct vl_region *r, uint32_t fi)
 {
-	uint32_t n = __atomic_exchange_n(&F(r, fi)->h.spare, VL_NIL, __ATOMIC_ACQ_REL);
+	uint32_t n = __atomic_exchange_n(&vl_file_at(r, fi)->h.spare, VL_NIL, __ATOMIC_ACQ_REL);
 
 	/* a scribbled index must not hand out a node in use */
 	return spare_sound(r, n, fi) ? n : VL_NIL;
@@ -412,7 +397,7 @@ uint32_t vl_spare_take(const struct vl_region *r, uint32_t fi)
 
 void vl_spare_keep(const struct vl_region *r, uint32_t fi, uint32_t n)
 {
-	__atomic_store_n(&F(r, fi)->h.spare, n, __ATOMIC_RELEASE);
+	__atomic_store_n(&vl_file_at(r, fi)->h.spare, n, __ATOMIC_RELEASE);
 }
 
 int vl_spare_used(const struct vl_change *c, uint32_t spare)
@@ -425,7 +410,7 @@ uint32_t vl_spare_steal(const struct vl_region *r, uint32_t to)
 	uint32_t hwm = vl_file_hwm(r);
 
 	for (uint32_t fi = 1; fi < hwm; fi++) {
-		struct vl_file *f = F(r, fi);
+		struct vl_file *f = vl_file_at(r, fi);
 		uint32_t n = __atomic_load_n(&f->h.spare, __ATOMIC_ACQUIRE);
 		struct vl_node *x;
 
@@ -434,7 +419,7 @@ uint32_t vl_spare_steal(const struct vl_region *r, uint32_t to)
 						 __ATOMIC_RELAXED))
 			continue;
 		/* a kept spare is only ever a PENDING node of its file: still so */
-		x = N(r, n);
+		x = vl_node_at(r, n);
 		VL_STEP("spare_steal: taken, not given");
 		x->meta = vl_meta(to, VL_NODE_PENDING, 0);
 		vl_node_seal(r, x);
@@ -445,8 +430,8 @@ uint32_t vl_spare_steal(const struct vl_region *r, uint32_t to)
 
 void vl_file_release(const struct vl_region *r, uint32_t fi)
 {
-	struct vl_counters *c = C(r);
-	struct vl_file *f = F(r, fi);
+	struct vl_counters *c = vl_counters(r);
+	struct vl_file *f = vl_file_at(r, fi);
 
 	if (fi == VL_NIL || fi >= r->file_cap || f->h.state == VL_FILE_FREE)
 		return;
@@ -530,18 +515,18 @@ static uint32_t lru_sort(const struct vl_region *r, uint32_t head, uint32_t now)
 			merges++;
 			while (psize < insize && q != VL_NIL) {
 				psize++;
-				q = N(r, q)->next;
+				q = vl_node_at(r, q)->next;
 			}
 			while (psize > 0 || (qsize > 0 && q != VL_NIL)) {
 				/* age = now - seq, wrap-safe; the older (larger age) goes first */
 				if (psize == 0 || (qsize > 0 && q != VL_NIL &&
-						   now - N(r, q)->seq > now - N(r, p)->seq)) {
+						   now - vl_node_at(r, q)->seq > now - vl_node_at(r, p)->seq)) {
 					e = q;
-					q = N(r, q)->next;
+					q = vl_node_at(r, q)->next;
 					qsize--;
 				} else {
 					e = p;
-					p = N(r, p)->next;
+					p = vl_node_at(r, p)->next;
 					psize--;
 				}
 				if (tail != VL_NIL)
@@ -566,7 +551,7 @@ static uint32_t lru_sort(const struct vl_region *r, uint32_t head, uint32_t now)
  */
 void vl_pool_rebuild(const struct vl_region *r)
 {
-	struct vl_counters *c = C(r);
+	struct vl_counters *c = vl_counters(r);
 	uint32_t i, hwm, prev = VL_NIL, lru = VL_NIL, lru_last = VL_NIL;
 
 	c->node_hwm = c->node_hwm < 1 ? 1 : c->node_hwm > r->node_cap ? r->node_cap : c->node_hwm;
@@ -586,7 +571,7 @@ void vl_pool_rebuild(const struct vl_region *r)
 	/* nodes: free list in slot order, LRU chained through next then sorted */
 	hwm = c->node_hwm;
 	for (i = hwm - 1; i >= 1; i--) {
-		struct vl_node *x = N(r, i);
+		struct vl_node *x = vl_node_at(r, i);
 
 		/*
 		 * A node with a bad sum may be one a file's lock holder is
@@ -608,7 +593,7 @@ void vl_pool_rebuild(const struct vl_region *r)
 	}
 	lru = lru_sort(r, lru, c->seq);
 	c->lru_head = lru;
-	for (i = lru; i != VL_NIL; i = N(r, i)->next) {
+	for (i = lru; i != VL_NIL; i = vl_node_at(r, i)->next) {
 		vl_set_prev(r, i, prev);
 		prev = lru_last = i;
 	}
@@ -620,13 +605,13 @@ void vl_pool_rebuild(const struct vl_region *r)
 	 * publishing, or a scribbled mark) go back above the mark, so they are
 	 * handed out as new, lock initialisation included.
 	 */
-	while (c->file_hwm > 1 && never_published(F(r, c->file_hwm - 1)))
+	while (c->file_hwm > 1 && never_published(vl_file_at(r, c->file_hwm - 1)))
 		c->file_hwm--;
 	memset(r->hash, 0, (size_t)r->hash_cap * sizeof(uint32_t));
 	c->file_free = VL_NIL;
 	c->files_used = 0;
 	for (i = c->file_hwm - 1; i >= 1; i--) {
-		struct vl_file *f = F(r, i);
+		struct vl_file *f = vl_file_at(r, i);
 
 		if ((!vl_file_ok(r, f) && !torn_change(r, f)) ||
 		    (f->h.state != VL_FILE_FREE && f->h.state != VL_FILE_LIVE)) {
@@ -667,8 +652,8 @@ void vl_pool_rebuild(const struct vl_region *r)
  */
 void vl_file_repair(const struct vl_region *r, uint32_t fi)
 {
-	struct vl_file *f = F(r, fi);
-	struct vl_counters *c = C(r);
+	struct vl_file *f = vl_file_at(r, fi);
+	struct vl_counters *c = vl_counters(r);
 	uint32_t i, hwm;
 
 	if (fi == VL_NIL || fi >= r->file_cap)
@@ -683,7 +668,7 @@ void vl_file_repair(const struct vl_region *r, uint32_t fi)
 	f->h.vbytes = f->h.pbytes = 0;
 	hwm = c->node_hwm < r->node_cap ? c->node_hwm : r->node_cap;
 	for (i = 1; i < hwm; i++) {
-		struct vl_node *x = N(r, i);
+		struct vl_node *x = vl_node_at(r, i);
 		struct vl_change ch;
 
 		if (vl_node_state(x) == VL_NODE_FREE || vl_node_file(x) != fi)

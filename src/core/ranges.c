@@ -17,18 +17,13 @@
 #include <errno.h>
 #include <string.h>
 
-static inline struct vl_node *N(const struct vl_region *r, uint32_t i)
-{
-	return vl_node_at(r, i);
-}
-
 int vl_range_ok(const struct vl_region *r, uint32_t n, uint32_t file)
 {
 	const struct vl_node *x;
 
 	if (n == VL_NIL || n >= r->node_cap)
 		return 0;
-	x = N(r, n);
+	x = vl_node_at(r, n);
 	return vl_node_ok(r, x) && vl_node_state(x) == VL_NODE_LIVE && vl_node_file(x) == file;
 }
 
@@ -45,7 +40,7 @@ static void add_bytes(int64_t *d, int sign, uint64_t len)
 /* Count range n into (sign > 0) or out of (sign < 0) the change's totals. */
 static void account(const struct vl_region *r, struct vl_change *c, uint32_t n, int sign)
 {
-	const struct vl_node *x = N(r, n);
+	const struct vl_node *x = vl_node_at(r, n);
 	uint64_t len = x->end - x->start;
 
 	if (vl_node_purged(x)) {
@@ -118,24 +113,24 @@ int vl_ranges_mark(const struct vl_region *r, uint32_t *root, uint32_t file, uin
 	x = vl_rb_end_at_least(r, *root, s, 0);
 	if (x != VL_NIL && !vl_range_ok(r, x, file))
 		return -EUCLEAN;
-	if (x != VL_NIL && N(r, x)->end == s) {
+	if (x != VL_NIL && vl_node_at(r, x)->end == s) {
 		left = x; /* touches [s, e) on the left; the range after it may hold it */
 		x = next_ok(r, x, file);
 		if (x == BAD)
 			return -EUCLEAN;
 	}
-	if (x != VL_NIL && N(r, x)->start <= s && e <= N(r, x)->end) {
+	if (x != VL_NIL && vl_node_at(r, x)->start <= s && e <= vl_node_at(r, x)->end) {
 		c->keep = x; /* already volatile: nothing changes, not even the age */
 		return 0;
 	}
 	/* the ranges [s, e) overlaps: [first, last], then right after them */
-	for (; x != VL_NIL && x != BAD && N(r, x)->start < e; x = next_ok(r, x, file)) {
+	for (; x != VL_NIL && x != BAD && vl_node_at(r, x)->start < e; x = next_ok(r, x, file)) {
 		if (++steps >= r->node_cap)
 			return -EUCLEAN;
 		if (first == VL_NIL)
 			first = x;
 		last = x;
-		purged |= vl_node_purged(N(r, x));
+		purged |= vl_node_purged(vl_node_at(r, x));
 	}
 	if (x == BAD)
 		return -EUCLEAN;
@@ -144,15 +139,16 @@ int vl_ranges_mark(const struct vl_region *r, uint32_t *root, uint32_t file, uin
 	ms = s;
 	me = e;
 	if (first != VL_NIL) {
-		ms = N(r, first)->start < s ? N(r, first)->start : s;
-		me = N(r, last)->end > e ? N(r, last)->end : e;
+		ms = vl_node_at(r, first)->start < s ? vl_node_at(r, first)->start : s;
+		me = vl_node_at(r, last)->end > e ? vl_node_at(r, last)->end : e;
 		if (left == VL_NIL && (left = prev_ok(r, first, file)) == BAD)
 			return -EUCLEAN;
 	}
 	/* a merged range is purged if any part was; touching ones join if alike */
-	left_in = left != VL_NIL && N(r, left)->end == ms && vl_node_purged(N(r, left)) == purged;
-	right_in = right != VL_NIL && N(r, right)->start == me &&
-		   vl_node_purged(N(r, right)) == purged;
+	left_in = left != VL_NIL && vl_node_at(r, left)->end == ms &&
+		  vl_node_purged(vl_node_at(r, left)) == purged;
+	right_in = right != VL_NIL && vl_node_at(r, right)->start == me &&
+		   vl_node_purged(vl_node_at(r, right)) == purged;
 
 	if (left_in)
 		keep = left;
@@ -164,8 +160,8 @@ int vl_ranges_mark(const struct vl_region *r, uint32_t *root, uint32_t file, uin
 		keep = spare;
 	else
 		return -ENOMEM;
-	fs = left_in ? N(r, left)->start : ms;
-	fe = right_in ? N(r, right)->end : me;
+	fs = left_in ? vl_node_at(r, left)->start : ms;
+	fe = right_in ? vl_node_at(r, right)->end : me;
 
 	if (keep == spare) {
 		struct vl_node *n = vl_node_w(r, spare);
@@ -223,10 +219,10 @@ int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, u
 	first = vl_rb_end_at_least(r, *root, s, 1);
 	if (first != VL_NIL && !vl_range_ok(r, first, file))
 		return -EUCLEAN;
-	for (x = first; x != VL_NIL && N(r, x)->start < e; x = next_ok(r, x, file)) {
+	for (x = first; x != VL_NIL && vl_node_at(r, x)->start < e; x = next_ok(r, x, file)) {
 		if (x == BAD || ++steps >= r->node_cap)
 			return -EUCLEAN;
-		if (N(r, x)->start < s && N(r, x)->end > e)
+		if (vl_node_at(r, x)->start < s && vl_node_at(r, x)->end > e)
 			split = 1;
 	}
 	if (x == BAD)
@@ -248,9 +244,9 @@ int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, u
 	 * changes: it stops after as many steps, and at a range that is not
 	 * this file's, rather than loop or touch another file's range.
 	 */
-	for (x = first; x != VL_NIL && N(r, x)->start < e && steps-- > 0 &&
+	for (x = first; x != VL_NIL && vl_node_at(r, x)->start < e && steps-- > 0 &&
 			vl_range_ok(r, x, file);) {
-		struct vl_node *n = N(r, x);
+		struct vl_node *n = vl_node_at(r, x);
 		uint32_t nx = vl_rb_next(r, x);
 		uint64_t removed;
 
@@ -310,26 +306,26 @@ int vl_ranges_purge(const struct vl_region *r, uint32_t *root, uint32_t file, ui
 	if (!vl_range_ok(r, n, file))
 		return -EUCLEAN;
 	c->keep = n;
-	if (vl_node_purged(N(r, n)))
+	if (vl_node_purged(vl_node_at(r, n)))
 		return 0;
 	p = prev_ok(r, n, file);
 	q = next_ok(r, n, file);
 	if (p == BAD || q == BAD)
 		return -EUCLEAN;
 
-	fs = N(r, n)->start;
-	fe = N(r, n)->end;
+	fs = vl_node_at(r, n)->start;
+	fe = vl_node_at(r, n)->end;
 	c->punch_start = fs;
 	c->punch_end = fe;
 	account(r, c, n, -1);
-	if (p != VL_NIL && vl_node_purged(N(r, p)) && N(r, p)->end == fs) {
+	if (p != VL_NIL && vl_node_purged(vl_node_at(r, p)) && vl_node_at(r, p)->end == fs) {
 		account(r, c, p, -1);
-		fs = N(r, p)->start;
+		fs = vl_node_at(r, p)->start;
 		keep = p;
 	}
-	if (q != VL_NIL && vl_node_purged(N(r, q)) && N(r, q)->start == fe) {
+	if (q != VL_NIL && vl_node_purged(vl_node_at(r, q)) && vl_node_at(r, q)->start == fe) {
 		account(r, c, q, -1);
-		fe = N(r, q)->end;
+		fe = vl_node_at(r, q)->end;
 		drop(r, root, c, q);
 	}
 	if (keep != n)
@@ -367,7 +363,7 @@ int vl_ranges_forget_unpurged(const struct vl_region *r, uint32_t *root, uint32_
 	for (x = vl_rb_first(r, *root); x != VL_NIL && steps-- > 0 && vl_range_ok(r, x, file);
 	     x = next) {
 		next = vl_rb_next(r, x);
-		if (vl_node_purged(N(r, x)))
+		if (vl_node_purged(vl_node_at(r, x)))
 			continue;
 		account(r, c, x, -1);
 		drop(r, root, c, x);
@@ -385,9 +381,9 @@ int vl_ranges_absorb(const struct vl_region *r, uint32_t *root, uint32_t file, u
 	memset(c, 0, sizeof(*c));
 	if (!vl_range_ok(r, n, file))
 		return -EUCLEAN;
-	s = N(r, n)->start;
-	e = N(r, n)->end;
-	purged = vl_node_purged(N(r, n));
+	s = vl_node_at(r, n)->start;
+	e = vl_node_at(r, n)->end;
+	purged = vl_node_purged(vl_node_at(r, n));
 
 	/*
 	 * First look: the run of ranges n overlaps (the union is purged if any
@@ -396,10 +392,10 @@ int vl_ranges_absorb(const struct vl_region *r, uint32_t *root, uint32_t file, u
 	 */
 	first = vl_rb_end_at_least(r, *root, s, 1);
 	left = first != VL_NIL ? prev_ok(r, first, file) : vl_rb_last(r, *root);
-	for (x = first; x != VL_NIL && N(r, x)->start < e; x = next_ok(r, x, file)) {
+	for (x = first; x != VL_NIL && vl_node_at(r, x)->start < e; x = next_ok(r, x, file)) {
 		if (x == BAD || !vl_range_ok(r, x, file) || ++steps >= r->node_cap)
 			return -EUCLEAN;
-		purged |= vl_node_purged(N(r, x));
+		purged |= vl_node_purged(vl_node_at(r, x));
 		last = x;
 	}
 	if (x == BAD)
@@ -412,10 +408,10 @@ int vl_ranges_absorb(const struct vl_region *r, uint32_t *root, uint32_t file, u
 	if (left == BAD || (left != VL_NIL && !vl_range_ok(r, left, file)))
 		return -EUCLEAN;
 	if (first != VL_NIL) {
-		if (N(r, first)->start < s)
-			s = N(r, first)->start;
-		if (N(r, last)->end > e)
-			e = N(r, last)->end;
+		if (vl_node_at(r, first)->start < s)
+			s = vl_node_at(r, first)->start;
+		if (vl_node_at(r, last)->end > e)
+			e = vl_node_at(r, last)->end;
 	}
 
 	/* then the changes, in at most as many steps */
@@ -426,13 +422,15 @@ int vl_ranges_absorb(const struct vl_region *r, uint32_t *root, uint32_t file, u
 		drop(r, root, c, x);
 		x = nx;
 	}
-	if (left != VL_NIL && N(r, left)->end == s && vl_node_purged(N(r, left)) == purged) {
-		s = N(r, left)->start;
+	if (left != VL_NIL && vl_node_at(r, left)->end == s &&
+	    vl_node_purged(vl_node_at(r, left)) == purged) {
+		s = vl_node_at(r, left)->start;
 		account(r, c, left, -1);
 		drop(r, root, c, left);
 	}
-	if (right != VL_NIL && N(r, right)->start == e && vl_node_purged(N(r, right)) == purged) {
-		e = N(r, right)->end;
+	if (right != VL_NIL && vl_node_at(r, right)->start == e &&
+	    vl_node_purged(vl_node_at(r, right)) == purged) {
+		e = vl_node_at(r, right)->end;
 		account(r, c, right, -1);
 		drop(r, root, c, right);
 	}

@@ -15,19 +15,14 @@
 
 #define BLACK 1u
 
-static inline struct vl_node *N(const struct vl_region *r, uint32_t i)
-{
-	return vl_node_at(r, i);
-}
-
 static inline uint32_t parent_of(const struct vl_region *r, uint32_t i)
 {
-	return N(r, i)->parent >> 1;
+	return vl_node_at(r, i)->parent >> 1;
 }
 
 static inline int is_black(const struct vl_region *r, uint32_t i)
 {
-	return i == VL_NIL || (N(r, i)->parent & BLACK);
+	return i == VL_NIL || (vl_node_at(r, i)->parent & BLACK);
 }
 
 static inline int real(const struct vl_region *r, uint32_t i)
@@ -37,22 +32,22 @@ static inline int real(const struct vl_region *r, uint32_t i)
 
 static inline void set_parent(const struct vl_region *r, uint32_t i, uint32_t p)
 {
-	vl_set_parent(r, i, (p << 1) | (N(r, i)->parent & BLACK));
+	vl_set_parent(r, i, (p << 1) | (vl_node_at(r, i)->parent & BLACK));
 }
 
 static inline void set_black(const struct vl_region *r, uint32_t i, int black)
 {
-	vl_set_parent(r, i, (N(r, i)->parent & ~BLACK) | (black ? BLACK : 0));
+	vl_set_parent(r, i, (vl_node_at(r, i)->parent & ~BLACK) | (black ? BLACK : 0));
 }
 
 static inline uint32_t left_of(const struct vl_region *r, uint32_t i)
 {
-	return i == VL_NIL ? VL_NIL : N(r, i)->left;
+	return i == VL_NIL ? VL_NIL : vl_node_at(r, i)->left;
 }
 
 static inline uint32_t right_of(const struct vl_region *r, uint32_t i)
 {
-	return i == VL_NIL ? VL_NIL : N(r, i)->right;
+	return i == VL_NIL ? VL_NIL : vl_node_at(r, i)->right;
 }
 
 /* Make v take u's place under u's parent. */
@@ -71,7 +66,7 @@ static void replace_child(const struct vl_region *r, uint32_t *root, uint32_t u,
 		*root = v;
 	else if (!real(r, p))
 		return; /* only in a corrupt tree */
-	else if (N(r, p)->left == u)
+	else if (vl_node_at(r, p)->left == u)
 		vl_set_left(r, p, v);
 	else
 		vl_set_right(r, p, v);
@@ -80,12 +75,12 @@ static void replace_child(const struct vl_region *r, uint32_t *root, uint32_t u,
 
 static void rotate_left(const struct vl_region *r, uint32_t *root, uint32_t x)
 {
-	uint32_t y = N(r, x)->right;
+	uint32_t y = vl_node_at(r, x)->right;
 
 	if (!real(r, x) || !real(r, y)) /* only in a corrupt tree */
 		return;
-	vl_set_right(r, x, N(r, y)->left);
-	set_parent(r, N(r, y)->left, x);
+	vl_set_right(r, x, vl_node_at(r, y)->left);
+	set_parent(r, vl_node_at(r, y)->left, x);
 	VL_STEP("rb rotate_left: halfway");
 	replace_child(r, root, x, y);
 	vl_set_left(r, y, x);
@@ -94,12 +89,12 @@ static void rotate_left(const struct vl_region *r, uint32_t *root, uint32_t x)
 
 static void rotate_right(const struct vl_region *r, uint32_t *root, uint32_t x)
 {
-	uint32_t y = N(r, x)->left;
+	uint32_t y = vl_node_at(r, x)->left;
 
 	if (!real(r, x) || !real(r, y))
 		return;
-	vl_set_left(r, x, N(r, y)->right);
-	set_parent(r, N(r, y)->right, x);
+	vl_set_left(r, x, vl_node_at(r, y)->right);
+	set_parent(r, vl_node_at(r, y)->right, x);
 	VL_STEP("rb rotate_right: halfway");
 	replace_child(r, root, x, y);
 	vl_set_right(r, y, x);
@@ -108,7 +103,7 @@ static void rotate_right(const struct vl_region *r, uint32_t *root, uint32_t x)
 
 int vl_rb_insert(const struct vl_region *r, uint32_t *root, uint32_t n)
 {
-	uint64_t key = N(r, n)->start;
+	uint64_t key = vl_node_at(r, n)->start;
 	uint32_t p = VL_NIL, x = *root;
 	int depth = 0, left = 0;
 
@@ -118,8 +113,8 @@ int vl_rb_insert(const struct vl_region *r, uint32_t *root, uint32_t n)
 		if (x >= r->node_cap || ++depth > VL_RB_MAX_DEPTH)
 			return -EUCLEAN;
 		p = x;
-		left = key < N(r, x)->start;
-		x = left ? N(r, x)->left : N(r, x)->right;
+		left = key < vl_node_at(r, x)->start;
+		x = left ? vl_node_at(r, x)->left : vl_node_at(r, x)->right;
 	}
 	vl_set_left(r, n, VL_NIL);
 	vl_set_right(r, n, VL_NIL);
@@ -144,8 +139,8 @@ int vl_rb_insert(const struct vl_region *r, uint32_t *root, uint32_t n)
 
 		if (g == VL_NIL) /* a red root: only in a corrupt tree */
 			break;
-		p_is_left = N(r, g)->left == p;
-		u = p_is_left ? N(r, g)->right : N(r, g)->left;
+		p_is_left = vl_node_at(r, g)->left == p;
+		u = p_is_left ? vl_node_at(r, g)->right : vl_node_at(r, g)->left;
 
 		if (!is_black(r, u)) {
 			set_black(r, p, 1);
@@ -155,7 +150,7 @@ int vl_rb_insert(const struct vl_region *r, uint32_t *root, uint32_t n)
 			continue;
 		}
 		if (p_is_left) {
-			if (n == N(r, p)->right) {
+			if (n == vl_node_at(r, p)->right) {
 				rotate_left(r, root, p);
 				n = p;
 				p = parent_of(r, n);
@@ -164,7 +159,7 @@ int vl_rb_insert(const struct vl_region *r, uint32_t *root, uint32_t n)
 			set_black(r, g, 0);
 			rotate_right(r, root, g);
 		} else {
-			if (n == N(r, p)->left) {
+			if (n == vl_node_at(r, p)->left) {
 				rotate_right(r, root, p);
 				n = p;
 				p = parent_of(r, n);
@@ -183,8 +178,8 @@ static uint32_t leftmost(const struct vl_region *r, uint32_t x)
 {
 	int depth = 0;
 
-	while (x != VL_NIL && N(r, x)->left != VL_NIL && ++depth <= VL_RB_MAX_DEPTH)
-		x = N(r, x)->left;
+	while (x != VL_NIL && vl_node_at(r, x)->left != VL_NIL && ++depth <= VL_RB_MAX_DEPTH)
+		x = vl_node_at(r, x)->left;
 	return x;
 }
 
@@ -192,8 +187,8 @@ static uint32_t rightmost(const struct vl_region *r, uint32_t x)
 {
 	int depth = 0;
 
-	while (x != VL_NIL && N(r, x)->right != VL_NIL && ++depth <= VL_RB_MAX_DEPTH)
-		x = N(r, x)->right;
+	while (x != VL_NIL && vl_node_at(r, x)->right != VL_NIL && ++depth <= VL_RB_MAX_DEPTH)
+		x = vl_node_at(r, x)->right;
 	return x;
 }
 
@@ -203,14 +198,14 @@ static void erase_fixup(const struct vl_region *r, uint32_t *root, uint32_t x, u
 	int rounds = 2 * VL_RB_MAX_DEPTH;
 
 	while (x != *root && is_black(r, x) && xp != VL_NIL && rounds-- > 0) {
-		if (x == N(r, xp)->left) {
-			uint32_t w = N(r, xp)->right;
+		if (x == vl_node_at(r, xp)->left) {
+			uint32_t w = vl_node_at(r, xp)->right;
 
 			if (!is_black(r, w)) {
 				set_black(r, w, 1);
 				set_black(r, xp, 0);
 				rotate_left(r, root, xp);
-				w = N(r, xp)->right;
+				w = vl_node_at(r, xp)->right;
 			}
 			if (is_black(r, left_of(r, w)) && is_black(r, right_of(r, w))) {
 				set_black(r, w, 0);
@@ -222,20 +217,20 @@ static void erase_fixup(const struct vl_region *r, uint32_t *root, uint32_t x, u
 				set_black(r, left_of(r, w), 1);
 				set_black(r, w, 0);
 				rotate_right(r, root, w);
-				w = N(r, xp)->right;
+				w = vl_node_at(r, xp)->right;
 			}
 			set_black(r, w, is_black(r, xp));
 			set_black(r, xp, 1);
 			set_black(r, right_of(r, w), 1);
 			rotate_left(r, root, xp);
 		} else {
-			uint32_t w = N(r, xp)->left;
+			uint32_t w = vl_node_at(r, xp)->left;
 
 			if (!is_black(r, w)) {
 				set_black(r, w, 1);
 				set_black(r, xp, 0);
 				rotate_right(r, root, xp);
-				w = N(r, xp)->left;
+				w = vl_node_at(r, xp)->left;
 			}
 			if (is_black(r, left_of(r, w)) && is_black(r, right_of(r, w))) {
 				set_black(r, w, 0);
@@ -247,7 +242,7 @@ static void erase_fixup(const struct vl_region *r, uint32_t *root, uint32_t x, u
 				set_black(r, right_of(r, w), 1);
 				set_black(r, w, 0);
 				rotate_left(r, root, w);
-				w = N(r, xp)->left;
+				w = vl_node_at(r, xp)->left;
 			}
 			set_black(r, w, is_black(r, xp));
 			set_black(r, xp, 1);
@@ -267,33 +262,33 @@ void vl_rb_erase(const struct vl_region *r, uint32_t *root, uint32_t z)
 
 	if (!real(r, z))
 		return; /* only a link that lies leads here: nothing to take out */
-	if (N(r, z)->left == VL_NIL) {
-		x = N(r, z)->right;
+	if (vl_node_at(r, z)->left == VL_NIL) {
+		x = vl_node_at(r, z)->right;
 		xp = parent_of(r, z);
 		replace_child(r, root, z, x);
-	} else if (N(r, z)->right == VL_NIL) {
-		x = N(r, z)->left;
+	} else if (vl_node_at(r, z)->right == VL_NIL) {
+		x = vl_node_at(r, z)->left;
 		xp = parent_of(r, z);
 		replace_child(r, root, z, x);
 	} else {
 		/* z's successor y has no left child: it takes z's place */
-		y = leftmost(r, N(r, z)->right);
+		y = leftmost(r, vl_node_at(r, z)->right);
 		if (!real(r, y))
 			return; /* a scribbled right link: refuse before changing anything */
 		removed_black = is_black(r, y);
-		x = N(r, y)->right;
+		x = vl_node_at(r, y)->right;
 		if (parent_of(r, y) == z) {
 			xp = y;
 		} else {
 			xp = parent_of(r, y);
 			replace_child(r, root, y, x);
-			vl_set_right(r, y, N(r, z)->right);
-			set_parent(r, N(r, y)->right, y);
+			vl_set_right(r, y, vl_node_at(r, z)->right);
+			set_parent(r, vl_node_at(r, y)->right, y);
 		}
 		replace_child(r, root, z, y);
 		VL_STEP("rb erase: successor half moved");
-		vl_set_left(r, y, N(r, z)->left);
-		set_parent(r, N(r, y)->left, y);
+		vl_set_left(r, y, vl_node_at(r, z)->left);
+		set_parent(r, vl_node_at(r, y)->left, y);
 		set_black(r, y, is_black(r, z));
 	}
 	vl_set_left(r, z, VL_NIL);
@@ -319,9 +314,9 @@ uint32_t vl_rb_next(const struct vl_region *r, uint32_t n)
 	uint32_t p;
 	int depth = 0;
 
-	if (N(r, n)->right != VL_NIL)
-		return leftmost(r, N(r, n)->right);
-	while ((p = parent_of(r, n)) != VL_NIL && N(r, p)->right == n) {
+	if (vl_node_at(r, n)->right != VL_NIL)
+		return leftmost(r, vl_node_at(r, n)->right);
+	while ((p = parent_of(r, n)) != VL_NIL && vl_node_at(r, p)->right == n) {
 		if (++depth > VL_RB_MAX_DEPTH)
 			return VL_NIL;
 		n = p;
@@ -334,9 +329,9 @@ uint32_t vl_rb_prev(const struct vl_region *r, uint32_t n)
 	uint32_t p;
 	int depth = 0;
 
-	if (N(r, n)->left != VL_NIL)
-		return rightmost(r, N(r, n)->left);
-	while ((p = parent_of(r, n)) != VL_NIL && N(r, p)->left == n) {
+	if (vl_node_at(r, n)->left != VL_NIL)
+		return rightmost(r, vl_node_at(r, n)->left);
+	while ((p = parent_of(r, n)) != VL_NIL && vl_node_at(r, p)->left == n) {
 		if (++depth > VL_RB_MAX_DEPTH)
 			return VL_NIL;
 		n = p;
@@ -350,13 +345,13 @@ uint32_t vl_rb_end_at_least(const struct vl_region *r, uint32_t root, uint64_t x
 	int depth = 0;
 
 	while (cur != VL_NIL && cur < r->node_cap && ++depth <= VL_RB_MAX_DEPTH) {
-		uint64_t end = N(r, cur)->end;
+		uint64_t end = vl_node_at(r, cur)->end;
 
 		if (end > x || (!strict && end == x)) {
 			best = cur;
-			cur = N(r, cur)->left;
+			cur = vl_node_at(r, cur)->left;
 		} else {
-			cur = N(r, cur)->right;
+			cur = vl_node_at(r, cur)->right;
 		}
 	}
 	return best;
@@ -381,7 +376,7 @@ static int check_subtree(struct walk *w, uint32_t n, uint32_t parent, int depth)
 		return 1;
 	if (n >= r->node_cap || depth > VL_RB_MAX_DEPTH || w->count >= (long)r->node_cap)
 		return -1;
-	x = N(r, n);
+	x = vl_node_at(r, n);
 	if (parent_of(r, n) != parent)
 		return -1;
 	if (!is_black(r, n) && !is_black(r, parent))
