@@ -87,4 +87,7 @@ void vl_pool_rebuild(const struct vl_region *r);
  */
 void vl_file_repair(const struct vl_region *r, uint32_t fi);
 
+/* The file table's entry for fi's identity (pool.c, for rebuild.c). */
+void vl_file_hash_insert(const struct vl_region *r, uint32_t fi);
+
 #endif

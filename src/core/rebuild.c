@@ -1,0 +1,263 @@
+/*
+ * rebuild.c - the region's lists and counters rebuilt, and a file's tree
+ * repaired, after a lock holder died (see pool.h): from the checksummed
+ * records and nodes, trusting nothing else.
+ */
+#include "pool.h"
+
+#include "fault.h"
+#include "tomb.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+static int all_zero(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	while (n--)
+		if (*b++)
+			return 0;
+	return 1;
+}
+
+/* All zeros but, perhaps, the lock: a slot taken fresh and never published. */
+static int never_published(const struct vl_file *f)
+{
+	return all_zero(&f->h.ident, sizeof(*f) - offsetof(struct vl_file, h.ident));
+}
+
+/*
+ * A record whose sum fails only because a change of its state or
+ * generation was cut off before the new sum was written: accept the new
+ * values and seal them. Anything else stays unreadable.
+ */
+static int torn_change(const struct vl_region *r, struct vl_file *f)
+{
+	uint32_t state = f->h.state, gen = f->h.gen;
+
+	if (state != VL_FILE_FREE && state != VL_FILE_LIVE)
+		return 0;
+	for (uint32_t s = VL_FILE_FREE; s <= VL_FILE_LIVE; s++) {
+		for (uint32_t g = gen - 1; g != gen + 1; g++) {
+			f->h.state = s;
+			f->h.gen = g;
+			if (vl_file_ok(r, f)) {
+				f->h.state = state;
+				/* a release cut before its gen++: do it, so the slot's next
+				 * file is never taken for the dead one */
+				f->h.gen = state == VL_FILE_FREE && s == VL_FILE_LIVE && g == gen
+						   ? gen + 1
+						   : gen;
+				vl_file_seal(r, f);
+				return 1;
+			}
+		}
+	}
+	f->h.state = state;
+	f->h.gen = gen;
+	return 0;
+}
+
+/* Merge sort of the LRU chain by age, oldest first; no memory needed. */
+static uint32_t lru_sort(const struct vl_region *r, uint32_t head, uint32_t now)
+{
+	uint32_t insize = 1, steps = 0;
+
+	if (head == VL_NIL)
+		return head;
+	for (;;) {
+		uint32_t p = head, tail = VL_NIL, merges = 0;
+
+		head = VL_NIL;
+		while (p != VL_NIL) {
+			uint32_t q = p, psize = 0, qsize = insize, e;
+
+			merges++;
+			while (psize < insize && q != VL_NIL) {
+				psize++;
+				q = vl_node_at(r, q)->next;
+			}
+			while (psize > 0 || (qsize > 0 && q != VL_NIL)) {
+				/* age = now - seq, wrap-safe; the older (larger age) goes first */
+				if (psize == 0 || (qsize > 0 && q != VL_NIL &&
+						   now - vl_node_at(r, q)->seq > now - vl_node_at(r, p)->seq)) {
+					e = q;
+					q = vl_node_at(r, q)->next;
+					qsize--;
+				} else {
+					e = p;
+					p = vl_node_at(r, p)->next;
+					psize--;
+				}
+				if (tail != VL_NIL)
+					vl_set_next(r, tail, e);
+				else
+					head = e;
+				tail = e;
+			}
+			p = q;
+		}
+		vl_set_next(r, tail, VL_NIL);
+		if (merges <= 1 || ++steps > 40)
+			return head;
+		insize *= 2;
+	}
+}
+
+/*
+ * Over 80 lines on purpose: the rebuild is one pass over every record and
+ * node (lists, counters, the file table) after a holder died; its steps
+ * share the counts they rebuild, and it runs rarely, under the region lock.
+ */
+void vl_pool_rebuild(const struct vl_region *r)
+{
+	struct vl_counters *c = vl_counters(r);
+	uint32_t i, hwm, prev = VL_NIL, lru = VL_NIL, lru_last = VL_NIL;
+
+	c->node_hwm = c->node_hwm < 1 ? 1 : c->node_hwm > r->node_cap ? r->node_cap : c->node_hwm;
+	c->file_hwm = c->file_hwm < 1 ? 1 : c->file_hwm > r->file_cap ? r->file_cap : c->file_hwm;
+	c->node_free = VL_NIL;
+	c->nodes_used = 0;
+	/*
+	 * The totals are summed from the file records, not the nodes: a file's
+	 * counters move with the region's in one commit, while its nodes may be
+	 * in the middle of a change by a live holder of its lock, whose commit
+	 * is still to come.
+	 */
+	memset(&c->volatile_bytes, 0, sizeof(c->volatile_bytes));
+	memset(&c->purged_bytes, 0, sizeof(c->purged_bytes));
+	c->ranges = c->ranges_purged = 0;
+
+	/* nodes: free list in slot order, LRU chained through next then sorted */
+	hwm = c->node_hwm;
+	for (i = hwm - 1; i >= 1; i--) {
+		struct vl_node *x = vl_node_at(r, i);
+
+		/*
+		 * A node with a bad sum may be one a file's lock holder is
+		 * rewriting right now: only the file's own repair may judge it.
+		 */
+		if (vl_node_state(x) == VL_NODE_FREE) {
+			memset(x, 0, sizeof(*x));
+			vl_set_next(r, i, c->node_free);
+			c->node_free = i;
+			continue;
+		}
+		c->nodes_used++;
+		vl_set_prev(r, i, VL_NIL);
+		vl_set_next(r, i, VL_NIL);
+		if (vl_node_state(x) != VL_NODE_LIVE || vl_node_purged(x))
+			continue;
+		vl_set_next(r, i, lru);
+		lru = i;
+	}
+	lru = lru_sort(r, lru, c->seq);
+	c->lru_head = lru;
+	for (i = lru; i != VL_NIL; i = vl_node_at(r, i)->next) {
+		vl_set_prev(r, i, prev);
+		prev = lru_last = i;
+	}
+	c->lru_tail = lru_last;
+
+	/*
+	 * files: table and free list again from the records. Slots at the top
+	 * that were never published (a create cut between raising the mark and
+	 * publishing, or a scribbled mark) go back above the mark, so they are
+	 * handed out as new, lock initialisation included.
+	 */
+	while (c->file_hwm > 1 && never_published(vl_file_at(r, c->file_hwm - 1)))
+		c->file_hwm--;
+	memset(r->hash, 0, (size_t)r->hash_cap * sizeof(uint32_t));
+	c->file_free = VL_NIL;
+	c->files_used = 0;
+	for (i = c->file_hwm - 1; i >= 1; i--) {
+		struct vl_file *f = vl_file_at(r, i);
+
+		if ((!vl_file_ok(r, f) && !torn_change(r, f)) ||
+		    (f->h.state != VL_FILE_FREE && f->h.state != VL_FILE_LIVE)) {
+			/*
+			 * A record we cannot read: its identity is not to be trusted,
+			 * so it is neither found nor freed for reuse while its ranges
+			 * may still name it. Purges skip files that fail their sum.
+			 * A state that is neither free nor live is as unreadable as a
+			 * bad sum: in the table, it would make every lookup that
+			 * probes past it fail (vl_file_lookup says -EUCLEAN there).
+			 */
+			c->files_used++;
+			continue;
+		}
+		if (f->h.state == VL_FILE_FREE) {
+			f->h.next_free = c->file_free;
+			c->file_free = i;
+			continue;
+		}
+		c->files_used++;
+		vl_file_hash_insert(r, i);
+		vl_u128_add(&c->volatile_bytes, f->h.vbytes);
+		vl_u128_add(&c->purged_bytes, f->h.pbytes);
+		c->ranges += f->h.nranges;
+		c->ranges_purged += f->h.npurged;
+	}
+}
+
+/*
+ * A holder of file fi's lock died mid-change. Rebuild its tree from the
+ * nodes that name it: PENDING ones were that holder's spares or the
+ * file's kept spare (a live process only holds spares of a file while
+ * holding its lock, and the kept one is only handed out under it), LIVE ones
+ * are merged back, overlaps joined, purged if any part was. Every
+ * intermediate state of a change is a set of LIVE nodes whose union is
+ * what the file had before or after it, so this loses no volatile byte
+ * and invents none.
+ */
+void vl_file_repair(const struct vl_region *r, uint32_t fi)
+{
+	struct vl_file *f = vl_file_at(r, fi);
+	struct vl_counters *c = vl_counters(r);
+	uint32_t i, hwm;
+
+	if (fi == VL_NIL || fi >= r->file_cap)
+		return; /* slot 0 reads as no file; nothing names it but a scribble */
+	vl_u128_sub(&c->volatile_bytes, f->h.vbytes);
+	vl_u128_sub(&c->purged_bytes, f->h.pbytes);
+	c->ranges -= f->h.nranges;
+	c->ranges_purged -= f->h.npurged;
+	f->h.root = VL_NIL;
+	f->h.spare = VL_NIL; /* a PENDING node: freed below with the dead holder's */
+	f->h.nranges = f->h.npurged = 0;
+	f->h.vbytes = f->h.pbytes = 0;
+	hwm = c->node_hwm < r->node_cap ? c->node_hwm : r->node_cap;
+	for (i = 1; i < hwm; i++) {
+		struct vl_node *x = vl_node_at(r, i);
+		struct vl_change ch;
+
+		if (vl_node_state(x) == VL_NODE_FREE || vl_node_file(x) != fi)
+			continue;
+		if (vl_node_state(x) == VL_NODE_PENDING || f->h.state == VL_FILE_FREE ||
+		    x->start >= x->end) {
+			vl_node_free(r, i);
+			continue;
+		}
+		if (!vl_node_ok(r, x)) {
+			/*
+			 * Cut off between writing its fields and its sum. Its extent is
+			 * the old one or the new one at each end, all of it volatile
+			 * before or after the change; whether it was purged we cannot
+			 * tell, so it is taken as purged: UNMARK then says 1 over
+			 * bytes that may be intact, never 0 over zeros.
+			 */
+			x->meta |= VL_META_PURGED;
+			vl_node_seal(r, x);
+		}
+		vl_set_left(r, i, VL_NIL);
+		vl_set_right(r, i, VL_NIL);
+		vl_set_parent(r, i, VL_NIL);
+		VL_STEP("repair_file: a node taken back");
+		if (vl_ranges_absorb(r, &f->h.root, fi, i, &ch) != 0) {
+			vl_node_free(r, i);
+			continue;
+		}
+		vl_commit(r, fi, &ch, VL_NIL);
+	}
+}
