@@ -469,47 +469,25 @@ static inline struct vl_node *vl_node_w(const struct vl_region *r, uint32_t i)
 	return i != VL_NIL && i < r->node_cap ? &r->nodes[i] : NULL;
 }
 
-/* Every write of a link goes through one of these: a bad index writes nothing. */
-static inline void vl_set_left(const struct vl_region *r, uint32_t i, uint32_t v)
-{
-	struct vl_node *x = vl_node_w(r, i);
-
-	if (x != NULL)
-		x->left = v;
-}
-
-static inline void vl_set_right(const struct vl_region *r, uint32_t i, uint32_t v)
-{
-	struct vl_node *x = vl_node_w(r, i);
-
-	if (x != NULL)
-		x->right = v;
-}
-
-/* the whole word: parent index << 1 | colour */
-static inline void vl_set_parent(const struct vl_region *r, uint32_t i, uint32_t v)
-{
-	struct vl_node *x = vl_node_w(r, i);
-
-	if (x != NULL)
-		x->parent = v;
-}
-
-static inline void vl_set_prev(const struct vl_region *r, uint32_t i, uint32_t v)
-{
-	struct vl_node *x = vl_node_w(r, i);
-
-	if (x != NULL)
-		x->prev = v;
-}
-
-static inline void vl_set_next(const struct vl_region *r, uint32_t i, uint32_t v)
-{
-	struct vl_node *x = vl_node_w(r, i);
-
-	if (x != NULL)
-		x->next = v;
-}
+/*
+ * Every write of a link goes through one of these: a bad index writes
+ * nothing. vl_set_left, vl_set_right, vl_set_parent (the whole word:
+ * parent index << 1 | colour), vl_set_prev, vl_set_next.
+ */
+#define VL_LINK_SETTER(field)                                                             \
+	static inline void vl_set_##field(const struct vl_region *r, uint32_t i, uint32_t v) \
+	{                                                                                 \
+		struct vl_node *x = vl_node_w(r, i);                                      \
+                                                                                          \
+		if (x != NULL)                                                            \
+			x->field = v;                                                     \
+	}
+VL_LINK_SETTER(left)
+VL_LINK_SETTER(right)
+VL_LINK_SETTER(parent)
+VL_LINK_SETTER(prev)
+VL_LINK_SETTER(next)
+#undef VL_LINK_SETTER
 
 /* File slots ever used, [1, hwm): the high-water mark, clamped into the table. */
 static inline uint32_t vl_file_hwm(const struct vl_region *r)

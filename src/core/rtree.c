@@ -40,14 +40,27 @@ static inline void set_black(const struct vl_region *r, uint32_t i, int black)
 	vl_set_parent(r, i, (vl_node_at(r, i)->parent & ~BLACK) | (black ? BLACK : 0));
 }
 
-static inline uint32_t left_of(const struct vl_region *r, uint32_t i)
+/*
+ * Sides: LEFT 0, RIGHT 1, !side the other. The fixups below are written
+ * once for a node on `side` of its parent; the mirror image is the same
+ * code with the other side.
+ */
+#define LEFT 0
+#define RIGHT 1
+
+static inline uint32_t child_of(const struct vl_region *r, uint32_t i, int side)
 {
-	return i == VL_NIL ? VL_NIL : vl_node_at(r, i)->left;
+	if (i == VL_NIL)
+		return VL_NIL;
+	return side == LEFT ? vl_node_at(r, i)->left : vl_node_at(r, i)->right;
 }
 
-static inline uint32_t right_of(const struct vl_region *r, uint32_t i)
+static inline void set_child(const struct vl_region *r, uint32_t i, int side, uint32_t v)
 {
-	return i == VL_NIL ? VL_NIL : vl_node_at(r, i)->right;
+	if (side == LEFT)
+		vl_set_left(r, i, v);
+	else
+		vl_set_right(r, i, v);
 }
 
 /* Make v take u's place under u's parent. */
@@ -73,31 +86,22 @@ static void replace_child(const struct vl_region *r, uint32_t *root, uint32_t u,
 	set_parent(r, v, p);
 }
 
-static void rotate_left(const struct vl_region *r, uint32_t *root, uint32_t x)
+/*
+ * Rotate x down to `side`: its child y on the other side takes its place,
+ * and x becomes y's child on `side` (rotate(..., LEFT) is the textbook
+ * left rotation).
+ */
+static void rotate(const struct vl_region *r, uint32_t *root, uint32_t x, int side)
 {
-	uint32_t y = vl_node_at(r, x)->right;
+	uint32_t y = child_of(r, x, !side);
 
 	if (!real(r, x) || !real(r, y)) /* only in a corrupt tree */
 		return;
-	vl_set_right(r, x, vl_node_at(r, y)->left);
-	set_parent(r, vl_node_at(r, y)->left, x);
-	VL_STEP("rb rotate_left: halfway");
+	set_child(r, x, !side, child_of(r, y, side));
+	set_parent(r, child_of(r, y, side), x);
+	VL_STEP(side == LEFT ? "rb rotate_left: halfway" : "rb rotate_right: halfway");
 	replace_child(r, root, x, y);
-	vl_set_left(r, y, x);
-	set_parent(r, x, y);
-}
-
-static void rotate_right(const struct vl_region *r, uint32_t *root, uint32_t x)
-{
-	uint32_t y = vl_node_at(r, x)->left;
-
-	if (!real(r, x) || !real(r, y))
-		return;
-	vl_set_left(r, x, vl_node_at(r, y)->right);
-	set_parent(r, vl_node_at(r, y)->right, x);
-	VL_STEP("rb rotate_right: halfway");
-	replace_child(r, root, x, y);
-	vl_set_right(r, y, x);
+	set_child(r, y, side, x);
 	set_parent(r, x, y);
 }
 
@@ -133,14 +137,13 @@ int vl_rb_insert(const struct vl_region *r, uint32_t *root, uint32_t n)
 	 * once or twice and ends; so the loop runs at most depth/2 times.
 	 */
 	while (!is_black(r, p = parent_of(r, n)) && depth-- >= 0) {
-		uint32_t g = parent_of(r, p);
-		int p_is_left;
-		uint32_t u;
+		uint32_t g = parent_of(r, p), u;
+		int side; /* p's side under g */
 
 		if (g == VL_NIL) /* a red root: only in a corrupt tree */
 			break;
-		p_is_left = vl_node_at(r, g)->left == p;
-		u = p_is_left ? vl_node_at(r, g)->right : vl_node_at(r, g)->left;
+		side = vl_node_at(r, g)->left == p ? LEFT : RIGHT;
+		u = child_of(r, g, !side);
 
 		if (!is_black(r, u)) {
 			set_black(r, p, 1);
@@ -149,25 +152,14 @@ int vl_rb_insert(const struct vl_region *r, uint32_t *root, uint32_t n)
 			n = g;
 			continue;
 		}
-		if (p_is_left) {
-			if (n == vl_node_at(r, p)->right) {
-				rotate_left(r, root, p);
-				n = p;
-				p = parent_of(r, n);
-			}
-			set_black(r, p, 1);
-			set_black(r, g, 0);
-			rotate_right(r, root, g);
-		} else {
-			if (n == vl_node_at(r, p)->left) {
-				rotate_right(r, root, p);
-				n = p;
-				p = parent_of(r, n);
-			}
-			set_black(r, p, 1);
-			set_black(r, g, 0);
-			rotate_left(r, root, g);
+		if (n == child_of(r, p, !side)) { /* n on the inside: bring it outside */
+			rotate(r, root, p, side);
+			n = p;
+			p = parent_of(r, n);
 		}
+		set_black(r, p, 1);
+		set_black(r, g, 0);
+		rotate(r, root, g, !side);
 		break;
 	}
 	set_black(r, *root, 1);
@@ -198,57 +190,31 @@ static void erase_fixup(const struct vl_region *r, uint32_t *root, uint32_t x, u
 	int rounds = 2 * VL_RB_MAX_DEPTH;
 
 	while (x != *root && is_black(r, x) && xp != VL_NIL && rounds-- > 0) {
-		if (x == vl_node_at(r, xp)->left) {
-			uint32_t w = vl_node_at(r, xp)->right;
+		int side = x == vl_node_at(r, xp)->left ? LEFT : RIGHT; /* x's side under xp */
+		uint32_t w = child_of(r, xp, !side);              /* its sibling */
 
-			if (!is_black(r, w)) {
-				set_black(r, w, 1);
-				set_black(r, xp, 0);
-				rotate_left(r, root, xp);
-				w = vl_node_at(r, xp)->right;
-			}
-			if (is_black(r, left_of(r, w)) && is_black(r, right_of(r, w))) {
-				set_black(r, w, 0);
-				x = xp;
-				xp = parent_of(r, x);
-				continue;
-			}
-			if (is_black(r, right_of(r, w))) {
-				set_black(r, left_of(r, w), 1);
-				set_black(r, w, 0);
-				rotate_right(r, root, w);
-				w = vl_node_at(r, xp)->right;
-			}
-			set_black(r, w, is_black(r, xp));
-			set_black(r, xp, 1);
-			set_black(r, right_of(r, w), 1);
-			rotate_left(r, root, xp);
-		} else {
-			uint32_t w = vl_node_at(r, xp)->left;
-
-			if (!is_black(r, w)) {
-				set_black(r, w, 1);
-				set_black(r, xp, 0);
-				rotate_right(r, root, xp);
-				w = vl_node_at(r, xp)->left;
-			}
-			if (is_black(r, left_of(r, w)) && is_black(r, right_of(r, w))) {
-				set_black(r, w, 0);
-				x = xp;
-				xp = parent_of(r, x);
-				continue;
-			}
-			if (is_black(r, left_of(r, w))) {
-				set_black(r, right_of(r, w), 1);
-				set_black(r, w, 0);
-				rotate_left(r, root, w);
-				w = vl_node_at(r, xp)->left;
-			}
-			set_black(r, w, is_black(r, xp));
-			set_black(r, xp, 1);
-			set_black(r, left_of(r, w), 1);
-			rotate_right(r, root, xp);
+		if (!is_black(r, w)) {
+			set_black(r, w, 1);
+			set_black(r, xp, 0);
+			rotate(r, root, xp, side);
+			w = child_of(r, xp, !side);
 		}
+		if (is_black(r, child_of(r, w, LEFT)) && is_black(r, child_of(r, w, RIGHT))) {
+			set_black(r, w, 0);
+			x = xp;
+			xp = parent_of(r, x);
+			continue;
+		}
+		if (is_black(r, child_of(r, w, !side))) {
+			set_black(r, child_of(r, w, side), 1);
+			set_black(r, w, 0);
+			rotate(r, root, w, !side);
+			w = child_of(r, xp, !side);
+		}
+		set_black(r, w, is_black(r, xp));
+		set_black(r, xp, 1);
+		set_black(r, child_of(r, w, !side), 1);
+		rotate(r, root, xp, side);
 		x = *root;
 		break;
 	}

@@ -113,11 +113,16 @@ struct pin {
 
 #define SENTINEL 4242
 
-static int fd = -1, failed;
-static unsigned char *map;
-static size_t map_len;
-static pid_t child = -1;
-static void *bad; /* an address in a PROT_NONE page */
+/* What the commands share (a spawned child gets its own copy). */
+struct state {
+	int fd;			/* the current fd */
+	int failed;		/* a check failed: the exit status is 1 */
+	unsigned char *map;	/* the current mapping */
+	size_t map_len;
+	pid_t child;		/* what reap waits for */
+	void *bad;		/* an address in a PROT_NONE page */
+	char *self;		/* argv[0]: exec and pspawn run this program again */
+};
 
 static uint64_t num(const char *s)
 {
@@ -146,26 +151,26 @@ static int prot_of(const char *s)
 	return p;
 }
 
-/* This program's argv again, on "usefd FD" and argv[from..to): exec, pspawn. */
-static char **again_with_fd(char **argv, int from, int to)
+/* This program's argv again, on "usefd FD" and the n words at cmds: exec, pspawn. */
+static char **again_with_fd(struct state *s, char **cmds, int n)
 {
 	static char num_fd[16];
-	char **nargv = calloc((size_t)(to - from + 4), sizeof(char *));
+	char **nargv = calloc((size_t)(n + 4), sizeof(char *));
 	int k = 0;
 
 	if (nargv == NULL)
 		abort();
-	snprintf(num_fd, sizeof(num_fd), "%d", fd);
-	nargv[k++] = argv[0];
+	snprintf(num_fd, sizeof(num_fd), "%d", s->fd);
+	nargv[k++] = s->self;
 	nargv[k++] = "usefd";
 	nargv[k++] = num_fd;
-	for (int j = from; j < to; j++)
-		nargv[k++] = argv[j];
+	for (int j = 0; j < n; j++)
+		nargv[k++] = cmds[j];
 	nargv[k] = NULL;
 	return nargv;
 }
 
-static void result(const char *what, long r)
+static void result(struct state *s, const char *what, long r)
 {
 	int e = errno;
 
@@ -175,13 +180,13 @@ static void result(const char *what, long r)
 	}
 	printf("%s = %ld%s\n", what, r, e != SENTINEL ? " ERRNO-CLOBBERED" : "");
 	if (e != SENTINEL)
-		failed = 1;
+		s->failed = 1;
 }
 
-static long io(unsigned long req, unsigned long arg)
+static long io(struct state *s, unsigned long req, unsigned long arg)
 {
 	errno = SENTINEL;
-	return ioctl(fd, req, arg);
+	return ioctl(s->fd, req, arg);
 }
 
 static int byte_of(const char *c)
@@ -189,7 +194,7 @@ static int byte_of(const char *c)
 	return strcmp(c, "zero") == 0 ? 0 : c[0];
 }
 
-static void send_fd(const char *path, int multi)
+static void send_fd(struct state *s, const char *path, int multi)
 {
 	struct mmsghdr mm;
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
@@ -197,15 +202,15 @@ static void send_fd(const char *path, int multi)
 	struct iovec iov = { &dummy, 1 };
 	struct msghdr m = { 0 };
 	struct cmsghdr *c;
-	int s = socket(AF_UNIX, SOCK_STREAM, 0), conn;
+	int sock = socket(AF_UNIX, SOCK_STREAM, 0), conn;
 
 	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
-	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(s, 1) != 0) {
+	if (sock < 0 || bind(sock, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(sock, 1) != 0) {
 		printf("serve %s = -1 %s\n", path, ename(errno));
-		failed = 1;
+		s->failed = 1;
 		return;
 	}
-	conn = accept(s, NULL, NULL);
+	conn = accept(sock, NULL, NULL);
 	memset(cbuf, 0, sizeof(cbuf));
 	m.msg_iov = &iov;
 	m.msg_iovlen = 1;
@@ -215,7 +220,7 @@ static void send_fd(const char *path, int multi)
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	memcpy(CMSG_DATA(c), &s->fd, sizeof(int));
 	memset(&mm, 0, sizeof(mm));
 	mm.msg_hdr = m;
 	if (multi) /* sendmmsg: 1 message sent, or -1 */
@@ -223,21 +228,21 @@ static void send_fd(const char *path, int multi)
 	else
 		printf("serve %s = %zd\n", path, conn < 0 ? -1 : sendmsg(conn, &m, 0));
 	close(conn);
-	close(s);
+	close(sock);
 }
 
-static void recv_fd(const char *path)
+static void recv_fd(struct state *s, const char *path)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	char dummy, cbuf[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = { &dummy, 1 };
 	struct msghdr m = { 0 };
 	struct cmsghdr *c;
-	int s = socket(AF_UNIX, SOCK_STREAM, 0), tries;
+	int sock = socket(AF_UNIX, SOCK_STREAM, 0), tries;
 
 	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
 	for (tries = 0; tries < 1000; tries++) {
-		if (connect(s, (struct sockaddr *)&a, sizeof(a)) == 0)
+		if (connect(sock, (struct sockaddr *)&a, sizeof(a)) == 0)
 			break;
 		usleep(10000);
 	}
@@ -245,20 +250,20 @@ static void recv_fd(const char *path)
 	m.msg_iovlen = 1;
 	m.msg_control = cbuf;
 	m.msg_controllen = sizeof(cbuf);
-	if (recvmsg(s, &m, 0) != 1 || (c = CMSG_FIRSTHDR(&m)) == NULL ||
+	if (recvmsg(sock, &m, 0) != 1 || (c = CMSG_FIRSTHDR(&m)) == NULL ||
 	    c->cmsg_type != SCM_RIGHTS) {
 		printf("recv %s = -1\n", path);
-		failed = 1;
-		close(s);
+		s->failed = 1;
+		close(sock);
 		return;
 	}
-	memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	close(s);
+	memcpy(&s->fd, CMSG_DATA(c), sizeof(int));
+	close(sock);
 	printf("recv %s = ok\n", path);
 }
 
 /* The name of the mapping at map in /proc/self/maps, and its inode. */
-static void maps_line(char *name, size_t size, unsigned long *ino)
+static void maps_line(struct state *s, char *name, size_t size, unsigned long *ino)
 {
 	FILE *f = fopen("/proc/self/maps", "r");
 	char line[4096];
@@ -271,7 +276,7 @@ static void maps_line(char *name, size_t size, unsigned long *ino)
 
 		if (sscanf(line, "%lx-%lx %*s %*s %*s %lu %n", &lo, &hi, &i, &off) < 3)
 			continue;
-		if ((uintptr_t)map >= lo && (uintptr_t)map < hi) {
+		if ((uintptr_t)s->map >= lo && (uintptr_t)s->map < hi) {
 			line[strcspn(line, "\n")] = '\0';
 			snprintf(name, size, "%s", line + off);
 			*ino = i;
@@ -281,456 +286,741 @@ static void maps_line(char *name, size_t size, unsigned long *ino)
 		fclose(f);
 }
 
-static int run(char **argv, int argc, int i);
+/* Run the commands at a, up to the last word; the exit status. */
+static int run(struct state *s, char **a);
 
-static int command(char **argv, int argc, int i)
+/*
+ * The commands. Each gets the state and a: its name, then the arguments
+ * its table entry says it needs, then the rest of the command line (NULL
+ * after the last word). It returns how many words it took after those:
+ * an optional argument, or a child's commands and their "end".
+ */
+
+static int c_open(struct state *s, char **a)
 {
-	const char *cmd = argv[i];
+	int took = a[1] != NULL && a[1][0] == '/';
+	const char *path = took ? a[1] : "/dev/ashmem";
 	char what[512];
-	struct pin p;
 
-#define ARG(k) (i + (k) < argc ? argv[i + (k)] : (fprintf(stderr, "%s: missing argument\n", cmd), exit(2), ""))
-	if (strcmp(cmd, "open") == 0) {
-		const char *path = i + 1 < argc && argv[i + 1][0] == '/' ? argv[++i] : "/dev/ashmem";
-
-		errno = SENTINEL;
-		fd = open(path, O_RDWR | O_CLOEXEC);
-		snprintf(what, sizeof(what), "open %s", path);
-		result(what, fd);
-		return i + 1;
-	}
-	if (strcmp(cmd, "openx") == 0) {
-		errno = SENTINEL;
-		fd = open("/dev/ashmem", O_RDWR);
-		result("openx", fd);
-		return i + 1;
-	}
-	if (strcmp(cmd, "exec") == 0) {
-		char **nargv = again_with_fd(argv, i + 1, argc);
-
-		printf("exec\n");
-		fflush(stdout);
-		execv("/proc/self/exe", nargv);
-		printf("exec = -1 %s\n", ename(errno));
-		exit(1);
-	}
-	if (strcmp(cmd, "usefd") == 0) {
-		fd = (int)num(ARG(1));
-		printf("usefd %d\n", fd);
-		return i + 2;
-	}
-	if (strcmp(cmd, "nofile") == 0) {
-		struct rlimit rl;
-
-		rl.rlim_cur = rl.rlim_max = (rlim_t)num(ARG(1));
-		snprintf(what, sizeof(what), "nofile %s", argv[i + 1]);
-		errno = SENTINEL;
-		result(what, setrlimit(RLIMIT_NOFILE, &rl));
-		return i + 2;
-	}
-	if (strcmp(cmd, "dupto") == 0) {
-		int hi;
-
-		snprintf(what, sizeof(what), "dupto %s", ARG(1));
-		errno = SENTINEL;
-		hi = fcntl(fd, F_DUPFD, (int)num(argv[i + 1]));
-		result(what, hi < 0 ? -1 : hi >= (int)num(argv[i + 1]));
-		if (hi >= 0) {
-			close(fd);
-			fd = hi;
-		}
-		return i + 2;
-	}
-	if (strcmp(cmd, "setname") == 0) {
-		const char *n = ARG(1);
-
-		snprintf(what, sizeof(what), "setname %s", n);
-		result(what, io(A_SET_NAME, (unsigned long)(strcmp(n, "-") == 0 ? "" : n)));
-		return i + 2;
-	}
-	if (strcmp(cmd, "longname") == 0) {
-		static char big[600];
-		size_t n = (size_t)num(ARG(1));
-
-		memset(big, 'x', sizeof(big));
-		big[n < sizeof(big) ? n : sizeof(big) - 1] = '\0';
-		snprintf(what, sizeof(what), "longname %zu", n);
-		result(what, io(A_SET_NAME, (unsigned long)big));
-		return i + 2;
-	}
-	if (strcmp(cmd, "getname") == 0) {
-		char name[256];
-		long r;
-
-		memset(name, '#', sizeof(name));
-		r = io(A_GET_NAME, (unsigned long)name);
-		if (r < 0) {
-			result("getname", r);
-		} else {
-			name[255] = '\0';
-			printf("getname = %s (%zu)\n", name, strlen(name));
-		}
-		return i + 1;
-	}
-	if (strcmp(cmd, "setsize") == 0 || strcmp(cmd, "setsize32") == 0) {
-		snprintf(what, sizeof(what), "%s %s", cmd, ARG(1));
-		result(what, io(cmd[7] ? A_SET_SIZE32 : A_SET_SIZE, (unsigned long)num(argv[i + 1])));
-		return i + 2;
-	}
-	if (strcmp(cmd, "getsize") == 0) {
-		result("getsize", io(A_GET_SIZE, 0));
-		return i + 1;
-	}
-	if (strcmp(cmd, "setprot") == 0 || strcmp(cmd, "setprot32") == 0) {
-		snprintf(what, sizeof(what), "%s %s", cmd, ARG(1));
-		result(what, io(cmd[7] ? A_SET_PROT32 : A_SET_PROT, (unsigned long)prot_of(argv[i + 1])));
-		return i + 2;
-	}
-	if (strcmp(cmd, "getprot") == 0) {
-		result("getprot", io(A_GET_PROT, 0));
-		return i + 1;
-	}
-	if (strcmp(cmd, "map") == 0 || strcmp(cmd, "mapp") == 0) {
-		size_t len = (size_t)num(ARG(1));
-		void *m;
-
-		errno = SENTINEL;
-		m = mmap(NULL, len, prot_of(ARG(2)), cmd[3] ? MAP_PRIVATE : MAP_SHARED, fd, 0);
-		snprintf(what, sizeof(what), "%s %s %s", cmd, argv[i + 1], argv[i + 2]);
-		if (m == MAP_FAILED) {
-			result(what, -1);
-		} else {
-			map = m;
-			map_len = len;
-			printf("%s = ok%s\n", what, errno != SENTINEL ? " ERRNO-CLOBBERED" : "");
-		}
-		return i + 3;
-	}
-	if (strcmp(cmd, "protect") == 0) {
-		errno = SENTINEL;
-		snprintf(what, sizeof(what), "protect %s", ARG(1));
-		result(what, mprotect(map, map_len, prot_of(argv[i + 1])));
-		return i + 2;
-	}
-	if (strcmp(cmd, "unmap") == 0) {
-		printf("unmap = %d\n", munmap(map, map_len));
-		map = NULL;
-		return i + 1;
-	}
-	if (strcmp(cmd, "pin") == 0 || strcmp(cmd, "unpin") == 0 || strcmp(cmd, "pinstatus") == 0) {
-		p.offset = (uint32_t)num(ARG(1));
-		p.len = (uint32_t)num(ARG(2));
-		snprintf(what, sizeof(what), "%s %s %s", cmd, argv[i + 1], argv[i + 2]);
-		result(what, io(cmd[0] == 'u' ? A_UNPIN : cmd[3] == 's' ? A_PIN_STATUS : A_PIN,
-				(unsigned long)&p));
-		return i + 3;
-	}
-	if (strcmp(cmd, "purgeall") == 0) {
-		result("purgeall", io(A_PURGE_ALL, 0));
-		return i + 1;
-	}
-	if (strcmp(cmd, "fileid") == 0 || strcmp(cmd, "fileid32") == 0) {
-		uint64_t id = 0;
-		unsigned long ino;
-		char name[512];
-		long r = io(cmd[6] ? A_FILE_ID32 : A_FILE_ID, (unsigned long)&id);
-
-		if (r < 0) {
-			result(cmd, r);
-		} else {
-			maps_line(name, sizeof(name), &ino);
-			if (cmd[6] && (id >> 32) != 0)
-				printf("%s = WRONG (wrote 8 bytes)\n", cmd);
-			else
-				printf("%s = %s\n", cmd, map != NULL && id == ino ? "ino" : "WRONG");
-		}
-		return i + 1;
-	}
-	if (strcmp(cmd, "ioctl") == 0) {
-		snprintf(what, sizeof(what), "ioctl %s %s", ARG(1), ARG(2));
-		result(what, io((unsigned long)num(argv[i + 1]), (unsigned long)num(argv[i + 2])));
-		return i + 3;
-	}
-	if (strcmp(cmd, "bad") == 0) {
-		const char *c = ARG(1);
-		unsigned long req = strcmp(c, "setname") == 0	  ? A_SET_NAME
-				    : strcmp(c, "getname") == 0	  ? A_GET_NAME
-				    : strcmp(c, "pin") == 0	  ? A_PIN
-				    : strcmp(c, "unpin") == 0	  ? A_UNPIN
-				    : strcmp(c, "pinstatus") == 0 ? A_PIN_STATUS
-								  : A_FILE_ID;
-
-		struct stat st;
-
-		snprintf(what, sizeof(what), "bad %s", c);
-		/* a path in a PROT_NONE page: libc says EFAULT, and so must the shim */
-		if (strcmp(c, "open") == 0)
-			result(what, open((const char *)bad, O_RDWR));
-		else if (strcmp(c, "stat") == 0)
-			result(what, stat((const char *)bad, &st));
-		else if (strcmp(c, "access") == 0)
-			result(what, access((const char *)bad, F_OK));
-		else
-			result(what, io(req, (unsigned long)bad));
-		return i + 2;
-	}
-	if (strcmp(cmd, "fill") == 0 || strcmp(cmd, "expect") == 0) {
-		size_t off = (size_t)num(ARG(1)), len = (size_t)num(ARG(2));
-		int b = byte_of(ARG(3));
-
-		if (map == NULL || off + len > map_len) {
-			printf("%s: no mapping there\n", cmd);
-			exit(1);
-		}
-		if (cmd[0] == 'f') {
-			memset(map + off, b, len);
-			printf("fill %s %s %s = ok\n", argv[i + 1], argv[i + 2], argv[i + 3]);
-		} else {
-			size_t k;
-
-			for (k = 0; k < len && map[off + k] == b; k++)
-				;
-			if (k == len) {
-				printf("expect %s %s %s ok\n", argv[i + 1], argv[i + 2], argv[i + 3]);
-			} else {
-				printf("expect %s %s %s MISMATCH at %zu: 0x%02x\n", argv[i + 1],
-				       argv[i + 2], argv[i + 3], off + k, map[off + k]);
-				failed = 1;
-			}
-		}
-		return i + 4;
-	}
-	if (strcmp(cmd, "fstat") == 0) {
-		struct stat st;
-
-		errno = SENTINEL;
-		if (fstat(fd, &st) != 0)
-			result("fstat", -1);
-		else if (S_ISCHR(st.st_mode))
-			printf("fstat = chr %u:%u mode %o\n", major(st.st_rdev), minor(st.st_rdev),
-			       (unsigned)(st.st_mode & 07777));
-		else
-			printf("fstat = reg %lld\n", (long long)st.st_size);
-		return i + 1;
-	}
-	if (strcmp(cmd, "stat") == 0) {
-		struct stat st, fst;
-		const char *path = ARG(1);
-
-		errno = SENTINEL;
-		snprintf(what, sizeof(what), "stat %s", path);
-		if (stat(path, &st) != 0) {
-			result(what, -1);
-		} else {
-			int same = fd >= 0 && fstat(fd, &fst) == 0 && fst.st_rdev == st.st_rdev &&
-				   S_ISCHR(fst.st_mode);
-
-			printf("%s = %s %u:%u%s\n", what, S_ISCHR(st.st_mode) ? "chr" : "other",
-			       major(st.st_rdev), minor(st.st_rdev), same ? " same as fd" : "");
-		}
-		return i + 2;
-	}
-	if (strcmp(cmd, "access") == 0) {
-		const char *m = ARG(2);
-		int mode = m[0] == 'r' ? R_OK : m[0] == 'w' ? W_OK : m[0] == 'x' ? X_OK : F_OK;
-
-		snprintf(what, sizeof(what), "access %s %s", argv[i + 1], m);
-		errno = SENTINEL;
-		result(what, access(argv[i + 1], mode));
-		return i + 3;
-	}
-	if (strcmp(cmd, "maps") == 0) {
-		char name[512];
-		unsigned long ino;
-
-		maps_line(name, sizeof(name), &ino);
-		printf("maps = %s\n", name);
-		return i + 1;
-	}
-	if (strcmp(cmd, "serve") == 0 || strcmp(cmd, "servem") == 0) {
-		send_fd(ARG(1), cmd[5] == 'm');
-		return i + 2;
-	}
-	if (strcmp(cmd, "recv") == 0) {
-		recv_fd(ARG(1));
-		return i + 2;
-	}
-	if (strcmp(cmd, "write") == 0) {
-		const char *s = ARG(1);
-
-		snprintf(what, sizeof(what), "write %s", s);
-		errno = SENTINEL;
-		result(what, write(fd, s, strlen(s)));
-		return i + 2;
-	}
-	if (strcmp(cmd, "pread") == 0) {
-		char buf[256];
-		size_t n = (size_t)num(ARG(1));
-		ssize_t r;
-
-		if (n >= sizeof(buf))
-			n = sizeof(buf) - 1;
-		memset(buf, 0, sizeof(buf));
-		errno = SENTINEL;
-		r = pread(fd, buf, n, 0);
-		snprintf(what, sizeof(what), "pread %s", argv[i + 1]);
-		if (r < 0)
-			result(what, r);
-		else
-			printf("%s = %s\n", what, buf);
-		return i + 2;
-	}
-	if (strcmp(cmd, "offset") == 0) {
-		errno = SENTINEL;
-		result("offset", (long)lseek(fd, 0, SEEK_CUR));
-		return i + 1;
-	}
-	if (strcmp(cmd, "nonblock") == 0) {
-		errno = SENTINEL;
-		result("nonblock", fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK));
-		return i + 1;
-	}
-	if (strcmp(cmd, "getfl") == 0) {
-		int fl = fcntl(fd, F_GETFL);
-
-		if (fl < 0)
-			result("getfl", fl);
-		else
-			printf("getfl = %s\n", (fl & O_NONBLOCK) ? "nonblock" : "block");
-		return i + 1;
-	}
-	if (strcmp(cmd, "churn") == 0) {
-		long n = (long)num(ARG(1)), k, slow = 0;
-		const char *mode = i + 2 < argc && argv[i + 2][0] >= 'a' &&
-					   (strcmp(argv[i + 2], "map") == 0 ||
-					    strcmp(argv[i + 2], "nomap") == 0 ||
-					    strcmp(argv[i + 2], "late") == 0)
-				   ? argv[i + 2]
-				   : NULL;
-
-		for (k = 0; k < n; k++) {
-			struct timespec a, b;
-			void *m = NULL;
-			int f;
-
-			clock_gettime(CLOCK_MONOTONIC, &a);
-			f = open("/dev/ashmem", O_RDWR | O_CLOEXEC);
-			clock_gettime(CLOCK_MONOTONIC, &b);
-			if (b.tv_sec - a.tv_sec > 1 || (b.tv_sec - a.tv_sec == 1 && b.tv_nsec >= a.tv_nsec))
-				slow++;
-			if (f < 0 || ioctl(f, A_SET_SIZE, 4096ul) != 0) {
-				printf("churn %ld: region %ld: -1 %s\n", n, k, ename(errno));
-				failed = 1;
-				break;
-			}
-			if (mode == NULL || mode[0] != 'n') {
-				m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
-				if (m == MAP_FAILED) {
-					printf("churn %ld: region %ld: mmap -1 %s\n", n, k, ename(errno));
-					failed = 1;
-					break;
-				}
-				if (mode == NULL || mode[0] == 'm')
-					munmap(m, 4096);
-			}
-			close(f);
-			if (mode != NULL && mode[0] == 'l')
-				munmap(m, 4096);
-		}
-		if (k == n)
-			printf("churn %ld%s%s = ok%s\n", n, mode ? " " : "", mode ? mode : "",
-			       slow ? " slow" : "");
-		return i + (mode ? 3 : 2);
-	}
-	if (strcmp(cmd, "close") == 0) {
-		printf("close = %d\n", close(fd));
-		return i + 1;
-	}
-	if (strcmp(cmd, "spawn") == 0 || strcmp(cmd, "spawnf") == 0) {
-		int j = i + 1;
-
-		while (j < argc && strcmp(argv[j], "end") != 0)
-			j++;
-		fflush(stdout);
-		child = cmd[5] == 'f' ? _Fork() : fork();
-		if (child == 0) {
-			argv[j] = NULL;
-			exit(run(argv, j, i + 1));
-		}
-		return j + 1;
-	}
-	if (strcmp(cmd, "pspawn") == 0) {
-		int j = i + 1, err;
-		char **nargv;
-
-		while (j < argc && strcmp(argv[j], "end") != 0)
-			j++;
-		nargv = again_with_fd(argv, i + 1, j);
-		fflush(stdout);
-		err = posix_spawn(&child, "/proc/self/exe", NULL, NULL, nargv, environ);
-		printf("pspawn = %s\n", err ? ename(err) : "ok");
-		free(nargv);
-		return j + 1;
-	}
-	if (strcmp(cmd, "reap") == 0) {
-		int st = -1;
-
-		waitpid(child, &st, 0);
-		printf("reap = %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
-		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-			failed = 1;
-		return i + 1;
-	}
-	if (strcmp(cmd, "wait") == 0) {
-		int k;
-
-		for (k = 0; k < 1000 && access(ARG(1), F_OK) != 0; k++)
-			usleep(10000);
-		printf("wait %s%s\n", argv[i + 1], k == 1000 ? " TIMEOUT" : "");
-		if (k == 1000)
-			failed = 1;
-		return i + 2;
-	}
-	if (strcmp(cmd, "touch") == 0) {
-		int t = open(ARG(1), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-
-		printf("touch %s = %d\n", argv[i + 1], t < 0 ? -1 : 0);
-		close(t);
-		return i + 2;
-	}
-	if (strcmp(cmd, "pid") == 0) {
-		printf("pid = %d\n", (int)getpid());
-		return i + 1;
-	}
-	if (strcmp(cmd, "echo") == 0) {
-		printf("%s\n", ARG(1));
-		return i + 2;
-	}
-	if (strcmp(cmd, "nodump") == 0) {
-		printf("nodump = %d\n", prctl(PR_SET_DUMPABLE, 0, 0, 0, 0));
-		return i + 1;
-	}
-	fprintf(stderr, "ashmem-legacy: unknown command %s\n", cmd);
-	exit(2);
+	errno = SENTINEL;
+	s->fd = open(path, O_RDWR | O_CLOEXEC);
+	snprintf(what, sizeof(what), "open %s", path);
+	result(s, what, s->fd);
+	return took;
 }
 
-static int run(char **argv, int argc, int i)
+static int c_openx(struct state *s, char **a)
 {
-	while (i < argc) {
-		i = command(argv, argc, i);
+	(void)a;
+	errno = SENTINEL;
+	s->fd = open("/dev/ashmem", O_RDWR);
+	result(s, "openx", s->fd);
+	return 0;
+}
+
+static int c_exec(struct state *s, char **a)
+{
+	char **nargv;
+	int n = 0;
+
+	while (a[1 + n] != NULL)
+		n++;
+	nargv = again_with_fd(s, a + 1, n);
+	printf("exec\n");
+	fflush(stdout);
+	execv("/proc/self/exe", nargv);
+	printf("exec = -1 %s\n", ename(errno));
+	exit(1);
+}
+
+static int c_usefd(struct state *s, char **a)
+{
+	s->fd = (int)num(a[1]);
+	printf("usefd %d\n", s->fd);
+	return 0;
+}
+
+static int c_nofile(struct state *s, char **a)
+{
+	struct rlimit rl;
+	char what[512];
+
+	rl.rlim_cur = rl.rlim_max = (rlim_t)num(a[1]);
+	snprintf(what, sizeof(what), "nofile %s", a[1]);
+	errno = SENTINEL;
+	result(s, what, setrlimit(RLIMIT_NOFILE, &rl));
+	return 0;
+}
+
+static int c_dupto(struct state *s, char **a)
+{
+	char what[512];
+	int hi;
+
+	snprintf(what, sizeof(what), "dupto %s", a[1]);
+	errno = SENTINEL;
+	hi = fcntl(s->fd, F_DUPFD, (int)num(a[1]));
+	result(s, what, hi < 0 ? -1 : hi >= (int)num(a[1]));
+	if (hi >= 0) {
+		close(s->fd);
+		s->fd = hi;
+	}
+	return 0;
+}
+
+static int c_setname(struct state *s, char **a)
+{
+	char what[512];
+
+	snprintf(what, sizeof(what), "setname %s", a[1]);
+	result(s, what, io(s, A_SET_NAME, (unsigned long)(strcmp(a[1], "-") == 0 ? "" : a[1])));
+	return 0;
+}
+
+static int c_longname(struct state *s, char **a)
+{
+	static char big[600];
+	size_t n = (size_t)num(a[1]);
+	char what[512];
+
+	memset(big, 'x', sizeof(big));
+	big[n < sizeof(big) ? n : sizeof(big) - 1] = '\0';
+	snprintf(what, sizeof(what), "longname %zu", n);
+	result(s, what, io(s, A_SET_NAME, (unsigned long)big));
+	return 0;
+}
+
+static int c_getname(struct state *s, char **a)
+{
+	char name[256];
+	long r;
+
+	(void)a;
+	memset(name, '#', sizeof(name));
+	r = io(s, A_GET_NAME, (unsigned long)name);
+	if (r < 0) {
+		result(s, "getname", r);
+	} else {
+		name[255] = '\0';
+		printf("getname = %s (%zu)\n", name, strlen(name));
+	}
+	return 0;
+}
+
+/* setsize, setprot and their 32-bit encodings: "CMD N = R" */
+static int set(struct state *s, char **a, unsigned long req, unsigned long v)
+{
+	char what[512];
+
+	snprintf(what, sizeof(what), "%s %s", a[0], a[1]);
+	result(s, what, io(s, req, v));
+	return 0;
+}
+
+static int c_setsize(struct state *s, char **a)
+{
+	return set(s, a, A_SET_SIZE, (unsigned long)num(a[1]));
+}
+
+static int c_setsize32(struct state *s, char **a)
+{
+	return set(s, a, A_SET_SIZE32, (unsigned long)num(a[1]));
+}
+
+static int c_getsize(struct state *s, char **a)
+{
+	(void)a;
+	result(s, "getsize", io(s, A_GET_SIZE, 0));
+	return 0;
+}
+
+static int c_setprot(struct state *s, char **a)
+{
+	return set(s, a, A_SET_PROT, (unsigned long)prot_of(a[1]));
+}
+
+static int c_setprot32(struct state *s, char **a)
+{
+	return set(s, a, A_SET_PROT32, (unsigned long)prot_of(a[1]));
+}
+
+static int c_getprot(struct state *s, char **a)
+{
+	(void)a;
+	result(s, "getprot", io(s, A_GET_PROT, 0));
+	return 0;
+}
+
+/* map, mapp: the mapping becomes the current one */
+static int do_map(struct state *s, char **a, int flags)
+{
+	size_t len = (size_t)num(a[1]);
+	char what[512];
+	void *m;
+
+	errno = SENTINEL;
+	m = mmap(NULL, len, prot_of(a[2]), flags, s->fd, 0);
+	snprintf(what, sizeof(what), "%s %s %s", a[0], a[1], a[2]);
+	if (m == MAP_FAILED) {
+		result(s, what, -1);
+	} else {
+		s->map = m;
+		s->map_len = len;
+		printf("%s = ok%s\n", what, errno != SENTINEL ? " ERRNO-CLOBBERED" : "");
+	}
+	return 0;
+}
+
+static int c_map(struct state *s, char **a)
+{
+	return do_map(s, a, MAP_SHARED);
+}
+
+static int c_mapp(struct state *s, char **a)
+{
+	return do_map(s, a, MAP_PRIVATE);
+}
+
+static int c_protect(struct state *s, char **a)
+{
+	char what[512];
+
+	errno = SENTINEL;
+	snprintf(what, sizeof(what), "protect %s", a[1]);
+	result(s, what, mprotect(s->map, s->map_len, prot_of(a[1])));
+	return 0;
+}
+
+static int c_unmap(struct state *s, char **a)
+{
+	(void)a;
+	printf("unmap = %d\n", munmap(s->map, s->map_len));
+	s->map = NULL;
+	return 0;
+}
+
+/* pin, unpin, pinstatus: "CMD OFF LEN = R" */
+static int do_pin(struct state *s, char **a, unsigned long req)
+{
+	struct pin p;
+	char what[512];
+
+	p.offset = (uint32_t)num(a[1]);
+	p.len = (uint32_t)num(a[2]);
+	snprintf(what, sizeof(what), "%s %s %s", a[0], a[1], a[2]);
+	result(s, what, io(s, req, (unsigned long)&p));
+	return 0;
+}
+
+static int c_pin(struct state *s, char **a)
+{
+	return do_pin(s, a, A_PIN);
+}
+
+static int c_unpin(struct state *s, char **a)
+{
+	return do_pin(s, a, A_UNPIN);
+}
+
+static int c_pinstatus(struct state *s, char **a)
+{
+	return do_pin(s, a, A_PIN_STATUS);
+}
+
+static int c_purgeall(struct state *s, char **a)
+{
+	(void)a;
+	result(s, "purgeall", io(s, A_PURGE_ALL, 0));
+	return 0;
+}
+
+/* fileid, fileid32 (narrow: it must write 4 bytes): "= ino" if it is the mapping's */
+static int fileid(struct state *s, const char *cmd, unsigned long req, int narrow)
+{
+	uint64_t id = 0;
+	unsigned long ino;
+	char name[512];
+	long r = io(s, req, (unsigned long)&id);
+
+	if (r < 0) {
+		result(s, cmd, r);
+	} else {
+		maps_line(s, name, sizeof(name), &ino);
+		if (narrow && (id >> 32) != 0)
+			printf("%s = WRONG (wrote 8 bytes)\n", cmd);
+		else
+			printf("%s = %s\n", cmd, s->map != NULL && id == ino ? "ino" : "WRONG");
+	}
+	return 0;
+}
+
+static int c_fileid(struct state *s, char **a)
+{
+	return fileid(s, a[0], A_FILE_ID, 0);
+}
+
+static int c_fileid32(struct state *s, char **a)
+{
+	return fileid(s, a[0], A_FILE_ID32, 1);
+}
+
+static int c_ioctl(struct state *s, char **a)
+{
+	char what[512];
+
+	snprintf(what, sizeof(what), "ioctl %s %s", a[1], a[2]);
+	result(s, what, io(s, (unsigned long)num(a[1]), (unsigned long)num(a[2])));
+	return 0;
+}
+
+static int c_bad(struct state *s, char **a)
+{
+	const char *c = a[1];
+	unsigned long req = strcmp(c, "setname") == 0	  ? A_SET_NAME
+			    : strcmp(c, "getname") == 0	  ? A_GET_NAME
+			    : strcmp(c, "pin") == 0	  ? A_PIN
+			    : strcmp(c, "unpin") == 0	  ? A_UNPIN
+			    : strcmp(c, "pinstatus") == 0 ? A_PIN_STATUS
+							  : A_FILE_ID;
+	struct stat st;
+	char what[512];
+
+	snprintf(what, sizeof(what), "bad %s", c);
+	/* a path in a PROT_NONE page: libc says EFAULT, and so must the shim */
+	if (strcmp(c, "open") == 0)
+		result(s, what, open((const char *)s->bad, O_RDWR));
+	else if (strcmp(c, "stat") == 0)
+		result(s, what, stat((const char *)s->bad, &st));
+	else if (strcmp(c, "access") == 0)
+		result(s, what, access((const char *)s->bad, F_OK));
+	else
+		result(s, what, io(s, req, (unsigned long)s->bad));
+	return 0;
+}
+
+/* fill, expect: where OFF LEN starts in the mapping (exit 1 if it is not all there) */
+static size_t span(struct state *s, char **a, size_t *len)
+{
+	size_t off = (size_t)num(a[1]);
+
+	*len = (size_t)num(a[2]);
+	if (s->map == NULL || off + *len > s->map_len) {
+		printf("%s: no mapping there\n", a[0]);
+		exit(1);
+	}
+	return off;
+}
+
+static int c_fill(struct state *s, char **a)
+{
+	size_t len, off = span(s, a, &len);
+
+	memset(s->map + off, byte_of(a[3]), len);
+	printf("fill %s %s %s = ok\n", a[1], a[2], a[3]);
+	return 0;
+}
+
+static int c_expect(struct state *s, char **a)
+{
+	size_t len, off = span(s, a, &len), k;
+	int b = byte_of(a[3]);
+
+	for (k = 0; k < len && s->map[off + k] == b; k++)
+		;
+	if (k == len) {
+		printf("expect %s %s %s ok\n", a[1], a[2], a[3]);
+	} else {
+		printf("expect %s %s %s MISMATCH at %zu: 0x%02x\n", a[1], a[2], a[3], off + k,
+		       s->map[off + k]);
+		s->failed = 1;
+	}
+	return 0;
+}
+
+static int c_fstat(struct state *s, char **a)
+{
+	struct stat st;
+
+	(void)a;
+	errno = SENTINEL;
+	if (fstat(s->fd, &st) != 0)
+		result(s, "fstat", -1);
+	else if (S_ISCHR(st.st_mode))
+		printf("fstat = chr %u:%u mode %o\n", major(st.st_rdev), minor(st.st_rdev),
+		       (unsigned)(st.st_mode & 07777));
+	else
+		printf("fstat = reg %lld\n", (long long)st.st_size);
+	return 0;
+}
+
+static int c_stat(struct state *s, char **a)
+{
+	struct stat st, fst;
+	const char *path = a[1];
+	char what[512];
+
+	errno = SENTINEL;
+	snprintf(what, sizeof(what), "stat %s", path);
+	if (stat(path, &st) != 0) {
+		result(s, what, -1);
+	} else {
+		int same = s->fd >= 0 && fstat(s->fd, &fst) == 0 && fst.st_rdev == st.st_rdev &&
+			   S_ISCHR(fst.st_mode);
+
+		printf("%s = %s %u:%u%s\n", what, S_ISCHR(st.st_mode) ? "chr" : "other",
+		       major(st.st_rdev), minor(st.st_rdev), same ? " same as fd" : "");
+	}
+	return 0;
+}
+
+static int c_access(struct state *s, char **a)
+{
+	const char *m = a[2];
+	int mode = m[0] == 'r' ? R_OK : m[0] == 'w' ? W_OK : m[0] == 'x' ? X_OK : F_OK;
+	char what[512];
+
+	snprintf(what, sizeof(what), "access %s %s", a[1], m);
+	errno = SENTINEL;
+	result(s, what, access(a[1], mode));
+	return 0;
+}
+
+static int c_maps(struct state *s, char **a)
+{
+	char name[512];
+	unsigned long ino;
+
+	(void)a;
+	maps_line(s, name, sizeof(name), &ino);
+	printf("maps = %s\n", name);
+	return 0;
+}
+
+static int c_serve(struct state *s, char **a)
+{
+	send_fd(s, a[1], 0);
+	return 0;
+}
+
+static int c_servem(struct state *s, char **a)
+{
+	send_fd(s, a[1], 1);
+	return 0;
+}
+
+static int c_recv(struct state *s, char **a)
+{
+	recv_fd(s, a[1]);
+	return 0;
+}
+
+static int c_write(struct state *s, char **a)
+{
+	char what[512];
+
+	snprintf(what, sizeof(what), "write %s", a[1]);
+	errno = SENTINEL;
+	result(s, what, write(s->fd, a[1], strlen(a[1])));
+	return 0;
+}
+
+static int c_pread(struct state *s, char **a)
+{
+	char buf[256], what[512];
+	size_t n = (size_t)num(a[1]);
+	ssize_t r;
+
+	if (n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	memset(buf, 0, sizeof(buf));
+	errno = SENTINEL;
+	r = pread(s->fd, buf, n, 0);
+	snprintf(what, sizeof(what), "pread %s", a[1]);
+	if (r < 0)
+		result(s, what, r);
+	else
+		printf("%s = %s\n", what, buf);
+	return 0;
+}
+
+static int c_offset(struct state *s, char **a)
+{
+	(void)a;
+	errno = SENTINEL;
+	result(s, "offset", (long)lseek(s->fd, 0, SEEK_CUR));
+	return 0;
+}
+
+static int c_nonblock(struct state *s, char **a)
+{
+	(void)a;
+	errno = SENTINEL;
+	result(s, "nonblock", fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) | O_NONBLOCK));
+	return 0;
+}
+
+static int c_getfl(struct state *s, char **a)
+{
+	int fl = fcntl(s->fd, F_GETFL);
+
+	(void)a;
+	if (fl < 0)
+		result(s, "getfl", fl);
+	else
+		printf("getfl = %s\n", (fl & O_NONBLOCK) ? "nonblock" : "block");
+	return 0;
+}
+
+/* churn N [MODE]: MODE is taken if it is one of map, nomap, late */
+static int c_churn(struct state *s, char **a)
+{
+	long n = (long)num(a[1]), k, slow = 0;
+	const char *mode = a[2] != NULL && a[2][0] >= 'a' &&
+				   (strcmp(a[2], "map") == 0 || strcmp(a[2], "nomap") == 0 ||
+				    strcmp(a[2], "late") == 0)
+			   ? a[2]
+			   : NULL;
+
+	for (k = 0; k < n; k++) {
+		struct timespec t0, t1;
+		void *m = NULL;
+		int f;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		f = open("/dev/ashmem", O_RDWR | O_CLOEXEC);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (t1.tv_sec - t0.tv_sec > 1 ||
+		    (t1.tv_sec - t0.tv_sec == 1 && t1.tv_nsec >= t0.tv_nsec))
+			slow++;
+		if (f < 0 || ioctl(f, A_SET_SIZE, 4096ul) != 0) {
+			printf("churn %ld: region %ld: -1 %s\n", n, k, ename(errno));
+			s->failed = 1;
+			break;
+		}
+		if (mode == NULL || mode[0] != 'n') {
+			m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
+			if (m == MAP_FAILED) {
+				printf("churn %ld: region %ld: mmap -1 %s\n", n, k, ename(errno));
+				s->failed = 1;
+				break;
+			}
+			if (mode == NULL || mode[0] == 'm')
+				munmap(m, 4096);
+		}
+		close(f);
+		if (mode != NULL && mode[0] == 'l')
+			munmap(m, 4096);
+	}
+	if (k == n)
+		printf("churn %ld%s%s = ok%s\n", n, mode ? " " : "", mode ? mode : "",
+		       slow ? " slow" : "");
+	return mode ? 1 : 0;
+}
+
+static int c_close(struct state *s, char **a)
+{
+	(void)a;
+	printf("close = %d\n", close(s->fd));
+	return 0;
+}
+
+/* spawn, spawnf, pspawn: how many words the child's commands are (up to "end") */
+static int child_words(char **a)
+{
+	int n = 0;
+
+	while (a[1 + n] != NULL && strcmp(a[1 + n], "end") != 0)
+		n++;
+	return n;
+}
+
+/* spawn, spawnf: the child runs the commands; the parent skips them and "end" */
+static int spawn(struct state *s, char **a, int atfork)
+{
+	int n = child_words(a);
+
+	fflush(stdout);
+	s->child = atfork ? fork() : _Fork();
+	if (s->child == 0) {
+		a[1 + n] = NULL;
+		exit(run(s, a + 1));
+	}
+	return n + (a[1 + n] != NULL);
+}
+
+static int c_spawn(struct state *s, char **a)
+{
+	return spawn(s, a, 1);
+}
+
+static int c_spawnf(struct state *s, char **a)
+{
+	return spawn(s, a, 0);
+}
+
+static int c_pspawn(struct state *s, char **a)
+{
+	int n = child_words(a), err;
+	char **nargv = again_with_fd(s, a + 1, n);
+
+	fflush(stdout);
+	err = posix_spawn(&s->child, "/proc/self/exe", NULL, NULL, nargv, environ);
+	printf("pspawn = %s\n", err ? ename(err) : "ok");
+	free(nargv);
+	return n + (a[1 + n] != NULL);
+}
+
+static int c_reap(struct state *s, char **a)
+{
+	int st = -1;
+
+	(void)a;
+	waitpid(s->child, &st, 0);
+	printf("reap = %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		s->failed = 1;
+	return 0;
+}
+
+static int c_wait(struct state *s, char **a)
+{
+	int k;
+
+	for (k = 0; k < 1000 && access(a[1], F_OK) != 0; k++)
+		usleep(10000);
+	printf("wait %s%s\n", a[1], k == 1000 ? " TIMEOUT" : "");
+	if (k == 1000)
+		s->failed = 1;
+	return 0;
+}
+
+static int c_touch(struct state *s, char **a)
+{
+	int t = open(a[1], O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+
+	(void)s;
+	printf("touch %s = %d\n", a[1], t < 0 ? -1 : 0);
+	close(t);
+	return 0;
+}
+
+static int c_pid(struct state *s, char **a)
+{
+	(void)s;
+	(void)a;
+	printf("pid = %d\n", (int)getpid());
+	return 0;
+}
+
+static int c_echo(struct state *s, char **a)
+{
+	(void)s;
+	printf("%s\n", a[1]);
+	return 0;
+}
+
+static int c_nodump(struct state *s, char **a)
+{
+	(void)s;
+	(void)a;
+	printf("nodump = %d\n", prctl(PR_SET_DUMPABLE, 0, 0, 0, 0));
+	return 0;
+}
+
+/* The commands by name, with the arguments each needs (the header says more). */
+static const struct command {
+	const char *name;
+	int nargs;
+	int (*run)(struct state *s, char **a);
+	const char *help;
+} commands[] = {
+	{ "open", 0, c_open, "[PATH]: open it (or /dev/ashmem), the current fd" },
+	{ "openx", 0, c_openx, "open /dev/ashmem without O_CLOEXEC" },
+	{ "exec", 0, c_exec, "CMD...: exec this program again on usefd FD CMD..." },
+	{ "usefd", 1, c_usefd, "N: the current fd is N" },
+	{ "nofile", 1, c_nofile, "N: RLIMIT_NOFILE" },
+	{ "dupto", 1, c_dupto, "N: F_DUPFD to N or above, the current fd" },
+	{ "setname", 1, c_setname, "NAME: ASHMEM_SET_NAME (- for empty)" },
+	{ "longname", 1, c_longname, "N: ASHMEM_SET_NAME of N x's" },
+	{ "getname", 0, c_getname, "ASHMEM_GET_NAME" },
+	{ "setsize", 1, c_setsize, "N: ASHMEM_SET_SIZE" },
+	{ "setsize32", 1, c_setsize32, "N: ASHMEM_SET_SIZE, 32-bit" },
+	{ "getsize", 0, c_getsize, "ASHMEM_GET_SIZE" },
+	{ "setprot", 1, c_setprot, "P: ASHMEM_SET_PROT_MASK" },
+	{ "setprot32", 1, c_setprot32, "P: ASHMEM_SET_PROT_MASK, 32-bit" },
+	{ "getprot", 0, c_getprot, "ASHMEM_GET_PROT_MASK" },
+	{ "map", 2, c_map, "LEN P: mmap MAP_SHARED, the current mapping" },
+	{ "mapp", 2, c_mapp, "LEN P: mmap MAP_PRIVATE, the current mapping" },
+	{ "protect", 1, c_protect, "P: mprotect the current mapping" },
+	{ "unmap", 0, c_unmap, "munmap the current mapping" },
+	{ "pin", 2, c_pin, "OFF LEN: ASHMEM_PIN" },
+	{ "unpin", 2, c_unpin, "OFF LEN: ASHMEM_UNPIN" },
+	{ "pinstatus", 2, c_pinstatus, "OFF LEN: ASHMEM_GET_PIN_STATUS" },
+	{ "purgeall", 0, c_purgeall, "ASHMEM_PURGE_ALL_CACHES" },
+	{ "fileid", 0, c_fileid, "ASHMEM_GET_FILE_ID" },
+	{ "fileid32", 0, c_fileid32, "ASHMEM_GET_FILE_ID, 32-bit" },
+	{ "ioctl", 2, c_ioctl, "REQ ARG: ioctl" },
+	{ "bad", 1, c_bad, "CMD: CMD with a pointer into a PROT_NONE page" },
+	{ "fill", 3, c_fill, "OFF LEN C: write C into the mapping" },
+	{ "expect", 3, c_expect, "OFF LEN C: check the mapping" },
+	{ "fstat", 0, c_fstat, "fstat the current fd" },
+	{ "stat", 1, c_stat, "PATH: stat, and is it the current fd's device" },
+	{ "access", 2, c_access, "PATH MODE: access" },
+	{ "maps", 0, c_maps, "the current mapping's name in /proc/self/maps" },
+	{ "serve", 1, c_serve, "SOCK: send the current fd to who connects" },
+	{ "servem", 1, c_servem, "SOCK: the same by sendmmsg" },
+	{ "recv", 1, c_recv, "SOCK: receive an fd, the current fd" },
+	{ "write", 1, c_write, "STR: write it to the current fd" },
+	{ "pread", 1, c_pread, "LEN: pread LEN bytes at 0" },
+	{ "offset", 0, c_offset, "lseek(fd, 0, SEEK_CUR)" },
+	{ "nonblock", 0, c_nonblock, "set O_NONBLOCK" },
+	{ "getfl", 0, c_getfl, "is O_NONBLOCK set" },
+	{ "churn", 1, c_churn, "N [MODE]: N regions made and closed" },
+	{ "close", 0, c_close, "close the current fd" },
+	{ "spawn", 0, c_spawn, "CMD... end: fork, the child runs CMD..." },
+	{ "spawnf", 0, c_spawnf, "CMD... end: the same with _Fork" },
+	{ "pspawn", 0, c_pspawn, "CMD... end: posix_spawn this program on them" },
+	{ "reap", 0, c_reap, "wait for the child" },
+	{ "wait", 1, c_wait, "PATH: until it exists (10 s at most)" },
+	{ "touch", 1, c_touch, "PATH: create it" },
+	{ "pid", 0, c_pid, "this process's pid" },
+	{ "echo", 1, c_echo, "WORD: print it" },
+	{ "nodump", 0, c_nodump, "prctl(PR_SET_DUMPABLE, 0)" },
+};
+
+static int run(struct state *s, char **a)
+{
+	while (*a != NULL) {
+		const struct command *c = NULL;
+
+		for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]) && c == NULL; k++)
+			if (strcmp(*a, commands[k].name) == 0)
+				c = &commands[k];
+		if (c == NULL) {
+			fprintf(stderr, "ashmem-legacy: unknown command %s\n", *a);
+			exit(2);
+		}
+		for (int k = 1; k <= c->nargs; k++) {
+			if (a[k] == NULL) {
+				fprintf(stderr, "%s: missing argument\n", *a);
+				exit(2);
+			}
+		}
+		a += 1 + c->nargs + c->run(s, a);
 		fflush(stdout);
 	}
-	return failed;
+	return s->failed;
 }
 
 int main(int argc, char **argv)
 {
 	long page = sysconf(_SC_PAGESIZE);
+	struct state s = { .fd = -1, .child = -1, .self = argv[0] };
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* a page that can be neither read nor written, kept so for the whole run */
-	bad = mmap(NULL, (size_t)page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (bad == MAP_FAILED)
+	s.bad = mmap(NULL, (size_t)page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s.bad == MAP_FAILED)
 		return 2;
-	return run(argv, argc, 1);
+	return argc < 1 ? 0 : run(&s, argv + 1);
 }

@@ -111,8 +111,14 @@ extern int vt_fallocate64(int fd, int mode, off64_t off, off64_t len) __asm__("f
 
 #define SENTINEL 0x7eadbeef
 
-static int cur = -1;
-static int failed;
+/* What the commands share (a spawned child gets its own copy). */
+struct state {
+	int cur;		/* the current fd */
+	int failed;		/* a check failed: the exit status is 1 */
+	pid_t last_child;	/* what reap waits for */
+};
+
+/* the SIGIOs seen (a lease being broken): the handler's, so not in the state */
 static volatile sig_atomic_t sigios;
 
 /*
@@ -137,7 +143,6 @@ static void on_sigio(int sig)
 	(void)sig;
 	sigios++;
 }
-static pid_t last_child = -1;
 
 static void usage(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 static void usage(const char *fmt, ...)
@@ -273,38 +278,32 @@ static int byte_arg(const char *s)
 	return (unsigned char)s[0];
 }
 
-static void need(int argc, int i, int n, const char *cmd)
-{
-	if (i + n >= argc)
-		usage("%s needs %d argument%s", cmd, n, n == 1 ? "" : "s");
-}
-
-static void print_result(long long r, int err)
+static void print_result(struct state *s, long long r, int err)
 {
 	if (r < 0)
 		printf(" = %lld %s\n", r, errname(err));
 	else if (err != SENTINEL) {
 		printf(" = %lld ERRNO-CHANGED %s\n", r, errname(err));
-		failed = 1;
+		s->failed = 1;
 	} else {
 		printf(" = %lld\n", r);
 	}
 }
 
-static void do_fallocate(const char *cmd, int use64, int mode, const char *a_off,
-			 const char *a_len)
+static void do_fallocate(struct state *s, const char *cmd, int use64, int mode,
+			 const char *a_off, const char *a_len)
 {
 	long long off = num(a_off), len = num(a_len);
 	int r, err;
 
 	errno = SENTINEL;
 	if (use64)
-		r = vt_fallocate64(cur, mode, (off64_t)off, (off64_t)len);
+		r = vt_fallocate64(s->cur, mode, (off64_t)off, (off64_t)len);
 	else
-		r = vt_fallocate(cur, mode, (off_t)off, (off_t)len);
+		r = vt_fallocate(s->cur, mode, (off_t)off, (off_t)len);
 	err = errno;
 	printf("%s %s %s", cmd, a_off, a_len);
-	print_result(r, err);
+	print_result(s, r, err);
 }
 
 static int open_mode(const char *m)
@@ -330,7 +329,7 @@ static int open_mode(const char *m)
 	usage("unknown open mode '%s'", m);
 }
 
-static void fill(long long off, long long len, int c)
+static void fill(struct state *s, long long off, long long len, int c)
 {
 	char buf[65536];
 	long long done = 0;
@@ -338,11 +337,11 @@ static void fill(long long off, long long len, int c)
 	memset(buf, c, sizeof(buf));
 	while (done < len) {
 		size_t n = len - done < (long long)sizeof(buf) ? (size_t)(len - done) : sizeof(buf);
-		ssize_t w = pwrite(cur, buf, n, (off_t)(off + done));
+		ssize_t w = pwrite(s->cur, buf, n, (off_t)(off + done));
 
 		if (w <= 0) {
 			printf(" = -1 %s\n", w < 0 ? errname(errno) : "SHORT");
-			failed = 1;
+			s->failed = 1;
 			return;
 		}
 		done += w;
@@ -353,7 +352,7 @@ static void fill(long long off, long long len, int c)
 static void sleep_ms(long long ms);
 
 /* Anonymous memory, touched a step at a time: an allocating program. */
-static void grab(long long total, long long step, long long ms)
+static void grab(struct state *s, long long total, long long step, long long ms)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	char *p;
@@ -361,7 +360,7 @@ static void grab(long long total, long long step, long long ms)
 	p = mmap(NULL, (size_t)total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED) {
 		printf(" = -1 %s\n", errname(errno));
-		failed = 1;
+		s->failed = 1;
 		return;
 	}
 	for (long long done = 0; done < total; done += step) {
@@ -375,23 +374,23 @@ static void grab(long long total, long long step, long long ms)
 	printf(" = ok\n");
 }
 
-static void expect(long long off, long long len, int c)
+static void expect(struct state *s, long long off, long long len, int c)
 {
 	unsigned char buf[65536];
 	long long done = 0;
 
 	while (done < len) {
 		size_t n = len - done < (long long)sizeof(buf) ? (size_t)(len - done) : sizeof(buf);
-		ssize_t got = pread(cur, buf, n, (off_t)(off + done));
+		ssize_t got = pread(s->cur, buf, n, (off_t)(off + done));
 
 		if (got < 0) {
 			printf(" MISMATCH read: %s\n", errname(errno));
-			failed = 1;
+			s->failed = 1;
 			return;
 		}
 		if (got == 0) {
 			printf(" MISMATCH short read at %lld\n", off + done);
-			failed = 1;
+			s->failed = 1;
 			return;
 		}
 		for (ssize_t i = 0; i < got; i++) {
@@ -403,7 +402,7 @@ static void expect(long long off, long long len, int c)
 					n_bad += buf[k] != c;
 				printf(" MISMATCH at %lld: 0x%02x (%lld bad bytes in this block)\n", bad,
 				       buf[i], n_bad);
-				failed = 1;
+				s->failed = 1;
 				return;
 			}
 		}
@@ -412,9 +411,9 @@ static void expect(long long off, long long len, int c)
 	printf(" ok\n");
 }
 
-static int do_stat(struct stat *st)
+static int do_stat(struct state *s, struct stat *st)
 {
-	if (fstat(cur, st) != 0) {
+	if (fstat(s->cur, st) != 0) {
 		printf(" = -1 %s\n", errname(errno));
 		return -1;
 	}
@@ -422,14 +421,14 @@ static int do_stat(struct stat *st)
 }
 
 /* FNV-1a over the file's content, 0 to st_size */
-static int checksum(off_t size, uint64_t *out)
+static int checksum(struct state *s, off_t size, uint64_t *out)
 {
 	unsigned char buf[65536];
 	uint64_t h = 0xcbf29ce484222325ull;
 	off_t pos = 0;
 
 	while (pos < size) {
-		ssize_t got = pread(cur, buf, sizeof(buf), pos);
+		ssize_t got = pread(s->cur, buf, sizeof(buf), pos);
 
 		if (got < 0)
 			return -errno;
@@ -445,7 +444,7 @@ static int checksum(off_t size, uint64_t *out)
 	return 0;
 }
 
-static void do_seal(const char *which)
+static void do_seal(struct state *s, const char *which)
 {
 	char copy[256], *tok, *save;
 	int seals = 0, r, err;
@@ -466,7 +465,7 @@ static void do_seal(const char *which)
 			usage("unknown seal '%s'", tok);
 	}
 	errno = SENTINEL;
-	r = fcntl(cur, F_ADD_SEALS, seals);
+	r = fcntl(s->cur, F_ADD_SEALS, seals);
 	err = errno;
 	printf("seal %s = %d%s%s\n", which, r, r < 0 ? " " : "", r < 0 ? errname(err) : "");
 }
@@ -484,321 +483,524 @@ static int child_failed(int status)
 	return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
 }
 
-/* Run commands argv[i..] until "end" (if until_end) or the end. Returns the index after. */
-static int run(int argc, char **argv, int i, int until_end);
+/* Run the commands at a until "end" (if until_end) or the last word. */
+static void run(struct state *s, char **a, int until_end);
+
+/*
+ * The commands. Each gets the state and a: its name, then the arguments
+ * its table entry says it needs, then the rest of the command line (NULL
+ * after the last word). It returns how many words it took after those:
+ * spawn and clone take their child's commands and "end".
+ */
+
+static int c_memfd(struct state *s, char **a)
+{
+	s->cur = memfd_create(a[1], MFD_ALLOW_SEALING);
+	if (s->cur < 0 || ftruncate(s->cur, (off_t)num(a[2])) != 0) {
+		printf("memfd %s %s = -1 %s\n", a[1], a[2], errname(errno));
+		s->failed = 1;
+	} else {
+		printf("memfd %s %s = %d\n", a[1], a[2], s->cur);
+	}
+	return 0;
+}
+
+static int c_open(struct state *s, char **a)
+{
+	s->cur = open(a[1], open_mode(a[2]), 0600);
+	printf("open %s %s = %d%s%s\n", a[1], a[2], s->cur, s->cur < 0 ? " " : "",
+	       s->cur < 0 ? errname(errno) : "");
+	return 0;
+}
+
+static int c_pipe(struct state *s, char **a)
+{
+	int p[2];
+
+	(void)a;
+	if (pipe(p) != 0)
+		usage("pipe: %s", strerror(errno));
+	s->cur = p[1];
+	printf("pipe = %d %d\n", p[0], p[1]);
+	return 0;
+}
+
+static int c_socket(struct state *s, char **a)
+{
+	int sv[2];
+
+	(void)a;
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+		usage("socketpair: %s", strerror(errno));
+	s->cur = sv[0];
+	printf("socket = %d %d\n", sv[0], sv[1]);
+	return 0;
+}
+
+static int c_fd(struct state *s, char **a)
+{
+	s->cur = (int)num(a[1]);
+	printf("fd %d\n", s->cur);
+	return 0;
+}
+
+static int c_dup(struct state *s, char **a)
+{
+	int n = (int)num(a[1]);
+	int r = dup2(s->cur, n);
+
+	printf("dup %d = %d%s%s\n", n, r, r < 0 ? " " : "", r < 0 ? errname(errno) : "");
+	if (r >= 0) {
+		if (s->cur != n)
+			close(s->cur);
+		s->cur = n;
+	}
+	return 0;
+}
+
+static int c_close(struct state *s, char **a)
+{
+	int r = close(s->cur);
+
+	(void)a;
+	printf("close = %d%s%s\n", r, r < 0 ? " " : "", r < 0 ? errname(errno) : "");
+	return 0;
+}
+
+static int c_fill(struct state *s, char **a)
+{
+	printf("%s %s %s %s", a[0], a[1], a[2], a[3]);
+	fill(s, num(a[1]), num(a[2]), byte_arg(a[3]));
+	return 0;
+}
+
+static int c_expect(struct state *s, char **a)
+{
+	printf("%s %s %s %s", a[0], a[1], a[2], a[3]);
+	expect(s, num(a[1]), num(a[2]), byte_arg(a[3]));
+	return 0;
+}
+
+static int c_mark(struct state *s, char **a)
+{
+	do_fallocate(s, a[0], 0, FALLOC_FL_MARK_VOLATILE, a[1], a[2]);
+	return 0;
+}
+
+static int c_unmark(struct state *s, char **a)
+{
+	do_fallocate(s, a[0], 0, FALLOC_FL_UNMARK_VOLATILE, a[1], a[2]);
+	return 0;
+}
+
+/* fa, fa64: "CMD MODE" is what the line starts with */
+static int fa(struct state *s, char **a, int use64)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "%s %s", a[0], a[1]);
+	do_fallocate(s, cmd, use64, (int)num(a[1]), a[2], a[3]);
+	return 0;
+}
+
+static int c_fa(struct state *s, char **a)
+{
+	return fa(s, a, 0);
+}
+
+static int c_fa64(struct state *s, char **a)
+{
+	return fa(s, a, 1);
+}
+
+static int c_seal(struct state *s, char **a)
+{
+	do_seal(s, a[1]);
+	return 0;
+}
+
+static int c_truncate(struct state *s, char **a)
+{
+	int r = ftruncate(s->cur, (off_t)num(a[1]));
+
+	printf("truncate %s = %d%s%s\n", a[1], r, r < 0 ? " " : "", r < 0 ? errname(errno) : "");
+	return 0;
+}
+
+static int c_size(struct state *s, char **a)
+{
+	struct stat st;
+
+	printf("%s", a[0]);
+	if (do_stat(s, &st) == 0)
+		printf(" = %lld\n", (long long)st.st_size);
+	return 0;
+}
+
+static int c_blocks(struct state *s, char **a)
+{
+	struct stat st;
+
+	printf("%s", a[0]);
+	if (do_stat(s, &st) == 0)
+		printf(" = %lld\n", (long long)st.st_blocks);
+	return 0;
+}
+
+/* sum, st: "CMD", then fstat and the checksum (0), or the line ends there (-1) */
+static int stat_sum(struct state *s, const char *cmd, struct stat *st, uint64_t *h)
+{
+	int err;
+
+	printf("%s", cmd);
+	if (do_stat(s, st) != 0)
+		return -1;
+	err = checksum(s, st->st_size, h);
+	if (err) {
+		printf(" = -1 %s\n", errname(-err));
+		return -1;
+	}
+	return 0;
+}
+
+static int c_sum(struct state *s, char **a)
+{
+	struct stat st;
+	uint64_t h = 0;
+
+	if (stat_sum(s, a[0], &st, &h) == 0)
+		printf(" = %016" PRIx64 "\n", h);
+	return 0;
+}
+
+static int c_st(struct state *s, char **a)
+{
+	struct stat st;
+	uint64_t h = 0;
+
+	if (stat_sum(s, a[0], &st, &h) == 0)
+		printf(" size=%lld blocks=%lld sum=%016" PRIx64 "\n", (long long)st.st_size,
+		       (long long)st.st_blocks, h);
+	return 0;
+}
+
+static int c_pid(struct state *s, char **a)
+{
+	(void)s;
+	(void)a;
+	printf("pid = %d\n", (int)getpid());
+	return 0;
+}
+
+/* the pid under /proc: another one in a pid namespace with the parent's /proc */
+static int c_procpid(struct state *s, char **a)
+{
+	char buf[32];
+	ssize_t n = readlink("/proc/self", buf, sizeof(buf) - 1);
+
+	(void)s;
+	(void)a;
+	buf[n > 0 ? n : 0] = '\0';
+	printf("procpid = %s\n", buf);
+	return 0;
+}
+
+static int c_echo(struct state *s, char **a)
+{
+	(void)s;
+	printf("%s\n", a[1]);
+	return 0;
+}
+
+static int c_wait(struct state *s, char **a)
+{
+	int waited = 0;
+
+	while (access(a[1], F_OK) != 0 && waited < 10000) {
+		sleep_ms(5);
+		waited += 5;
+	}
+	if (access(a[1], F_OK) != 0) {
+		printf("wait %s TIMEOUT\n", a[1]);
+		s->failed = 1;
+	} else {
+		printf("wait %s\n", a[1]);
+	}
+	return 0;
+}
+
+/* PR_SET_DUMPABLE 0: other processes of the user cannot look in */
+static int c_nodump(struct state *s, char **a)
+{
+	int r = prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+
+	(void)s;
+	(void)a;
+	printf("nodump = %d\n", r);
+	return 0;
+}
+
+/* a POSIX write lock on the whole file through the current fd */
+static int c_lock(struct state *s, char **a)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	int r = fcntl(s->cur, F_SETLK, &fl);
+
+	(void)a;
+	printf("lock = %d%s%s\n", r, r < 0 ? " " : "", r < 0 ? errname(errno) : "");
+	if (r < 0)
+		s->failed = 1;
+	return 0;
+}
+
+static int c_lease(struct state *s, char **a)
+{
+	int r;
+
+	(void)a;
+	signal(SIGIO, on_sigio);
+	r = fcntl(s->cur, F_SETLEASE, F_WRLCK);
+	printf("lease = %d%s%s\n", r, r < 0 ? " " : "", r < 0 ? errname(errno) : "");
+	if (r < 0)
+		s->failed = 1;
+	return 0;
+}
+
+static int c_leased(struct state *s, char **a)
+{
+	int t = fcntl(s->cur, F_GETLEASE);
+
+	(void)a;
+	printf("leased = %s sigio = %d\n",
+	       t == F_WRLCK ? "wr" : t == F_RDLCK ? "rd" : t == F_UNLCK ? "none" : "?",
+	       (int)sigios);
+	return 0;
+}
+
+/* who holds a POSIX lock on PATH, asked from this process */
+static int c_haslock(struct state *s, char **a)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	int fd = open(a[1], O_RDWR | O_CLOEXEC);
+	int r = fd < 0 ? -1 : fcntl(fd, F_GETLK, &fl);
+
+	(void)s;
+	if (r < 0)
+		printf("haslock %s = -1 %s\n", a[1], errname(errno));
+	else if (fl.l_type == F_UNLCK)
+		printf("haslock %s = unlocked\n", a[1]);
+	else
+		printf("haslock %s = pid %d\n", a[1], (int)fl.l_pid);
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
+/* touch, unlink: "CMD PATH = R" */
+static int said(char **a, int r)
+{
+	printf("%s %s = %d%s%s\n", a[0], a[1], r, r < 0 ? " " : "", r < 0 ? errname(errno) : "");
+	return 0;
+}
+
+static int c_touch(struct state *s, char **a)
+{
+	int fd = open(a[1], O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+
+	(void)s;
+	return said(a, fd < 0 ? -1 : close(fd));
+}
+
+static int c_unlink(struct state *s, char **a)
+{
+	(void)s;
+	return said(a, unlink(a[1]));
+}
+
+static int c_grab(struct state *s, char **a)
+{
+	printf("grab %s %s %s", a[1], a[2], a[3]);
+	fflush(stdout);
+	if (num(a[1]) <= 0 || num(a[2]) <= 0)
+		usage("grab: TOTAL and STEP must be positive");
+	grab(s, num(a[1]), num(a[2]), num(a[3]));
+	return 0;
+}
+
+static int c_sleep(struct state *s, char **a)
+{
+	(void)s;
+	sleep_ms(num(a[1]));
+	printf("sleep %s\n", a[1]);
+	return 0;
+}
+
+/* spawn, clone: the child's commands and their "end", which the parent skips */
+static int child_words(char **a)
+{
+	int k = 1;
+
+	while (a[k] != NULL && strcmp(a[k], "end") != 0)
+		k++;
+	if (a[k] == NULL)
+		usage("%s without end", a[0]);
+	return k;
+}
+
+static int c_spawn(struct state *s, char **a)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		usage("fork: %s", strerror(errno));
+	if (pid == 0) {
+		run(s, a + 1, 1);
+		fflush(stdout);
+		_exit(s->failed);
+	}
+	s->last_child = pid;
+	return child_words(a);
+}
 
 struct clone_arg {
-	int argc;
-	char **argv;
-	int i;
+	struct state *s;
+	char **a;
 };
 
 /* A clone(2) child: its own copy of our memory, on its own stack. */
-static int clone_child(void *a)
+static int clone_child(void *arg)
 {
-	struct clone_arg *ca = a;
+	struct clone_arg *ca = arg;
 
-	run(ca->argc, ca->argv, ca->i, 1);
+	run(ca->s, ca->a, 1);
 	fflush(stdout);
-	_exit(failed);
+	_exit(ca->s->failed);
 }
 
-static int run(int argc, char **argv, int i, int until_end)
+static int c_clone(struct state *s, char **a)
 {
-	while (i < argc) {
-		const char *c = argv[i];
+	struct clone_arg ca = { s, a + 1 };
+	static char stack[256 * 1024] __attribute__((aligned(16)));
+	pid_t pid;
 
-		if (strcmp(c, "end") == 0) {
+	fflush(stdout);
+	pid = clone(clone_child, stack + sizeof(stack), SIGCHLD, &ca);
+	if (pid < 0)
+		usage("clone: %s", strerror(errno));
+	s->last_child = pid;
+	return child_words(a);
+}
+
+static int c_reap(struct state *s, char **a)
+{
+	int status = 0;
+
+	(void)a;
+	if (s->last_child < 0 || waitpid(s->last_child, &status, 0) < 0)
+		usage("reap: no child");
+	printf("reap = %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	if (child_failed(status))
+		s->failed = 1;
+	s->last_child = -1;
+	return 0;
+}
+
+static int c_detach(struct state *s, char **a)
+{
+	pid_t pid;
+
+	(void)s;
+	(void)a;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		usage("fork: %s", strerror(errno));
+	if (pid > 0)
+		_exit(0);
+	printf("detach\n");
+	return 0;
+}
+
+/* The commands by name, with the arguments each needs (the header says more). */
+static const struct command {
+	const char *name;
+	int nargs;
+	int (*run)(struct state *s, char **a);
+	const char *help;
+} commands[] = {
+	{ "memfd", 2, c_memfd, "NAME SIZE: a sealable memfd, the current fd" },
+	{ "open", 2, c_open, "PATH MODE: open, the current fd" },
+	{ "pipe", 0, c_pipe, "a pipe: the current fd is its write end" },
+	{ "socket", 0, c_socket, "a socketpair: the current fd is one end" },
+	{ "fd", 1, c_fd, "N: inherited fd N is the current fd" },
+	{ "dup", 1, c_dup, "N: dup2 the current fd to N, the current fd" },
+	{ "close", 0, c_close, "close the current fd" },
+	{ "fill", 3, c_fill, "OFF LEN C: pwrite LEN bytes C" },
+	{ "expect", 3, c_expect, "OFF LEN C: pread and check every byte" },
+	{ "mark", 2, c_mark, "OFF LEN: fallocate MARK_VOLATILE" },
+	{ "unmark", 2, c_unmark, "OFF LEN: fallocate UNMARK_VOLATILE" },
+	{ "fa", 3, c_fa, "MODE OFF LEN: fallocate" },
+	{ "fa64", 3, c_fa64, "MODE OFF LEN: fallocate64" },
+	{ "seal", 1, c_seal, "WHICH: F_ADD_SEALS" },
+	{ "truncate", 1, c_truncate, "SIZE: ftruncate" },
+	{ "size", 0, c_size, "st_size" },
+	{ "blocks", 0, c_blocks, "st_blocks" },
+	{ "sum", 0, c_sum, "FNV-1a of the whole content" },
+	{ "st", 0, c_st, "size, blocks and sum" },
+	{ "pid", 0, c_pid, "this process's pid" },
+	{ "procpid", 0, c_procpid, "this process's pid under /proc" },
+	{ "echo", 1, c_echo, "WORD: print it" },
+	{ "wait", 1, c_wait, "PATH: until it exists (10 s at most)" },
+	{ "nodump", 0, c_nodump, "prctl(PR_SET_DUMPABLE, 0)" },
+	{ "lock", 0, c_lock, "a POSIX write lock on the whole current file" },
+	{ "lease", 0, c_lease, "a write lease on the current fd" },
+	{ "leased", 0, c_leased, "F_GETLEASE and the SIGIOs seen" },
+	{ "haslock", 1, c_haslock, "PATH: who holds a POSIX lock on it" },
+	{ "touch", 1, c_touch, "PATH: create it" },
+	{ "unlink", 1, c_unlink, "PATH: unlink it" },
+	{ "grab", 3, c_grab, "TOTAL STEP MS: anonymous memory, a step at a time" },
+	{ "sleep", 1, c_sleep, "MS: sleep" },
+	{ "spawn", 0, c_spawn, "CMD... end: fork, the child runs CMD..." },
+	{ "clone", 0, c_clone, "CMD... end: the same with clone(2)" },
+	{ "reap", 0, c_reap, "wait for the last child" },
+	{ "detach", 0, c_detach, "fork: the parent exits, the child goes on" },
+};
+
+static void run(struct state *s, char **a, int until_end)
+{
+	while (*a != NULL) {
+		const struct command *c = NULL;
+
+		if (strcmp(*a, "end") == 0) {
 			if (!until_end)
 				usage("'end' without 'spawn'");
-			return i + 1;
-		} else if (strcmp(c, "memfd") == 0) {
-			need(argc, i, 2, c);
-			cur = memfd_create(argv[i + 1], MFD_ALLOW_SEALING);
-			if (cur < 0 || ftruncate(cur, (off_t)num(argv[i + 2])) != 0) {
-				printf("memfd %s %s = -1 %s\n", argv[i + 1], argv[i + 2], errname(errno));
-				failed = 1;
-			} else {
-				printf("memfd %s %s = %d\n", argv[i + 1], argv[i + 2], cur);
-			}
-			i += 3;
-		} else if (strcmp(c, "open") == 0) {
-			need(argc, i, 2, c);
-			cur = open(argv[i + 1], open_mode(argv[i + 2]), 0600);
-			printf("open %s %s = %d%s%s\n", argv[i + 1], argv[i + 2], cur,
-			       cur < 0 ? " " : "", cur < 0 ? errname(errno) : "");
-			i += 3;
-		} else if (strcmp(c, "pipe") == 0) {
-			int p[2];
-
-			if (pipe(p) != 0)
-				usage("pipe: %s", strerror(errno));
-			cur = p[1];
-			printf("pipe = %d %d\n", p[0], p[1]);
-			i += 1;
-		} else if (strcmp(c, "socket") == 0) {
-			int s[2];
-
-			if (socketpair(AF_UNIX, SOCK_STREAM, 0, s) != 0)
-				usage("socketpair: %s", strerror(errno));
-			cur = s[0];
-			printf("socket = %d %d\n", s[0], s[1]);
-			i += 1;
-		} else if (strcmp(c, "fd") == 0) {
-			need(argc, i, 1, c);
-			cur = (int)num(argv[i + 1]);
-			printf("fd %d\n", cur);
-			i += 2;
-		} else if (strcmp(c, "dup") == 0) {
-			int n, r;
-
-			need(argc, i, 1, c);
-			n = (int)num(argv[i + 1]);
-			r = dup2(cur, n);
-			printf("dup %d = %d%s%s\n", n, r, r < 0 ? " " : "", r < 0 ? errname(errno) : "");
-			if (r >= 0) {
-				if (cur != n)
-					close(cur);
-				cur = n;
-			}
-			i += 2;
-		} else if (strcmp(c, "close") == 0) {
-			int r = close(cur);
-
-			printf("close = %d%s%s\n", r, r < 0 ? " " : "", r < 0 ? errname(errno) : "");
-			i += 1;
-		} else if (strcmp(c, "fill") == 0 || strcmp(c, "expect") == 0) {
-			need(argc, i, 3, c);
-			printf("%s %s %s %s", c, argv[i + 1], argv[i + 2], argv[i + 3]);
-			if (c[0] == 'f')
-				fill(num(argv[i + 1]), num(argv[i + 2]), byte_arg(argv[i + 3]));
-			else
-				expect(num(argv[i + 1]), num(argv[i + 2]), byte_arg(argv[i + 3]));
-			i += 4;
-		} else if (strcmp(c, "mark") == 0 || strcmp(c, "unmark") == 0) {
-			need(argc, i, 2, c);
-			do_fallocate(c, 0,
-				     c[0] == 'm' ? FALLOC_FL_MARK_VOLATILE : FALLOC_FL_UNMARK_VOLATILE,
-				     argv[i + 1], argv[i + 2]);
-			i += 3;
-		} else if (strcmp(c, "fa") == 0 || strcmp(c, "fa64") == 0) {
-			char cmd[300];
-
-			need(argc, i, 3, c);
-			snprintf(cmd, sizeof(cmd), "%s %s", c, argv[i + 1]);
-			do_fallocate(cmd, c[2] == '6', (int)num(argv[i + 1]), argv[i + 2], argv[i + 3]);
-			i += 4;
-		} else if (strcmp(c, "seal") == 0) {
-			need(argc, i, 1, c);
-			do_seal(argv[i + 1]);
-			i += 2;
-		} else if (strcmp(c, "truncate") == 0) {
-			int r;
-
-			need(argc, i, 1, c);
-			r = ftruncate(cur, (off_t)num(argv[i + 1]));
-			printf("truncate %s = %d%s%s\n", argv[i + 1], r, r < 0 ? " " : "",
-			       r < 0 ? errname(errno) : "");
-			i += 2;
-		} else if (strcmp(c, "size") == 0 || strcmp(c, "blocks") == 0 ||
-			   strcmp(c, "sum") == 0 || strcmp(c, "st") == 0) {
-			struct stat st;
-			uint64_t h = 0;
-			int err = 0;
-
-			printf("%s", c);
-			if (do_stat(&st) == 0) {
-				if (c[1] == 'u' || c[1] == 't')
-					err = checksum(st.st_size, &h);
-				if (strcmp(c, "size") == 0)
-					printf(" = %lld\n", (long long)st.st_size);
-				else if (strcmp(c, "blocks") == 0)
-					printf(" = %lld\n", (long long)st.st_blocks);
-				else if (err)
-					printf(" = -1 %s\n", errname(-err));
-				else if (strcmp(c, "sum") == 0)
-					printf(" = %016" PRIx64 "\n", h);
-				else
-					printf(" size=%lld blocks=%lld sum=%016" PRIx64 "\n",
-					       (long long)st.st_size, (long long)st.st_blocks, h);
-			}
-			i += 1;
-		} else if (strcmp(c, "pid") == 0) {
-			printf("pid = %d\n", (int)getpid());
-			i += 1;
-		} else if (strcmp(c, "procpid") == 0) {
-			/* the pid under /proc: another one in a pid namespace with the parent's /proc */
-			char buf[32];
-			ssize_t n = readlink("/proc/self", buf, sizeof(buf) - 1);
-
-			buf[n > 0 ? n : 0] = '\0';
-			printf("procpid = %s\n", buf);
-			i += 1;
-		} else if (strcmp(c, "echo") == 0) {
-			need(argc, i, 1, c);
-			printf("%s\n", argv[i + 1]);
-			i += 2;
-		} else if (strcmp(c, "wait") == 0) {
-			int waited = 0;
-
-			need(argc, i, 1, c);
-			while (access(argv[i + 1], F_OK) != 0 && waited < 10000) {
-				sleep_ms(5);
-				waited += 5;
-			}
-			if (access(argv[i + 1], F_OK) != 0) {
-				printf("wait %s TIMEOUT\n", argv[i + 1]);
-				failed = 1;
-			} else {
-				printf("wait %s\n", argv[i + 1]);
-			}
-			i += 2;
-		} else if (strcmp(c, "nodump") == 0) {
-			/* PR_SET_DUMPABLE 0: other processes of the user cannot look in */
-			int r = prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-
-			printf("nodump = %d\n", r);
-			i += 1;
-		} else if (strcmp(c, "lock") == 0) {
-			/* a POSIX write lock on the whole file through the current fd */
-			struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-			int r = fcntl(cur, F_SETLK, &fl);
-
-			printf("lock = %d%s%s\n", r, r < 0 ? " " : "", r < 0 ? errname(errno) : "");
-			if (r < 0)
-				failed = 1;
-			i += 1;
-		} else if (strcmp(c, "lease") == 0) {
-			int r;
-
-			signal(SIGIO, on_sigio);
-			r = fcntl(cur, F_SETLEASE, F_WRLCK);
-			printf("lease = %d%s%s\n", r, r < 0 ? " " : "", r < 0 ? errname(errno) : "");
-			if (r < 0)
-				failed = 1;
-			i += 1;
-		} else if (strcmp(c, "leased") == 0) {
-			int t = fcntl(cur, F_GETLEASE);
-
-			printf("leased = %s sigio = %d\n",
-			       t == F_WRLCK ? "wr" : t == F_RDLCK ? "rd" : t == F_UNLCK ? "none" : "?",
-			       (int)sigios);
-			i += 1;
-		} else if (strcmp(c, "haslock") == 0) {
-			/* who holds a POSIX lock on PATH, asked from this process */
-			struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-			int fd, r;
-
-			need(argc, i, 1, c);
-			fd = open(argv[i + 1], O_RDWR | O_CLOEXEC);
-			r = fd < 0 ? -1 : fcntl(fd, F_GETLK, &fl);
-			if (r < 0)
-				printf("haslock %s = -1 %s\n", argv[i + 1], errname(errno));
-			else if (fl.l_type == F_UNLCK)
-				printf("haslock %s = unlocked\n", argv[i + 1]);
-			else
-				printf("haslock %s = pid %d\n", argv[i + 1], (int)fl.l_pid);
-			if (fd >= 0)
-				close(fd);
-			i += 2;
-		} else if (strcmp(c, "touch") == 0 || strcmp(c, "unlink") == 0) {
-			int r;
-
-			need(argc, i, 1, c);
-			if (c[0] == 't') {
-				int fd = open(argv[i + 1], O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-
-				r = fd < 0 ? -1 : close(fd);
-			} else {
-				r = unlink(argv[i + 1]);
-			}
-			printf("%s %s = %d%s%s\n", c, argv[i + 1], r, r < 0 ? " " : "",
-			       r < 0 ? errname(errno) : "");
-			i += 2;
-		} else if (strcmp(c, "grab") == 0) {
-			need(argc, i, 3, c);
-			printf("grab %s %s %s", argv[i + 1], argv[i + 2], argv[i + 3]);
-			fflush(stdout);
-			if (num(argv[i + 1]) <= 0 || num(argv[i + 2]) <= 0)
-				usage("grab: TOTAL and STEP must be positive");
-			grab(num(argv[i + 1]), num(argv[i + 2]), num(argv[i + 3]));
-			i += 4;
-		} else if (strcmp(c, "sleep") == 0) {
-			need(argc, i, 1, c);
-			sleep_ms(num(argv[i + 1]));
-			printf("sleep %s\n", argv[i + 1]);
-			i += 2;
-		} else if (strcmp(c, "spawn") == 0) {
-			pid_t pid;
-
-			fflush(stdout);
-			pid = fork();
-			if (pid < 0)
-				usage("fork: %s", strerror(errno));
-			if (pid == 0) {
-				run(argc, argv, i + 1, 1);
-				fflush(stdout);
-				_exit(failed);
-			}
-			last_child = pid;
-			/* skip the child's commands */
-			for (i++; i < argc && strcmp(argv[i], "end") != 0; i++)
-				;
-			if (i == argc)
-				usage("spawn without end");
-			i++;
-		} else if (strcmp(c, "clone") == 0) {
-			struct clone_arg ca = { argc, argv, i + 1 };
-			static char stack[256 * 1024] __attribute__((aligned(16)));
-			pid_t pid;
-
-			fflush(stdout);
-			pid = clone(clone_child, stack + sizeof(stack), SIGCHLD, &ca);
-			if (pid < 0)
-				usage("clone: %s", strerror(errno));
-			last_child = pid;
-			for (i++; i < argc && strcmp(argv[i], "end") != 0; i++)
-				;
-			if (i == argc)
-				usage("clone without end");
-			i++;
-		} else if (strcmp(c, "reap") == 0) {
-			int status = 0;
-
-			if (last_child < 0 || waitpid(last_child, &status, 0) < 0)
-				usage("reap: no child");
-			printf("reap = %d\n", WIFEXITED(status) ? WEXITSTATUS(status)
-								: 128 + WTERMSIG(status));
-			if (child_failed(status))
-				failed = 1;
-			last_child = -1;
-			i += 1;
-		} else if (strcmp(c, "detach") == 0) {
-			pid_t pid;
-
-			fflush(stdout);
-			pid = fork();
-			if (pid < 0)
-				usage("fork: %s", strerror(errno));
-			if (pid > 0)
-				_exit(0);
-			printf("detach\n");
-			i += 1;
-		} else {
-			usage("unknown command '%s'", c);
+			return;
 		}
+		for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]) && c == NULL; k++)
+			if (strcmp(*a, commands[k].name) == 0)
+				c = &commands[k];
+		if (c == NULL)
+			usage("unknown command '%s'", *a);
+		for (int k = 1; k <= c->nargs; k++)
+			if (a[k] == NULL)
+				usage("%s needs %d argument%s", *a, c->nargs,
+				      c->nargs == 1 ? "" : "s");
+		a += 1 + c->nargs + c->run(s, a);
 	}
 	if (until_end)
 		usage("spawn without end");
-	return i;
 }
 
 int main(int argc, char **argv)
 {
+	struct state s = { .cur = -1, .failed = 0, .last_child = -1 };
+
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2)
 		usage("usage: vt COMMAND... (see tests/helpers/vt.c)");
-	run(argc, argv, 1, 0);
+	run(&s, argv + 1, 0);
 	fflush(stdout);
-	return failed;
+	return s.failed;
 }
