@@ -1,7 +1,7 @@
 /*
  * gone.h - is a file gone? Asked of the kernel, by the inode's file handle.
  *
- * A purge proves a file gone from /proc (reach.c): no process of the user
+ * A purge proves a file gone from /proc (procs.c): no process of the user
  * holds or maps it. That proof needs every process of the user to be
  * looked into, and where one cannot be (a non-dumpable process, the init
  * of some sandboxes for root) it is never had. The kernel can say it

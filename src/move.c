@@ -4,12 +4,12 @@
  *
  * Why no process answers from one region what the other contradicts:
  *
- *   1. A region made anew is born waiting (region.c): it answers nothing
+ *   1. A region made anew is born waiting (attach.c): it answers nothing
  *      until its maker, or any process that finds it so, has looked at
  *      every region mapped by the user's processes and moved in those it
  *      could reach; one it could not reach (its name removed, only mapped)
  *      keeps it waiting until that region's own users move it in, which
- *      they do when they next find their region stale (region.c), or until
+ *      they do when they next find their region stale (attach.c), or until
  *      they have all exited.
  *   2. Moving starts by retiring the old region, then takes each of its
  *      file locks in turn: an operation that held one finishes first and

@@ -104,7 +104,10 @@ int vl_open_checked(int dirfd, const char *path, int follow, const struct vl_ide
 int vl_find_holder(const struct vl_ident *id, struct vl_holder *found, int *complete);
 /* Does any process this one may see map id's file? */
 int vl_mapped_anywhere(const struct vl_ident *id, int *complete);
-/* fd (or -1, errno set) if it is on the file system of device dev; else -errno, fd closed. */
+/*
+ * fd, just opened (-1 with errno set if the open failed), if it is on the
+ * file system of device dev; else -errno, fd closed.
+ */
 int vl_fd_on_dev(int fd, uint64_t dev);
 
 #endif

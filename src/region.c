@@ -1,5 +1,6 @@
 /*
- * region.c - attach, validate and lock the shared region.
+ * region.c - make, validate and map a region file; its records and locks
+ * (this process's own region, attached and followed, is attach.c).
  *
  * A region is made complete before it has its name (make): laid out in
  * an anonymous file, then linked at the name only if the name is free.

@@ -39,7 +39,7 @@ int vl_borrowed(void);
  * What they guard must be usable from any instruction of their holder.
  */
 enum vl_self_mutex {
-	VL_SELF_ATTACH, /* region.c: one thread attaches at a time */
+	VL_SELF_ATTACH, /* attach.c: one thread attaches at a time */
 	VL_SELF_HERE,   /* ashmem/here.c: the table of regions made here */
 	VL_SELF_MUTEXES
 };

@@ -13,7 +13,8 @@
  * gate would look at the runtime's own fds (tests/shell/symbols.sh fails
  * when any name the library defines is also one it calls). So the runtime
  * makes those calls through vl_raw_: the system call itself, no libc
- * wrapper, no cancellation point. Its own fallocate calls go straight to
+ * wrapper, no cancellation point (but for clone: glibc's __clone, which
+ * sets up the new stack). Its own fallocate calls go straight to
  * the kernel too: they must never come back into the shim, whoever else
  * interposes fallocate.
  */

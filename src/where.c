@@ -11,7 +11,7 @@
  * another place, splitting the user's processes between two regions.
  * For the same reason the choice depends only on what the file system
  * shows, and is made again whenever a process checks that its region is
- * still the one new processes find (region.c).
+ * still the one new processes find (attach.c).
  */
 #include "where.h"
 

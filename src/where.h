@@ -17,7 +17,7 @@ void vl_region_default(char *buf, size_t size, char *why, size_t wsize);
 /*
  * Is path one of this user's default names (whichever place is chosen
  * now)? A region there is the default one, whoever named it: it takes in
- * and is taken in by default regions (move.c, region.c's settling).
+ * and is taken in by default regions (move.c, attach.c's settling).
  */
 int vl_is_default_name(const char *path);
 
