@@ -61,23 +61,30 @@ static int is_region_link(const char *link, long n)
  * lock, no allocation: safe in a signal handler that interrupted the
  * library.
  */
-int ash_named_region(int fd)
+long ash_fd_link(int fd, char *buf, size_t size)
 {
-	char path[32] = "/proc/self/fd/", link[sizeof(region_link) + 1], digits[12];
+	char path[32] = "/proc/self/fd/", digits[12];
 	int n = 0, at = 14, saved = errno;
 	long got;
 
 	if (fd < 0)
-		return 0;
+		return -1;
 	do
 		digits[n++] = (char)('0' + fd % 10);
 	while ((fd /= 10) != 0);
 	while (n > 0)
 		path[at++] = digits[--n];
 	path[at] = '\0';
-	got = syscall(SYS_readlinkat, AT_FDCWD, path, link, sizeof(link));
+	got = syscall(SYS_readlinkat, AT_FDCWD, path, buf, size);
 	errno = saved;
-	return is_region_link(link, got);
+	return got;
+}
+
+int ash_named_region(int fd)
+{
+	char link[sizeof(region_link) + 1];
+
+	return is_region_link(link, ash_fd_link(fd, link, sizeof(link)));
 }
 
 void vl_ash_received(int fd)

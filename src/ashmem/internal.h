@@ -65,6 +65,8 @@ extern uint64_t ash_devbits[VL_ASH_FDS / 64];
 void ash_set_bit(uint64_t *bits, int fd);
 void ash_clear_bit(uint64_t *bits, int fd);
 int ash_bit(const uint64_t *bits, int fd);
+/* readlink of /proc/self/fd/FD into buf: its length, or -1; errno kept, no lock, no stdio */
+long ash_fd_link(int fd, char *buf, size_t size);
 int ash_named_region(int fd);
 
 /* memfd.c: the memfd underneath, by system calls that never come back into the shim */

@@ -39,12 +39,10 @@ int ash_file_size(int fd, uint64_t *size)
 int ash_memfd_name(int fd, char *name, size_t size)
 {
 	static const char pre[] = "/memfd:", del[] = " (deleted)";
-	char link[64], buf[PATH_MAX];
-	ssize_t n;
+	char buf[PATH_MAX];
+	long n = ash_fd_link(fd, buf, sizeof(buf) - 1);
 
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, buf, sizeof(buf) - 1);
-	if (n < (ssize_t)sizeof(pre) - 1 || memcmp(buf, pre, sizeof(pre) - 1) != 0)
+	if (n < (long)sizeof(pre) - 1 || memcmp(buf, pre, sizeof(pre) - 1) != 0)
 		return -1;
 	buf[n] = '\0';
 	if ((size_t)n >= sizeof(pre) - 1 + sizeof(del) - 1 &&
