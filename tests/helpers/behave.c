@@ -424,35 +424,6 @@ static int holdfd(int fd, int go)
 
 /* ---- a thread waiting inside the library ------------------------------------------- */
 
-/*
- * Wait (5 s at most) until thread tid sleeps in a futex: inside the library
- * that is a wait for a lock of the region (its own locks never sleep there
- * otherwise). 1 seen; 0 not seen, or /proc/self/task/TID/syscall cannot be
- * read here: then half a second has passed, and that must do.
- */
-static int in_futex(pid_t tid)
-{
-	char path[64], buf[64];
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-	for (int i = 0; i < 500; i++) {
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-
-		if (fd >= 0)
-			close(fd);
-		if (n <= 0) {
-			sleep_ms(500);
-			return 0;
-		}
-		buf[n] = '\0';
-		if (atol(buf) == SYS_futex && buf[0] >= '0' && buf[0] <= '9')
-			return 1;
-		sleep_ms(10);
-	}
-	return 0;
-}
-
 /* A thread that sends SIGALRM to the main thread once it waits in the library. */
 static pthread_t main_thread;
 static pid_t main_tid;

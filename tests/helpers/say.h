@@ -1,16 +1,21 @@
 /*
  * say.h - what the test programs share: errno by name, a setup step that
- * failed, a sleep that signals do not cut short. Header-only: each
- * program is one file and builds alone (some without the library).
+ * failed, a sleep that signals do not cut short, a wait for a thread to
+ * sleep in a futex. Header-only: each program is one file and builds
+ * alone (some without the library).
  */
 #ifndef VL_TEST_SAY_H
 #define VL_TEST_SAY_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
 #include <time.h>
+#include <unistd.h>
 
 /* "EPERM", or "E<n>" for a number glibc has no name for */
 static inline const char *ename(int e)
@@ -37,6 +42,36 @@ static inline void sleep_ms(long ms)
 
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
+}
+
+/*
+ * Wait (5 s at most) until thread tid of this process sleeps in a futex:
+ * inside the library that is a wait for a lock of the region (its own
+ * locks never sleep there otherwise). 1 seen; 0 not seen, or
+ * /proc/self/task/TID/syscall cannot be read here: then half a second has
+ * passed, and that must do.
+ */
+static inline int in_futex(pid_t tid)
+{
+	char path[64], buf[64];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	for (int i = 0; i < 500; i++) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0) {
+			sleep_ms(500);
+			return 0;
+		}
+		buf[n] = '\0';
+		if (atol(buf) == SYS_futex && buf[0] >= '0' && buf[0] <= '9')
+			return 1;
+		sleep_ms(10);
+	}
+	return 0;
 }
 
 #endif

@@ -299,29 +299,6 @@ static void *make_one(void *arg)
 	return NULL;
 }
 
-/* Wait (5 s at most) until thread tid sleeps in a futex (a wait for the region's lock). */
-static void in_futex(pid_t tid)
-{
-	char path[64], buf[64];
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-	for (int i = 0; i < 500; i++) {
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-
-		if (fd >= 0)
-			close(fd);
-		if (n <= 0) {
-			sleep_ms(500);
-			return;
-		}
-		buf[n] = '\0';
-		if (atol(buf) == SYS_futex && buf[0] >= '0' && buf[0] <= '9')
-			return;
-		sleep_ms(10);
-	}
-}
-
 static int newfork(pid_t h)
 {
 	int go[2], st, fd;

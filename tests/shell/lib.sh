@@ -324,25 +324,34 @@ print(json.dumps(r) if not isinstance(r, str) else r)
 ' "$WORK/$1.out" "$2" || fail "cannot evaluate $2 over $1"
 }
 
-# region_held_stopped NAME: a process (vt under the fault library $FAULT_LIB)
-# holding the lock of a region it made at $WORK/made.NAME, stopped there;
-# the region then renamed to VOLATILE_REGION=$WORK/region.NAME (exported),
-# so the next process to attach waits for the lock. Sets $hpid: `kill
-# -CONT "$hpid"` lets it go. (Not new_region: the parts of a test that use
-# it run in subshells, and would count from the same number.)
-region_held_stopped() {
-	VOLATILE_REGION=$WORK/region.$1
-	export VOLATILE_REGION
-	bg "h$1" env VOLATILE_REGION="$WORK/made.$1" LD_PRELOAD="${FAULT_LIB:?}" \
+# holder_stopped NAME [VAR=VALUE...]: a process (vt under the fault library
+# $FAULT_LIB, with the environment given) marks a memfd and stops holding
+# the region's lock (VT_STOP_AT). Sets $hpid once it is stopped there:
+# `kill -CONT "$hpid"` lets it go; its output is $WORK/hNAME.out.
+holder_stopped() {
+	_hs=$1 # (not _name: bg sets that)
+	shift
+	bg "h$_hs" env "$@" LD_PRELOAD="${FAULT_LIB:?}" \
 		VT_STOP_AT="finish: committed, region locked" \
 		timeout 60 "$VT" pid memfd m 4K mark 0 4K echo over
-	wait_match "h$1" out '^pid = '
-	hpid=$(sed -n 's/^pid = //p' "$WORK/h$1.out")
+	wait_match "h$_hs" out '^pid = '
+	hpid=$(sed -n 's/^pid = //p' "$WORK/h$_hs.out")
 	_i=0
 	until [ "$(awk '{print $3}' "/proc/$hpid/stat" 2>/dev/null)" = T ]; do
 		_i=$((_i + 1))
-		[ "$_i" -le 500 ] || { show "h$1"; fail "$1: the holder never stopped holding the lock"; }
+		[ "$_i" -le 500 ] || { show "h$_hs"; fail "$_hs: the holder never stopped holding the lock"; }
 		sleep 0.01
 	done
+}
+
+# region_held_stopped NAME: holder_stopped, for a region it made at
+# $WORK/made.NAME, then renamed to VOLATILE_REGION=$WORK/region.NAME
+# (exported), so the next process to attach waits for the lock. (Not
+# new_region: the parts of a test that use it run in subshells, and would
+# count from the same number.)
+region_held_stopped() {
+	VOLATILE_REGION=$WORK/region.$1
+	export VOLATILE_REGION
+	holder_stopped "$1" VOLATILE_REGION="$WORK/made.$1"
 	mv "$WORK/made.$1" "$VOLATILE_REGION" || fail "cannot rename the region"
 }

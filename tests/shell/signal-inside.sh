@@ -27,16 +27,7 @@ inside() {
 	go=$WORK/go.$what
 	bg "p$what" env LD_PRELOAD="$VOLATILE_LIBRARY" timeout 30 "$BEHAVE" siginlib "$what" "$go"
 	wait_line "p$what" ready
-	bg "h$what" env LD_PRELOAD="$FAULT_LIB" VT_STOP_AT="finish: committed, region locked" \
-		timeout 60 "$VT" pid memfd m 4K mark 0 4K echo over
-	wait_match "h$what" out '^pid = '
-	hpid=$(sed -n 's/^pid = //p' "$WORK/h$what.out")
-	i=0
-	until [ "$(awk '{print $3}' "/proc/$hpid/stat" 2>/dev/null)" = T ]; do
-		i=$((i + 1))
-		[ "$i" -le 500 ] || { show "h$what"; fail "$what: the holder never stopped holding the lock"; }
-		sleep 0.01
-	done
+	holder_stopped "$what"
 	touch "$go"
 	sleep 1
 	kill -CONT "$hpid"
