@@ -36,17 +36,22 @@ static void read_stats(const struct vl_region *r, struct volatile_stats *st)
 	const struct vl_counters *c = &r->hdr->c;
 	const struct vl_geometry *g = &r->hdr->geo;
 
+	struct vl_u128 v;
+
 	memset(st, 0, sizeof(*st));
 	st->files = files_with_ranges(r);
-	st->ranges = c->ranges;
-	st->ranges_purged = c->ranges_purged;
+	st->ranges = __atomic_load_n(&c->ranges, __ATOMIC_RELAXED);
+	st->ranges_purged = __atomic_load_n(&c->ranges_purged, __ATOMIC_RELAXED);
 	/* counted in 128 bits: UINT64_MAX says "at least that", as volatile.h documents */
-	st->volatile_bytes = vl_u128_sat(&c->volatile_bytes);
-	st->purged_bytes = vl_u128_sat(&c->purged_bytes);
+	v = vl_u128_load(&c->volatile_bytes);
+	st->volatile_bytes = vl_u128_sat(&v);
+	v = vl_u128_load(&c->purged_bytes);
+	st->purged_bytes = vl_u128_sat(&v);
 	st->capacity_ranges = g->node_cap - 1;
 	st->capacity_files = g->file_cap - 1;
-	st->purges = c->purges;
-	st->purged_total = vl_u128_sat(&c->purged_total);
+	st->purges = __atomic_load_n(&c->purges, __ATOMIC_RELAXED);
+	v = vl_u128_load(&c->purged_total);
+	st->purged_total = vl_u128_sat(&v);
 	/* the sparse file's pages in use: everything up to each high-water mark */
 	st->region_bytes = g->files_off + (uint64_t)c->file_hwm * sizeof(struct vl_file) +
 			   (uint64_t)g->hash_cap * sizeof(uint32_t) +
@@ -65,13 +70,10 @@ VL_EXPORT int volatile_stats(struct volatile_stats *out, size_t size)
 	}
 	err = vl_enter();
 	if (err == 0) {
+		/* counters changed by atomic adds, read so: no lock (pool.h) */
 		err = vl_region_get(&r);
 		if (err == 0)
-			err = vl_lock_region(r);
-		if (err == 0) {
 			read_stats(r, &st);
-			vl_unlock_region(r);
-		}
 		vl_leave();
 	}
 	if (err) {

@@ -67,6 +67,29 @@ static void threshold_from(const char *name, struct vl_threshold *t)
 	}
 }
 
+#define LOCK_WAIT_MS 1000
+#define LOCK_WAIT_MAX_MS 3600000
+
+/* A duration: N (milliseconds), Nms or Ns; at most an hour. */
+static uint32_t wait_from(const char *name, uint32_t dflt)
+{
+	const char *v = secure_getenv(name);
+	char *end;
+	unsigned long long n;
+
+	if (v == NULL || *v == '\0')
+		return dflt;
+	n = strtoull(v, &end, 10);
+	if (end != v && *v != '-' && n <= LOCK_WAIT_MAX_MS) {
+		if (*end == '\0' || strcmp(end, "ms") == 0)
+			return (uint32_t)n;
+		if (strcmp(end, "s") == 0 && n <= LOCK_WAIT_MAX_MS / 1000)
+			return (uint32_t)n * 1000;
+	}
+	load_log("%s=%s is not a duration (N, Nms, Ns); using %u ms", name, v, dflt);
+	return dflt;
+}
+
 static void load(void)
 {
 	const char *v;
@@ -105,6 +128,7 @@ static void load(void)
 	config.create_files = capacity_from("VOLATILE_REGION_FILES", VL_DEFAULT_FILES);
 	threshold_from("VOLATILE_MIN_AVAILABLE", &config.min_available);
 	threshold_from("VOLATILE_TMPFS_MIN_FREE", &config.tmpfs_min_free);
+	config.lock_wait_ms = wait_from("VOLATILE_LOCK_WAIT", LOCK_WAIT_MS);
 }
 
 const struct vl_config *vl_config(void)

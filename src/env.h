@@ -20,6 +20,7 @@ struct vl_config {
 	uint32_t create_files;   /* VOLATILE_REGION_FILES */
 	struct vl_threshold min_available;  /* VOLATILE_MIN_AVAILABLE (10%) */
 	struct vl_threshold tmpfs_min_free; /* VOLATILE_TMPFS_MIN_FREE (10%) */
+	uint32_t lock_wait_ms;   /* VOLATILE_LOCK_WAIT: the longest wait for a lock (1 s) */
 };
 
 const struct vl_config *vl_config(void);

@@ -41,6 +41,7 @@
 #include "lock.h"
 
 #include "core/fault.h"
+#include "env.h"
 #include "log.h"
 #include "self.h"
 
@@ -237,9 +238,36 @@ static int wait_on(struct vl_lock *l, uint32_t w)
 	return futex(&l->word, FUTEX_WAIT, w, &ts) != 0 && errno == ETIMEDOUT;
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int vl_lock_try(const struct vl_region *r, struct vl_lock *l)
+{
+	uint32_t me, w = 0;
+	int err = my_token(r, &me);
+
+	if (err)
+		return err;
+	return __atomic_compare_exchange_n(&l->word, &w, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)
+		       ? 0
+		       : -EBUSY;
+}
+
+/*
+ * The wait is bounded (issue 15; DESIGN 11): a holder that is alive but
+ * does not let go (stopped, traced, frozen) costs its waiters
+ * VOLATILE_LOCK_WAIT, then -EAGAIN, with nothing done. Every caller takes
+ * its locks before it changes anything, so giving up is always clean.
+ */
 int vl_lock_take(const struct vl_region *r, struct vl_lock *l)
 {
 	uint32_t me, w = 0;
+	uint64_t deadline = 0;
 	int err = my_token(r, &me);
 
 	if (err)
@@ -249,6 +277,14 @@ int vl_lock_take(const struct vl_region *r, struct vl_lock *l)
 	for (int i = 0; i < SPINS && __atomic_load_n(&l->word, __ATOMIC_RELAXED) != 0; i++)
 		cpu_relax();
 	for (;;) {
+		if (deadline == 0) {
+			deadline = now_ms() + vl_config()->lock_wait_ms;
+		} else if (now_ms() >= deadline) {
+			vl_log("lock held by %#x for %u ms: not taken",
+			       __atomic_load_n(&l->word, __ATOMIC_RELAXED) & VL_TOKEN_MASK,
+			       vl_config()->lock_wait_ms);
+			return -EAGAIN;
+		}
 		w = __atomic_load_n(&l->word, __ATOMIC_RELAXED);
 		if (w & VL_LOCK_BROKEN)
 			return -EUCLEAN;
@@ -284,6 +320,13 @@ void vl_lock_drop(const struct vl_region *r, struct vl_lock *l)
 	(void)r;
 	if (w & VL_LOCK_WAITERS)
 		futex(&l->word, FUTEX_WAKE, 1, NULL);
+}
+
+void vl_lock_orphan(struct vl_lock *l)
+{
+	/* slot 0 is nobody's: the next waiter judges it gone at once */
+	__atomic_store_n(&l->word, VL_TOKEN(VL_NIL, 1), __ATOMIC_RELEASE);
+	futex(&l->word, FUTEX_WAKE, INT32_MAX, NULL);
 }
 
 void vl_lock_break(struct vl_lock *l)

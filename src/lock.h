@@ -8,7 +8,8 @@
 #include "core/layout.h"
 
 /*
- * Take l. Returns
+ * Take l, waiting for a live holder VOLATILE_LOCK_WAIT at most (1 s by
+ * default: env.h). Returns
  *   0        taken;
  *   1        taken from a holder that is gone: what l guards may be half
  *            changed; repair it, then vl_lock_drop (or vl_lock_break if
@@ -20,7 +21,17 @@
  * Nothing the library holds is a cancellation point here.
  */
 int vl_lock_take(const struct vl_region *r, struct vl_lock *l);
+/* (and -EAGAIN: a live holder kept it for the whole wait; nothing was done) */
 void vl_lock_drop(const struct vl_region *r, struct vl_lock *l);
+/* Take l only if it is free now: 0, or -EBUSY (or vl_lock_take's errors). */
+int vl_lock_try(const struct vl_region *r, struct vl_lock *l);
+
+/*
+ * Let go of l, taken over from a dead holder (vl_lock_take said 1),
+ * without the repair it needs: the next taker finds a holder that is
+ * gone, takes it over and repairs.
+ */
+void vl_lock_orphan(struct vl_lock *l);
 
 /* The repair of what l guards failed: l gives -EUCLEAN to every taker from now on. */
 void vl_lock_break(struct vl_lock *l);

@@ -107,25 +107,19 @@ static int add_range(const struct vl_region *cur, uint32_t fi, uint64_t s, uint6
 	struct vl_file *f = vl_file_at(cur, fi);
 	struct vl_change c, p;
 	uint32_t spare;
-	int err = vl_lock_region(cur);
+	int err;
 
-	if (err)
-		return err;
 	spare = vl_spare_take(cur, fi);
-	if (spare == VL_NIL && vl_room_for_node(cur) == 0)
-		spare = vl_node_alloc(cur, fi);
+	if (spare == VL_NIL)
+		spare = vl_node_get(cur, fi);
 	err = vl_ranges_mark(cur, &f->h.root, fi, s, e, spare, &c);
 	if (err) {
 		vl_node_free(cur, spare);
-		vl_unlock_region(cur);
 		return err;
 	}
 	vl_commit(cur, fi, &c, spare);
 	if (purged && c.keep != VL_NIL && vl_ranges_purge(cur, &f->h.root, fi, c.keep, &p) == 0)
 		vl_commit(cur, fi, &p, VL_NIL);
-	if (f->h.spare == VL_NIL && vl_room_for_node(cur) == 0)
-		vl_spare_keep(cur, fi, vl_node_alloc(cur, fi));
-	vl_unlock_region(cur);
 	return 0;
 }
 

@@ -88,14 +88,14 @@ static void note_holder(struct vl_file *f, int fd, const struct vl_stat *st)
 		f->h.flags &= ~VL_FF_ANON;
 }
 
-/* Should this MARK look for a name of the file? Once per record (region lock held). */
+/*
+ * Should this MARK look for a name of the file? Until one is tried
+ * (note_path), once per record (region lock held).
+ */
 static int path_wanted(struct vl_file *f, const struct vl_stat *st)
 {
-	if (st->nlink == 0 || f->h.path_len != 0 ||
-	    ((f->h.flags & VL_FF_PATH_TRIED) || vl_file_holds_state(f)))
-		return 0;
-	f->h.flags |= VL_FF_PATH_TRIED;
-	return 1;
+	return st->nlink != 0 && f->h.path_len == 0 && !(f->h.flags & VL_FF_PATH_TRIED) &&
+	       !vl_file_holds_state(f);
 }
 
 struct found {
@@ -107,16 +107,27 @@ struct found {
  * its lock held a LIVE record cannot be freed (that needs both locks), so
  * cannot become another file's; and its identity and sum were written
  * before the release store of its state that our acquire load reads.
+ * 1 locked, 0 not (look for it under the region lock), or -errno from
+ * the lock: a slot that looked like the file's is kept by a live process
+ * (-EAGAIN: the bound is not spent twice), or the region is moving.
  */
 static int lock_probed(const struct vl_region *r, const struct vl_stat *st, struct found *fd)
 {
 	uint32_t fi = vl_file_probe(r, &st->id);
 	struct vl_file *f;
+	int err;
 
-	if (fi == VL_NIL || vl_lock_file(r, fi) != 0)
+	if (fi == VL_NIL)
 		return 0;
+	err = vl_lock_file(r, fi);
+	if (err)
+		return err == -EAGAIN || err == -ESTALE ? err : 0;
 	f = vl_file_at(r, fi);
-	if (__atomic_load_n(&f->h.state, __ATOMIC_ACQUIRE) == VL_FILE_LIVE && vl_file_ok(r, f) &&
+	/*
+	 * Its identity is the check: the record's sum guards purgers, who
+	 * trust the identity they read; this caller has the file's own.
+	 */
+	if (__atomic_load_n(&f->h.state, __ATOMIC_ACQUIRE) == VL_FILE_LIVE &&
 	    vl_ident_same(&f->h.ident, &st->id)) {
 		fd->fi = fi;
 		fd->gen = f->h.gen;
@@ -158,10 +169,10 @@ static int find_file(const struct vl_region *r, const struct vl_stat *st, int cr
 static int find_and_lock(const struct vl_region *r, const struct vl_stat *st, int create,
 			 struct found *fd)
 {
-	int err, evictions = 0;
+	int err = lock_probed(r, st, fd), evictions = 0;
 
-	if (lock_probed(r, st, fd))
-		return 0;
+	if (err != 0)
+		return err < 0 ? err : 0;
 	for (int tries = 0; tries < RETRIES; tries++) {
 		struct vl_file *f;
 
@@ -194,30 +205,30 @@ static int find_and_lock(const struct vl_region *r, const struct vl_stat *st, in
 	return -EAGAIN;
 }
 
-/* A new PENDING node of file fi, or VL_NIL (region lock held). */
-static uint32_t new_node(const struct vl_region *r, uint32_t fi)
-{
-	return vl_room_for_node(r) == 0 ? vl_node_alloc(r, fi) : VL_NIL;
-}
-
-/* A spare node for a change of file fi (its lock held): its kept one, else a new one. */
+/*
+ * A spare node for a change of file fi (its lock held), before anything
+ * changes: one it kept, else a new one (no lock), else, the region looking
+ * full, one a sweep finds, or another file's kept one (the region lock:
+ * one sweeper at a time, and the last nodes are anyone's).
+ */
 static uint32_t get_spare(const struct vl_region *r, uint32_t fi)
 {
-	uint32_t n = vl_spare_take(r, fi);
+	uint32_t n = vl_spare_take(r, fi), found;
 
+	if (n == VL_NIL)
+		n = vl_node_get(r, fi);
 	if (n != VL_NIL || vl_lock_region(r) != 0)
 		return n;
-	n = new_node(r, fi);
+	/* full, it seems: find what killed processes lost, then others' spares */
+	found = vl_nodes_sweep(r);
+	if (found > 0)
+		n = vl_node_get(r, fi);
 	if (n == VL_NIL)
-		n = vl_spare_steal(r, fi); /* full: the region's last nodes are anyone's */
+		n = vl_spare_steal(r, fi);
 	vl_unlock_region(r);
+	vl_log("region full: %u free nodes found again%s", found,
+	       n == VL_NIL ? "; none to take" : "");
 	return n;
-}
-
-static int changed(const struct vl_change *c)
-{
-	return c->freed != VL_NIL || c->split != VL_NIL || c->keep_new || c->keep_aged ||
-	       c->d_vbytes || c->d_pbytes || c->d_ranges;
 }
 
 /* Who marked, for finish(): NULL for an UNMARK. */
@@ -229,65 +240,92 @@ struct marker {
 };
 
 /*
- * Is the region over this process's budget? Region lock held: the count
- * is two words, and a read with no lock could see a carry half done,
- * 2^64 bytes short, and call the budget met.
+ * Is the region over this process's budget? The count is two words read
+ * with no lock: a reader between a carry's two adds sees it 2^64 short
+ * (layout.h), and this MARK enforces nothing; the next one will.
  */
 static int over_budget(const struct vl_region *r)
 {
 	const struct vl_config *cfg = vl_config();
+	struct vl_u128 v;
 
-	return cfg->has_budget && vl_u128_cmp(&r->hdr->c.volatile_bytes, cfg->budget) > 0;
+	if (!cfg->has_budget)
+		return 0;
+	v = vl_u128_load(&r->hdr->c.volatile_bytes);
+	return vl_u128_cmp(&v, cfg->budget) > 0;
 }
 
 /*
- * Commit (or, after an error, undo nothing but the spare), note the
- * marker, keep a spare for the next change, free an empty record.
+ * Does the record name this holder already, with the file's name state?
+ * What a MARK of a file it marked before finds: nothing to write.
+ */
+static int holder_known(const struct vl_file *f, int fd, const struct vl_stat *st)
+{
+	int32_t self = vl_self();
+	uint32_t flags = __atomic_load_n(&f->h.flags, __ATOMIC_RELAXED);
+
+	if (((flags & VL_FF_ANON) != 0) != (st->nlink == 0))
+		return 0;
+	for (int i = 0; i < VL_HOLDERS; i++)
+		if (f->h.holders[i].pid == self && f->h.holders[i].fd == fd)
+			return 1;
+	return 0;
+}
+
+/*
+ * Commit the change (after an error, none: the spare is kept), and note
+ * the marker. Only the file's lock is held: the commit needs no other
+ * (pool.h). Who holds the file, and whether a path is wanted, are the
+ * region lock's (purgers copy them under it): taken only when they
+ * change, and only if free at once, as the change is made already and a
+ * note is worth no wait; the next MARK notes what this one could not.
  */
 static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, int err,
 		   uint32_t spare, struct marker *m)
 {
 	struct vl_file *f = vl_file_at(r, fi);
+	uint32_t now;
 
 	if (err)
 		memset(c, 0, sizeof(*c));
-	if (!vl_spare_used(c, spare) && spare != VL_NIL) {
-		vl_spare_keep(r, fi, spare); /* still PENDING, still this file's */
-		spare = VL_NIL;
-	}
-	if (!changed(c) && m == NULL && (f->h.nranges != 0 || vl_file_holds_state(f)))
-		return; /* nothing shared to touch: spare the region lock */
-	if (vl_lock_region(r) != 0)
-		return;
 	vl_commit(r, fi, c, spare);
-	VL_STEP("finish: committed, region locked");
-	f->h.alive_at = vl_now_s(); /* in use: not one to evict (evict.c) */
-	if (m != NULL) {
-		note_holder(f, m->fd, m->st);
-		m->want_path = path_wanted(f, m->st);
-		m->over_budget = over_budget(r);
-	}
-	/* an ashmem region's record holds its state: it lives as long as the region */
-	if (f->h.nranges == 0 && !vl_file_holds_state(f))
-		vl_file_release(r, fi);
-	else if (f->h.spare == VL_NIL)
-		vl_spare_keep(r, fi, new_node(r, fi));
+	VL_STEP("finish: committed");
+	now = vl_now_s();
+	/* in use: not one to evict (evict.c) */
+	if (__atomic_load_n(&f->h.alive_at, __ATOMIC_RELAXED) != now)
+		__atomic_store_n(&f->h.alive_at, now, __ATOMIC_RELAXED);
+	if (m == NULL)
+		return;
+	m->over_budget = over_budget(r);
+	if (holder_known(f, m->fd, m->st) &&
+	    (m->st->nlink == 0 || f->h.path_len != 0 || (f->h.flags & VL_FF_PATH_TRIED)))
+		return;
+	if (vl_trylock_region(r) != 0)
+		return;
+	note_holder(f, m->fd, m->st);
+	m->want_path = path_wanted(f, m->st);
+	VL_STEP("finish: holder noted, region locked");
 	vl_unlock_region(r);
 }
 
-/* Give the record a name that reaches the file, once (file lock held). */
+/*
+ * Give the record a name that reaches the file, once (file lock held).
+ * The region lock only if it is free at once (as in finish): else the
+ * next MARK tries again.
+ */
 static void note_path(const struct vl_region *r, uint32_t fi, int fdnum)
 {
 	struct vl_file *f = vl_file_at(r, fi);
 	char path[VL_PATH_MAX];
 	int plen = fd_path(fdnum, path, sizeof(path));
 
-	if (plen <= 0 || vl_lock_region(r) != 0)
+	if (vl_trylock_region(r) != 0)
 		return;
-	if (f->h.path_len == 0 && !vl_file_holds_state(f)) {
+	if (plen > 0 && f->h.path_len == 0 && !vl_file_holds_state(f)) {
 		memcpy(f->path, path, (size_t)plen);
 		f->h.path_len = (uint32_t)plen;
 	}
+	f->h.flags |= VL_FF_PATH_TRIED;
 	vl_unlock_region(r);
 }
 

@@ -121,26 +121,47 @@ static int resting(const struct pass *p, uint32_t fi)
 static int done(const struct vl_region *r, const struct vl_goal *g,
 		const struct vl_purge_report *rep)
 {
-	if (g->use_ceiling)
-		return vl_u128_cmp(&r->hdr->c.volatile_bytes, g->ceiling) <= 0;
+	if (g->use_ceiling) {
+		struct vl_u128 v = vl_u128_load(&r->hdr->c.volatile_bytes);
+
+		return vl_u128_cmp(&v, g->ceiling) <= 0;
+	}
 	return rep->bytes >= g->bytes;
 }
 
-/* The oldest unpurged range worth trying (region lock held). */
-static uint32_t pick(const struct pass *p, const struct vl_goal *g)
+/*
+ * The file whose oldest unpurged range is the oldest of all, worth trying,
+ * with no lock: each file publishes its oldest range's age (pool.h), and
+ * the globally oldest range is the oldest of those. *second: the age of
+ * the next oldest file's oldest (0: none), up to which this visit may
+ * take more of the chosen file's ranges. A guess, checked under the
+ * file's lock.
+ */
+static uint32_t pick(const struct pass *p, const struct vl_goal *g, uint32_t *best_age,
+		     uint32_t *second)
 {
 	const struct vl_region *r = p->r;
-	uint32_t n = r->hdr->c.lru_head, steps = 0;
+	uint32_t now = __atomic_load_n(&r->hdr->c.seq, __ATOMIC_RELAXED);
+	uint32_t hwm = vl_file_hwm(r), best = VL_NIL;
 
-	while (n != VL_NIL && n < r->node_cap && steps++ < r->node_cap) {
-		uint32_t fi = vl_node_file(vl_node_at(r, n));
+	*best_age = *second = 0;
+	for (uint32_t fi = 1; fi < hwm; fi++) {
+		const struct vl_file *f = vl_file_at(r, fi);
+		uint32_t age = __atomic_load_n(&f->h.oldest, __ATOMIC_ACQUIRE);
 
-		if (!skipped(p, fi) && !resting(p, fi) &&
-		    (!g->use_dev || vl_file_at(r, fi)->h.ident.dev == g->dev))
-			return n;
-		n = vl_node_at(r, n)->next;
+		if (age == 0 || skipped(p, fi) || resting(p, fi) ||
+		    (g->use_dev && __atomic_load_n(&f->h.ident.dev, __ATOMIC_RELAXED) != g->dev))
+			continue;
+		if (best == VL_NIL || vl_age_older(age, *best_age, now)) {
+			if (best != VL_NIL)
+				*second = *best_age;
+			best = fi;
+			*best_age = age;
+		} else if (*second == 0 || vl_age_older(age, *second, now)) {
+			*second = age;
+		}
 	}
-	return VL_NIL;
+	return best;
 }
 
 /*
@@ -317,27 +338,34 @@ enum { PURGED, RETRY, STOP };
 #define BATCH 32
 #define BATCH_BYTES (2u << 20)
 
-/* Is n, next in age, another range of file fi to flag in this visit? (region lock held) */
+/*
+ * Is n, the file's next in age, another range to flag in this visit: older
+ * than every other file's oldest (second; 0: there is none)? (its lock held)
+ */
 static int batch_more(const struct vl_region *r, const struct vl_goal *g,
-		      const struct vl_purge_report *rep, uint32_t n, uint32_t fi, uint64_t bytes)
+		      const struct vl_purge_report *rep, uint32_t n, uint32_t second,
+		      uint64_t bytes)
 {
-	const struct vl_node *x;
+	uint32_t now = __atomic_load_n(&r->hdr->c.seq, __ATOMIC_RELAXED);
 
 	if (n == VL_NIL || n >= r->node_cap || bytes >= BATCH_BYTES || done(r, g, rep))
 		return 0;
-	x = vl_node_at(r, n);
-	return vl_node_file(x) == fi && vl_node_state(x) == VL_NODE_LIVE && !vl_node_purged(x);
+	return second == 0 || vl_age_older(vl_node_at(r, n)->seq, second, now);
 }
 
 /*
- * Flag n and the ranges after it in age that are file t's too, as far as
- * the goal wants (both locks held). Returns how many, their extents in ext.
+ * Flag the file's oldest range and the ones after it in age, as far as
+ * the goal wants and while they are older than every other file's
+ * oldest (its lock held). Returns how many, their extents in ext.
  */
 static int flag_batch(const struct vl_region *r, const struct vl_goal *g, struct vl_file *f,
-		      uint32_t fi, uint32_t n, struct vl_extent *ext, struct vl_purge_report *rep)
+		      uint32_t fi, uint32_t second, struct vl_extent *ext,
+		      struct vl_purge_report *rep)
 {
+	struct vl_counters *k = vl_counters(r);
+	uint32_t n = f->h.lru_head;
 	uint64_t bytes = 0;
-	int k = 0;
+	int got = 0;
 
 	do {
 		uint32_t next = vl_node_at(r, n)->next; /* unpurged: no merge frees it */
@@ -346,17 +374,24 @@ static int flag_batch(const struct vl_region *r, const struct vl_goal *g, struct
 		if (vl_ranges_purge(r, &f->h.root, fi, n, &c) != 0)
 			break;
 		vl_commit(r, fi, &c, VL_NIL);
-		r->hdr->c.purges++;
-		vl_u128_add(&r->hdr->c.purged_total, c.punch_end - c.punch_start);
-		ext[k].start = c.punch_start;
-		ext[k].end = c.punch_end;
+		__atomic_fetch_add(&k->purges, 1, __ATOMIC_RELAXED);
+		vl_u128_add_shared(&k->purged_total, c.punch_end - c.punch_start);
+		ext[got].start = c.punch_start;
+		ext[got].end = c.punch_end;
 		rep->bytes += c.punch_end - c.punch_start;
 		rep->ranges++;
 		bytes += c.punch_end - c.punch_start;
-		k++;
+		got++;
 		n = next;
-	} while (k < BATCH && batch_more(r, g, rep, n, fi, bytes));
-	return k;
+	} while (got < BATCH && batch_more(r, g, rep, n, second, bytes));
+	return got;
+}
+
+static int skip_file(struct pass *p, uint32_t fi, struct vl_purge_report *rep)
+{
+	skip(p, fi);
+	rep->files_skipped++;
+	return p->nskip < SKIP_MAX ? RETRY : STOP;
 }
 
 /*
@@ -372,27 +407,27 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 	const struct vl_way *w;
 	struct vl_target t;
 	struct vl_file *f;
-	uint32_t n, seq;
+	uint32_t fi, gen, age, second;
 	int err, theirs, sound, k;
 
+	if (done(r, g, rep))
+		return STOP;
+	fi = pick(p, g, &age, &second);
+	if (fi == VL_NIL)
+		return STOP;
+	f = vl_file_at(r, fi);
+	gen = __atomic_load_n(&f->h.gen, __ATOMIC_ACQUIRE);
+	/* the ways to reach it are the region lock's (pool.h) */
 	if (vl_lock_region(r) != 0)
 		return STOP;
-	n = done(r, g, rep) ? VL_NIL : pick(p, g);
-	if (n == VL_NIL) {
-		vl_unlock_region(r);
-		return STOP;
-	}
-	seq = vl_node_at(r, n)->seq;
-	vl_target_copy(r, vl_node_file(vl_node_at(r, n)), &t);
-	f = vl_file_at(r, t.fi);
-	sound = f->h.state == VL_FILE_LIVE && vl_file_ok(r, f);
+	sound = f->h.state == VL_FILE_LIVE && f->h.gen == gen && vl_file_ok(r, f);
+	if (sound)
+		vl_target_copy(r, fi, &t);
 	vl_unlock_region(r);
 
 	if (!sound) { /* a record we cannot read: its identity is not to be trusted */
-		vl_log("file %u fails validation: not purged", t.fi);
-		skip(p, t.fi);
-		rep->files_skipped++;
-		return p->nskip < SKIP_MAX ? RETRY : STOP;
+		vl_log("file %u fails validation: not purged", fi);
+		return skip_file(p, fi, rep);
 	}
 	w = way_for(p, &t, rep, &theirs);
 	if (w == NULL && !theirs)
@@ -400,37 +435,33 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 	if (!theirs && !vl_punch_ready()) {
 		vl_log("file %u: this process may not punch files it does not hold (seccomp); "
 		       "left to others", t.fi);
-		skip(p, t.fi);
-		rep->files_skipped++;
-		return p->nskip < SKIP_MAX ? RETRY : STOP;
+		return skip_file(p, t.fi, rep);
 	}
 
-	if (vl_lock_file(r, t.fi) != 0)
-		return STOP;
-	if (vl_lock_region(r) != 0) {
-		vl_unlock_file(r, t.fi);
-		return STOP;
+	err = vl_lock_file(r, t.fi);
+	if (err) {
+		/* a holder that does not let go (stopped?): the file waits, the others do not */
+		vl_log("file %u: not locked (%s): skipped", t.fi, strerror(-err));
+		return err == -EAGAIN ? skip_file(p, t.fi, rep) : STOP;
 	}
 	if (f->h.gen != t.gen || f->h.state != VL_FILE_LIVE || !vl_file_ok(r, f) ||
-	    vl_node_file(vl_node_at(r, n)) != t.fi || vl_node_at(r, n)->seq != seq ||
-	    vl_node_purged(vl_node_at(r, n))) {
-		/* changed while we were away: choose again */
-		vl_unlock_region(r);
+	    f->h.lru_head == VL_NIL || !vl_range_ok(r, f->h.lru_head, t.fi) ||
+	    vl_node_purged(vl_node_at(r, f->h.lru_head)) ||
+	    (second != 0 &&
+	     !vl_age_older(vl_node_at(r, f->h.lru_head)->seq, second,
+			   __atomic_load_n(&r->hdr->c.seq, __ATOMIC_RELAXED)))) {
+		/* changed while we were away (or no longer the oldest): choose again */
 		vl_unlock_file(r, t.fi);
 		return RETRY;
 	}
-	k = (theirs && !vl_fd_is(p->hint->fd, &t.id)) ? 0 : flag_batch(r, g, f, t.fi, n, ext, rep);
+	k = (theirs && !vl_fd_is(p->hint->fd, &t.id)) ? 0 : flag_batch(r, g, f, t.fi, second, ext, rep);
 	if (k == 0) {
 		/* the caller's fd is another file now, or the tree is corrupt */
-		vl_unlock_region(r);
 		vl_unlock_file(r, t.fi);
 		vl_log("file %u: not purged (fd changed, or validation failed)", t.fi);
-		skip(p, t.fi);
-		rep->files_skipped++;
-		return p->nskip < SKIP_MAX ? RETRY : STOP;
+		return skip_file(p, t.fi, rep);
 	}
-	VL_STEP("purge: flagged purged, region locked");
-	vl_unlock_region(r);
+	VL_STEP("purge: flagged purged, file locked");
 
 	/*
 	 * Not through a region new processes no longer find (DESIGN 16): they
@@ -453,6 +484,7 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 		vl_log("purged file %u: %d range%s from [%llu, %llu)", t.fi, k, k == 1 ? "" : "s",
 		       (unsigned long long)ext[0].start, (unsigned long long)ext[0].end);
 	vl_unlock_file(r, t.fi);
+	(void)age;
 	return PURGED;
 }
 
@@ -469,7 +501,7 @@ int vl_purge(const struct vl_region *r, const struct vl_goal *goal, const struct
 	}
 	init_pass(&p, r, hint, goal->thorough);
 	/* every round purges, drops or skips something, or a racer changed
-	 * the LRU under us; bound the retries anyway */
+	 * the ages under us; bound the retries anyway */
 	limit = 4ull * r->node_cap + SKIP_MAX;
 	while (rounds++ < limit && purge_one(&p, goal, rep) != STOP)
 		;

@@ -146,14 +146,37 @@ static int ready_slots(const struct vl_region *r, uint64_t off, uint32_t size, u
 	return 0;
 }
 
-int vl_room_for_node(const struct vl_region *r)
+/*
+ * The allocator hands out a slot never used only below node_ready; when
+ * it finds none, the next 64 KiB of slots are made ready here and the
+ * mark raised (to the highest any racer made ready: populating twice is
+ * harmless). No lock: many processes may be here at once.
+ */
+uint32_t vl_node_get(const struct vl_region *r, uint32_t fi)
 {
-	const struct vl_counters *c = &r->hdr->c;
+	struct vl_counters *c = &r->hdr->c;
 
-	if (c->node_free != VL_NIL)
-		return 0; /* a slot that was used before: its page is there */
-	return ready_slots(r, r->hdr->geo.nodes_off, sizeof(struct vl_node), c->node_hwm,
-			   r->node_cap, &r->hdr->c.node_ready);
+	for (int tries = 0; tries < 4; tries++) {
+		uint32_t ready = __atomic_load_n(&c->node_ready, __ATOMIC_ACQUIRE);
+		uint32_t n = vl_node_alloc_below(r, fi, ready), hwm, want;
+
+		if (n != VL_NIL)
+			return n;
+		hwm = __atomic_load_n(&c->node_hwm, __ATOMIC_RELAXED);
+		if (hwm >= r->node_cap || hwm == VL_NIL)
+			return VL_NIL; /* full */
+		if (hwm < ready)
+			continue; /* a racer took the last ready slot first */
+		want = hwm + READY_CHUNK / sizeof(struct vl_node);
+		want = want > r->node_cap ? r->node_cap : want;
+		if (populate(r->hdr, r->hdr->geo.nodes_off + (uint64_t)ready * sizeof(struct vl_node),
+			     (uint64_t)(want - ready) * sizeof(struct vl_node)) != 0)
+			return VL_NIL; /* the region's file system is full: ENOMEM, never SIGBUS */
+		while (ready < want && !__atomic_compare_exchange_n(&c->node_ready, &ready, want, 0,
+								    __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+			;
+	}
+	return VL_NIL;
 }
 
 int vl_room_for_file(const struct vl_region *r)
@@ -543,6 +566,12 @@ int vl_lock_region(const struct vl_region *r)
 	return e;
 }
 
+int vl_trylock_region(const struct vl_region *r)
+{
+	/* a holder to repair after is left to the next vl_lock_region */
+	return vl_lock_try(r, &r->hdr->lock);
+}
+
 void vl_unlock_region(const struct vl_region *r)
 {
 	vl_lock_drop(r, &r->hdr->lock);
@@ -565,6 +594,56 @@ int vl_lock_file(const struct vl_region *r, uint32_t fi)
 	return e;
 }
 
+/*
+ * The region's totals, summed again from the file records, with every
+ * file's lock held (taken in slot order, file `held` being ours already)
+ * and the region lock: no change is then half done anywhere, so the sum
+ * is exact. Why it is needed: a commit counts a change into its file and
+ * then into the region's totals by atomic adds (pool.c); a process killed
+ * between the two leaves the totals off by that change, and no one can
+ * tell from the file which of the adds were made. So after a file's
+ * repair the totals are made exact again. A lock not had within the
+ * bound (a live holder that does not let go) leaves them as they are.
+ */
+static void recount(const struct vl_region *r, uint32_t held)
+{
+	struct vl_counters *c = vl_counters(r);
+	struct vl_u128 vb = { 0, 0 }, pb = { 0, 0 };
+	uint32_t hwm = vl_file_hwm(r), fi, nr = 0, np = 0;
+	int whole = 1;
+
+	for (fi = 1; fi < hwm; fi++) {
+		struct vl_file *f = vl_file_at(r, fi);
+		int e = fi == held ? 0 : vl_lock_take(r, &f->h.lock);
+
+		if (e == 1) /* another dead holder: its file is repaired too */
+			vl_file_repair(r, fi);
+		else if (e != 0) {
+			whole = 0;
+			break;
+		}
+		if (f->h.state != VL_FILE_LIVE)
+			continue;
+		vl_u128_add(&vb, f->h.vbytes);
+		vl_u128_add(&pb, f->h.pbytes);
+		nr += f->h.nranges;
+		np += f->h.npurged;
+	}
+	if (whole) {
+		__atomic_store_n(&c->volatile_bytes.lo, vb.lo, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->volatile_bytes.hi, vb.hi, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->purged_bytes.lo, pb.lo, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->purged_bytes.hi, pb.hi, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->ranges, nr, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->ranges_purged, np, __ATOMIC_RELAXED);
+	}
+	VL_STEP("recount: counted, files locked");
+	while (fi-- > 1)
+		if (fi != held)
+			vl_lock_drop(r, &vl_file_at(r, fi)->h.lock);
+	vl_log("totals counted again: %s", whole ? "exact" : "a file lock was kept, left as they were");
+}
+
 int vl_lock_file_retired(const struct vl_region *r, uint32_t fi)
 {
 	struct vl_lock *l = &vl_file_at(r, fi)->h.lock;
@@ -574,6 +653,11 @@ int vl_lock_file_retired(const struct vl_region *r, uint32_t fi)
 		return e;
 	vl_log("lock holder of file %u died: repairing", fi);
 	e = vl_lock_region(r);
+	if (e == -EAGAIN) {
+		/* the region lock's holder is alive and slow: the next taker repairs */
+		vl_lock_orphan(l);
+		return e;
+	}
 	if (e != 0) {
 		vl_log("file %u cannot be repaired (%s): its lock is broken", fi, strerror(-e));
 		vl_lock_break(l);
@@ -582,6 +666,7 @@ int vl_lock_file_retired(const struct vl_region *r, uint32_t fi)
 	vl_file_repair(r, fi);
 	VL_STEP("lock_file: repaired, region locked");
 	vl_log("file %u repaired: %u ranges", fi, vl_file_at(r, fi)->h.nranges);
+	recount(r, fi);
 	vl_unlock_region(r);
 	return 0;
 }

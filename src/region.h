@@ -65,23 +65,30 @@ int vl_region_settle(const struct vl_region *cur);
 /*
  * The locks (lock.c). If a holder died, the next locker repairs what the
  * lock guards before going on. Order: file lock, then region. Return 0
- * or -errno: -EUCLEAN if the lock cannot be recovered; -ESTALE from a
- * file lock of a region whose records are being moved (move.c).
+ * or -errno: -EAGAIN if a live holder kept it VOLATILE_LOCK_WAIT;
+ * -EUCLEAN if the lock cannot be recovered; -ESTALE from a file lock of
+ * a region whose records are being moved (move.c).
  */
 int vl_lock_region(const struct vl_region *r);
 void vl_unlock_region(const struct vl_region *r);
+/* The region lock if it is free now: 0, or -EBUSY. */
+int vl_trylock_region(const struct vl_region *r);
 int vl_lock_file(const struct vl_region *r, uint32_t fi);
 /* The same, in a region being moved (-ESTALE from vl_lock_file): for its mover only. */
 int vl_lock_file_retired(const struct vl_region *r, uint32_t fi);
 void vl_unlock_file(const struct vl_region *r, uint32_t fi);
 
 /*
- * Before allocating a node or a file (region lock held): make sure the
- * page of the slot the allocator will hand out is in memory. 0, or
- * -ENOSPC when the file system of the region is full: then do not
- * allocate, fail with an errno (a write there would raise SIGBUS).
+ * A PENDING node of file fi, or VL_NIL when the region is full or its
+ * file system is (a write to a page it cannot give would raise SIGBUS).
+ * No lock.
  */
-int vl_room_for_node(const struct vl_region *r);
+uint32_t vl_node_get(const struct vl_region *r, uint32_t fi);
+/*
+ * Before allocating a file (region lock held): make sure the page of the
+ * slot the allocator will hand out is in memory. 0, or -ENOSPC when the
+ * file system of the region is full.
+ */
 int vl_room_for_file(const struct vl_region *r);
 
 /*

@@ -2,11 +2,16 @@
  * status.c - `volatile status [--json]`.
  *
  * Each file's ranges are copied out under that file's lock (one file at a
- * time, never the whole region), then printed with no lock held.
+ * time, never the whole region), then printed with no lock held. It never
+ * waits long: its locks are given STATUS_WAIT_MS, not the library's
+ * bound, and a file whose lock a live process keeps (stopped, traced) is
+ * listed as not read, with that process named. The counters are read
+ * with no lock.
  */
 #include "cli.h"
 
 #include "env.h"
+#include "lock.h"
 #include "core/ashmem_rules.h"
 #include "core/pool.h"
 #include "core/rtree.h"
@@ -38,6 +43,8 @@ struct range_out {
 
 struct file_out {
 	struct vl_target t;
+	int unread;                      /* its lock was kept by a live process */
+	int32_t holder;                  /* ... this one (0: not known) */
 	size_t n;
 	struct range_out *ranges;
 	int ashmem;                      /* an ashmem region: its name and size */
@@ -65,14 +72,39 @@ static void *grow(void *p, size_t n, size_t size)
 	return p;
 }
 
-/* Copy file fi's ranges; 0 if the slot holds no file (any more). */
+#define STATUS_WAIT_MS "100"
+
+/* The pid of the process that holds l, as its slot says (0: none, or not known). */
+static int32_t holder_pid(const struct vl_region *r, const struct vl_lock *l)
+{
+	uint32_t t = vl_lock_holder(l);
+
+	return t == 0 ? 0 : (int32_t)__atomic_load_n(&vl_proc_at(r, VL_TOKEN_SLOT(t))->pid,
+						      __ATOMIC_RELAXED);
+}
+
+/*
+ * Copy file fi's ranges; 0 if the slot holds no file (any more), or holds
+ * a record with nothing to show (no range, not an ashmem region).
+ */
 static int copy_file(const struct vl_region *r, uint32_t fi, uint32_t seq, struct file_out *out)
 {
 	struct vl_file *f = vl_file_at(r, fi);
 	size_t cap = 0;
 	uint32_t n, steps = 0;
+	int err;
 
-	if (vl_lock_region(r) != 0)
+	memset(out, 0, sizeof(*out));
+	if (__atomic_load_n(&f->h.state, __ATOMIC_ACQUIRE) == VL_FILE_FREE)
+		return 0;
+	err = vl_lock_region(r);
+	if (err == -EAGAIN) {
+		/* the whole table waits on that process: say so once, for the first file */
+		out->unread = 1;
+		out->holder = holder_pid(r, &r->hdr->lock);
+		return fi == 1;
+	}
+	if (err)
 		return 0;
 	if (f->h.state == VL_FILE_FREE) {
 		vl_unlock_region(r);
@@ -81,7 +113,13 @@ static int copy_file(const struct vl_region *r, uint32_t fi, uint32_t seq, struc
 	vl_target_copy(r, fi, &out->t);
 	vl_unlock_region(r);
 
-	if (vl_lock_file(r, fi) != 0)
+	err = vl_lock_file(r, fi);
+	if (err == -EAGAIN) {
+		out->unread = 1;
+		out->holder = holder_pid(r, &f->h.lock);
+		return 1;
+	}
+	if (err)
 		return 0;
 	if (f->h.gen != out->t.gen || f->h.state == VL_FILE_FREE) {
 		vl_unlock_file(r, fi);
@@ -111,7 +149,7 @@ static int copy_file(const struct vl_region *r, uint32_t fi, uint32_t seq, struc
 		out->n++;
 	}
 	vl_unlock_file(r, fi);
-	return 1;
+	return out->n > 0 || out->ashmem;
 }
 
 static void take_snapshot(struct snapshot *s)
@@ -124,13 +162,14 @@ static void take_snapshot(struct snapshot *s)
 	if (open_region(&r, 0) != 0)
 		return;
 	s->exists = 1;
-	if (vl_lock_region(&r) != 0)
-		die("region %s: cannot be locked", vl_config()->region);
+	/* counters changed by atomic adds: each read at once, with no lock (pool.h) */
 	s->c = r.hdr->c;
+	s->c.volatile_bytes = vl_u128_load(&r.hdr->c.volatile_bytes);
+	s->c.purged_bytes = vl_u128_load(&r.hdr->c.purged_bytes);
+	s->c.purged_total = vl_u128_load(&r.hdr->c.purged_total);
 	s->g = r.hdr->geo;
 	s->waiting = __atomic_load_n(&r.hdr->fate.waiting, __ATOMIC_ACQUIRE) != 0;
 	s->retired = __atomic_load_n(&r.hdr->fate.retired, __ATOMIC_ACQUIRE) != 0;
-	vl_unlock_region(&r);
 	s->region_bytes = s->g.files_off + (uint64_t)s->c.file_hwm * sizeof(struct vl_file) +
 			  (uint64_t)s->g.hash_cap * sizeof(uint32_t) +
 			  (uint64_t)s->c.node_hwm * sizeof(struct vl_node);
@@ -314,6 +353,9 @@ static void print_json(const struct snapshot *s, const struct vl_config *cfg)
 		} else {
 			printf("null");
 		}
+		printf(", \"unread\": %s", f->unread ? "true" : "false");
+		if (f->unread)
+			printf(", \"locked_by\": %d", f->holder);
 		printf(", \"birth\": \"%lld.%09u\", \"anonymous\": %s, \"unreachable\": %s"
 		       ", \"gone\": %s, \"holders\": [",
 		       (long long)f->t.id.btime_sec, f->t.id.btime_nsec,
@@ -389,6 +431,11 @@ static void print_text(const struct snapshot *s, const struct vl_config *cfg)
 	for (size_t i = 0; i < s->nfiles; i++) {
 		const struct file_out *f = &s->files[i];
 
+		if (f->unread) {
+			printf("\nfile not read: its lock is held by pid %d, which has not let go in "
+			       "%s ms (stopped?)\n", f->holder, STATUS_WAIT_MS);
+			continue;
+		}
 		printf("\nfile %u:%u:%llu ", major(f->t.id.dev), minor(f->t.id.dev),
 		       (unsigned long long)f->t.id.ino);
 		if (f->ashmem)
@@ -424,6 +471,9 @@ int cmd_status(int argc, char **argv)
 			json = 1;
 	if (optind != argc)
 		die("status takes no arguments (try 'volatile status --help')");
+	/* a look, not a wait: a lock a live process keeps is reported, not waited for */
+	setenv("VOLATILE_LOCK_WAIT", STATUS_WAIT_MS, 1);
+	vl_config_reload();
 	take_snapshot(&s);
 	if (json)
 		print_json(&s, vl_config());

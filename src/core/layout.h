@@ -38,11 +38,13 @@
 
 /* "VOLATILE" read as a little-endian u64 */
 #define VL_MAGIC 0x454c4954414c4f56ull
-#define VL_VERSION 4u /* 2: ashmem state in file records; 3: a spare node per file,
+#define VL_VERSION 5u /* 2: ashmem state in file records; 3: a spare node per file,
 			    records found without the region lock, one mix in a node's sum;
 			    4: the inode's generation in a file's identity, the
 			    library's own locks and table of processes, the
-			    region's byte counts in 128 bits */
+			    region's byte counts in 128 bits; 5: ages kept per
+			    file, nodes allocated and counters kept without a
+			    lock, records kept while empty */
 
 /* ---- ranges ------------------------------------------------------------ */
 
@@ -61,10 +63,13 @@ enum vl_node_state {
 /*
  * A volatile range [start, end) of one file. 48 bytes.
  *
- * Guarded by the lock of the file it belongs to: start, end, left, right,
- * parent, and the purged bit. Guarded by the region lock: seq, prev, next,
- * and the state bits. `check` covers start, end, seq and meta, so it is
- * rewritten under both locks.
+ * Guarded by the lock of the file it belongs to: everything, as long as
+ * the node is its (PENDING or LIVE): start, end, seq, the tree links,
+ * prev and next (the file's unpurged ranges in age order), the purged
+ * bit. A FREE node belongs to the lock-free free list (pool.c), which
+ * chains through next and hands a node out by one compare-and-swap of
+ * its meta, FREE -> PENDING. `check` covers start, end, seq, meta and
+ * the slot.
  */
 struct vl_node {
 	uint64_t start;
@@ -75,8 +80,8 @@ struct vl_node {
 	uint32_t right;
 	uint32_t parent;  /* parent index << 1 | colour (1 = black) */
 	uint32_t meta;    /* file index | state | purged */
-	uint32_t prev;    /* LRU of unpurged ranges; free list uses next */
-	uint32_t next;
+	uint32_t prev;    /* the file's unpurged ranges, oldest first; */
+	uint32_t next;    /* the free list and a file's spares use next */
 };
 
 /* ---- locks ------------------------------------------------------------- */
@@ -200,10 +205,11 @@ struct vl_holder {
  * A file with volatile ranges. Guarded by the region lock: state, gen,
  * ident, check, next_free (and the hash table that points here), and the
  * ways to reach it (holders, path, flags), so a purger can copy them, and
- * what purges and evictions learnt of it (gone_since, checked_at,
- * alive_at). Guarded by `lock` itself: root, nranges, vbytes, pbytes, and spare
- * (which a MARK of another file may yet take when the region is full,
- * with the region lock and an atomic exchange: vl_spare_steal). Both
+ * what purges and evictions learnt of it (gone_since, checked_at).
+ * Guarded by `lock` itself: root, lru_head, lru_tail, oldest, nranges,
+ * npurged, vbytes, pbytes, and spare (a chain a MARK of another file may
+ * yet take when the region is full, with the region lock and an atomic
+ * exchange: vl_spare_steal). alive_at is a hint, stored by either. Both
  * locks are held to free the slot. Lock order: a file's lock, then the
  * region lock.
  *
@@ -223,7 +229,12 @@ struct vl_file_hdr {
 	uint32_t root;       /* range tree, ordered by start */
 	uint32_t nranges;
 	uint32_t npurged;    /* of which purged */
-	uint32_t spare;      /* a PENDING node of this file kept for its next change */
+	uint32_t spare;      /* PENDING nodes of this file kept for its next changes,
+				chained through next, VL_SPARES at most */
+	uint32_t lru_head;   /* its oldest unpurged range */
+	uint32_t lru_tail;   /* its newest */
+	uint32_t oldest;     /* lru_head's age, 0 if none: what purgers compare, unlocked */
+	uint32_t pad0;
 	uint64_t vbytes;     /* bytes in unpurged ranges */
 	uint64_t pbytes;     /* bytes in purged ranges */
 	struct vl_holder holders[VL_HOLDERS];
@@ -328,6 +339,39 @@ static inline uint64_t vl_u128_sat(const struct vl_u128 *a)
 	return a->hi != 0 ? UINT64_MAX : a->lo;
 }
 
+/*
+ * The same, on counts in the region that many processes change at once
+ * with no lock: the low half by one atomic add, the carry (or borrow)
+ * into the high half by another, decided by the value the first add
+ * found. Adds commute, so the stored value is exact once both are done;
+ * a reader between the two (a carry every 2^64 bytes) sees it 2^64 off
+ * for that instant, and one killed between them leaves it so.
+ */
+static inline void vl_u128_add_shared(struct vl_u128 *a, uint64_t v)
+{
+	uint64_t old = __atomic_fetch_add(&a->lo, v, __ATOMIC_RELAXED);
+
+	if (old + v < old)
+		__atomic_fetch_add(&a->hi, 1, __ATOMIC_RELAXED);
+}
+
+static inline void vl_u128_sub_shared(struct vl_u128 *a, uint64_t v)
+{
+	uint64_t old = __atomic_fetch_sub(&a->lo, v, __ATOMIC_RELAXED);
+
+	if (old < v)
+		__atomic_fetch_sub(&a->hi, 1, __ATOMIC_RELAXED);
+}
+
+static inline struct vl_u128 vl_u128_load(const struct vl_u128 *a)
+{
+	struct vl_u128 v;
+
+	v.hi = __atomic_load_n(&a->hi, __ATOMIC_RELAXED);
+	v.lo = __atomic_load_n(&a->lo, __ATOMIC_RELAXED);
+	return v;
+}
+
 /* ---- header ------------------------------------------------------------ */
 
 struct vl_geometry {
@@ -346,24 +390,32 @@ struct vl_geometry {
 	uint64_t procs_off;    /* VL_PROCS struct vl_proc, after the nodes */
 };
 
+/*
+ * The region's counters, in three groups on their own cache lines: the
+ * file table's (region lock), the node allocator's and the ages and
+ * totals (both only ever changed by atomic operations, with no lock).
+ */
 struct vl_counters {
-	uint32_t node_hwm;   /* slots [1, hwm) have been used at least once */
-	uint32_t node_free;  /* free list head */
-	uint32_t nodes_used;
-	uint32_t file_hwm;
+	uint32_t file_hwm;   /* file slots [1, hwm) have been used at least once */
 	uint32_t file_free;
 	uint32_t files_used;
-	uint32_t lru_head;   /* oldest unpurged range */
-	uint32_t lru_tail;   /* newest */
-	uint32_t seq;        /* last age handed out */
+	uint32_t file_ready; /* file slots below this have their pages in memory */
+	uint32_t evicted;    /* records evicted to make room (evict.c) */
+	uint32_t pad0;
+	/* the free list of nodes: (tag << 32) | head; the tag defeats ABA */
+	uint64_t node_top __attribute__((aligned(64)));
+	uint32_t node_hwm;   /* node slots [1, hwm) have been used at least once */
+	uint32_t node_ready; /* node slots below this have their pages in memory */
+	uint32_t nodes_used;
+	uint32_t pad1;
+	uint32_t seq __attribute__((aligned(64))); /* last age handed out */
 	uint32_t ranges;     /* live ranges */
 	uint32_t ranges_purged;
-	uint32_t node_ready; /* node slots below this have their pages in memory */
-	uint32_t file_ready; /* file slots likewise */
-	uint32_t evicted;    /* records evicted to make room (evict.c) */
+	uint32_t pad2;
 	struct vl_u128 volatile_bytes; /* the sum of the files' vbytes */
 	struct vl_u128 purged_bytes;   /* ... and of their pbytes */
 	uint64_t purges;
+	uint64_t pad3;
 	struct vl_u128 purged_total;
 };
 
@@ -510,6 +562,17 @@ static inline unsigned vl_node_state(const struct vl_node *n)
 static inline int vl_node_purged(const struct vl_node *n)
 {
 	return (n->meta & VL_META_PURGED) != 0;
+}
+
+/*
+ * Is age a older than age b? Ages are handed out by one 32-bit counter
+ * that wraps; they are compared by their distance back from now (the last
+ * one handed out), which is right while the live ranges' ages span less
+ * than 2^32 MARKs (DESIGN 10).
+ */
+static inline int vl_age_older(uint32_t a, uint32_t b, uint32_t now)
+{
+	return now - a > now - b;
 }
 
 static inline uint32_t vl_meta(uint32_t file, unsigned state, int purged)

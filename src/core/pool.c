@@ -11,96 +11,269 @@
 #include <string.h>
 
 /*
- * Slots are handed out lowest first (the free list is refilled only by
- * frees; the high-water mark grows only when it is empty), so the pages
- * of the sparse region file that are ever touched follow the peak use.
+ * The nodes: a free list that processes pop and push with no lock (a
+ * Treiber stack; the tag in the top word's high half, bumped by every
+ * change, makes a pop that read a stale head fail its compare-and-swap),
+ * then the high-water mark, raised by compare-and-swap too. Slots are
+ * handed out lowest first where they can be, so the pages of the sparse
+ * region file that are ever touched follow the peak use.
+ *
+ * What makes a node someone's is one compare-and-swap of its meta from
+ * FREE to PENDING (take): a pop, a claim of a new slot and a sweep each
+ * take a node that way, so no node is ever handed out twice, whatever the
+ * list says. And a node's next is written only by its owner, before it
+ * is made FREE: a freer whose push fails takes its node back first, if
+ * its FREE (stamped with the list's tag, 24 bits of it) is still there. So a
+ * list gone wrong (a process killed between taking a node off the list
+ * and taking the node, or between making it FREE and pushing it; a
+ * scribble) can lose nodes or name nodes in use, never give one node to
+ * two owners or write into a node in use. Lost nodes are found again by
+ * vl_nodes_sweep, when the region looks full.
  */
-uint32_t vl_node_alloc(const struct vl_region *r, uint32_t file)
-{
-	struct vl_counters *c = vl_counters(r);
-	uint32_t n = c->node_free;
-	struct vl_node *x;
+#define TOP(tag, head) (((uint64_t)(tag) << 32) | (head))
+#define TOP_HEAD(t) ((uint32_t)(t))
+#define TOP_TAG(t) ((uint32_t)((t) >> 32))
 
-	if (n != VL_NIL && n < r->node_cap && vl_node_state(vl_node_at(r, n)) == VL_NODE_FREE) {
-		c->node_free = vl_node_at(r, n)->next;
-	} else if (c->node_hwm != VL_NIL && c->node_hwm < r->node_cap) {
-		/* (a mark scribbled to 0 would hand out the sentinel: full until a rebuild) */
-		c->node_free = VL_NIL; /* a corrupt head is dropped, not followed */
-		n = c->node_hwm++;
-	} else {
-		return VL_NIL;
-	}
-	VL_STEP("node_alloc: taken from the free list");
-	x = vl_node_at(r, n);
-	memset(x, 0, sizeof(*x));
-	VL_STEP("node_alloc: zeroed");
+/*
+ * Make slot n a PENDING node of file, if its meta is still exactly the
+ * FREE `seen` (read before the slot was taken off the list, or claimed):
+ * 1, or 0. Exactly: a sweep may have taken the node meanwhile and made
+ * it FREE again, stamped anew, on its way back to the list; that FREE is
+ * not the one this caller found, and the node is not this caller's.
+ */
+static int take(const struct vl_region *r, uint32_t n, uint32_t seen, uint32_t file)
+{
+	struct vl_node *x = vl_node_at(r, n);
+
+	if (n == VL_NIL || n >= r->node_cap ||
+	    (seen & VL_META_STATE_MASK) >> VL_META_STATE_SHIFT != VL_NODE_FREE)
+		return 0;
+	return __atomic_compare_exchange_n(&x->meta, &seen, vl_meta(file, VL_NODE_PENDING, 0), 0,
+					   __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
+/* Slot n, taken, made a clean PENDING node of file. */
+static uint32_t node_init(const struct vl_region *r, uint32_t n, uint32_t file)
+{
+	struct vl_node *x = vl_node_at(r, n);
+
+	VL_STEP("node_alloc: taken");
+	x->start = x->end = 0;
+	x->seq = 0;
+	x->left = x->right = x->parent = x->prev = x->next = VL_NIL;
 	x->meta = vl_meta(file, VL_NODE_PENDING, 0);
 	vl_node_seal(r, x);
-	c->nodes_used++;
+	__atomic_fetch_add(&vl_counters(r)->nodes_used, 1, __ATOMIC_RELAXED);
 	return n;
+}
+
+/* The head of the free list, made ours; VL_NIL if the list is empty. */
+static uint32_t pop_free(const struct vl_region *r, uint32_t file)
+{
+	struct vl_counters *c = vl_counters(r);
+	uint64_t top = __atomic_load_n(&c->node_top, __ATOMIC_ACQUIRE);
+
+	for (uint32_t tries = 0; tries < r->node_cap; tries++) {
+		uint32_t n = TOP_HEAD(top), next, seen;
+
+		if (n == VL_NIL || n >= r->node_cap)
+			return VL_NIL; /* empty, or a scribbled head: the next push replaces it */
+		seen = __atomic_load_n(&vl_node_at(r, n)->meta, __ATOMIC_ACQUIRE);
+		next = __atomic_load_n(&vl_node_at(r, n)->next, __ATOMIC_RELAXED);
+		if (!__atomic_compare_exchange_n(&c->node_top, &top, TOP(TOP_TAG(top) + 1, next), 0,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			continue;
+		VL_STEP("node_alloc: off the list, not taken");
+		/* a node in use the list named (see above) is passed over */
+		if (take(r, n, seen, file))
+			return node_init(r, n, file);
+		top = __atomic_load_n(&c->node_top, __ATOMIC_ACQUIRE);
+	}
+	return VL_NIL;
+}
+
+/* A slot never used, below limit; VL_NIL if none. */
+static uint32_t claim_new(const struct vl_region *r, uint32_t file, uint32_t limit)
+{
+	struct vl_counters *c = vl_counters(r);
+	uint32_t h = __atomic_load_n(&c->node_hwm, __ATOMIC_RELAXED);
+
+	if (limit > r->node_cap)
+		limit = r->node_cap;
+	/* (a mark scribbled to 0 would hand out the sentinel: full instead) */
+	while (h != VL_NIL && h < limit) {
+		if (!__atomic_compare_exchange_n(&c->node_hwm, &h, h + 1, 0, __ATOMIC_ACQ_REL,
+						 __ATOMIC_RELAXED))
+			continue;
+		VL_STEP("node_alloc: slot claimed, not taken");
+		/* a sweep may have found it first (its zeros read FREE): then it is on the list */
+		if (take(r, h, 0, file))
+			return node_init(r, h, file);
+		h = __atomic_load_n(&c->node_hwm, __ATOMIC_RELAXED);
+	}
+	return VL_NIL;
+}
+
+uint32_t vl_node_alloc_below(const struct vl_region *r, uint32_t file, uint32_t limit)
+{
+	uint32_t n = pop_free(r, file);
+
+	return n != VL_NIL ? n : claim_new(r, file, limit);
+}
+
+uint32_t vl_node_alloc(const struct vl_region *r, uint32_t file)
+{
+	return vl_node_alloc_below(r, file, r->node_cap);
 }
 
 void vl_node_free(const struct vl_region *r, uint32_t n)
 {
 	struct vl_counters *c = vl_counters(r);
-	struct vl_node *x = vl_node_at(r, n);
+	struct vl_node *x = vl_node_w(r, n);
+	uint64_t top;
 
-	if (n == VL_NIL || n >= r->node_cap || vl_node_state(x) == VL_NODE_FREE)
+	if (x == NULL || vl_node_state(x) == VL_NODE_FREE)
 		return;
-	vl_lru_unlink(r, n);
-	VL_STEP("node_free: unlinked");
-	memset(x, 0, sizeof(*x));
-	vl_set_next(r, n, c->node_free);
-	c->node_free = n;
-	c->nodes_used--;
-}
+	x->start = x->end = 0;
+	x->seq = x->check = 0;
+	x->left = x->right = x->parent = x->prev = VL_NIL;
+	top = __atomic_load_n(&c->node_top, __ATOMIC_ACQUIRE);
+	for (;;) {
+		/*
+		 * FREE, stamped with the list's tag: if the push fails, the node
+		 * is taken back only if it is still this very FREE. A sweep may
+		 * have taken it and freed it again meanwhile (pushed, stamped
+		 * with a later tag): then it is on the list, and not ours.
+		 */
+		uint32_t mine = vl_meta(TOP_TAG(top), VL_NODE_FREE, 0), m = mine;
 
-int vl_lru_linked(const struct vl_region *r, uint32_t n)
-{
-	return n != VL_NIL && (vl_node_at(r, n)->prev != VL_NIL || vl_counters(r)->lru_head == n);
+		__atomic_store_n(&x->next, TOP_HEAD(top), __ATOMIC_RELAXED); /* still ours */
+		__atomic_store_n(&x->meta, mine, __ATOMIC_RELEASE);
+		VL_STEP("node_free: free, not on the list");
+		if (__atomic_compare_exchange_n(&c->node_top, &top, TOP(TOP_TAG(top) + 1, n), 0,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			break;
+		if (!__atomic_compare_exchange_n(&x->meta, &m, vl_meta(0, VL_NODE_PENDING, 0), 0,
+						 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			break;
+	}
+	__atomic_fetch_sub(&c->nodes_used, 1, __ATOMIC_RELAXED);
 }
 
 /*
- * The links of the LRU come from shared memory: a scribbled prev or next
- * (or end of the list) names slot 0 to reads, and the setters drop the
- * writes through it. Only a real node n is linked or unlinked: a head
- * scribbled to a bad index must not make us empty the list through it.
+ * A node freed before the sweep began: its FREE was stamped with a tag
+ * older than `since` (24 bits, compared as serial numbers). Nodes freed
+ * since are on the new list, and must not be taken from it.
  */
-void vl_lru_unlink(const struct vl_region *r, uint32_t n)
+static int freed_before(uint32_t meta, uint32_t since)
+{
+	uint32_t stamp = meta & VL_META_FILE_MASK;
+	uint32_t d = (since - stamp) & VL_META_FILE_MASK;
+
+	return (meta & VL_META_STATE_MASK) >> VL_META_STATE_SHIFT == VL_NODE_FREE && d != 0 &&
+	       d < (VL_META_FILE_MASK >> 1);
+}
+
+uint32_t vl_nodes_sweep(const struct vl_region *r)
 {
 	struct vl_counters *c = vl_counters(r);
+	uint64_t top = __atomic_load_n(&c->node_top, __ATOMIC_ACQUIRE);
+	uint32_t hwm, since, head = VL_NIL, last = VL_NIL, found = 0;
+
+	/*
+	 * The list, emptied: what was on it, and what killed processes lost,
+	 * is FREE with an older stamp than anything pushed from now on. Taken
+	 * (FREE -> PENDING, so no one else can), chained, and pushed back in
+	 * one swap; a freer whose push failed finds its stamp gone and lets
+	 * the node be.
+	 */
+	while (!__atomic_compare_exchange_n(&c->node_top, &top, TOP(TOP_TAG(top) + 1, VL_NIL), 0,
+					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		;
+	since = TOP_TAG(top) + 1;
+	VL_STEP("nodes_sweep: list emptied");
+	hwm = __atomic_load_n(&c->node_hwm, __ATOMIC_RELAXED);
+	hwm = hwm < r->node_cap ? hwm : r->node_cap;
+	for (uint32_t i = 1; i < hwm; i++) {
+		struct vl_node *x = vl_node_at(r, i);
+		uint32_t m = __atomic_load_n(&x->meta, __ATOMIC_ACQUIRE);
+
+		/* the very FREE judged old is the one taken: not one pushed since */
+		if (!freed_before(m, since) ||
+		    !__atomic_compare_exchange_n(&x->meta, &m, vl_meta(0, VL_NODE_PENDING, 0), 0,
+						 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			continue;
+		x->next = head;
+		head = i;
+		if (last == VL_NIL)
+			last = i;
+		found++;
+	}
+	if (head == VL_NIL)
+		return 0;
+	VL_STEP("nodes_sweep: chained, not pushed");
+	top = __atomic_load_n(&c->node_top, __ATOMIC_ACQUIRE);
+	do {
+		/* only this sweeper (region lock) touches the chain: FREE, listed by the swap */
+		uint32_t i = head;
+
+		for (uint32_t k = 0; k < found; k++, i = vl_node_at(r, i)->next)
+			__atomic_store_n(&vl_node_at(r, i)->meta, vl_meta(TOP_TAG(top), VL_NODE_FREE, 0),
+					 __ATOMIC_RELEASE);
+		vl_set_next(r, last, TOP_HEAD(top));
+	} while (!__atomic_compare_exchange_n(&c->node_top, &top, TOP(TOP_TAG(top) + 1, head), 0,
+					      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+	return found;
+}
+
+/* ---- a file's unpurged ranges in age order (its lock held) ---- */
+
+int vl_lru_linked(const struct vl_region *r, uint32_t fi, uint32_t n)
+{
+	return n != VL_NIL &&
+	       (vl_node_at(r, n)->prev != VL_NIL || vl_file_at(r, fi)->h.lru_head == n);
+}
+
+/*
+ * The links come from shared memory: a scribbled prev or next (or end of
+ * the list) names slot 0 to reads, and the setters drop the writes
+ * through it. Only a real node n is linked or unlinked.
+ */
+void vl_lru_unlink(const struct vl_region *r, uint32_t fi, uint32_t n)
+{
+	struct vl_file *f = vl_file_at(r, fi);
 	struct vl_node *x = vl_node_at(r, n);
 
-	if (vl_node_w(r, n) == NULL || !vl_lru_linked(r, n))
+	if (vl_node_w(r, n) == NULL || !vl_lru_linked(r, fi, n))
 		return;
 	if (x->prev != VL_NIL)
 		vl_set_next(r, x->prev, x->next);
 	else
-		c->lru_head = x->next;
+		f->h.lru_head = x->next;
 	VL_STEP("lru_unlink: half unlinked");
 	if (x->next != VL_NIL)
 		vl_set_prev(r, x->next, x->prev);
 	else
-		c->lru_tail = x->prev;
+		f->h.lru_tail = x->prev;
 	vl_set_prev(r, n, VL_NIL);
 	vl_set_next(r, n, VL_NIL);
 }
 
-void vl_lru_insert_after(const struct vl_region *r, uint32_t after, uint32_t n)
+void vl_lru_insert_after(const struct vl_region *r, uint32_t fi, uint32_t after, uint32_t n)
 {
-	struct vl_counters *c = vl_counters(r);
+	struct vl_file *f = vl_file_at(r, fi);
 	uint32_t next;
 
 	if (vl_node_w(r, n) == NULL)
 		return;
-	vl_lru_unlink(r, n);
+	vl_lru_unlink(r, fi, n);
 	if (after == VL_NIL) { /* at the head: the oldest */
-		vl_set_next(r, n, c->lru_head);
-		if (c->lru_head != VL_NIL)
-			vl_set_prev(r, c->lru_head, n);
+		vl_set_next(r, n, f->h.lru_head);
+		if (f->h.lru_head != VL_NIL)
+			vl_set_prev(r, f->h.lru_head, n);
 		else
-			c->lru_tail = n;
-		c->lru_head = n;
+			f->h.lru_tail = n;
+		f->h.lru_head = n;
 		return;
 	}
 	next = vl_node_at(r, after)->next;
@@ -110,14 +283,34 @@ void vl_lru_insert_after(const struct vl_region *r, uint32_t after, uint32_t n)
 	if (next != VL_NIL)
 		vl_set_prev(r, next, n);
 	else
-		c->lru_tail = n;
+		f->h.lru_tail = n;
 	vl_set_next(r, after, n);
 }
 
-void vl_lru_append(const struct vl_region *r, uint32_t n)
+void vl_lru_append(const struct vl_region *r, uint32_t fi, uint32_t n)
 {
-	vl_lru_unlink(r, n);
-	vl_lru_insert_after(r, vl_counters(r)->lru_tail, n);
+	vl_lru_unlink(r, fi, n);
+	vl_lru_insert_after(r, fi, vl_file_at(r, fi)->h.lru_tail, n);
+}
+
+/* What purgers compare with no lock: the age of the file's oldest unpurged range. */
+void vl_lru_publish(const struct vl_region *r, uint32_t fi)
+{
+	struct vl_file *f = vl_file_at(r, fi);
+	uint32_t h = f->h.lru_head;
+	uint32_t age = h == VL_NIL || h >= r->node_cap ? 0 : vl_node_at(r, h)->seq;
+
+	if (__atomic_load_n(&f->h.oldest, __ATOMIC_RELAXED) != age)
+		__atomic_store_n(&f->h.oldest, age, __ATOMIC_RELEASE);
+}
+
+uint32_t vl_age_next(const struct vl_region *r)
+{
+	uint32_t *seq = &vl_counters(r)->seq;
+	uint32_t age = __atomic_add_fetch(seq, 1, __ATOMIC_RELAXED);
+
+	/* 0 says "no range" (vl_file_hdr.oldest): never an age */
+	return age != 0 ? age : __atomic_add_fetch(seq, 1, __ATOMIC_RELAXED);
 }
 
 /*
@@ -128,9 +321,21 @@ void vl_lru_append(const struct vl_region *r, uint32_t n)
 static void add_change(struct vl_u128 *a, int64_t d)
 {
 	if (d < 0)
-		vl_u128_sub(a, (uint64_t)0 - (uint64_t)d);
-	else
-		vl_u128_add(a, (uint64_t)d);
+		vl_u128_sub_shared(a, (uint64_t)0 - (uint64_t)d);
+	else if (d > 0)
+		vl_u128_add_shared(a, (uint64_t)d);
+}
+
+void vl_totals_add(const struct vl_region *r, const struct vl_change *c)
+{
+	struct vl_counters *k = vl_counters(r);
+
+	add_change(&k->volatile_bytes, c->d_vbytes);
+	add_change(&k->purged_bytes, c->d_pbytes);
+	if (c->d_ranges)
+		__atomic_fetch_add(&k->ranges, (uint32_t)c->d_ranges, __ATOMIC_RELAXED);
+	if (c->d_purged)
+		__atomic_fetch_add(&k->ranges_purged, (uint32_t)c->d_purged, __ATOMIC_RELAXED);
 }
 
 static int wants_lru(const struct vl_region *r, uint32_t n)
@@ -140,51 +345,72 @@ static int wants_lru(const struct vl_region *r, uint32_t n)
 	return vl_node_state(x) == VL_NODE_LIVE && !vl_node_purged(x);
 }
 
+/* A node out of fi's tree: kept as one of its spares, or freed. */
+static void let_go(const struct vl_region *r, uint32_t fi, uint32_t n)
+{
+	struct vl_node *x = vl_node_w(r, n);
+
+	if (x == NULL || vl_node_state(x) == VL_NODE_FREE)
+		return;
+	vl_lru_unlink(r, fi, n);
+	if (vl_node_state(x) == VL_NODE_LIVE && vl_node_file(x) == fi) {
+		/*
+		 * Empty, as a new node is: a spare made LIVE by a change that is
+		 * cut off before its extent is written must read as nothing to
+		 * a repair (start >= end: freed), never as the extent it had in
+		 * an earlier life, maybe of bytes nobody marked in this file.
+		 */
+		x->meta = vl_meta(fi, VL_NODE_PENDING, 0);
+		VL_STEP("commit: a node made pending, not emptied");
+		x->start = x->end = 0;
+		x->seq = 0;
+		x->left = x->right = x->parent = VL_NIL;
+		vl_node_seal(r, x);
+	}
+	vl_spare_keep(r, fi, n);
+}
+
 void vl_commit(const struct vl_region *r, uint32_t fi, const struct vl_change *c,
 	       uint32_t spare)
 {
-	struct vl_counters *k = vl_counters(r);
 	struct vl_file *f = vl_file_at(r, fi);
 	uint32_t n, next, steps = 0;
 
 	for (n = c->freed; n != VL_NIL && steps++ < r->node_cap; n = next) {
 		next = vl_node_at(r, n)->left;
-		vl_node_free(r, n);
+		let_go(r, fi, n);
 	}
 	if (!vl_spare_used(c, spare))
-		vl_node_free(r, spare);
-	VL_STEP("commit: nodes freed");
+		let_go(r, fi, spare);
+	VL_STEP("commit: nodes let go");
 
 	if (c->keep != VL_NIL) {
 		struct vl_node *x = vl_node_w(r, c->keep);
 
 		if (c->keep_aged && x != NULL) {
-			x->seq = ++k->seq;
+			x->seq = vl_age_next(r);
 			vl_node_seal(r, x);
 		}
 		if (!wants_lru(r, c->keep))
-			vl_lru_unlink(r, c->keep);
-		else if (c->keep_aged || !vl_lru_linked(r, c->keep))
-			vl_lru_append(r, c->keep);
+			vl_lru_unlink(r, fi, c->keep);
+		else if (c->keep_aged || !vl_lru_linked(r, fi, c->keep))
+			vl_lru_append(r, fi, c->keep);
 	}
 	if (c->split != VL_NIL && wants_lru(r, c->split)) {
 		/* the two halves of a split range share its age: keep them side by side */
-		if (vl_lru_linked(r, c->split_of))
-			vl_lru_insert_after(r, c->split_of, c->split);
+		if (vl_lru_linked(r, fi, c->split_of))
+			vl_lru_insert_after(r, fi, c->split_of, c->split);
 		else
-			vl_lru_append(r, c->split);
+			vl_lru_append(r, fi, c->split);
 	}
-
-	VL_STEP("commit: lru done");
-	add_change(&k->volatile_bytes, c->d_vbytes);
-	add_change(&k->purged_bytes, c->d_pbytes);
-	VL_STEP("commit: counters half done");
-	k->ranges += (uint32_t)c->d_ranges;
-	k->ranges_purged += (uint32_t)c->d_purged;
+	vl_lru_publish(r, fi);
+	VL_STEP("commit: ages done");
 	f->h.nranges += (uint32_t)c->d_ranges;
 	f->h.npurged += (uint32_t)c->d_purged;
 	f->h.vbytes += (uint64_t)c->d_vbytes;
 	f->h.pbytes += (uint64_t)c->d_pbytes;
+	VL_STEP("commit: file counted, region not");
+	vl_totals_add(r, c);
 }
 
 /* ---- file table: open addressing, linear probing, backward-shift delete ---- */
@@ -371,12 +597,12 @@ uint32_t vl_file_create(const struct vl_region *r, const struct vl_ident *id, in
 }
 
 /*
- * The kept spare is taken by its file's lock holder, and may be stolen by
- * a MARK of another file when the region is full (vl_spare_steal, region
- * lock held): the field is exchanged atomically, so exactly one of them
- * gets the node.
+ * A file's spares, a chain of PENDING nodes through next, are taken and
+ * kept by its lock holder, and may be stolen by a MARK of another file
+ * when the region is full (vl_spare_steal, region lock held): the head is
+ * exchanged atomically, so exactly one of them gets the chain.
  */
-/* Is n what a kept spare of file fi is: a sound PENDING node of fi? */
+/* Is n what a spare of file fi is: a sound PENDING node of fi? */
 static int spare_sound(const struct vl_region *r, uint32_t n, uint32_t fi)
 {
 	const struct vl_node *x;
@@ -390,15 +616,40 @@ static int spare_sound(const struct vl_region *r, uint32_t n, uint32_t fi)
 
 uint32_t vl_spare_take(const struct vl_region *r, uint32_t fi)
 {
-	uint32_t n = __atomic_exchange_n(&vl_file_at(r, fi)->h.spare, VL_NIL, __ATOMIC_ACQ_REL);
+	struct vl_file *f = vl_file_at(r, fi);
+	uint32_t n = __atomic_exchange_n(&f->h.spare, VL_NIL, __ATOMIC_ACQ_REL), rest;
 
 	/* a scribbled index must not hand out a node in use */
-	return spare_sound(r, n, fi) ? n : VL_NIL;
+	if (!spare_sound(r, n, fi))
+		return VL_NIL;
+	rest = vl_node_at(r, n)->next;
+	vl_set_next(r, n, VL_NIL);
+	if (spare_sound(r, rest, fi))
+		__atomic_store_n(&f->h.spare, rest, __ATOMIC_RELEASE);
+	return n;
 }
 
 void vl_spare_keep(const struct vl_region *r, uint32_t fi, uint32_t n)
 {
-	__atomic_store_n(&vl_file_at(r, fi)->h.spare, n, __ATOMIC_RELEASE);
+	struct vl_file *f = vl_file_at(r, fi);
+	uint32_t head, k = 0;
+
+	if (!spare_sound(r, n, fi)) {
+		vl_node_free(r, n);
+		return;
+	}
+	head = __atomic_exchange_n(&f->h.spare, VL_NIL, __ATOMIC_ACQ_REL);
+	if (!spare_sound(r, head, fi))
+		head = VL_NIL; /* a chain we cannot trust: its nodes wait for a repair */
+	for (uint32_t x = head; spare_sound(r, x, fi) && k < VL_SPARES; x = vl_node_at(r, x)->next)
+		k++;
+	if (k >= VL_SPARES) { /* enough kept: this one goes back to the region */
+		__atomic_store_n(&f->h.spare, head, __ATOMIC_RELEASE);
+		vl_node_free(r, n);
+		return;
+	}
+	vl_set_next(r, n, head);
+	__atomic_store_n(&f->h.spare, n, __ATOMIC_RELEASE);
 }
 
 int vl_spare_used(const struct vl_change *c, uint32_t spare)
@@ -412,21 +663,39 @@ uint32_t vl_spare_steal(const struct vl_region *r, uint32_t to)
 
 	for (uint32_t fi = 1; fi < hwm; fi++) {
 		struct vl_file *f = vl_file_at(r, fi);
-		uint32_t n = __atomic_load_n(&f->h.spare, __ATOMIC_ACQUIRE);
+		uint32_t n = __atomic_load_n(&f->h.spare, __ATOMIC_ACQUIRE), rest;
 		struct vl_node *x;
 
 		if (fi == to || !spare_sound(r, n, fi) ||
 		    !__atomic_compare_exchange_n(&f->h.spare, &n, VL_NIL, 0, __ATOMIC_ACQ_REL,
 						 __ATOMIC_RELAXED))
 			continue;
-		/* a kept spare is only ever a PENDING node of its file: still so */
+		/* a spare is only ever a PENDING node of its file: still so */
 		x = vl_node_at(r, n);
+		rest = x->next;
 		VL_STEP("spare_steal: taken, not given");
+		x->next = VL_NIL;
 		x->meta = vl_meta(to, VL_NODE_PENDING, 0);
 		vl_node_seal(r, x);
+		/* the rest of the chain back to the region: the next MARK of any file finds it */
+		for (uint32_t k = 0; k < VL_SPARES && spare_sound(r, rest, fi); k++) {
+			uint32_t nx = vl_node_at(r, rest)->next;
+
+			vl_node_free(r, rest);
+			rest = nx;
+		}
 		return n;
 	}
 	return VL_NIL;
+}
+
+/* Let the spares of file fi go back to the region (both locks held). */
+static void spares_free(const struct vl_region *r, uint32_t fi)
+{
+	uint32_t n;
+
+	for (uint32_t k = 0; k < VL_SPARES && (n = vl_spare_take(r, fi)) != VL_NIL; k++)
+		vl_node_free(r, n);
 }
 
 void vl_file_release(const struct vl_region *r, uint32_t fi)
@@ -438,11 +707,12 @@ void vl_file_release(const struct vl_region *r, uint32_t fi)
 		return;
 	hash_remove(r, fi);
 	VL_STEP("file_release: out of the table");
-	vl_node_free(r, vl_spare_take(r, fi));
+	spares_free(r, fi);
 	__atomic_store_n(&f->h.state, VL_FILE_FREE, __ATOMIC_RELEASE);
 	VL_STEP("file_release: free, gen not bumped");
 	f->h.gen++; /* anyone who looked this slot up before must look again */
-	f->h.root = VL_NIL;
+	f->h.root = f->h.lru_head = f->h.lru_tail = VL_NIL;
+	__atomic_store_n(&f->h.oldest, 0, __ATOMIC_RELEASE);
 	f->h.next_free = c->file_free;
 	vl_file_seal(r, f);
 	c->file_free = fi;

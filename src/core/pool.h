@@ -1,8 +1,8 @@
 /*
- * pool.h - what the region lock guards: the node and file allocators, the
- * least-recently-marked list (LRU) of unpurged ranges, the file table and
- * the counters. Every function here expects the region lock held, but
- * for vl_file_probe (none) and the spare of a file (its own lock).
+ * pool.h - the shared parts of a region: the node allocator and the
+ * region's ages and counters (no lock: atomic operations), each file's
+ * unpurged ranges in age order and its spares (the file's lock), the file
+ * table (the region lock; vl_file_probe none).
  */
 #ifndef VL_POOL_H
 #define VL_POOL_H
@@ -10,24 +10,46 @@
 #include "layout.h"
 #include "ranges.h"
 
-/* A PENDING node owned by `file`, or VL_NIL if the region is full. */
+/*
+ * A PENDING node owned by `file`, or VL_NIL if the region is full; no lock.
+ * _below hands out a slot never used only below limit (the slots whose
+ * pages are in memory: region.c); vl_node_alloc below the capacity.
+ */
 uint32_t vl_node_alloc(const struct vl_region *r, uint32_t file);
-/* Free node n (unlinking it from the LRU if it is there). */
+uint32_t vl_node_alloc_below(const struct vl_region *r, uint32_t file, uint32_t limit);
+/* Free node n, which is in no tree and no file's age order; no lock. */
 void vl_node_free(const struct vl_region *r, uint32_t n);
+/*
+ * Empty the free list and push every free node again: what a process
+ * killed in the middle of an allocation or a free lost is found. For when
+ * the region looks full; one sweeper at a time (the region lock). Returns
+ * the free nodes found.
+ */
+uint32_t vl_nodes_sweep(const struct vl_region *r);
 
-int vl_lru_linked(const struct vl_region *r, uint32_t n);
-void vl_lru_unlink(const struct vl_region *r, uint32_t n);
-void vl_lru_append(const struct vl_region *r, uint32_t n);
-void vl_lru_insert_after(const struct vl_region *r, uint32_t after, uint32_t n);
+/* A new age, the newest: one atomic add. */
+uint32_t vl_age_next(const struct vl_region *r);
+
+/* File fi's unpurged ranges in age order, oldest first (its lock held). */
+int vl_lru_linked(const struct vl_region *r, uint32_t fi, uint32_t n);
+void vl_lru_unlink(const struct vl_region *r, uint32_t fi, uint32_t n);
+void vl_lru_append(const struct vl_region *r, uint32_t fi, uint32_t n);
+void vl_lru_insert_after(const struct vl_region *r, uint32_t fi, uint32_t after, uint32_t n);
+/* Store the age of fi's oldest unpurged range where purgers look for it. */
+void vl_lru_publish(const struct vl_region *r, uint32_t fi);
 
 /*
- * Apply what vl_ranges_* did to file `fi` (whose lock the caller holds
- * too): free the freed nodes, give a changed range the newest age, keep
- * the LRU holding exactly the live unpurged ranges, update the counters.
- * `spare` is freed unless the change used it.
+ * Apply what vl_ranges_* did to file `fi`, with its lock held and no
+ * other: let the freed nodes go (kept as the file's spares, VL_SPARES at
+ * most, or freed), give a changed range the newest age, keep the file's
+ * age order holding exactly its live unpurged ranges, update its counts
+ * and, by atomic adds, the region's. `spare` is kept or freed unless the
+ * change used it.
  */
 void vl_commit(const struct vl_region *r, uint32_t fi, const struct vl_change *c,
 	       uint32_t spare);
+/* The region's part of a commit alone: its totals, by atomic adds. */
+void vl_totals_add(const struct vl_region *r, const struct vl_change *c);
 
 /* ---- the file table ---- */
 
@@ -53,11 +75,13 @@ void vl_file_publish(const struct vl_region *r, uint32_t fi, const struct vl_ide
 /* Take and publish at once, for callers that never lock the slot (tests). */
 uint32_t vl_file_create(const struct vl_region *r, const struct vl_ident *id, int *fresh);
 /*
- * A file's kept spare: one PENDING node, so that a change needs the region
- * lock only to commit. Taken (and the record's field cleared) and kept
- * under the file's lock; a file's repair frees it with its other PENDING
- * nodes. vl_spare_take returns VL_NIL if there is none or it is unsound.
+ * A file's spares: up to VL_SPARES PENDING nodes, so that a change of a
+ * file takes no node from the region's free list (a cache line all
+ * processes would share) in the common case. Taken and kept under the
+ * file's lock; a file's repair frees them with its other PENDING nodes.
+ * vl_spare_take returns VL_NIL if there is none or it is unsound.
  */
+#define VL_SPARES 2
 uint32_t vl_spare_take(const struct vl_region *r, uint32_t fi);
 void vl_spare_keep(const struct vl_region *r, uint32_t fi, uint32_t n);
 /*
@@ -74,16 +98,17 @@ int vl_spare_used(const struct vl_change *c, uint32_t spare);
 void vl_file_release(const struct vl_region *r, uint32_t fi);
 
 /*
- * Rebuild, from the nodes and files alone, everything the region lock
- * guards: free lists, LRU (in age order), file table, counters. For the
- * next holder of the lock after a holder died.
+ * Rebuild, from the file records alone, everything the region lock
+ * guards: the file table, its free list and count. For the next holder
+ * of the lock after a holder died.
  */
 void vl_pool_rebuild(const struct vl_region *r);
 
 /*
- * Rebuild the tree and counters of file fi from the nodes that name it.
+ * Rebuild the tree, age order, spares and counts of file fi from the
+ * nodes that name it, and correct the region's totals by what changed.
  * For the next holder of the file's lock after a holder died; the region
- * lock is held too.
+ * lock is held too (a MARK stealing spares holds it).
  */
 void vl_file_repair(const struct vl_region *r, uint32_t fi);
 

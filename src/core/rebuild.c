@@ -6,6 +6,7 @@
 #include "pool.h"
 
 #include "fault.h"
+#include "rtree.h"
 #include "tomb.h"
 
 #include <errno.h>
@@ -105,61 +106,12 @@ static uint32_t lru_sort(const struct vl_region *r, uint32_t head, uint32_t now)
 	}
 }
 
-/*
- * Over 80 lines on purpose: the rebuild is one pass over every record and
- * node (lists, counters, the file table) after a holder died; its steps
- * share the counts they rebuild, and it runs rarely, under the region lock.
- */
 void vl_pool_rebuild(const struct vl_region *r)
 {
 	struct vl_counters *c = vl_counters(r);
-	uint32_t i, hwm, prev = VL_NIL, lru = VL_NIL, lru_last = VL_NIL;
+	uint32_t i;
 
-	c->node_hwm = c->node_hwm < 1 ? 1 : c->node_hwm > r->node_cap ? r->node_cap : c->node_hwm;
 	c->file_hwm = c->file_hwm < 1 ? 1 : c->file_hwm > r->file_cap ? r->file_cap : c->file_hwm;
-	c->node_free = VL_NIL;
-	c->nodes_used = 0;
-	/*
-	 * The totals are summed from the file records, not the nodes: a file's
-	 * counters move with the region's in one commit, while its nodes may be
-	 * in the middle of a change by a live holder of its lock, whose commit
-	 * is still to come.
-	 */
-	memset(&c->volatile_bytes, 0, sizeof(c->volatile_bytes));
-	memset(&c->purged_bytes, 0, sizeof(c->purged_bytes));
-	c->ranges = c->ranges_purged = 0;
-
-	/* nodes: free list in slot order, LRU chained through next then sorted */
-	hwm = c->node_hwm;
-	for (i = hwm - 1; i >= 1; i--) {
-		struct vl_node *x = vl_node_at(r, i);
-
-		/*
-		 * A node with a bad sum may be one a file's lock holder is
-		 * rewriting right now: only the file's own repair may judge it.
-		 */
-		if (vl_node_state(x) == VL_NODE_FREE) {
-			memset(x, 0, sizeof(*x));
-			vl_set_next(r, i, c->node_free);
-			c->node_free = i;
-			continue;
-		}
-		c->nodes_used++;
-		vl_set_prev(r, i, VL_NIL);
-		vl_set_next(r, i, VL_NIL);
-		if (vl_node_state(x) != VL_NODE_LIVE || vl_node_purged(x))
-			continue;
-		vl_set_next(r, i, lru);
-		lru = i;
-	}
-	lru = lru_sort(r, lru, c->seq);
-	c->lru_head = lru;
-	for (i = lru; i != VL_NIL; i = vl_node_at(r, i)->next) {
-		vl_set_prev(r, i, prev);
-		prev = lru_last = i;
-	}
-	c->lru_tail = lru_last;
-
 	/*
 	 * files: table and free list again from the records. Slots at the top
 	 * that were never published (a create cut between raising the mark and
@@ -194,40 +146,65 @@ void vl_pool_rebuild(const struct vl_region *r)
 		}
 		c->files_used++;
 		vl_file_hash_insert(r, i);
-		vl_u128_add(&c->volatile_bytes, f->h.vbytes);
-		vl_u128_add(&c->purged_bytes, f->h.pbytes);
-		c->ranges += f->h.nranges;
-		c->ranges_purged += f->h.npurged;
 	}
+}
+
+/* fi's unpurged ranges, in tree order, chained through next then sorted by age */
+static void lru_rebuild(const struct vl_region *r, uint32_t fi)
+{
+	struct vl_file *f = vl_file_at(r, fi);
+	uint32_t chain = VL_NIL, prev = VL_NIL, last = VL_NIL, steps = 0;
+
+	for (uint32_t x = vl_rb_last(r, f->h.root); x != VL_NIL && steps++ < r->node_cap;
+	     x = vl_rb_prev(r, x)) {
+		vl_set_prev(r, x, VL_NIL);
+		if (vl_node_purged(vl_node_at(r, x)))
+			continue;
+		vl_set_next(r, x, chain);
+		chain = x;
+	}
+	chain = lru_sort(r, chain, __atomic_load_n(&vl_counters(r)->seq, __ATOMIC_RELAXED));
+	f->h.lru_head = chain;
+	for (uint32_t x = chain; x != VL_NIL; x = vl_node_at(r, x)->next) {
+		vl_set_prev(r, x, prev);
+		prev = last = x;
+	}
+	f->h.lru_tail = last;
+	vl_lru_publish(r, fi);
 }
 
 /*
  * A holder of file fi's lock died mid-change. Rebuild its tree from the
  * nodes that name it: PENDING ones were that holder's spares or the
- * file's kept spare (a live process only holds spares of a file while
- * holding its lock, and the kept one is only handed out under it), LIVE ones
- * are merged back, overlaps joined, purged if any part was. Every
+ * file's kept spares (a live process only holds spares of a file while
+ * holding its lock, and the kept ones are only handed out under it), LIVE
+ * ones are merged back, overlaps joined, purged if any part was. Every
  * intermediate state of a change is a set of LIVE nodes whose union is
  * what the file had before or after it, so this loses no volatile byte
- * and invents none.
+ * and invents none. Its age order is then sorted anew from the ranges'
+ * ages, and the region's totals corrected by what the counts became
+ * (DESIGN 11 says what a death inside a commit leaves them off by).
  */
 void vl_file_repair(const struct vl_region *r, uint32_t fi)
 {
 	struct vl_file *f = vl_file_at(r, fi);
 	struct vl_counters *c = vl_counters(r);
+	struct vl_change sum;
 	uint32_t i, hwm;
 
 	if (fi == VL_NIL || fi >= r->file_cap)
 		return; /* slot 0 reads as no file; nothing names it but a scribble */
-	vl_u128_sub(&c->volatile_bytes, f->h.vbytes);
-	vl_u128_sub(&c->purged_bytes, f->h.pbytes);
-	c->ranges -= f->h.nranges;
-	c->ranges_purged -= f->h.npurged;
-	f->h.root = VL_NIL;
-	f->h.spare = VL_NIL; /* a PENDING node: freed below with the dead holder's */
+	memset(&sum, 0, sizeof(sum));
+	sum.d_ranges = -(int32_t)f->h.nranges;
+	sum.d_purged = -(int32_t)f->h.npurged;
+	sum.d_vbytes = -(int64_t)f->h.vbytes;
+	sum.d_pbytes = -(int64_t)f->h.pbytes;
+	f->h.root = f->h.lru_head = f->h.lru_tail = VL_NIL;
+	f->h.spare = VL_NIL; /* PENDING nodes: freed below with the dead holder's */
 	f->h.nranges = f->h.npurged = 0;
 	f->h.vbytes = f->h.pbytes = 0;
-	hwm = c->node_hwm < r->node_cap ? c->node_hwm : r->node_cap;
+	hwm = __atomic_load_n(&c->node_hwm, __ATOMIC_RELAXED);
+	hwm = hwm < r->node_cap ? hwm : r->node_cap;
 	for (i = 1; i < hwm; i++) {
 		struct vl_node *x = vl_node_at(r, i);
 		struct vl_change ch;
@@ -250,14 +227,41 @@ void vl_file_repair(const struct vl_region *r, uint32_t fi)
 			x->meta |= VL_META_PURGED;
 			vl_node_seal(r, x);
 		}
+		if (!vl_node_purged(x) && x->seq == 0) {
+			/*
+			 * Put in a tree by a change whose commit, which gives it its
+			 * age, never came: it takes the newest now. Age 0 says "none"
+			 * (vl_file_hdr.oldest): at the head of the age order it would
+			 * hide the file's ranges from every purger.
+			 */
+			x->seq = vl_age_next(r);
+			vl_node_seal(r, x);
+		}
 		vl_set_left(r, i, VL_NIL);
 		vl_set_right(r, i, VL_NIL);
 		vl_set_parent(r, i, VL_NIL);
+		vl_set_prev(r, i, VL_NIL);
+		vl_set_next(r, i, VL_NIL);
 		VL_STEP("repair_file: a node taken back");
 		if (vl_ranges_absorb(r, &f->h.root, fi, i, &ch) != 0) {
 			vl_node_free(r, i);
 			continue;
 		}
-		vl_commit(r, fi, &ch, VL_NIL);
+		for (uint32_t n = ch.freed, steps = 0; n != VL_NIL && steps++ < r->node_cap;) {
+			uint32_t next = vl_node_at(r, n)->left;
+
+			vl_node_free(r, n);
+			n = next;
+		}
+		f->h.nranges += (uint32_t)ch.d_ranges;
+		f->h.npurged += (uint32_t)ch.d_purged;
+		f->h.vbytes += (uint64_t)ch.d_vbytes;
+		f->h.pbytes += (uint64_t)ch.d_pbytes;
 	}
+	lru_rebuild(r, fi);
+	sum.d_ranges += (int32_t)f->h.nranges;
+	sum.d_purged += (int32_t)f->h.npurged;
+	sum.d_vbytes += (int64_t)f->h.vbytes;
+	sum.d_pbytes += (int64_t)f->h.pbytes;
+	vl_totals_add(r, &sum);
 }

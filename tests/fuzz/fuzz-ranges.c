@@ -10,7 +10,8 @@
  *
  *   MARK [s, e)              anywhere, inside or touching a range
  *   UNMARK [s, e)            anywhere, or inside a range (splits)
- *   purge the oldest         the head of the LRU, as the purger picks it
+ *   purge the oldest         the head of the file whose published age is
+ *                            the oldest, as the purger picks it
  *   purge a given range      any range of a file, purged or not
  *   clear, forget unpurged   what forgetting a gone/unreachable file does
  *   absorb                   a LIVE leftover merged back, as crash repair does
@@ -18,8 +19,11 @@
  *                            the same inode number made (the slot reused)
  *
  * After each operation everything is compared with the model: the ranges
- * and purged flags of every file, ages, the LRU order, the byte and range
- * counters of files and region, the free list; slot 0 of the nodes and of
+ * and purged flags of every file, ages, each file's age order and the
+ * age it publishes (the region's oldest range the oldest of the files'
+ * heads), the byte and range counters of files and region, every node in
+ * exactly one place (a tree, a file's spares, VL_SPARES at most, or the
+ * free list); slot 0 of the nodes and of
  * the files, which must read all zeros; and THE INVARIANT on simulated
  * contents: a byte is lost only if a punch hit it, a punch hits only bytes
  * of purged ranges, and UNMARK returns 0 only if no byte it gives back was

@@ -13,32 +13,36 @@
  *   flags bit 0  raw: the payload is the region file, every byte of it;
  *                else the payload patches a valid region of 16 ranges and
  *                4 files made by the core (three files with ranges, some
- *                purged, a free node list, a released file), as records
+ *                purged, spares, a free node list, a released file), as records
  *                {offset (2 bytes, little-endian), length, bytes}, so the
  *                fuzzer starts past the magic and the sums
  *   flags bit 1  after patching, seal again every sum (geometry, files,
  *                nodes): a scribble that passes the integrity checks
- *   flags bit 2  first rebuild the pool (the region lock's holder died)
+ *   flags bit 2  first rebuild the file table (the region lock's holder died)
  *   flags bit 3  first repair every file (their lock holders died)
  *
  * Attach is what region.c does: vl_geometry_check against the file size,
  * then vl_region_bind. The operations are those of src/ops.c and
  * src/purge.c on the bound region, in the same order of calls: the file
- * table lookup (and create), MARK and UNMARK with their spares and
- * commits and the release of an empty record, the purge of the oldest
- * range with the purger's checks, dropping a file's ranges, walks that
- * check every tree, vl_pool_rebuild, vl_file_repair. (The pthread mutexes
- * in the region are not fuzzed: nothing here locks.)
+ * table lookup (and create), MARK and UNMARK with their spares (a kept
+ * one, a new one, a sweep, another file's) and commits, the purge of the
+ * oldest range (the head of the file whose published age is the oldest)
+ * with the purger's checks, dropping a file's ranges and the release of
+ * its empty record, walks that check every tree, vl_pool_rebuild,
+ * vl_file_repair. (The locks in the region are not fuzzed: nothing here
+ * locks.)
  *
  * Besides surviving, it checks what the code promises about bad input:
  *   - an operation of core/ranges.c that fails (-EUCLEAN, -ENOMEM) has
  *     changed no byte of the region (but its spare);
  *   - a purge punches exactly the extent of the range it flagged;
- *   - after vl_pool_rebuild: a free list of FREE slots, an LRU of LIVE
- *     unpurged ranges, oldest first, with sound back links, and every
- *     sound file record found by its identity;
+ *   - vl_pool_rebuild writes no node, and after it every sound file
+ *     record is found by its identity;
  *   - after vl_file_repair of a live record: a tree that passes
- *     vl_rb_check, with as many ranges as its counter says;
+ *     vl_rb_check, with as many ranges as its counter says, an age order
+ *     of exactly its unpurged ranges, oldest first, with sound back
+ *     links, `oldest` its head's age, and no spares;
+ *   - a spare handed out is a PENDING node of the file that asked;
  *   - after every operation, slot 0 of the nodes and of the files is as
  *     the input left it (all zeros, unless the input scribbled it): every
  *     bad index reads slot 0, so no write may ever land there.
@@ -193,15 +197,33 @@ static int find_file(const struct vl_region *r, const struct vl_ident *id, int c
 	return 0;
 }
 
-/* finish() of src/ops.c */
+/* finish() of src/ops.c: the commit; a record stays while empty */
 static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, int err,
 		   uint32_t spare)
 {
 	if (err)
 		memset(c, 0, sizeof(*c));
 	vl_commit(r, fi, c, spare);
-	if (vl_file_at(r, fi)->h.nranges == 0)
-		vl_file_release(r, fi);
+}
+
+/*
+ * get_spare() of src/ops.c: the file's kept one, else a new one, else
+ * (full, it seems) one a sweep finds, else another file's kept one.
+ */
+static uint32_t get_spare(const struct vl_region *r, uint32_t fi)
+{
+	uint32_t n = vl_spare_take(r, fi);
+
+	if (n == VL_NIL)
+		n = vl_node_alloc(r, fi);
+	if (n == VL_NIL && vl_nodes_sweep(r) > 0)
+		n = vl_node_alloc(r, fi);
+	if (n == VL_NIL)
+		n = vl_spare_steal(r, fi);
+	fail_if(n != VL_NIL && (n >= r->node_cap || vl_node_state(vl_node_at(r, n)) != VL_NODE_PENDING ||
+				vl_node_file(vl_node_at(r, n)) != fi),
+		"spare of file %u: node %u is not a PENDING node of it", fi, n);
+	return n;
 }
 
 static void op_mark(struct fz *z, const struct vl_ident *id, uint64_t s, uint64_t e)
@@ -213,10 +235,7 @@ static void op_mark(struct fz *z, const struct vl_ident *id, uint64_t s, uint64_
 
 	if (find_file(r, id, 1, &fi) != 0)
 		return;
-	spare = vl_node_alloc(r, fi);
-	fail_if(spare != VL_NIL && (spare >= r->node_cap ||
-				    vl_node_state(vl_node_at(r, spare)) != VL_NODE_PENDING),
-		"vl_node_alloc gave slot %u", spare);
+	spare = get_spare(r, fi);
 	snapshot(z);
 	err = vl_ranges_mark(r, &vl_file_at(r, fi)->h.root, fi, s, e, spare, &c);
 	if (err)
@@ -243,7 +262,7 @@ static void op_unmark(struct fz *z, const struct vl_ident *id, uint64_t s, uint6
 	if (err)
 		unchanged_but(z, VL_NIL, "unmark", err);
 	if (err == -ENOMEM) {
-		spare = vl_node_alloc(r, fi);
+		spare = get_spare(r, fi);
 		snapshot(z);
 		err = spare == VL_NIL ? -ENOMEM
 				      : vl_ranges_unmark(r, &vl_file_at(r, fi)->h.root, fi, s, e,
@@ -256,27 +275,36 @@ static void op_unmark(struct fz *z, const struct vl_ident *id, uint64_t s, uint6
 	finish(r, fi, &c, err, spare);
 }
 
-/* purge_one of src/purge.c: the oldest range of a sound file, checked again. */
+/*
+ * purge_one of src/purge.c: the file whose published age is the oldest
+ * (read with no lock), then its oldest range (after `skip` of them, as
+ * a visit flags the next ones too), checked again as under its lock.
+ */
 static void op_purge(struct fz *z, uint8_t skip)
 {
 	const struct vl_region *r = &z->r;
-	uint32_t n = r->hdr->c.lru_head, steps = 0, fi, seq;
+	uint32_t n, steps = 0, fi = VL_NIL, age = 0, now = r->hdr->c.seq;
+	uint32_t hwm = r->hdr->c.file_hwm < r->file_cap ? r->hdr->c.file_hwm : r->file_cap;
 	uint64_t s, e;
 	struct vl_change c;
 	struct vl_file *f;
 	int err;
 
-	/* pick(): the first on the LRU, after `skip` of them */
+	for (uint32_t i = 1; i < hwm; i++) {
+		uint32_t a = vl_file_at(r, i)->h.oldest;
+
+		if (a != 0 && (fi == VL_NIL || vl_age_older(a, age, now))) {
+			fi = i;
+			age = a;
+		}
+	}
+	if (fi == VL_NIL || !file_sound(r, fi))
+		return;
+	f = vl_file_at(r, fi);
+	n = f->h.lru_head;
 	while (n != VL_NIL && n < r->node_cap && steps++ < r->node_cap && skip-- > 0)
 		n = vl_node_at(r, n)->next;
-	if (n == VL_NIL || n >= r->node_cap)
-		return;
-	seq = vl_node_at(r, n)->seq;
-	fi = vl_node_file(vl_node_at(r, n));
-	f = vl_file_at(r, fi);
-	if (!file_sound(r, fi))
-		return;
-	if (vl_node_file(vl_node_at(r, n)) != fi || vl_node_at(r, n)->seq != seq ||
+	if (n == VL_NIL || n >= r->node_cap || !vl_range_ok(r, n, fi) ||
 	    vl_node_purged(vl_node_at(r, n)))
 		return;
 	s = vl_node_at(r, n)->start;
@@ -358,32 +386,19 @@ static void op_walk(struct fz *z)
 	}
 }
 
+/* The file table's rebuild: it writes no node (they are not the region lock's). */
 static void op_rebuild(struct fz *z)
 {
 	const struct vl_region *r = &z->r;
 	const struct vl_counters *k = &r->hdr->c;
-	uint32_t n, prev = VL_NIL, steps = 0, fi, found;
+	size_t nodes = (size_t)r->node_cap * sizeof(struct vl_node);
+	uint32_t fi, found;
 
+	memcpy(z->snap, r->nodes, nodes);
 	vl_pool_rebuild(r);
-	fail_if(k->node_hwm < 1 || k->node_hwm > r->node_cap || k->file_hwm < 1 ||
-			k->file_hwm > r->file_cap,
-		"rebuild: node hwm %u, file hwm %u", k->node_hwm, k->file_hwm);
-	for (n = k->node_free; n != VL_NIL; n = vl_node_at(r, n)->next)
-		fail_if(n >= k->node_hwm || ++steps > r->node_cap ||
-				vl_node_state(vl_node_at(r, n)) != VL_NODE_FREE,
-			"rebuild: free list holds node %u", n);
-	steps = 0;
-	for (n = k->lru_head; n != VL_NIL; prev = n, n = vl_node_at(r, n)->next) {
-		const struct vl_node *x = vl_node_at(r, n);
-
-		fail_if(n >= k->node_hwm || ++steps > r->node_cap ||
-				vl_node_state(x) != VL_NODE_LIVE || vl_node_purged(x) ||
-				x->prev != prev,
-			"rebuild: LRU holds node %u (prev %u, want %u)", n, x->prev, prev);
-		fail_if(prev != VL_NIL && k->seq - vl_node_at(r, prev)->seq < k->seq - x->seq,
-			"rebuild: LRU out of age order at node %u", n);
-	}
-	fail_if(k->lru_tail != prev, "rebuild: LRU tail %u, want %u", k->lru_tail, prev);
+	fail_if(memcmp(z->snap, r->nodes, nodes) != 0, "rebuild wrote a node");
+	fail_if(k->file_hwm < 1 || k->file_hwm > r->file_cap, "rebuild: file hwm %u",
+		k->file_hwm);
 	for (fi = 1; fi < k->file_hwm; fi++) {
 		if (!file_sound(r, fi))
 			continue;
@@ -399,12 +414,36 @@ static void op_repair(struct fz *z, uint32_t fi)
 	const struct vl_file *f = vl_file_at(r, fi);
 	long got;
 
+	uint32_t n, prev = VL_NIL, unpurged = 0, k = 0, now;
+
 	vl_file_repair(r, fi);
 	if (!file_sound(r, fi))
 		return;
 	got = vl_rb_check(r, f->h.root, fi);
 	fail_if(got < 0 || (uint64_t)got != f->h.nranges,
 		"repair of file %u: tree check %ld, %u ranges counted", fi, got, f->h.nranges);
+	for (n = vl_rb_first(r, f->h.root); n != VL_NIL; n = vl_rb_next(r, n))
+		unpurged += !vl_node_purged(vl_node_at(r, n));
+	/* its age order: exactly its unpurged ranges, oldest first */
+	now = r->hdr->c.seq;
+	for (n = f->h.lru_head; n != VL_NIL; prev = n, n = vl_node_at(r, n)->next) {
+		const struct vl_node *x = vl_node_at(r, n);
+
+		fail_if(n >= r->node_cap || ++k > unpurged || !vl_range_ok(r, n, fi) ||
+				vl_node_purged(x) || x->prev != prev,
+			"repair of file %u: age order holds node %u (prev %u, want %u)", fi, n,
+			x->prev, prev);
+		fail_if(x->seq == 0, "repair of file %u: range %u has no age", fi, n);
+		fail_if(prev != VL_NIL && vl_age_older(x->seq, vl_node_at(r, prev)->seq, now),
+			"repair of file %u: age order out of order at node %u", fi, n);
+	}
+	fail_if(k != unpurged, "repair of file %u: age order of %u, %u unpurged ranges", fi, k,
+		unpurged);
+	fail_if(f->h.lru_tail != prev, "repair of file %u: tail %u, want %u", fi, f->h.lru_tail,
+		prev);
+	fail_if(f->h.oldest != (prev == VL_NIL ? 0 : vl_node_at(r, f->h.lru_head)->seq),
+		"repair of file %u: oldest %u", fi, f->h.oldest);
+	fail_if(f->h.spare != VL_NIL, "repair of file %u: spare %u kept", fi, f->h.spare);
 }
 
 static void sentinels_keep(struct fz *z)

@@ -35,7 +35,7 @@ void vl_fault_hook(const char *where)
 {
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
 
-	if (hooked || strcmp(where, "purge: flagged purged, region locked") != 0)
+	if (hooked || strcmp(where, "purge: flagged purged, file locked") != 0)
 		return;
 	hooked = 1;
 	if (fcntl(lockfd, F_SETLK, &fl) != 0)

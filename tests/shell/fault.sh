@@ -105,21 +105,23 @@ say "killed at each of $killed steps; every time, the next process got its answe
 check_after "the workload undisturbed"
 
 # ---- kill at every step, in a full region ----------------------------------------------
-# Room for 8 ranges (the least a region has): the seventh range of f
-# leaves the region's last node as f's kept spare, and g's MARK must take
-# it from f (vl_spare_steal); then both give nodes back. Files f and g are
-# checked as above.
+# Room for 8 ranges (the least a region has): f takes all 8 nodes, then
+# unmarks two ranges, whose nodes f keeps as its spares; g's MARK finds no
+# free node, sweeps for lost ones (vl_nodes_sweep) and must take one of
+# f's spares (vl_spare_steal); then both give nodes back. Files f and g
+# are checked as above.
 g=$WORK/other
 
 workload_full() {
 	env VOLATILE_REGION_RANGES=8 LD_PRELOAD="$FAULT_LIB" VOLATILE_FAULT_REPORT="$report" "$@" \
 		timeout "$VL_TIMEOUT" "$VT" open "$f" rw mark 0 4K mark 8K 4K mark 16K 4K \
-		mark 24K 4K mark 32K 4K mark 40K 4K mark 48K 4K \
+		mark 24K 4K mark 32K 4K mark 40K 4K mark 48K 4K mark 56K 4K \
+		unmark 48K 4K unmark 56K 4K \
 		open "$g" rw mark 0 4K unmark 0 4K open "$f" rw unmark 8K 4K
 }
 
 check_after_full() {
-	check_file_after "$1" "$f" 52K A
+	check_file_after "$1" "$f" 60K A
 	check_file_after "$1" "$g" 8K G
 	run again timeout 5 "$VT" open "$f" rw mark 0 4K mark 8K 4K unmark 0 12K
 	grep -qx 'unmark 0 12K = 0' "$WORK/again.out" || { show again; fail "$1: the region does not work as new"; }
@@ -131,12 +133,16 @@ VOLATILE_REGION_RANGES=8 mkfile "$f" 64K A
 VOLATILE_REGION_RANGES=8 run mk "$VT" open "$f" rw mark 0 4K unmark 0 4K
 status_json full
 expect_eq "capacity of the small region" "$(jq_py full 'd["capacity_ranges"]')" 8
+# each run in a region made anew (by the workload, as small), so that the
+# walk goes through the same steps as the undisturbed run: nodes a killed
+# run lost, found again by a later run's sweep, would spare it the steal
 prepare_full() {
+	rm -f "$VOLATILE_REGION"
 	mkfile "$f" 64K A
 	mkfile "$g" 64K G
 }
 kill_walk "full region" workload_full prepare_full check_after_full
-grep -c " = 0$" "$WORK/w.out" | grep -qx 10 ||
+grep -c " = 0$" "$WORK/w.out" | grep -qx 13 ||
 	{ show w; fail "full region: the undisturbed workload did not succeed throughout"; }
 grep -q "^spare_steal: taken, not given" "$WORK/steps" ||
 	fail "full region: the walk never killed the workload inside the steal of a spare"

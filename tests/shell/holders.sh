@@ -35,7 +35,7 @@ stopped_holder() {
 		chown "$U:$U" "$f" && nd=nodump
 	fi
 	bg "a$what" "$@" env VOLATILE_REGION="$VOLATILE_REGION" VOLATILE_BUDGET=64K \
-		LD_PRELOAD="$FAULT_LIB" VT_STOP_AT="purge: flagged purged, region locked" \
+		LD_PRELOAD="$FAULT_LIB" VT_STOP_AT="purge: flagged purged, file locked" \
 		timeout 60 "$VT" pid procpid $nd open "$f" rw mark 0 64K grab 16M 16M 0 \
 		memfd m 4K mark 0 4K echo done
 	set -- "$what" "$@"
@@ -53,6 +53,7 @@ stopped_holder() {
 	b1=$1
 	shift
 	bg "b$b1" "$@" env VOLATILE_REGION="$VOLATILE_REGION" LD_PRELOAD="$VOLATILE_LIBRARY" \
+		VOLATILE_LOCK_WAIT=20s \
 		timeout 30 "$VT" open "$f" rw unmark 0 64K fill 0 64K B expect 0 64K B
 	set -- "$b1"
 	sleep 1

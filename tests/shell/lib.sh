@@ -332,7 +332,7 @@ holder_stopped() {
 	_hs=$1 # (not _name: bg sets that)
 	shift
 	bg "h$_hs" env "$@" LD_PRELOAD="${FAULT_LIB:?}" \
-		VT_STOP_AT="finish: committed, region locked" \
+		VT_STOP_AT="finish: holder noted, region locked" \
 		timeout 60 "$VT" pid memfd m 4K mark 0 4K echo over
 	wait_match "h$_hs" out '^pid = '
 	hpid=$(sed -n 's/^pid = //p' "$WORK/h$_hs.out")

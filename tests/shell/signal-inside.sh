@@ -9,7 +9,8 @@
 #   GET_SIZE             its size, or -1 EINTR; never ENOTTY (a memfd's answer)
 #   mmap rw, MAP_SHARED  fails (EPERM, or EAGAIN); never a writable mapping
 #   fstat                the character device, or -1 EINTR; never a regular file
-# and the interrupted call then succeeds.
+# and the interrupted call then succeeds (its wait for the lock is bounded
+# by VOLATILE_LOCK_WAIT, made longer here than the holder's stop).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ashmem-lib.sh"
 
@@ -25,7 +26,8 @@ inside() {
 	VOLATILE_REGION=$WORK/region.$what
 	export VOLATILE_REGION
 	go=$WORK/go.$what
-	bg "p$what" env LD_PRELOAD="$VOLATILE_LIBRARY" timeout 30 "$BEHAVE" siginlib "$what" "$go"
+	bg "p$what" env LD_PRELOAD="$VOLATILE_LIBRARY" VOLATILE_LOCK_WAIT=20s \
+		timeout 30 "$BEHAVE" siginlib "$what" "$go"
 	wait_line "p$what" ready
 	holder_stopped "$what"
 	touch "$go"

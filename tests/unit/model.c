@@ -241,6 +241,11 @@ uint32_t model_node_live(const struct vl_region *r, uint32_t fi, uint64_t start,
 	uint32_t n = vl_node_alloc(r, fi);
 	struct vl_node *x;
 
+	/* the region's last free slots may be kept as spares */
+	if (n == VL_NIL)
+		n = vl_spare_take(r, fi);
+	if (n == VL_NIL)
+		n = vl_spare_steal(r, fi);
 	m_check(n != VL_NIL);
 	x = vl_node_at(r, n);
 	x->start = start;
@@ -281,7 +286,8 @@ struct world *world_new_cap(uint32_t ranges, uint32_t files, uint64_t space, int
 		m_check(*world_root(w, f) == VL_NIL);
 	}
 	w->snap = malloc(t->g.region_size);
-	m_check(w->snap != NULL);
+	w->seen = calloc(1, w->r->node_cap);
+	m_check(w->snap != NULL && w->seen != NULL);
 	return w;
 }
 
@@ -298,6 +304,7 @@ struct world *world_new(uint32_t ranges, uint64_t space)
 void world_free(struct world *w)
 {
 	free(w->snap);
+	free(w->seen);
 	free(w->t.base);
 	free(w);
 }
@@ -373,6 +380,137 @@ static int lru_cmp(const void *pa, const void *pb)
 	return x->a->s < y->a->s ? -1 : x->a->s > y->a->s;
 }
 
+/*
+ * File f's age order (its lru list) against the model: exactly its
+ * unpurged ranges, in age order (want, sorted, holds every file's), linked
+ * both ways, lru_tail its last, `oldest` its head's age. And what the
+ * purge relies on: the region's oldest unpurged range is the oldest of
+ * the files' heads, found from their `oldest` alone.
+ */
+static void verify_ages(struct world *w, const struct lru_want *want, int nw)
+{
+	const struct vl_region *r = w->r;
+	uint32_t now = r->hdr->c.seq, best_age = 0;
+	int f, best = -1;
+
+	for (f = 0; f < w->nf; f++) {
+		const struct vl_file *F = vl_file_at(r, w->fi[f]);
+		uint32_t n = F->h.lru_head, prev = VL_NIL;
+		int i, j = 0;
+
+		for (i = 0; i < nw; i++) {
+			const struct vl_node *x = vl_node_at(r, n);
+
+			if (want[i].f != f)
+				continue;
+			m_check_msg(n != VL_NIL && n < r->node_cap && x->prev == prev,
+				     "file %d age order position %d: node %u, prev %u, want prev %u\n%s",
+				     f, j, n, x->prev, prev, world_ctx(w));
+			m_check_msg(vl_node_state(x) == VL_NODE_LIVE && !vl_node_purged(x) &&
+					     vl_node_file(x) == w->fi[f] && x->start == want[i].a->s &&
+					     x->end == want[i].a->e,
+				     "file %d age order position %d: node %u [%" PRIu64 ",%" PRIu64
+				     ")%c of file %u, want [%" PRIu64 ",%" PRIu64 ") (age %u)\n%s",
+				     f, j, n, x->start, x->end, vl_node_purged(x) ? 'P' : 'U',
+				     vl_node_file(x), want[i].a->s, want[i].a->e, want[i].a->age,
+				     world_ctx(w));
+			if (prev != VL_NIL) {
+				const struct vl_node *y = vl_node_at(r, prev);
+
+				/* only the halves of a split share an age, side by side, in order */
+				m_check_msg(vl_age_older(y->seq, x->seq, now) ||
+						     (y->seq == x->seq && y->end < x->start),
+					     "file %d: ages not increasing at position %d: %u then %u\n%s",
+					     f, j, y->seq, x->seq, world_ctx(w));
+			}
+			prev = n;
+			n = x->next;
+			j++;
+		}
+		m_check_msg(n == VL_NIL, "file %d: age order holds more than its %d unpurged ranges\n%s",
+			     f, j, world_ctx(w));
+		m_check_msg(F->h.lru_tail == prev, "file %d: lru_tail %u, want %u\n%s", f,
+			     F->h.lru_tail, prev, world_ctx(w));
+		m_check_msg(F->h.oldest == (F->h.lru_head == VL_NIL ? 0 : vl_node_at(r, F->h.lru_head)->seq),
+			     "file %d: oldest %u, head %u of age %u\n%s", f, F->h.oldest, F->h.lru_head,
+			     vl_node_at(r, F->h.lru_head)->seq, world_ctx(w));
+		if (F->h.oldest != 0 && (best < 0 || vl_age_older(F->h.oldest, best_age, now))) {
+			best = f;
+			best_age = F->h.oldest;
+		}
+	}
+	if (nw == 0) {
+		m_check_msg(best < 0, "file %d publishes an oldest range, none is unpurged\n%s", best,
+			     world_ctx(w));
+		return;
+	}
+	/* want[0]: the model's oldest (its halves share the age: either file's head is fine) */
+	m_check_msg(best >= 0 && best_age == want[0].a->age,
+		     "the oldest of the files' heads is file %d age %u, the oldest range is "
+		     "[%" PRIu64 ",%" PRIu64 ") of file %d, age %u\n%s",
+		     best, best_age, want[0].a->s, want[0].a->e, want[0].f, want[0].a->age,
+		     world_ctx(w));
+}
+
+/* Note slot n seen in `where`; a second sighting is a node in two places. */
+static void seen_once(struct world *w, uint32_t n, const char *where)
+{
+	m_check_msg(n != VL_NIL && n < w->r->node_cap, "%s: bad node %u\n%s", where, n,
+		     world_ctx(w));
+	m_check_msg(!w->seen[n], "node %u in %s, and seen before\n%s", n, where, world_ctx(w));
+	w->seen[n] = 1;
+}
+
+/*
+ * Every slot in [1, node_hwm) in exactly one place: a range in a file's
+ * tree, a spare of a file (VL_SPARES at most, PENDING, its file's), or
+ * on the free list; nodes_used counts the ranges and the spares.
+ */
+static void verify_nodes(struct world *w, uint32_t nr)
+{
+	const struct vl_region *r = w->r;
+	const struct vl_counters *k = &r->hdr->c;
+	uint32_t n, nfree = 0, nspare = 0, i;
+	int f;
+
+	memset(w->seen, 0, r->node_cap);
+	for (f = 0; f < w->nf; f++) {
+		const struct vl_file *F = vl_file_at(r, w->fi[f]);
+		uint32_t k2 = 0;
+
+		for (n = vl_rb_first(r, F->h.root); n != VL_NIL; n = vl_rb_next(r, n))
+			seen_once(w, n, "a tree");
+		for (n = F->h.spare; n != VL_NIL; n = vl_node_at(r, n)->next) {
+			const struct vl_node *x = vl_node_at(r, n);
+
+			seen_once(w, n, "a file's spares");
+			m_check_msg(vl_node_state(x) == VL_NODE_PENDING && vl_node_file(x) == w->fi[f] &&
+					     x->check == vl_node_sum(r, x),
+				     "file %d spare %u: meta %#x, not a sound PENDING node of it\n%s", f,
+				     n, x->meta, world_ctx(w));
+			k2++;
+		}
+		m_check_msg(k2 <= VL_SPARES, "file %d keeps %u spares, VL_SPARES is %d\n%s", f, k2,
+			     VL_SPARES, world_ctx(w));
+		nspare += k2;
+	}
+	for (n = (uint32_t)k->node_top; n != VL_NIL; n = vl_node_at(r, n)->next) {
+		seen_once(w, n, "the free list");
+		m_check_msg(n < k->node_hwm && vl_node_state(vl_node_at(r, n)) == VL_NODE_FREE,
+			     "free list: node %u not FREE or above the mark\n%s", n, world_ctx(w));
+		nfree++;
+	}
+	for (i = 1; i < k->node_hwm; i++)
+		m_check_msg(w->seen[i], "node %u (meta %#x) is nowhere: lost\n%s", i,
+			     vl_node_at(r, i)->meta, world_ctx(w));
+	m_check_msg(k->nodes_used == nr + nspare,
+		     "nodes_used %u, want %u ranges + %u spares\n%s", k->nodes_used, nr, nspare,
+		     world_ctx(w));
+	m_check_msg(nfree + k->nodes_used + 1 == k->node_hwm,
+		     "free list %u + used %u + 1 != hwm %u\n%s", nfree, k->nodes_used, k->node_hwm,
+		     world_ctx(w));
+}
+
 /* Everything the region shows must be what the model says. */
 void world_verify(struct world *w)
 {
@@ -380,7 +518,7 @@ void world_verify(struct world *w)
 	const struct vl_counters *k = &r->hdr->c;
 	static struct lru_want want[MODEL_NF_MAX * MAXR];
 	uint64_t vb = 0, pb = 0;
-	uint32_t nr = 0, np = 0, n, prev, nfree;
+	uint32_t nr = 0, np = 0, n;
 	int f, i, nw = 0;
 
 	for (f = 0; f < w->nf; f++) {
@@ -438,71 +576,47 @@ void world_verify(struct world *w)
 	}
 	m_check_msg(k->ranges == nr && k->ranges_purged == np &&
 			     vl_u128_cmp(&k->volatile_bytes, vb) == 0 &&
-			     vl_u128_cmp(&k->purged_bytes, pb) == 0 && k->nodes_used == nr,
+			     vl_u128_cmp(&k->purged_bytes, pb) == 0,
 		     "region counters: ranges %u purged %u vbytes %" PRIu64 "+%" PRIu64
-		     "*2^64 pbytes %" PRIu64 "+%" PRIu64 "*2^64 nodes_used %u; model %u %u %" PRIu64
+		     "*2^64 pbytes %" PRIu64 "+%" PRIu64 "*2^64; model %u %u %" PRIu64
 		     " %" PRIu64 "\n%s",
 		     k->ranges, k->ranges_purged, k->volatile_bytes.lo, k->volatile_bytes.hi,
-		     k->purged_bytes.lo, k->purged_bytes.hi, k->nodes_used, nr, np, vb, pb,
+		     k->purged_bytes.lo, k->purged_bytes.hi, nr, np, vb, pb,
 		     world_ctx(w));
 	m_check_msg(k->seq == w->seq, "region seq %u, model %u\n%s", k->seq, w->seq, world_ctx(w));
 
-	/* the LRU: exactly the unpurged ranges, oldest first */
+	/* each file's age order: exactly its unpurged ranges, oldest first */
 	qsort(want, (size_t)nw, sizeof(want[0]), lru_cmp);
-	prev = VL_NIL;
-	n = k->lru_head;
-	for (i = 0; n != VL_NIL; i++) {
-		const struct vl_node *x = vl_node_at(r, n);
+	verify_ages(w, want, nw);
 
-		m_check_msg(i < nw, "LRU holds more than the %d unpurged ranges\n%s", nw, world_ctx(w));
-		m_check_msg(n < r->node_cap && x->prev == prev,
-			     "LRU position %d: node %u, prev %u, want prev %u\n%s", i, n, x->prev,
-			     prev, world_ctx(w));
-		m_check_msg(vl_node_state(x) == VL_NODE_LIVE && !vl_node_purged(x) &&
-				     vl_node_file(x) == w->fi[want[i].f] &&
-				     x->start == want[i].a->s && x->end == want[i].a->e,
-			     "LRU position %d: node %u [%" PRIu64 ",%" PRIu64
-			     ")%c of file %u, want [%" PRIu64 ",%" PRIu64 ") of file %d (age %u)\n%s",
-			     i, n, x->start, x->end, vl_node_purged(x) ? 'P' : 'U', vl_node_file(x),
-			     want[i].a->s, want[i].a->e, want[i].f, want[i].a->age, world_ctx(w));
-		if (prev != VL_NIL) {
-			const struct vl_node *y = vl_node_at(r, prev);
-
-			/* only the halves of a split share an age, side by side, in order */
-			m_check_msg(y->seq < x->seq ||
-					     (y->seq == x->seq && vl_node_file(y) == vl_node_file(x) &&
-					      y->end < x->start),
-				     "LRU ages not increasing at position %d: %u then %u\n%s", i,
-				     y->seq, x->seq, world_ctx(w));
-		}
-		prev = n;
-		n = x->next;
-	}
-	m_check_msg(i == nw, "LRU holds %d ranges, want %d\n%s", i, nw, world_ctx(w));
-	m_check_msg(k->lru_tail == prev, "lru_tail %u, want %u\n%s", k->lru_tail, prev, world_ctx(w));
-
-	/* no node leaks: every used slot is a range, the others are on the free list */
-	nfree = 0;
-	for (n = k->node_free; n != VL_NIL; n = vl_node_at(r, n)->next) {
-		m_check_msg(n < k->node_hwm && vl_node_state(vl_node_at(r, n)) == VL_NODE_FREE &&
-				     nfree <= w->cap,
-			     "free list: bad node %u\n%s", n, world_ctx(w));
-		nfree++;
-	}
-	m_check_msg(nfree + k->nodes_used + 1 == k->node_hwm,
-		     "free list %u + used %u + 1 != hwm %u\n%s", nfree, k->nodes_used, k->node_hwm,
-		     world_ctx(w));
+	/* no node leaks, none in two places: in a tree, kept as a spare, or free */
+	verify_nodes(w, nr);
 	m_check_msg(model_sentinels_zero(r), "slot 0 of the nodes or the files was written\n%s",
 		    world_ctx(w));
 }
 
 /* ---- operations, as the runtime performs them ------------------------------ */
 
+/*
+ * A spare for a change of file f, as the runtime gets one (ops.c): the
+ * file's kept one, else a new one, else (the region full) another file's.
+ */
+static uint32_t rt_get_spare(const struct vl_region *r, uint32_t fi)
+{
+	uint32_t n = vl_spare_take(r, fi);
+
+	if (n == VL_NIL)
+		n = vl_node_alloc(r, fi);
+	if (n == VL_NIL)
+		n = vl_spare_steal(r, fi);
+	return n;
+}
+
 int rt_mark(struct world *w, int f, uint64_t s, uint64_t e, struct vl_change *c)
 {
 	const struct vl_region *r = w->r;
 	uint32_t fi = w->fi[f];
-	uint32_t spare = vl_node_alloc(r, fi);
+	uint32_t spare = rt_get_spare(r, fi);
 	int err = vl_ranges_mark(r, world_root(w, f), fi, s, e, spare, c);
 
 	if (err)
@@ -511,7 +625,10 @@ int rt_mark(struct world *w, int f, uint64_t s, uint64_t e, struct vl_change *c)
 	return err;
 }
 
-/* Returns what UNMARK returns (0, 1 or -errno); *first: the first call's result. */
+/*
+ * Returns what UNMARK returns (0, 1 or -errno); *first: the first call's
+ * result, made without a spare (so that a split is seen to need one).
+ */
 int rt_unmark(struct world *w, int f, uint64_t s, uint64_t e, struct vl_change *c,
 		     int *first)
 {
@@ -521,7 +638,7 @@ int rt_unmark(struct world *w, int f, uint64_t s, uint64_t e, struct vl_change *
 
 	*first = err;
 	if (err == -ENOMEM) {
-		spare = vl_node_alloc(r, fi);
+		spare = rt_get_spare(r, fi);
 		err = spare == VL_NIL ? -ENOMEM
 				      : vl_ranges_unmark(r, world_root(w, f), fi, s, e, spare, c);
 	}
@@ -715,25 +832,33 @@ void do_purge(struct world *w, int f, uint32_t n)
 	world_verify(w);
 }
 
-/* Purge the head of the LRU: the oldest unpurged range of the region. */
+/*
+ * Purge the oldest unpurged range of the region, as the purger finds it:
+ * the head of the file whose published oldest age is the oldest.
+ */
 int do_purge_oldest(struct world *w)
 {
-	uint32_t n = w->r->hdr->c.lru_head;
-	int f;
+	const struct vl_region *r = w->r;
+	uint32_t now = r->hdr->c.seq, best_age = 0;
+	int f, best = -1;
 
-	if (n == VL_NIL) {
+	for (f = 0; f < w->nf; f++) {
+		uint32_t age = vl_file_at(r, w->fi[f])->h.oldest;
+
+		if (age != 0 && (best < 0 || vl_age_older(age, best_age, now))) {
+			best = f;
+			best_age = age;
+		}
+	}
+	if (best < 0) {
 		for (f = 0; f < w->nf; f++)
 			for (int i = 0; i < w->m[f].n; i++)
-				m_check_msg(w->m[f].a[i].p, "LRU empty with unpurged ranges\n%s",
+				m_check_msg(w->m[f].a[i].p, "no file has an oldest range, yet unpurged ranges\n%s",
 					     world_ctx(w));
 		return -1;
 	}
-	for (f = 0; f < w->nf; f++)
-		if (vl_node_file(vl_node_at(w->r, n)) == w->fi[f])
-			break;
-	m_check_msg(f < w->nf, "LRU head %u of no file\n%s", n, world_ctx(w));
-	do_purge(w, f, n);
-	return f;
+	do_purge(w, best, vl_file_at(r, w->fi[best])->h.lru_head);
+	return best;
 }
 
 void do_clear(struct world *w, int f)

@@ -103,6 +103,7 @@ struct world {
 	uint64_t space; /* offsets used: [0, space) */
 	unsigned char lost[MODEL_NF_MAX][SPACE_MAX];
 	void *snap;
+	unsigned char *seen; /* node_cap: where world_verify found each node */
 	/* for failure messages */
 	uint64_t seed;
 	int step;
@@ -140,7 +141,8 @@ uint32_t node_with_start(struct world *w, int f, uint64_t s);
 uint32_t nth_node(struct world *w, int f, int i);
 /*
  * A LIVE node of file fi for [start, end), sealed, in no tree (allocated
- * from the pool, so the node counters see it).
+ * from the pool, or a kept spare when the region is full otherwise, so
+ * the node counters see it).
  */
 uint32_t model_node_live(const struct vl_region *r, uint32_t fi, uint64_t start, uint64_t end,
 			 int purged, uint32_t seq);
@@ -160,7 +162,10 @@ int do_mark(struct world *w, int f, uint64_t s, uint64_t e);
 int do_unmark(struct world *w, int f, uint64_t s, uint64_t e);
 /* Purge range n of file f (as the purger does, any range; usually the oldest). */
 void do_purge(struct world *w, int f, uint32_t n);
-/* Purge the head of the LRU; returns its file, or -1 if the LRU is empty. */
+/*
+ * Purge the oldest unpurged range (the head of the file with the oldest
+ * published age); returns its file, or -1 if there is none.
+ */
 int do_purge_oldest(struct world *w);
 void do_clear(struct world *w, int f);
 /* Forget the unpurged ranges of file f (a file that cannot be reached). */

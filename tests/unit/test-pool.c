@@ -9,13 +9,20 @@
 
 /* ---- node allocator --------------------------------------------------------- */
 
+/* The head of the lock-free free list: the low half of its top word. */
+static uint32_t free_head(const struct vl_counters *c)
+{
+	return (uint32_t)__atomic_load_n(&c->node_top, __ATOMIC_RELAXED);
+}
+
 static int node_is_zero_free(const struct vl_region *r, uint32_t n)
 {
 	const struct vl_node *x = vl_node_at(r, n);
 
+	/* a FREE node's meta holds only the stamp of its push (pool.c) */
 	return vl_node_state(x) == VL_NODE_FREE && x->start == 0 && x->end == 0 &&
 	       x->seq == 0 && x->left == 0 && x->right == 0 && x->parent == 0 && x->prev == 0 &&
-	       x->meta == 0;
+	       (x->meta & ~VL_META_FILE_MASK) == 0;
 }
 
 START_TEST(test_alloc_lowest_first)
@@ -41,7 +48,7 @@ START_TEST(test_alloc_lowest_first)
 		ck_assert_uint_eq(x->check, vl_node_sum(r, x));
 		ck_assert_uint_eq(c->nodes_used, i);
 		ck_assert_uint_eq(c->node_hwm, i + 1);
-		ck_assert_uint_eq(c->node_free, VL_NIL);
+		ck_assert_uint_eq(free_head(c), VL_NIL);
 	}
 	/* full */
 	ck_assert_uint_eq(vl_node_alloc(r, 3), VL_NIL);
@@ -95,7 +102,7 @@ START_TEST(test_free_list_reuse)
 		ck_assert_uint_eq(vl_node_at(r, got[i])->start, 0);
 		ck_assert_uint_eq(vl_node_at(r, got[i])->next, 0);
 	}
-	ck_assert_uint_eq(c->node_free, VL_NIL);
+	ck_assert_uint_eq(free_head(c), VL_NIL);
 	n = vl_node_alloc(r, 2);
 	ck_assert_uint_eq(n, 11);
 	ck_assert_uint_eq(c->node_hwm, 12);
@@ -104,13 +111,17 @@ START_TEST(test_free_list_reuse)
 }
 END_TEST
 
-/* A free-list head that is not a free node is dropped, not followed. */
+/*
+ * A free-list head that is not a free node is never handed out: a node
+ * in use is passed over, a head out of range is not followed. What the
+ * list lost is found again by a sweep.
+ */
 START_TEST(test_corrupt_free_head)
 {
 	struct th_region t;
 	const struct vl_region *r;
 	struct vl_counters *c;
-	uint32_t i;
+	uint32_t i, tag;
 
 	th_region_init(&t, 8, 4);
 	r = &t.r;
@@ -118,15 +129,211 @@ START_TEST(test_corrupt_free_head)
 	for (i = 1; i <= 4; i++)
 		vl_node_alloc(r, 1);
 	vl_node_free(r, 2);
-	c->node_free = 3; /* a PENDING node */
+	ck_assert_uint_eq(free_head(c), 2);
+	tag = (uint32_t)(c->node_top >> 32);
+	c->node_top = ((uint64_t)tag << 32) | 3; /* a PENDING node */
 	ck_assert_uint_eq(vl_node_alloc(r, 1), 5);
 	ck_assert_uint_eq(vl_node_file(vl_node_at(r, 3)), 1);
 	ck_assert_uint_eq(vl_node_state(vl_node_at(r, 3)), VL_NODE_PENDING);
-	c->node_free = r->node_cap + 100; /* out of range */
+	ck_assert_uint_eq(vl_node_at(r, 3)->check, vl_node_sum(r, vl_node_at(r, 3)));
+	c->node_top = ((uint64_t)tag << 32) | (r->node_cap + 100); /* out of range */
 	ck_assert_uint_eq(vl_node_alloc(r, 1), 6);
-	ck_assert_uint_eq(c->node_free, VL_NIL);
+	ck_assert_uint_eq(vl_node_alloc(r, 1), 7);
+	vl_node_free(r, 6);
+	ck_assert_uint_eq(free_head(c), 6);
+	ck_assert_uint_eq(vl_node_alloc(r, 1), 6);
+	ck_assert_uint_eq(vl_node_alloc(r, 1), 8);
+	/* full to the allocator: slot 2 is FREE, but the list lost it */
+	ck_assert_uint_eq(vl_node_alloc(r, 1), VL_NIL);
+	ck_assert_uint_eq(vl_node_state(vl_node_at(r, 2)), VL_NODE_FREE);
+	ck_assert_uint_eq(c->nodes_used, 7);
+	ck_assert_uint_eq(vl_nodes_sweep(r), 1);
+	ck_assert_uint_eq(c->nodes_used, 7);
+	ck_assert_uint_eq(free_head(c), 2);
+	ck_assert_uint_eq(vl_node_alloc(r, 1), 2);
+	ck_assert_uint_eq(vl_node_alloc(r, 1), VL_NIL);
+	ck_assert_uint_eq(vl_nodes_sweep(r), 0);
 	ck_assert(th_sentinel_zero(r));
 	th_region_fini(&t);
+}
+END_TEST
+
+/*
+ * vl_node_alloc_below hands out never-used slots only below its limit;
+ * freed ones whatever their place.
+ */
+START_TEST(test_alloc_below)
+{
+	struct th_region t;
+	const struct vl_region *r;
+	const struct vl_counters *c;
+
+	th_region_init(&t, 16, 4);
+	r = &t.r;
+	c = &r->hdr->c;
+	ck_assert_uint_eq(vl_node_alloc_below(r, 1, 1), VL_NIL);
+	ck_assert_uint_eq(vl_node_alloc_below(r, 1, 3), 1);
+	ck_assert_uint_eq(vl_node_alloc_below(r, 1, 3), 2);
+	ck_assert_uint_eq(vl_node_alloc_below(r, 1, 3), VL_NIL);
+	ck_assert_uint_eq(c->node_hwm, 3);
+	ck_assert_uint_eq(vl_node_alloc_below(r, 1, 1000), 3); /* clamped to the capacity */
+	vl_node_free(r, 3);
+	ck_assert_uint_eq(vl_node_alloc_below(r, 2, 1), 3);
+	ck_assert_uint_eq(vl_node_file(vl_node_at(r, 3)), 2);
+	ck_assert_uint_eq(c->nodes_used, 3);
+	th_region_fini(&t);
+}
+END_TEST
+
+/*
+ * The free list with no lock: threads pop and push on one region at
+ * once (in loop 1, a sweeper empties and refills the list meanwhile). A node handed out twice would be seen by its second taker while
+ * the first still holds it (each holder claims the slot in owner[] and
+ * stamps it); at the end every slot is in exactly one place, held or
+ * free, and the counters say so.
+ */
+#define AT_THREADS 4
+#define AT_CAP 64
+
+struct alloc_race {
+	struct th_region t;
+	const struct vl_region *r;
+	uint32_t owner[AT_CAP + 1];
+	uint32_t held[AT_THREADS][AT_CAP];
+	uint32_t nheld[AT_THREADS];
+	long twice, bad, allocs, sweeps;
+	int start, stop;
+};
+
+struct alloc_arg {
+	struct alloc_race *x;
+	uint32_t id; /* 1..AT_THREADS, also the "file" its nodes name */
+};
+
+static void *alloc_racer(void *arg)
+{
+	struct alloc_arg *a = arg;
+	struct alloc_race *x = a->x;
+	const struct vl_region *r = x->r;
+	uint32_t *held = x->held[a->id - 1], n = 0;
+	uint64_t rng = 1000 + a->id;
+	long twice = 0, bad = 0, allocs = 0;
+
+	while (!__atomic_load_n(&x->start, __ATOMIC_ACQUIRE))
+		;
+	for (int step = 0; step < 200000; step++) {
+		if (n < AT_CAP && (n == 0 || th_below(&rng, 2))) {
+			uint32_t k = vl_node_alloc(r, a->id), none = 0;
+			struct vl_node *nd;
+
+			if (k == VL_NIL)
+				continue;
+			allocs++;
+			if (k >= r->node_cap ||
+			    !__atomic_compare_exchange_n(&x->owner[k], &none, a->id, 0, __ATOMIC_ACQ_REL,
+							 __ATOMIC_RELAXED)) {
+				twice++;
+				continue;
+			}
+			nd = vl_node_at(r, k);
+			if (vl_node_state(nd) != VL_NODE_PENDING || vl_node_file(nd) != a->id)
+				bad++;
+			nd->start = ((uint64_t)a->id << 32) | k; /* our stamp */
+			held[n++] = k;
+		} else {
+			uint32_t i = (uint32_t)th_below(&rng, n), k = held[i];
+			struct vl_node *nd = vl_node_at(r, k);
+
+			if (nd->start != (((uint64_t)a->id << 32) | k) || vl_node_file(nd) != a->id)
+				bad++; /* someone else wrote our node */
+			held[i] = held[--n];
+			__atomic_store_n(&x->owner[k], 0, __ATOMIC_RELEASE);
+			vl_node_free(r, k);
+		}
+	}
+	x->nheld[a->id - 1] = n;
+	__atomic_fetch_add(&x->twice, twice, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&x->bad, bad, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&x->allocs, allocs, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* One sweeper at a time (the region lock's), racing the allocators. */
+static void *alloc_sweeper(void *arg)
+{
+	struct alloc_race *x = arg;
+
+	while (!__atomic_load_n(&x->start, __ATOMIC_ACQUIRE))
+		;
+	while (!__atomic_load_n(&x->stop, __ATOMIC_ACQUIRE)) {
+		vl_nodes_sweep(x->r);
+		x->sweeps++;
+		for (volatile int i = 0; i < 2000; i++)
+			;
+	}
+	return NULL;
+}
+
+START_TEST(test_alloc_concurrent)
+{
+	struct alloc_race *x = calloc(1, sizeof(*x));
+	struct alloc_arg args[AT_THREADS];
+	pthread_t th[AT_THREADS], sweeper;
+	const struct vl_counters *c;
+	static unsigned char seen[AT_CAP + 1];
+	uint32_t nheld = 0, nfree = 0, n;
+
+	ck_assert_ptr_nonnull(x);
+	th_region_init(&x->t, AT_CAP, 4);
+	x->r = &x->t.r;
+	c = &x->r->hdr->c;
+	ck_assert_uint_eq(x->r->node_cap, AT_CAP + 1);
+	for (int i = 0; i < AT_THREADS; i++) {
+		args[i].x = x;
+		args[i].id = (uint32_t)i + 1;
+		ck_assert_int_eq(pthread_create(&th[i], NULL, alloc_racer, &args[i]), 0);
+	}
+	if (_i)
+		ck_assert_int_eq(pthread_create(&sweeper, NULL, alloc_sweeper, x), 0);
+	__atomic_store_n(&x->start, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < AT_THREADS; i++)
+		pthread_join(th[i], NULL);
+	if (_i) {
+		__atomic_store_n(&x->stop, 1, __ATOMIC_RELEASE);
+		pthread_join(sweeper, NULL);
+		ck_assert_int_gt(x->sweeps, 0);
+	}
+	ck_assert_msg(x->twice == 0, "%ld nodes handed out while another thread held them",
+		      x->twice);
+	ck_assert_msg(x->bad == 0, "%ld nodes not ours, or written by another holder", x->bad);
+	ck_assert_int_gt(x->allocs, 100000);
+	/* every slot in exactly one place: held by one thread, or on the free list */
+	memset(seen, 0, sizeof(seen));
+	for (int i = 0; i < AT_THREADS; i++) {
+		for (uint32_t j = 0; j < x->nheld[i]; j++) {
+			n = x->held[i][j];
+			ck_assert_msg(!seen[n], "node %u held twice", n);
+			seen[n] = 1;
+			ck_assert_uint_eq(vl_node_state(vl_node_at(x->r, n)), VL_NODE_PENDING);
+			ck_assert_uint_eq(vl_node_file(vl_node_at(x->r, n)), (uint32_t)i + 1);
+			nheld++;
+		}
+	}
+	for (n = free_head(c); n != VL_NIL; n = vl_node_at(x->r, n)->next) {
+		ck_assert_uint_lt(n, x->r->node_cap);
+		ck_assert_msg(!seen[n], "node %u on the free list and %s", n,
+			      seen[n] == 1 ? "held" : "on it before");
+		seen[n] = 2;
+		ck_assert_uint_eq(vl_node_state(vl_node_at(x->r, n)), VL_NODE_FREE);
+		nfree++;
+	}
+	for (n = 1; n < c->node_hwm; n++)
+		ck_assert_msg(seen[n], "node %u is nowhere: lost", n);
+	ck_assert_uint_eq(c->nodes_used, nheld);
+	ck_assert_uint_eq(nheld + nfree + 1, c->node_hwm);
+	ck_assert(th_sentinel_zero(x->r));
+	th_region_fini(&x->t);
+	free(x);
 }
 END_TEST
 
@@ -217,26 +424,31 @@ static void lm_insert_at(struct lru_model *m, int pos, uint32_t x)
 	m->n++;
 }
 
-static void lru_verify(const struct vl_region *r, const struct lru_model *m)
+/* File fi's age order is m, both ways, and its oldest once published is m's head's age. */
+static void lru_verify(const struct vl_region *r, uint32_t fi, const struct lru_model *m)
 {
-	const struct vl_counters *c = &r->hdr->c;
-	uint32_t n = c->lru_head, prev = VL_NIL;
+	const struct vl_file *f = vl_file_at(r, fi);
+	uint32_t n = f->h.lru_head, prev = VL_NIL;
 	int i;
 
 	for (i = 0; i < m->n; i++) {
-		th_check_msg(n == m->a[i], "LRU position %d: %u, want %u", i, n, m->a[i]);
-		th_check_msg(vl_node_at(r, n)->prev == prev, "LRU node %u: prev %u, want %u", n,
+		th_check_msg(n == m->a[i], "file %u position %d: %u, want %u", fi, i, n, m->a[i]);
+		th_check_msg(vl_node_at(r, n)->prev == prev, "node %u: prev %u, want %u", n,
 			     vl_node_at(r, n)->prev, prev);
-		th_check(vl_lru_linked(r, n));
+		th_check(vl_lru_linked(r, fi, n));
 		prev = n;
 		n = vl_node_at(r, n)->next;
 	}
-	th_check_msg(n == VL_NIL, "LRU longer than %d", m->n);
-	th_check(c->lru_tail == prev);
+	th_check_msg(n == VL_NIL, "file %u: age order longer than %d", fi, m->n);
+	th_check(f->h.lru_tail == prev);
 	for (n = 1; n < r->node_cap; n++)
-		th_check_msg(vl_lru_linked(r, n) == (lm_find(m, n) >= 0), "node %u linked %d", n,
-			     vl_lru_linked(r, n));
-	th_check(!vl_lru_linked(r, VL_NIL));
+		if (vl_node_file(vl_node_at(r, n)) == fi)
+			th_check_msg(vl_lru_linked(r, fi, n) == (lm_find(m, n) >= 0),
+				     "node %u linked %d", n, vl_lru_linked(r, fi, n));
+	th_check(!vl_lru_linked(r, fi, VL_NIL));
+	vl_lru_publish(r, fi);
+	th_check_msg(f->h.oldest == (m->n == 0 ? 0 : vl_node_at(r, m->a[0])->seq),
+		     "file %u: oldest %u", fi, f->h.oldest);
 	th_check(th_sentinel_zero(r));
 }
 
@@ -244,66 +456,77 @@ START_TEST(test_lru_basic)
 {
 	struct th_region t;
 	const struct vl_region *r;
-	struct lru_model m = { .n = 0 };
+	struct lru_model m = { .n = 0 }, g;
 	uint32_t i;
 
 	th_region_init(&t, 16, 4);
 	r = &t.r;
 	for (i = 1; i <= 6; i++)
 		th_node_live(r, 1, i * 10, i * 10 + 5, 0, i);
-	lru_verify(r, &m);
-	vl_lru_append(r, 1);
-	vl_lru_append(r, 2);
-	vl_lru_append(r, 3);
+	/* file 2's own age order, beside file 1's */
+	th_node_live(r, 2, 0, 5, 0, 7);
+	th_node_live(r, 2, 10, 15, 0, 8);
+	vl_lru_append(r, 2, 8);
+	vl_lru_append(r, 2, 7);
+	g = (struct lru_model){ { 8, 7 }, 2 };
+	lru_verify(r, 2, &g);
+	lru_verify(r, 1, &m);
+	vl_lru_append(r, 1, 1);
+	vl_lru_append(r, 1, 2);
+	vl_lru_append(r, 1, 3);
 	m = (struct lru_model){ { 1, 2, 3 }, 3 };
-	lru_verify(r, &m);
+	lru_verify(r, 1, &m);
 	/* append moves to the tail; appending the tail again changes nothing */
-	vl_lru_append(r, 2);
+	vl_lru_append(r, 1, 2);
 	m = (struct lru_model){ { 1, 3, 2 }, 3 };
-	lru_verify(r, &m);
-	vl_lru_append(r, 2);
-	lru_verify(r, &m);
-	vl_lru_append(r, 1);
+	lru_verify(r, 1, &m);
+	vl_lru_append(r, 1, 2);
+	lru_verify(r, 1, &m);
+	vl_lru_append(r, 1, 1);
 	m = (struct lru_model){ { 3, 2, 1 }, 3 };
-	lru_verify(r, &m);
+	lru_verify(r, 1, &m);
 	/* unlink, twice */
-	vl_lru_unlink(r, 2);
+	vl_lru_unlink(r, 1, 2);
 	m = (struct lru_model){ { 3, 1 }, 2 };
-	lru_verify(r, &m);
-	vl_lru_unlink(r, 2);
-	lru_verify(r, &m);
-	vl_lru_unlink(r, VL_NIL);
-	lru_verify(r, &m);
+	lru_verify(r, 1, &m);
+	vl_lru_unlink(r, 1, 2);
+	lru_verify(r, 1, &m);
+	vl_lru_unlink(r, 1, VL_NIL);
+	lru_verify(r, 1, &m);
 	/* insert at the head, in the middle, at the tail */
-	vl_lru_insert_after(r, VL_NIL, 4);
+	vl_lru_insert_after(r, 1, VL_NIL, 4);
 	m = (struct lru_model){ { 4, 3, 1 }, 3 };
-	lru_verify(r, &m);
-	vl_lru_insert_after(r, 4, 5);
+	lru_verify(r, 1, &m);
+	vl_lru_insert_after(r, 1, 4, 5);
 	m = (struct lru_model){ { 4, 5, 3, 1 }, 4 };
-	lru_verify(r, &m);
-	vl_lru_insert_after(r, 1, 6);
+	lru_verify(r, 1, &m);
+	vl_lru_insert_after(r, 1, 1, 6);
 	m = (struct lru_model){ { 4, 5, 3, 1, 6 }, 5 };
-	lru_verify(r, &m);
+	lru_verify(r, 1, &m);
 	/* insert of a linked node moves it */
-	vl_lru_insert_after(r, 4, 6);
+	vl_lru_insert_after(r, 1, 4, 6);
 	m = (struct lru_model){ { 4, 6, 5, 3, 1 }, 5 };
-	lru_verify(r, &m);
-	vl_lru_insert_after(r, 1, VL_NIL); /* nothing */
-	lru_verify(r, &m);
-	/* free unlinks */
-	vl_node_free(r, 5);
-	m = (struct lru_model){ { 4, 6, 3, 1 }, 4 };
-	lru_verify(r, &m);
-	vl_node_free(r, 4);
-	vl_node_free(r, 1);
+	lru_verify(r, 1, &m);
+	vl_lru_insert_after(r, 1, 1, VL_NIL); /* nothing */
+	lru_verify(r, 1, &m);
+	/* the head unlinked: the next one is the oldest */
+	vl_lru_unlink(r, 1, 4);
+	m = (struct lru_model){ { 6, 5, 3, 1 }, 4 };
+	lru_verify(r, 1, &m);
+	vl_lru_unlink(r, 1, 5);
+	vl_lru_unlink(r, 1, 1);
 	m = (struct lru_model){ { 6, 3 }, 2 };
-	lru_verify(r, &m);
-	vl_lru_unlink(r, 6);
-	vl_lru_unlink(r, 3);
+	lru_verify(r, 1, &m);
+	/* file 2's untouched by all of it */
+	lru_verify(r, 2, &g);
+	vl_lru_unlink(r, 1, 6);
+	vl_lru_unlink(r, 1, 3);
 	m.n = 0;
-	lru_verify(r, &m);
-	ck_assert_uint_eq(r->hdr->c.lru_head, VL_NIL);
-	ck_assert_uint_eq(r->hdr->c.lru_tail, VL_NIL);
+	lru_verify(r, 1, &m);
+	ck_assert_uint_eq(vl_file_at(r, 1)->h.lru_head, VL_NIL);
+	ck_assert_uint_eq(vl_file_at(r, 1)->h.lru_tail, VL_NIL);
+	ck_assert_uint_eq(vl_file_at(r, 1)->h.oldest, 0);
+	lru_verify(r, 2, &g);
 	th_region_fini(&t);
 }
 END_TEST
@@ -326,12 +549,12 @@ START_TEST(test_lru_random)
 
 		switch (th_below(&rng, 4)) {
 		case 0:
-			vl_lru_append(r, x);
+			vl_lru_append(r, 1, x);
 			lm_remove(&m, x);
 			lm_insert_at(&m, m.n, x);
 			break;
 		case 1:
-			vl_lru_unlink(r, x);
+			vl_lru_unlink(r, 1, x);
 			lm_remove(&m, x);
 			break;
 		default: {
@@ -341,14 +564,40 @@ START_TEST(test_lru_random)
 
 			if (after == x)
 				break;
-			vl_lru_insert_after(r, after, x);
+			vl_lru_insert_after(r, 1, after, x);
 			lm_remove(&m, x);
 			lm_insert_at(&m, after == VL_NIL ? 0 : lm_find(&m, after) + 1, x);
 			break;
 		}
 		}
-		lru_verify(r, &m);
+		lru_verify(r, 1, &m);
 	}
+	th_region_fini(&t);
+}
+END_TEST
+
+/* Ages: never 0, handed out in order, compared across the wrap. */
+START_TEST(test_age_next_and_older)
+{
+	struct th_region t;
+	const struct vl_region *r;
+	uint32_t a, b;
+
+	th_region_init(&t, 16, 4);
+	r = &t.r;
+	ck_assert_uint_eq(vl_age_next(r), 1);
+	ck_assert_uint_eq(vl_age_next(r), 2);
+	r->hdr->c.seq = UINT32_MAX - 1;
+	a = vl_age_next(r);
+	ck_assert_uint_eq(a, UINT32_MAX);
+	b = vl_age_next(r); /* 0 says "none": skipped */
+	ck_assert_uint_eq(b, 1);
+	ck_assert_uint_eq(r->hdr->c.seq, 1);
+	ck_assert(vl_age_older(a, b, b));
+	ck_assert(!vl_age_older(b, a, b));
+	ck_assert(!vl_age_older(a, a, b));
+	ck_assert(vl_age_older(UINT32_MAX - 10, UINT32_MAX - 9, 5));
+	ck_assert(vl_age_older(3, 4, 4));
 	th_region_fini(&t);
 }
 END_TEST
@@ -791,8 +1040,12 @@ END_TEST
 static void pmark(const struct vl_region *r, uint32_t fi, uint64_t s, uint64_t e)
 {
 	struct vl_change c;
-	uint32_t spare = vl_node_alloc(r, fi);
-	int err = vl_ranges_mark(r, th_root(r, fi), fi, s, e, spare, &c);
+	uint32_t spare = vl_spare_take(r, fi);
+	int err;
+
+	if (spare == VL_NIL) /* as ops.c: a kept spare, else a new node */
+		spare = vl_node_alloc(r, fi);
+	err = vl_ranges_mark(r, th_root(r, fi), fi, s, e, spare, &c);
 
 	ck_assert_int_eq(err, 0);
 	vl_commit(r, fi, &c, spare);
@@ -805,7 +1058,9 @@ static int punmark(const struct vl_region *r, uint32_t fi, uint64_t s, uint64_t 
 	int err = vl_ranges_unmark(r, th_root(r, fi), fi, s, e, VL_NIL, &c);
 
 	if (err == -ENOMEM) {
-		spare = vl_node_alloc(r, fi);
+		spare = vl_spare_take(r, fi);
+		if (spare == VL_NIL)
+			spare = vl_node_alloc(r, fi);
 		ck_assert_uint_ne(spare, VL_NIL);
 		err = vl_ranges_unmark(r, th_root(r, fi), fi, s, e, spare, &c);
 	}
@@ -814,9 +1069,165 @@ static int punmark(const struct vl_region *r, uint32_t fi, uint64_t s, uint64_t 
 	return c.was_purged;
 }
 
+/*
+ * The region's oldest unpurged range, as purgers find it with no lock:
+ * the head of the file whose published age is the oldest. VL_NIL if none.
+ */
+static uint32_t oldest_head(const struct vl_region *r)
+{
+	uint32_t now = r->hdr->c.seq, hwm = vl_file_hwm(r), age = 0, n = VL_NIL;
+
+	for (uint32_t fi = 1; fi < hwm; fi++) {
+		const struct vl_file *f = vl_file_at(r, fi);
+
+		if (f->h.state == VL_FILE_LIVE && f->h.oldest != 0 &&
+		    (n == VL_NIL || vl_age_older(f->h.oldest, age, now))) {
+			age = f->h.oldest;
+			n = f->h.lru_head;
+		}
+	}
+	return n;
+}
+
+static uint32_t count_spares(const struct vl_region *r, uint32_t fi)
+{
+	uint32_t k = 0;
+
+	for (uint32_t n = vl_file_at(r, fi)->h.spare; n != VL_NIL && k <= r->node_cap;
+	     n = vl_node_at(r, n)->next)
+		k++;
+	return k;
+}
+
+/*
+ * Everything about the nodes, ages and totals that commits keep:
+ *  - every node slot below the mark in exactly one place: a range in the
+ *    tree of a file, a spare of a file (VL_SPARES at most, PENDING, its
+ *    file's, sound), or on the free list (FREE); nodes_used the first two;
+ *  - each file's age order exactly its unpurged ranges, oldest first
+ *    (wrap-aware), linked both ways, lru_tail its last, `oldest` its
+ *    head's age (0: none);
+ *  - the region's oldest unpurged range is the oldest of the files' heads;
+ *  - each file's counts are its tree, the region's totals their sum.
+ * (Records that fail their sum are included: rebuild quarantines them,
+ * nothing frees their nodes.)
+ */
+static void check_pool(const struct vl_region *r)
+{
+	const struct vl_counters *c = &r->hdr->c;
+	unsigned char *where = calloc(1, r->node_cap);
+	uint32_t now = c->seq, hwm = vl_file_hwm(r), used = 0, ranges = 0, purged = 0;
+	uint32_t gold = 0, best_age = 0, n;
+	int any = 0, best = 0;
+	struct vl_u128 vb = { 0, 0 }, pb = { 0, 0 };
+
+	ck_assert_ptr_nonnull(where);
+	for (uint32_t fi = 1; fi < hwm; fi++) {
+		const struct vl_file *f = vl_file_at(r, fi);
+		uint32_t nr = 0, np = 0, nunp = 0, k = 0, prev = VL_NIL;
+		uint64_t fvb = 0, fpb = 0;
+
+		for (n = vl_rb_first(r, f->h.root); n != VL_NIL; n = vl_rb_next(r, n)) {
+			const struct vl_node *x = vl_node_at(r, n);
+
+			ck_assert_msg(n < r->node_cap && !where[n], "node %u: in file %u's tree, and "
+				      "seen before (%d)", n, fi, where[n]);
+			where[n] = 1;
+			ck_assert_uint_eq(vl_node_state(x), VL_NODE_LIVE);
+			ck_assert_uint_eq(vl_node_file(x), fi);
+			nr++;
+			if (vl_node_purged(x)) {
+				np++;
+				fpb += x->end - x->start;
+				continue;
+			}
+			nunp++;
+			fvb += x->end - x->start;
+			if (!any || vl_age_older(x->seq, gold, now))
+				gold = x->seq;
+			any = 1;
+		}
+		ck_assert_msg(f->h.nranges == nr && f->h.npurged == np && f->h.vbytes == fvb &&
+				      f->h.pbytes == fpb,
+			      "file %u counts %u %u %" PRIu64 " %" PRIu64 ", its tree %u %u %" PRIu64
+			      " %" PRIu64, fi, f->h.nranges, f->h.npurged, f->h.vbytes, f->h.pbytes,
+			      nr, np, fvb, fpb);
+		ranges += nr;
+		purged += np;
+		vl_u128_add(&vb, fvb);
+		vl_u128_add(&pb, fpb);
+		used += nr;
+		/* its age order */
+		for (n = f->h.lru_head; n != VL_NIL; n = vl_node_at(r, n)->next) {
+			const struct vl_node *x = vl_node_at(r, n);
+
+			ck_assert_msg(n < r->node_cap && where[n] == 1,
+				      "file %u's age order: node %u not a range of its tree, or twice", fi,
+				      n);
+			where[n] = 2;
+			ck_assert(!vl_node_purged(x));
+			ck_assert_uint_eq(x->prev, prev);
+			if (prev != VL_NIL) {
+				const struct vl_node *y = vl_node_at(r, prev);
+
+				ck_assert_msg(!vl_age_older(x->seq, y->seq, now) &&
+						      (x->seq != y->seq || y->end < x->start),
+					      "file %u: age %u after %u (now %u)", fi, x->seq, y->seq,
+					      now);
+			}
+			prev = n;
+			k++;
+		}
+		ck_assert_uint_eq(k, nunp);
+		ck_assert_uint_eq(f->h.lru_tail, prev);
+		ck_assert_uint_eq(f->h.oldest,
+				  f->h.lru_head == VL_NIL ? 0 : vl_node_at(r, f->h.lru_head)->seq);
+		if (f->h.oldest != 0 && (!best || vl_age_older(f->h.oldest, best_age, now))) {
+			best = 1;
+			best_age = f->h.oldest;
+		}
+		/* its spares */
+		k = 0;
+		for (n = f->h.spare; n != VL_NIL; n = vl_node_at(r, n)->next) {
+			const struct vl_node *x = vl_node_at(r, n);
+
+			ck_assert_msg(n < r->node_cap && !where[n], "file %u's spare %u seen before",
+				      fi, n);
+			where[n] = 3;
+			ck_assert_uint_eq(vl_node_state(x), VL_NODE_PENDING);
+			ck_assert_uint_eq(vl_node_file(x), fi);
+			ck_assert_uint_eq(x->check, vl_node_sum(r, x));
+			k++;
+		}
+		ck_assert_uint_le(k, VL_SPARES);
+		used += k;
+	}
+	for (n = free_head(c); n != VL_NIL; n = vl_node_at(r, n)->next) {
+		ck_assert_msg(n < c->node_hwm && !where[n], "free node %u seen before (%d)", n,
+			      n < r->node_cap ? where[n] : -1);
+		where[n] = 4;
+		ck_assert(node_is_zero_free(r, n));
+	}
+	for (n = 1; n < c->node_hwm; n++)
+		ck_assert_msg(where[n], "node %u (meta %#x) is nowhere: lost", n,
+			      vl_node_at(r, n)->meta);
+	ck_assert_uint_eq(c->nodes_used, used);
+	ck_assert_uint_eq(c->ranges, ranges);
+	ck_assert_uint_eq(c->ranges_purged, purged);
+	th_counts_eq(c->volatile_bytes, vb);
+	th_counts_eq(c->purged_bytes, pb);
+	/* what the purge relies on */
+	ck_assert_int_eq(best, any);
+	if (any)
+		ck_assert_msg(best_age == gold, "the oldest of the files' heads is %u, the oldest "
+			      "unpurged range %u", best_age, gold);
+	ck_assert(th_sentinel_zero(r));
+	free(where);
+}
+
 static void ppurge_oldest(const struct vl_region *r)
 {
-	uint32_t n = r->hdr->c.lru_head, fi;
+	uint32_t n = oldest_head(r), fi;
 	struct vl_change c;
 
 	ck_assert_uint_ne(n, VL_NIL);
@@ -825,8 +1236,8 @@ static void ppurge_oldest(const struct vl_region *r)
 	vl_commit(r, fi, &c, VL_NIL);
 }
 
-/* A spare that the change does not use goes back to the free list. */
-START_TEST(test_commit_frees_unused_spare)
+/* A spare that the change does not use is kept by the file for its next change. */
+START_TEST(test_commit_keeps_unused_spare)
 {
 	struct th_region t;
 	const struct vl_region *r;
@@ -837,19 +1248,92 @@ START_TEST(test_commit_frees_unused_spare)
 	fi = th_file_new(r, 1, 1);
 	pmark(r, fi, 0, 10);
 	ck_assert_uint_eq(r->hdr->c.nodes_used, 1);
-	pmark(r, fi, 5, 20); /* merges: the spare is not used */
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 1);
-	pmark(r, fi, 2, 3); /* inside */
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 1);
-	ck_assert_uint_eq(r->hdr->c.seq, 2);
-	pmark(r, fi, 30, 40);
+	ck_assert_uint_eq(count_spares(r, fi), 0);
+	pmark(r, fi, 5, 20); /* merges: the spare is not used, but kept */
 	ck_assert_uint_eq(r->hdr->c.nodes_used, 2);
+	ck_assert_uint_eq(count_spares(r, fi), 1);
+	pmark(r, fi, 2, 3); /* inside: the kept one taken and kept again */
+	ck_assert_uint_eq(r->hdr->c.nodes_used, 2);
+	ck_assert_uint_eq(count_spares(r, fi), 1);
+	ck_assert_uint_eq(r->hdr->c.seq, 2);
+	check_pool(r);
+	pmark(r, fi, 30, 40); /* the kept one used: no new node */
+	ck_assert_uint_eq(r->hdr->c.nodes_used, 2);
+	ck_assert_uint_eq(r->hdr->c.node_hwm, 3);
+	ck_assert_uint_eq(count_spares(r, fi), 0);
 	ck_assert_int_eq(punmark(r, fi, 0, 100), 0);
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 0);
+	/* both ranges' nodes kept as spares: VL_SPARES of them */
+	ck_assert_uint_eq(count_spares(r, fi), 2);
+	ck_assert_uint_eq(r->hdr->c.nodes_used, 2);
 	ck_assert_uint_eq(r->hdr->c.ranges, 0);
 	th_count_eq(r->hdr->c.volatile_bytes, 0);
-	ck_assert_uint_eq(r->hdr->c.lru_head, VL_NIL);
+	ck_assert_uint_eq(vl_file_at(r, fi)->h.lru_head, VL_NIL);
+	ck_assert_uint_eq(vl_file_at(r, fi)->h.oldest, 0);
 	ck_assert_uint_eq(vl_file_at(r, fi)->h.nranges, 0);
+	check_pool(r);
+	vl_file_release(r, fi); /* its spares go with the record */
+	ck_assert_uint_eq(r->hdr->c.nodes_used, 0);
+	th_region_fini(&t);
+}
+END_TEST
+
+/*
+ * VL_SPARES at most: the rest go back to the region. By keep, and by a
+ * commit that lets many nodes go at once.
+ */
+START_TEST(test_spares_at_most)
+{
+	struct th_region t;
+	const struct vl_region *r;
+	uint32_t fi, gi, n[6], k;
+	struct vl_change c;
+
+	th_region_init(&t, 32, 4);
+	r = &t.r;
+	fi = th_file_new(r, 1, 1);
+	gi = th_file_new(r, 1, 2);
+	for (k = 0; k < 6; k++)
+		n[k] = vl_node_alloc(r, fi);
+	for (k = 0; k < 6; k++) {
+		vl_spare_keep(r, fi, n[k]);
+		ck_assert_uint_eq(count_spares(r, fi), k + 1 < VL_SPARES ? k + 1 : VL_SPARES);
+		ck_assert_uint_eq(r->hdr->c.nodes_used, 6 - (k + 1 > VL_SPARES ? k + 1 - VL_SPARES : 0));
+	}
+	/* the first ones kept, the later ones freed */
+	for (k = 0; k < 6; k++)
+		ck_assert_uint_eq(vl_node_state(vl_node_at(r, n[k])),
+				  k < VL_SPARES ? VL_NODE_PENDING : VL_NODE_FREE);
+	check_pool(r);
+	/* a node that is not a sound PENDING one of the file is freed, not kept */
+	k = vl_node_alloc(r, gi);
+	vl_spare_keep(r, fi, k);
+	ck_assert_uint_eq(vl_node_state(vl_node_at(r, k)), VL_NODE_FREE);
+	ck_assert_uint_eq(count_spares(r, gi), 0);
+	/* taken newest first, then none */
+	ck_assert_uint_eq(vl_spare_take(r, fi), n[1]);
+	ck_assert_uint_eq(vl_spare_take(r, fi), n[0]);
+	ck_assert_uint_eq(vl_spare_take(r, fi), VL_NIL);
+	vl_node_free(r, n[0]);
+	vl_node_free(r, n[1]);
+	ck_assert_uint_eq(r->hdr->c.nodes_used, 0);
+	/* a commit that frees five ranges (and is given an unused spare) keeps two */
+	for (k = 0; k < 5; k++)
+		pmark(r, fi, 20 * k, 20 * k + 10);
+	ck_assert_uint_eq(vl_file_at(r, fi)->h.nranges, 5);
+	ck_assert_uint_eq(count_spares(r, fi), 0);
+	k = vl_node_alloc(r, fi);
+	ck_assert_int_eq(vl_ranges_clear(r, th_root(r, fi), fi, &c), 0);
+	vl_commit(r, fi, &c, k);
+	ck_assert_uint_eq(vl_file_at(r, fi)->h.nranges, 0);
+	ck_assert_uint_eq(count_spares(r, fi), VL_SPARES);
+	ck_assert_uint_eq(r->hdr->c.nodes_used, VL_SPARES);
+	check_pool(r);
+	/* two files' spares are their own */
+	pmark(r, gi, 0, 10);
+	pmark(r, gi, 5, 15);
+	ck_assert_uint_eq(count_spares(r, gi), 1);
+	ck_assert_uint_eq(count_spares(r, fi), VL_SPARES);
+	check_pool(r);
 	th_region_fini(&t);
 }
 END_TEST
@@ -1239,10 +1723,7 @@ END_TEST
 
 struct pool_snap {
 	struct vl_counters c;
-	uint32_t lru[512];
-	uint32_t lru_seq[512];
-	int nlru;
-	unsigned char node_free[512];
+	struct vl_node nodes[512]; /* rebuild touches none */
 	uint32_t file_state[64];
 	uint32_t file_gen[64];
 	unsigned char file_bad[64]; /* a record rebuild must quarantine */
@@ -1250,56 +1731,31 @@ struct pool_snap {
 
 static void take_snap(const struct vl_region *r, struct pool_snap *s)
 {
-	uint32_t n, i;
+	uint32_t i;
 
 	memset(s, 0, sizeof(*s));
 	s->c = r->hdr->c;
-	for (n = r->hdr->c.lru_head; n != VL_NIL; n = vl_node_at(r, n)->next) {
-		ck_assert_int_lt(s->nlru, 512);
-		s->lru_seq[s->nlru] = vl_node_at(r, n)->seq;
-		s->lru[s->nlru++] = n;
-	}
-	ck_assert_uint_le(r->hdr->c.node_hwm, 512);
+	ck_assert_uint_le(r->node_cap, 512);
 	ck_assert_uint_le(r->hdr->c.file_hwm, 64);
-	for (i = 1; i < r->hdr->c.node_hwm; i++)
-		s->node_free[i] = vl_node_state(vl_node_at(r, i)) == VL_NODE_FREE;
+	memcpy(s->nodes, r->nodes, r->node_cap * sizeof(struct vl_node));
 	for (i = 1; i < r->hdr->c.file_hwm; i++) {
 		s->file_state[i] = vl_file_at(r, i)->h.state;
 		s->file_gen[i] = vl_file_at(r, i)->h.gen;
 	}
 }
 
-/* The expected region counters no longer include file fi's ranges. */
-static void snap_drop_counts(struct pool_snap *s, const struct vl_file *f)
-{
-	s->c.ranges -= f->h.nranges;
-	s->c.ranges_purged -= f->h.npurged;
-	vl_u128_sub(&s->c.volatile_bytes, f->h.vbytes);
-	vl_u128_sub(&s->c.purged_bytes, f->h.pbytes);
-}
-
-/* Scribble on everything the region lock guards (a holder died mid-way). */
+/*
+ * Scribble on everything the region lock guards (a holder died mid-way):
+ * the file table, its free list and count. The rest is no longer the
+ * region lock's to guard, and a scribble there is not rebuild's to mend.
+ */
 static void scramble(const struct vl_region *r, uint64_t *rng)
 {
 	struct vl_counters *c = &r->hdr->c;
 	uint32_t i;
 
-	c->node_free = (uint32_t)th_rand(rng);
-	c->nodes_used = (uint32_t)th_rand(rng);
 	c->file_free = (uint32_t)th_rand(rng) % r->file_cap;
 	c->files_used = 12345;
-	c->lru_head = (uint32_t)th_rand(rng) % r->node_cap;
-	c->lru_tail = (uint32_t)th_rand(rng);
-	c->ranges = 7;
-	c->ranges_purged = 9;
-	c->volatile_bytes.lo = th_rand(rng);
-	c->volatile_bytes.hi = th_rand(rng);
-	c->purged_bytes.lo = th_rand(rng);
-	c->purged_bytes.hi = th_rand(rng);
-	for (i = 1; i < r->node_cap; i++) {
-		vl_node_at(r, i)->prev = (uint32_t)th_rand(rng);
-		vl_node_at(r, i)->next = (uint32_t)th_rand(rng);
-	}
 	for (i = 0; i < r->hash_cap; i++)
 		r->hash[i] = (uint32_t)th_below(rng, 3) == 0 ? (uint32_t)th_rand(rng) : 0;
 	for (i = 1; i < r->file_cap; i++)
@@ -1355,61 +1811,27 @@ static void check_file_counters(const struct vl_region *r)
 	}
 }
 
-static void check_rebuilt(const struct vl_region *r, const struct pool_snap *s, int exact_lru)
+/*
+ * What rebuild now guarantees: the file table, its free list and count
+ * made again from the records; the nodes, the allocator's counters, the
+ * ages and the totals left exactly as they were.
+ */
+static void check_rebuilt(const struct vl_region *r, const struct pool_snap *s)
 {
 	const struct vl_counters *c = &r->hdr->c;
-	struct vl_counters sum;
-	uint32_t n, i, prev = VL_NIL, expect_next, nlive = 0, nin = 0;
-	int k;
+	uint32_t n, i, expect_next, nlive = 0, nin = 0;
 
+	ck_assert(memcmp(s->nodes, r->nodes, r->node_cap * sizeof(struct vl_node)) == 0);
+	ck_assert_uint_eq(c->node_top, s->c.node_top);
+	ck_assert_uint_eq(c->node_hwm, s->c.node_hwm);
 	ck_assert_uint_eq(c->nodes_used, s->c.nodes_used);
+	ck_assert_uint_eq(c->seq, s->c.seq);
 	ck_assert_uint_eq(c->ranges, s->c.ranges);
 	ck_assert_uint_eq(c->ranges_purged, s->c.ranges_purged);
 	th_counts_eq(c->volatile_bytes, s->c.volatile_bytes);
 	th_counts_eq(c->purged_bytes, s->c.purged_bytes);
 	ck_assert_uint_eq(c->files_used, s->c.files_used);
-	ck_assert_uint_eq(c->node_hwm, s->c.node_hwm);
 	ck_assert_uint_eq(c->file_hwm, s->c.file_hwm);
-	ck_assert_uint_eq(c->seq, s->c.seq);
-	/* the totals are those of the file records */
-	record_totals(r, &sum);
-	ck_assert_uint_eq(c->ranges, sum.ranges);
-	ck_assert_uint_eq(c->ranges_purged, sum.ranges_purged);
-	th_counts_eq(c->volatile_bytes, sum.volatile_bytes);
-	th_counts_eq(c->purged_bytes, sum.purged_bytes);
-
-	/* the LRU: the same ranges, oldest first (age = seq - node seq, wrap-safe) */
-	for (k = 0, n = c->lru_head; n != VL_NIL; k++, n = vl_node_at(r, n)->next) {
-		const struct vl_node *x = vl_node_at(r, n);
-
-		ck_assert_int_lt(k, s->nlru);
-		ck_assert_uint_eq(x->prev, prev);
-		ck_assert_uint_eq(x->seq, s->lru_seq[k]);
-		if (exact_lru)
-			ck_assert_uint_eq(n, s->lru[k]);
-		if (prev != VL_NIL)
-			ck_assert_uint_le(c->seq - vl_node_at(r, n)->seq,
-					  c->seq - vl_node_at(r, prev)->seq);
-		prev = n;
-	}
-	ck_assert_int_eq(k, s->nlru);
-	ck_assert_uint_eq(c->lru_tail, prev);
-	for (k = 0; k < s->nlru; k++)
-		ck_assert(vl_lru_linked(r, s->lru[k]));
-
-	/* the free list: every free slot, lowest first */
-	expect_next = 1;
-	for (n = c->node_free; n != VL_NIL; n = vl_node_at(r, n)->next) {
-		while (expect_next < c->node_hwm && !s->node_free[expect_next])
-			expect_next++;
-		ck_assert_uint_eq(n, expect_next);
-		ck_assert(node_is_zero_free(r, n));
-		expect_next++;
-	}
-	while (expect_next < c->node_hwm && !s->node_free[expect_next])
-		expect_next++;
-	ck_assert_uint_eq(expect_next, c->node_hwm);
-
 	/* files: sound LIVE ones found as themselves; states and gens kept */
 	for (i = 1; i < c->file_hwm; i++) {
 		const struct vl_file *f = vl_file_at(r, i);
@@ -1541,11 +1963,11 @@ START_TEST(test_rebuild)
 	ck_assert_uint_eq(r->hdr->c.ranges_purged, sum.ranges_purged);
 	th_counts_eq(r->hdr->c.volatile_bytes, sum.volatile_bytes);
 	th_counts_eq(r->hdr->c.purged_bytes, sum.purged_bytes);
-	ck_assert_uint_eq(r->hdr->c.ranges, r->hdr->c.nodes_used);
+	check_pool(r);
 	take_snap(r, s);
 	scramble(r, &rng);
 	vl_pool_rebuild(r);
-	check_rebuilt(r, s, 1);
+	check_rebuilt(r, s);
 	check_file_counters(r);
 	ck_assert_int_eq(vl_file_lookup(r, &id, &fi), 0);
 	ck_assert_uint_eq(fi, files[TWIN_OF]);
@@ -1553,13 +1975,14 @@ START_TEST(test_rebuild)
 	ck_assert_uint_eq(fi, files[NFILES - 1]);
 	/* a second rebuild of a sound pool changes nothing */
 	vl_pool_rebuild(r);
-	check_rebuilt(r, s, 1);
-	/* and it works on: the lowest free slot is handed out first */
+	check_rebuilt(r, s);
+	check_pool(r);
+	/* and it works on: the free list's head is handed out first */
 	{
-		uint32_t lowest = r->hdr->c.node_free;
+		uint32_t head = free_head(&r->hdr->c);
 
-		ck_assert_uint_ne(lowest, VL_NIL);
-		ck_assert_uint_eq(vl_node_alloc(r, files[0]), lowest);
+		ck_assert_uint_ne(head, VL_NIL);
+		ck_assert_uint_eq(vl_node_alloc(r, files[0]), head);
 	}
 	ck_assert_uint_eq(r->hdr->c.file_free, files[6]);
 	ck_assert_uint_eq(th_file_new(r, 0x802, 1), files[6]);
@@ -1568,13 +1991,96 @@ START_TEST(test_rebuild)
 }
 END_TEST
 
-/* The halves of a split share an age: the rebuilt LRU keeps them, in age order. */
-START_TEST(test_rebuild_with_splits)
+/*
+ * A holder of file v's lock died mid-change: its age order, `oldest`,
+ * spare chain and counts are scribbled, and PENDING nodes of it (the
+ * dead holder's spares) lie about. The region's totals agree with the
+ * file's (wrong) counts, as they do when a change died before its
+ * commit. vl_file_repair makes the age order again from the ranges'
+ * ages (wrap-aware: the ages wrap during the build of case 1), frees the
+ * PENDING nodes, recounts the file and corrects the region's totals by
+ * the difference; the tree keeps its ranges.
+ */
+START_TEST(test_repair_age_order)
+{
+	static const uint32_t seq0[] = { 0, 0xffffffc0u };
+	static struct vl_node before[512];
+	struct th_region t;
+	const struct vl_region *r;
+	uint32_t files[NFILES], v, n, orphan[2], nr;
+	uint64_t rng = 8080 + (uint64_t)_i;
+	struct vl_file *f;
+	long k;
+
+	th_region_init(&t, 400, 16);
+	r = &t.r;
+	build_pool(r, seq0[_i], &rng, files);
+	if (seq0[_i] != 0)
+		ck_assert_uint_lt(r->hdr->c.seq, 1000);
+	check_pool(r);
+	for (int vi = 0; vi < NFILES; vi++) {
+		v = files[vi];
+		f = vl_file_at(r, v);
+		if (f->h.state != VL_FILE_LIVE)
+			continue;
+		nr = f->h.nranges;
+		memcpy(before, r->nodes, r->node_cap * sizeof(struct vl_node));
+		/* the dead holder's spares, and a chain that names one of them */
+		orphan[0] = vl_node_alloc(r, v);
+		orphan[1] = vl_node_alloc(r, v);
+		ck_assert(orphan[0] != VL_NIL && orphan[1] != VL_NIL);
+		f->h.spare = (uint32_t)th_below(&rng, 2) ? orphan[1] : (uint32_t)th_rand(&rng);
+		for (n = vl_rb_first(r, f->h.root); n != VL_NIL; n = vl_rb_next(r, n)) {
+			vl_node_at(r, n)->prev = (uint32_t)th_rand(&rng) % r->node_cap;
+			vl_node_at(r, n)->next = (uint32_t)th_rand(&rng);
+		}
+		f->h.lru_head = (uint32_t)th_rand(&rng) % r->node_cap;
+		f->h.lru_tail = (uint32_t)th_rand(&rng);
+		f->h.oldest = (uint32_t)th_rand(&rng);
+		/* counts off, and the region's with them */
+		f->h.nranges += 3;
+		f->h.npurged += 1;
+		f->h.vbytes += 1000;
+		f->h.pbytes += 77;
+		r->hdr->c.ranges += 3;
+		r->hdr->c.ranges_purged += 1;
+		vl_u128_add(&r->hdr->c.volatile_bytes, 1000);
+		vl_u128_add(&r->hdr->c.purged_bytes, 77);
+
+		vl_file_repair(r, v);
+		ck_assert_uint_eq(f->h.nranges, nr);
+		ck_assert_uint_eq(f->h.spare, VL_NIL); /* its spares freed, kept ones too */
+		ck_assert_uint_eq(vl_node_state(vl_node_at(r, orphan[0])), VL_NODE_FREE);
+		ck_assert_uint_eq(vl_node_state(vl_node_at(r, orphan[1])), VL_NODE_FREE);
+		k = vl_rb_check(r, f->h.root, v);
+		ck_assert_int_eq(k, nr);
+		/* the same ranges, with their ages */
+		for (n = vl_rb_first(r, f->h.root); n != VL_NIL; n = vl_rb_next(r, n)) {
+			const struct vl_node *x = vl_node_at(r, n);
+
+			ck_assert_uint_eq(x->start, before[n].start);
+			ck_assert_uint_eq(x->end, before[n].end);
+			ck_assert_uint_eq(x->seq, before[n].seq);
+			ck_assert_uint_eq(x->meta, before[n].meta);
+		}
+		check_pool(r);
+	}
+	/* and it works on */
+	for (int i = 0; i < 20; i++)
+		ppurge_oldest(r);
+	pmark(r, files[1], 1000, 1010);
+	check_pool(r);
+	th_region_fini(&t);
+}
+END_TEST
+
+/* The halves of a split share an age: the repaired age order keeps them side by side. */
+START_TEST(test_repair_with_splits)
 {
 	struct th_region t;
 	const struct vl_region *r;
 	struct pool_snap *s = malloc(sizeof(*s));
-	uint32_t fi, gi;
+	uint32_t fi, gi, n, want[6], k = 0;
 	uint64_t rng = 5;
 
 	ck_assert_ptr_nonnull(s);
@@ -1590,17 +2096,37 @@ START_TEST(test_rebuild_with_splits)
 	ck_assert_int_eq(punmark(r, fi, 70, 80), 0);
 	pmark(r, gi, 150, 160);
 	ck_assert_int_eq(punmark(r, fi, 250, 260), 0);
+	check_pool(r);
+	for (n = vl_file_at(r, fi)->h.lru_head; n != VL_NIL; n = vl_node_at(r, n)->next) {
+		ck_assert_uint_lt(k, 6);
+		want[k++] = n;
+	}
+	ck_assert_uint_eq(k, 6);
 	take_snap(r, s);
-	ck_assert_int_eq(s->nlru, 8);
 	scramble(r, &rng);
 	vl_pool_rebuild(r);
-	check_rebuilt(r, s, 0);
+	check_rebuilt(r, s);
+	/* scribble fi's age order away, and repair it */
+	for (n = 1; n < r->hdr->c.node_hwm; n++)
+		if (vl_node_file(vl_node_at(r, n)) == fi)
+			vl_node_at(r, n)->prev = vl_node_at(r, n)->next = (uint32_t)th_rand(&rng);
+	vl_file_at(r, fi)->h.lru_head = vl_file_at(r, fi)->h.lru_tail = VL_NIL;
+	vl_file_repair(r, fi);
+	check_pool(r);
+	k = 0;
+	for (n = vl_file_at(r, fi)->h.lru_head; n != VL_NIL; n = vl_node_at(r, n)->next)
+		ck_assert_uint_eq(vl_node_at(r, n)->start, vl_node_at(r, want[k++])->start);
+	ck_assert_uint_eq(k, 6);
 	free(s);
 	th_region_fini(&t);
 }
 END_TEST
 
-/* hwm counters out of range are clamped, not trusted */
+/*
+ * The file mark out of range is clamped, not trusted. The node mark is
+ * the allocator's (no lock): rebuild leaves it, and an allocator that
+ * finds it out of range hands out no new slot (freed ones still).
+ */
 START_TEST(test_rebuild_clamps_hwm)
 {
 	struct th_region t;
@@ -1615,19 +2141,21 @@ START_TEST(test_rebuild_clamps_hwm)
 	r->hdr->c.node_hwm = UINT32_MAX;
 	r->hdr->c.file_hwm = 0;
 	vl_pool_rebuild(r);
-	ck_assert_uint_eq(r->hdr->c.node_hwm, r->node_cap);
+	ck_assert_uint_eq(r->hdr->c.node_hwm, UINT32_MAX);
 	ck_assert_uint_eq(r->hdr->c.file_hwm, 1);
 	ck_assert_uint_eq(r->hdr->c.nodes_used, 2);
-	/* file slots above the clamped mark are not looked at: no file, no totals */
+	ck_assert_uint_eq(vl_node_alloc(r, fi), VL_NIL);
+	/* file slots above the clamped mark are not looked at; the totals are left */
 	ck_assert_uint_eq(r->hdr->c.files_used, 0);
-	ck_assert_uint_eq(r->hdr->c.ranges, 0);
-	th_count_eq(r->hdr->c.volatile_bytes, 0);
-	/* with the mark right, the totals come from the file record */
+	ck_assert_uint_eq(r->hdr->c.ranges, 2);
+	th_count_eq(r->hdr->c.volatile_bytes, 20);
 	r->hdr->c.file_hwm = 2;
+	r->hdr->c.node_hwm = 3;
 	vl_pool_rebuild(r);
 	ck_assert_uint_eq(r->hdr->c.files_used, 1);
 	ck_assert_uint_eq(r->hdr->c.ranges, 2);
 	th_count_eq(r->hdr->c.volatile_bytes, 20);
+	check_pool(r);
 	ck_assert(th_sentinel_zero(r));
 	th_region_fini(&t);
 }
@@ -1679,38 +2207,54 @@ START_TEST(test_rebuild_never_used_file_slots)
 END_TEST
 
 /*
- * The region totals are read from the file records, not the nodes: a
- * holder of a file's lock may be half way through a change whose commit
- * (both totals at once) is still to come.
+ * A holder of a file's lock half way through a change, its commit still
+ * to come: rebuild (the file table's) leaves the totals alone, and the
+ * file's repair counts the tree as it is and corrects the region's
+ * totals by the difference.
  */
-START_TEST(test_rebuild_totals_from_records)
+START_TEST(test_repair_corrects_totals)
 {
 	struct th_region t;
 	const struct vl_region *r;
 	struct vl_change c;
-	uint32_t fi, spare;
+	uint32_t fi, gi, spare;
 	struct vl_u128 vb;
 
 	th_region_init(&t, 32, 4);
 	r = &t.r;
 	fi = th_file_new(r, 1, 1);
+	gi = th_file_new(r, 1, 2);
 	pmark(r, fi, 0, 10);
 	pmark(r, fi, 20, 30);
+	pmark(r, gi, 0, 100);
 	ppurge_oldest(r);
 	vb = r->hdr->c.volatile_bytes;
-	th_count_eq(vb, 10);
+	th_count_eq(vb, 110);
 	th_count_eq(r->hdr->c.purged_bytes, 10);
 	/* the ranges change, the commit has not come yet */
 	spare = vl_node_alloc(r, fi);
 	ck_assert_int_eq(vl_ranges_mark(r, th_root(r, fi), fi, 40, 50, spare, &c), 0);
 	ck_assert_int_eq(vl_ranges_unmark(r, th_root(r, fi), fi, 20, 25, VL_NIL, &c), 0);
 	vl_pool_rebuild(r);
-	ck_assert_uint_eq(r->hdr->c.ranges, 2);
+	ck_assert_uint_eq(r->hdr->c.ranges, 3);
 	ck_assert_uint_eq(r->hdr->c.ranges_purged, 1);
 	th_counts_eq(r->hdr->c.volatile_bytes, vb);
 	th_count_eq(r->hdr->c.purged_bytes, 10);
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 3); /* the nodes are all there */
-	ck_assert_uint_eq(r->hdr->c.files_used, 1);
+	ck_assert_uint_eq(r->hdr->c.nodes_used, 4); /* the nodes are all there */
+	ck_assert_uint_eq(r->hdr->c.files_used, 2);
+	/* [0,10)P [25,30)U [40,50)U: the file and the region count them */
+	vl_file_repair(r, fi);
+	ck_assert_uint_eq(vl_file_at(r, fi)->h.nranges, 3);
+	ck_assert_uint_eq(vl_file_at(r, fi)->h.vbytes, 15);
+	ck_assert_uint_eq(r->hdr->c.ranges, 4);
+	ck_assert_uint_eq(r->hdr->c.ranges_purged, 1);
+	th_count_eq(r->hdr->c.volatile_bytes, 115);
+	th_count_eq(r->hdr->c.purged_bytes, 10);
+	check_pool(r);
+	/* a second repair of a sound file changes nothing */
+	vl_file_repair(r, fi);
+	th_count_eq(r->hdr->c.volatile_bytes, 115);
+	check_pool(r);
 	th_region_fini(&t);
 }
 END_TEST
@@ -1782,7 +2326,7 @@ START_TEST(test_rebuild_torn_state)
 
 	scramble(r, &rng);
 	vl_pool_rebuild(r);
-	check_rebuilt(r, s, 1);
+	check_rebuilt(r, s);
 	for (i = 0; i < 3; i++) {
 		ck_assert(vl_file_ok(r, vl_file_at(r, e[i])));
 		ck_assert_int_eq(vl_file_lookup(r, &eid[i], &fi), 0);
@@ -1799,7 +2343,7 @@ START_TEST(test_rebuild_torn_state)
 	ck_assert_uint_eq(r->hdr->c.ranges, s->c.ranges);
 	/* sealed now: a second rebuild changes nothing */
 	vl_pool_rebuild(r);
-	check_rebuilt(r, s, 1);
+	check_rebuilt(r, s);
 	/* the freed slots are handed out, lowest first, with the gens they had */
 	ck_assert(e[0] < e[1] && e[1] < e[2]);
 	for (i = 0; i < 3; i++) {
@@ -1869,7 +2413,7 @@ START_TEST(test_rebuild_quarantine)
 	/* the nodes that name it */
 	for (n = 1; n < r->hdr->c.node_hwm; n++) {
 		before[n] = *vl_node_at(r, n);
-		mine[n] = vl_node_state(vl_node_at(r, n)) != VL_NODE_FREE &&
+		mine[n] = vl_node_state(vl_node_at(r, n)) == VL_NODE_LIVE &&
 			  vl_node_file(vl_node_at(r, n)) == v;
 		nmine += mine[n];
 	}
@@ -1904,15 +2448,13 @@ START_TEST(test_rebuild_quarantine)
 	ck_assert(!vl_file_ok(r, f));
 	now = f->h.ident;
 	s->file_bad[v] = 1;
-	if (was_live)
-		snap_drop_counts(s, f); /* it is not summed: a record we cannot read */
-	else
+	if (!was_live)
 		s->c.files_used++; /* a slot that is not free */
 
 	scramble(r, &rng);
 	rec = *f;
 	vl_pool_rebuild(r);
-	check_rebuilt(r, s, 1);
+	check_rebuilt(r, s);
 	/* left as it is, byte for byte */
 	ck_assert(memcmp(&rec, f, sizeof(rec)) == 0);
 	/* found under neither identity */
@@ -1946,7 +2488,7 @@ START_TEST(test_rebuild_quarantine)
 		ck_assert_int_eq(vl_rb_check(r, f->h.root, v), nmine);
 	/* a second rebuild: still quarantined, still untouched */
 	vl_pool_rebuild(r);
-	check_rebuilt(r, s, 1);
+	check_rebuilt(r, s);
 	ck_assert(memcmp(&rec, f, sizeof(rec)) == 0);
 	/* its slot is never handed out: fill the region */
 	for (i = 1; i < r->hdr->c.file_hwm; i++)
@@ -1997,12 +2539,11 @@ START_TEST(test_rebuild_keeps_bad_nodes)
 	pmark(r, fi, 40, 50);
 	pmark(r, fi, 60, 70);
 	ppurge_oldest(r);                 /* [0,10) purged */
-	bad[0] = r->hdr->c.lru_head;      /* [20,30), unpurged */
+	bad[0] = vl_file_at(r, fi)->h.lru_head; /* [20,30), unpurged */
 	bad[1] = vl_rb_first(r, *th_root(r, fi)); /* [0,10), purged */
 	bad[2] = vl_node_alloc(r, fi);    /* a spare, PENDING */
 	ck_assert_uint_eq(vl_node_at(r, bad[0])->start, 20);
 	ck_assert(vl_node_purged(vl_node_at(r, bad[1])));
-	take_snap(r, s);
 	/* cut off between writing a node's fields and its sum */
 	vl_node_at(r, bad[0])->end = 33;
 	vl_node_at(r, bad[1])->start = 2;
@@ -2012,9 +2553,10 @@ START_TEST(test_rebuild_keeps_bad_nodes)
 		ck_assert(!vl_node_ok(r, vl_node_at(r, bad[k])));
 		saved[k] = *vl_node_at(r, bad[k]);
 	}
+	take_snap(r, s);
 	scramble(r, &rng);
 	vl_pool_rebuild(r);
-	check_rebuilt(r, s, 1);
+	check_rebuilt(r, s);
 	ck_assert_uint_eq(vl_node_state(vl_node_at(r, bad[0])), VL_NODE_LIVE);
 	ck_assert_uint_eq(vl_node_state(vl_node_at(r, bad[1])), VL_NODE_LIVE);
 	ck_assert_uint_eq(vl_node_state(vl_node_at(r, bad[2])), VL_NODE_PENDING);
@@ -2046,11 +2588,14 @@ static Suite *pool_suite(void)
 	tcase_add_test(tc, test_alloc_lowest_first);
 	tcase_add_test(tc, test_free_list_reuse);
 	tcase_add_test(tc, test_corrupt_free_head);
+	tcase_add_test(tc, test_alloc_below);
 	tcase_add_test(tc, test_alloc_random);
+	tcase_add_loop_test(tc, test_alloc_concurrent, 0, 2); /* 1: with a sweeper */
 	suite_add_tcase(s, tc);
 	tc = th_tcase("lru", 30);
 	tcase_add_test(tc, test_lru_basic);
 	tcase_add_test(tc, test_lru_random);
+	tcase_add_test(tc, test_age_next_and_older);
 	suite_add_tcase(s, tc);
 	tc = th_tcase("files", 30);
 	tcase_add_test(tc, test_hash_copy_matches);
@@ -2061,12 +2606,13 @@ static Suite *pool_suite(void)
 	tcase_add_test(tc, test_probe_race);
 	suite_add_tcase(s, tc);
 	tc = th_tcase("commit", 30);
-	tcase_add_test(tc, test_commit_frees_unused_spare);
+	tcase_add_test(tc, test_commit_keeps_unused_spare);
 	tcase_add_test(tc, test_commit_counts_past_2_64);
 	tcase_add_loop_test(tc, test_rebuild, 0, 2);
-	tcase_add_test(tc, test_rebuild_with_splits);
+	tcase_add_loop_test(tc, test_repair_age_order, 0, 2);
+	tcase_add_test(tc, test_repair_with_splits);
 	tcase_add_test(tc, test_rebuild_clamps_hwm);
-	tcase_add_test(tc, test_rebuild_totals_from_records);
+	tcase_add_test(tc, test_repair_corrects_totals);
 	tcase_add_test(tc, test_rebuild_torn_state);
 	tcase_add_loop_test(tc, test_rebuild_quarantine, 0, 8);
 	tcase_add_test(tc, test_rebuild_keeps_bad_nodes);
@@ -2075,6 +2621,7 @@ static Suite *pool_suite(void)
 	suite_add_tcase(s, tc);
 	tc = th_tcase("spare", 30);
 	tcase_add_test(tc, test_spare_keep_take);
+	tcase_add_test(tc, test_spares_at_most);
 	tcase_add_test(tc, test_spare_used);
 	tcase_add_test(tc, test_spare_freed_with_record);
 	tcase_add_test(tc, test_spare_freed_by_repair);

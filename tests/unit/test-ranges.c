@@ -74,6 +74,49 @@ static uint32_t age_at(struct world *w, int f, uint64_t s)
 	return vl_node_at(w->r, n)->seq;
 }
 
+/* File f's oldest and newest unpurged range: the ends of its age order. */
+static uint32_t lru_head(struct world *w, int f)
+{
+	return vl_file_at(w->r, w->fi[f])->h.lru_head;
+}
+
+static uint32_t lru_tail(struct world *w, int f)
+{
+	return vl_file_at(w->r, w->fi[f])->h.lru_tail;
+}
+
+/*
+ * The region's oldest unpurged range, as a purger finds it: the head of
+ * the file whose published age (`oldest`) is the oldest; VL_NIL if none.
+ */
+static uint32_t oldest_head(struct world *w)
+{
+	const struct vl_region *r = w->r;
+	uint32_t now = r->hdr->c.seq, age = 0, n = VL_NIL;
+
+	for (int f = 0; f < w->nf; f++) {
+		const struct vl_file *F = vl_file_at(r, w->fi[f]);
+
+		if (F->h.oldest != 0 && (n == VL_NIL || vl_age_older(F->h.oldest, age, now))) {
+			age = F->h.oldest;
+			n = F->h.lru_head;
+		}
+	}
+	return n;
+}
+
+/* Nodes kept as spares, over the files of the world. */
+static uint32_t spares(struct world *w)
+{
+	uint32_t k = 0;
+
+	for (int f = 0; f < w->nf; f++)
+		for (uint32_t n = vl_file_at(w->r, w->fi[f])->h.spare; n != VL_NIL;
+		     n = vl_node_at(w->r, n)->next)
+			k++;
+	return k;
+}
+
 /* Purge the range of file f that starts at s. */
 static void purge_at(struct world *w, int f, uint64_t s)
 {
@@ -120,7 +163,9 @@ START_TEST(test_overlap_merge)
 	do_mark(w, 0, 49, 56); /* bridges two */
 	expect(w, 0, "0-80u");
 	ck_assert_uint_eq(w->r->hdr->c.ranges, 1);
-	ck_assert_uint_eq(w->r->hdr->c.nodes_used, 1);
+	/* the merged ranges' nodes: VL_SPARES kept by the file, the rest freed */
+	ck_assert_uint_eq(spares(w), VL_SPARES);
+	ck_assert_uint_eq(w->r->hdr->c.nodes_used, 1 + VL_SPARES);
 	world_free(w);
 }
 END_TEST
@@ -206,7 +251,9 @@ START_TEST(test_merge_with_purged_is_purged)
 	expect(w, 0, "0-70p");
 	th_count_eq(w->r->hdr->c.volatile_bytes, 0);
 	th_count_eq(w->r->hdr->c.purged_bytes, 70);
-	ck_assert_uint_eq(w->r->hdr->c.lru_head, VL_NIL);
+	ck_assert_uint_eq(lru_head(w, 0), VL_NIL);
+	ck_assert_uint_eq(vl_file_at(w->r, w->fi[0])->h.oldest, 0);
+	ck_assert_uint_eq(oldest_head(w), VL_NIL);
 	world_free(w);
 }
 END_TEST
@@ -222,12 +269,16 @@ START_TEST(test_merge_takes_newest_age)
 	do_mark(w, 0, 5, 15);   /* age 4: [0,15) */
 	ck_assert_uint_eq(age_at(w, 0, 0), 4);
 	ck_assert_uint_eq(age_at(w, 0, 50), 2);
-	/* the LRU: [50,60), file 1, then [0,15) */
-	ck_assert_uint_eq(w->r->hdr->c.lru_head, node_with_start(w, 0, 50));
-	ck_assert_uint_eq(w->r->hdr->c.lru_tail, node_with_start(w, 0, 0));
+	/* file 0's age order: [50,60), then [0,15); the oldest of all is [50,60) */
+	ck_assert_uint_eq(lru_head(w, 0), node_with_start(w, 0, 50));
+	ck_assert_uint_eq(lru_tail(w, 0), node_with_start(w, 0, 0));
+	ck_assert_uint_eq(vl_file_at(w->r, w->fi[0])->h.oldest, 2);
+	ck_assert_uint_eq(oldest_head(w), node_with_start(w, 0, 50));
 	do_mark(w, 0, 60, 70); /* touching: age 5 */
 	ck_assert_uint_eq(age_at(w, 0, 50), 5);
-	ck_assert_uint_eq(w->r->hdr->c.lru_head, node_with_start(w, 1, 0));
+	ck_assert_uint_eq(lru_head(w, 0), node_with_start(w, 0, 0));
+	ck_assert_uint_eq(lru_tail(w, 0), node_with_start(w, 0, 50));
+	ck_assert_uint_eq(oldest_head(w), node_with_start(w, 1, 0));
 	world_free(w);
 }
 END_TEST
@@ -241,7 +292,7 @@ START_TEST(test_inside_mark_keeps_age)
 	do_mark(w, 0, 0, 100);
 	do_mark(w, 0, 200, 210);
 	do_mark(w, 1, 0, 10);
-	head = w->r->hdr->c.lru_head;
+	head = oldest_head(w);
 	do_mark(w, 0, 10, 20);
 	do_mark(w, 0, 0, 100);
 	do_mark(w, 0, 0, 1);
@@ -249,7 +300,7 @@ START_TEST(test_inside_mark_keeps_age)
 	expect(w, 0, "0-100u 200-210u");
 	ck_assert_uint_eq(age_at(w, 0, 0), 1);
 	ck_assert_uint_eq(w->r->hdr->c.seq, 3);
-	ck_assert_uint_eq(w->r->hdr->c.lru_head, head);
+	ck_assert_uint_eq(oldest_head(w), head);
 	/* inside a purged range: no punch, nothing */
 	purge_at(w, 0, 200);
 	do_mark(w, 0, 202, 205);
@@ -273,11 +324,11 @@ START_TEST(test_inside_mark_at_touching_start_keeps_age)
 	do_mark(w, 0, 10, 100); /* age 2: touches the purged [0,10) */
 	do_mark(w, 1, 0, 10);   /* age 3 */
 	expect(w, 0, "0-10p 10-100u");
-	head = w->r->hdr->c.lru_head;
+	head = oldest_head(w);
 	ck_assert_uint_eq(head, node_with_start(w, 0, 10));
 	do_mark(w, 0, 10, 20); /* inside [10,100) */
 	ck_assert_uint_eq(age_at(w, 0, 10), 2);
-	ck_assert_uint_eq(w->r->hdr->c.lru_head, head);
+	ck_assert_uint_eq(oldest_head(w), head);
 	world_free(w);
 }
 END_TEST
@@ -331,12 +382,13 @@ START_TEST(test_unmark_split)
 	do_mark(w, 1, 0, 100);  /* age 2 */
 	ck_assert_int_eq(do_unmark(w, 0, 40, 60), 0);
 	expect(w, 0, "0-40u 60-100u");
-	/* both halves keep the age, side by side at the head of the LRU */
+	/* both halves keep the age, side by side at the head of the file's age order */
 	ck_assert_uint_eq(age_at(w, 0, 0), 1);
 	ck_assert_uint_eq(age_at(w, 0, 60), 1);
 	l = node_with_start(w, 0, 0);
 	rr = node_with_start(w, 0, 60);
-	ck_assert_uint_eq(w->r->hdr->c.lru_head, l);
+	ck_assert_uint_eq(lru_head(w, 0), l);
+	ck_assert_uint_eq(oldest_head(w), l);
 	ck_assert_uint_eq(vl_node_at(w->r, l)->next, rr);
 	ck_assert_uint_eq(w->r->hdr->c.ranges, 3);
 	/* a purged range splits into purged halves, and UNMARK says so */
@@ -369,7 +421,9 @@ START_TEST(test_unmark_trim_and_result)
 	expect(w, 0, "0-9p");
 	ck_assert_int_eq(do_unmark(w, 0, 0, 9), 1);
 	expect(w, 0, "");
-	ck_assert_uint_eq(w->r->hdr->c.nodes_used, 0);
+	/* no range left: what is still used are the spares file 0 kept */
+	ck_assert_uint_le(spares(w), VL_SPARES);
+	ck_assert_uint_eq(w->r->hdr->c.nodes_used, spares(w));
 	world_free(w);
 }
 END_TEST
@@ -389,7 +443,7 @@ START_TEST(test_purge_merges_neighbours)
 	expect(w, 0, "0-30p");
 	ck_assert_uint_eq(w->r->hdr->c.ranges, 1);
 	ck_assert_uint_eq(w->r->hdr->c.ranges_purged, 1);
-	ck_assert_uint_eq(w->r->hdr->c.nodes_used, 1);
+	ck_assert_uint_eq(w->r->hdr->c.nodes_used, 1 + spares(w));
 	purge_at(w, 0, 0); /* purging it again changes nothing */
 	expect(w, 0, "0-30p");
 	world_free(w);
@@ -413,7 +467,7 @@ START_TEST(test_oldest_first)
 	do_mark(w, 0, 5, 12);   /* 5: [0,12) is now the newest but one */
 	do_mark(w, 1, 10, 20);  /* 6: [0,20) of file 1 the newest */
 	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
-		uint32_t head = w->r->hdr->c.lru_head;
+		uint32_t head = oldest_head(w);
 		int f;
 
 		ck_assert_uint_eq(head, node_with_start(w, order[i].f, order[i].s));
@@ -1053,7 +1107,7 @@ enum {
 	LINK_PARENT,
 	LINK_PREV,
 	LINK_NEXT,
-	LINK_LRU_HEAD, /* the region's LRU ends, not the victim's */
+	LINK_LRU_HEAD, /* the ends of the file's age order, not the victim's */
 	LINK_LRU_TAIL,
 	NLINKS
 };
@@ -1082,19 +1136,22 @@ static void scribble(const struct vl_region *r, uint32_t n, int link, uint32_t v
 		x->next = v;
 		break;
 	case LINK_LRU_HEAD:
-		r->hdr->c.lru_head = v;
+		vl_file_at(r, vl_node_file(x))->h.lru_head = v;
 		break;
 	default:
-		r->hdr->c.lru_tail = v;
+		vl_file_at(r, vl_node_file(x))->h.lru_tail = v;
 		break;
 	}
 }
 
-/* purge_one of src/purge.c, unchecked: the head of the LRU, if it is a range of ours. */
+/*
+ * purge_one of src/purge.c, unchecked: the head of the file with the
+ * oldest published age, if it is a range of ours.
+ */
 static void purge_head(struct world *w)
 {
 	const struct vl_region *r = w->r;
-	uint32_t n = r->hdr->c.lru_head, fi;
+	uint32_t n = oldest_head(w), fi;
 	struct vl_change c;
 
 	if (n == VL_NIL || n >= r->node_cap)
@@ -1122,8 +1179,8 @@ static void drop_file(struct world *w, int f, int unpurged_only)
 
 /*
  * The runtime's operations, one after another, on a region with one link
- * scribbled: a tree link or an LRU link of the victim (out of range, or
- * VL_NIL where a node was), or an end of the LRU. Whatever they make of
+ * scribbled: a tree link or an age-order link of the victim (out of range, or
+ * VL_NIL where a node was), or an end of its file's age order. Whatever they make of
  * the file, slot 0 of nodes and files must read all zeros after each.
  */
 static void scribble_case(int victim, int link, uint32_t v)
