@@ -8,14 +8,17 @@
  * compared with are measured in alternating rounds, so that a machine that
  * slows down for a while slows both. Calls are timed in the thread's CPU
  * time (CLOCK_THREAD_CPUTIME_ID, user and system), so that other programs
- * taking the CPUs do not count; two processes' throughput and the
- * daemon's reaction are wall-clock times. Ratios compare figures of this
- * run.
+ * taking the CPUs do not count; two processes' throughput, the daemon's
+ * reaction and a MARK that purges a file only a forked child holds
+ * (bench/reach.c) are wall-clock times. Ratios compare figures of this run.
  *
  *   bench [--json FILE] [--ranges N] [--files N] [--volatile PATH] [--trials N]
+ *         [--only GROUP]
  *
  * --volatile names the `volatile` command, for the daemon's reaction time
- * (bench/reaction.c); without it that figure is skipped.
+ * (bench/reaction.c); without it that figure is skipped. --only runs one
+ * group: passthrough, purge, pair, procs, files, ranges, ashmem, reach or
+ * reaction.
  */
 #include "bench.h"
 
@@ -617,8 +620,8 @@ static void human(char *buf, size_t size, double v, const char *unit)
 		snprintf(buf, size, "%.0f %s", v, unit);
 	else if (strcmp(unit, "ns") == 0)
 		snprintf(buf, size, "%.0f ns", v);
-	else if (strcmp(unit, "ms") == 0)
-		snprintf(buf, size, "%.1f ms", v);
+	else if (strcmp(unit, "ms") == 0 || (strcmp(unit, "us") == 0 && v >= 10000))
+		snprintf(buf, size, "%.1f ms", strcmp(unit, "us") == 0 ? v / 1e3 : v);
 	else if (strcmp(unit, "bytes") == 0)
 		snprintf(buf, size, "%.2f bytes", v);
 	else
@@ -761,6 +764,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "--holder") == 0)
 		return holder_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "--marker") == 0)
+		return marker_main(argc - 1, argv + 1);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -832,6 +837,10 @@ int main(int argc, char **argv)
 	if (wanted(only, "ashmem")) {
 		fprintf(stderr, "bench: ashmem region life\n");
 		bench_ashmem();
+	}
+	if (wanted(only, "reach")) {
+		fprintf(stderr, "bench: a MARK purging a file only a child holds\n");
+		bench_mark_reach();
 	}
 	if (wanted(only, "reaction")) {
 		fprintf(stderr, "bench: the daemon's reaction\n");

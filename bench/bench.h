@@ -35,6 +35,13 @@ int met_if(int ok);
 void bench_ashmem(void);
 /* The daemon's reaction: fills figures itself, or "skipped: why". */
 void bench_reaction(const char *volatile_bin, int trials);
+/*
+ * A MARK whose budget purge must reach a file only a forked child holds,
+ * with many fds open on the machine (bench/reach.c).
+ */
+void bench_mark_reach(void);
+/* The process that marks there (bench --marker ROUNDS); returns the exit status. */
+int marker_main(int argc, char **argv);
 /* The process that holds the cache (bench --holder ...); returns the exit status. */
 int holder_main(int argc, char **argv);
 

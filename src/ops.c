@@ -333,7 +333,7 @@ static void note_path(const struct vl_region *r, uint32_t fi, int fdnum)
 static void enforce_budget(const struct vl_region *r, const struct found *fd, int fdnum)
 {
 	const struct vl_config *cfg = vl_config();
-	struct vl_goal g = { .ceiling = cfg->budget, .use_ceiling = 1 };
+	struct vl_goal g = { .ceiling = cfg->budget, .use_ceiling = 1, .bounded = 1 };
 	struct vl_hint h = { fd->fi, fd->gen, fdnum };
 	struct vl_purge_report rep;
 

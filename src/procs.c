@@ -1,9 +1,10 @@
 /*
  * procs.c - the processes this one may see, through /proc: a holder of a
- * file found in their fd tables, whether any of them maps it, and the
- * regions they map. Nothing here allocates: directories are read with
- * getdents64 into a stack buffer (sys.h, vl_dirbuf), /proc files line by
- * line (vl_each_line).
+ * file found in their fd tables (or in one process's, or in a holder's
+ * children's), whether any of them maps it, and the regions they map.
+ * Nothing here allocates: directories are read with getdents64 into a
+ * stack buffer (sys.h, vl_dirbuf), /proc files line by line (vl_each_line)
+ * or, a holder's children, in one read(2).
  */
 #include "reach.h"
 
@@ -137,7 +138,7 @@ static int ours(long pid)
  * its threads run on. So each task is looked at, and one whose table
  * kcmp says is one looked at already is skipped (without kcmp, none is).
  */
-static int scan_tasks(long pid, const struct vl_ident *id, struct vl_holder *found, int *complete)
+int vl_find_holder_in(long pid, const struct vl_ident *id, struct vl_holder *found, int *complete)
 {
 	struct vl_dirbuf tasks, fds;
 	struct dirent64 *te, *fe;
@@ -211,7 +212,7 @@ int vl_find_holder(const struct vl_ident *id, struct vl_holder *found, int *comp
 	procs.len = procs.pos = 0;
 	while (fd < 0 && (pe = vl_next_dirent(&procs)) != NULL) {
 		if (numeric(pe->d_name, &pid))
-			fd = scan_tasks(pid, id, found, complete);
+			fd = vl_find_holder_in(pid, id, found, complete);
 	}
 	vl_raw_close(procs.fd);
 	return fd;
@@ -408,4 +409,87 @@ int vl_scan_regions(void (*fn)(void *, const struct vl_mapped_region *), void *a
 	}
 	vl_raw_close(procs.fd);
 	return 0;
+}
+
+/* ---- a holder's children ------------------------------------------------------ */
+
+/*
+ * What a purge inside a MARK looks at, at most, for one holder: the
+ * children files of its first TASKS tasks, the first CHILDREN children
+ * they list. A few hundred system calls at worst, whatever the machine.
+ */
+#define TASKS 64
+#define CHILDREN 64
+
+struct kids {
+	const struct vl_holder *h;
+	const struct vl_ident *id;
+	struct vl_holder *found;
+	int fd;    /* the O_PATH fd once found */
+	int tried; /* children looked at */
+};
+
+/*
+ * /proc/PID/task/TID/children: "PID PID ... " with no newline (so not
+ * through vl_each_line, which would drop the last one), the children that
+ * task made (fork keeps fd numbers: each is looked at at the holder's).
+ */
+static void try_children(struct kids *k, const char *path)
+{
+	char buf[CHILDREN * 12], *p = buf, *end;
+	int fd = vl_raw_open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	vl_raw_close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	if ((size_t)n == sizeof(buf) - 1 && (end = strrchr(buf, ' ')) != NULL)
+		*end = '\0'; /* more than fits: not the number cut in two at the end */
+	while (k->fd < 0 && k->tried < CHILDREN) {
+		char fdpath[64];
+		long child = strtol(p, &end, 10);
+
+		if (end == p || child <= 0)
+			break;
+		p = end;
+		k->tried++;
+		snprintf(fdpath, sizeof(fdpath), "/proc/%ld/fd/%d", child, k->h->fd);
+		k->fd = vl_open_checked(AT_FDCWD, fdpath, 1, k->id);
+		if (k->fd >= 0) {
+			k->found->pid = (int32_t)child;
+			k->found->fd = k->h->fd;
+		}
+	}
+}
+
+int vl_via_children(const struct vl_holder *h, const struct vl_ident *id, struct vl_holder *found)
+{
+	struct kids k = { h, id, found, -1, 0 };
+	struct vl_dirbuf d;
+	struct dirent64 *e;
+	char path[64];
+	int tasks = 0;
+
+	if (h->pid <= 0 || h->fd < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)h->pid);
+	d.fd = vl_raw_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d.fd < 0)
+		return -1; /* gone, or another user's */
+	d.len = d.pos = 0;
+	while (k.fd < 0 && k.tried < CHILDREN && tasks < TASKS && (e = vl_next_dirent(&d)) != NULL) {
+		long tid;
+
+		if (!numeric(e->d_name, &tid))
+			continue;
+		tasks++;
+		snprintf(path, sizeof(path), "/proc/%d/task/%ld/children", (int)h->pid, tid);
+		try_children(&k, path);
+	}
+	vl_raw_close(d.fd);
+	return k.fd;
 }

@@ -81,12 +81,13 @@ struct pass {
 };
 
 static void init_pass(struct pass *p, const struct vl_region *r, const struct vl_hint *hint,
-		      int thorough)
+		      int thorough, int bounded)
 {
 	memset(p, 0, sizeof(*p));
 	p->r = r;
 	p->hint = hint;
 	p->ctx.thorough = thorough;
+	p->ctx.bounded = bounded;
 	p->now = vl_now_s();
 }
 
@@ -298,6 +299,81 @@ static int unreachable(struct pass *p, const struct vl_target *t, int err,
 }
 
 /*
+ * Inside a MARK (its budget, its pressure) only cheap routes are tried
+ * (reach.h, DESIGN 13), so not reaching a file proves nothing: some
+ * process may hold it that only a look at every process's fds would find.
+ * Its records are left as they are, unpurged ranges included (forgetting
+ * them would take a live file's ranges out of every purge), for the
+ * daemon and `volatile purge`, which look everywhere. The pass goes on to
+ * the next oldest range it can reach. Only the kernel's word that the
+ * file is gone, cheap where it is given (gone.h: CAP_DAC_READ_SEARCH),
+ * lets its records go now.
+ *
+ * And this process does not look for it again for VL_RECHECK seconds:
+ * while its unpurged bytes keep the region over a budget, every MARK
+ * would. Remembered here, by identity, not in the record's checked_at,
+ * which would make the daemon and `volatile purge` skip it too. One
+ * thread at a time, by a try-lock: a thread that finds it taken looks as
+ * if nothing were remembered (a fork child that finds it taken for good
+ * only looks every time).
+ */
+#define UNREACHED 64
+
+static struct {
+	struct vl_ident id;
+	uint32_t at; /* vl_now_s(), never 0; 0: a free slot */
+} unreached[UNREACHED];
+static int unreached_busy;
+
+static int unreached_lately(const struct vl_ident *id, uint32_t now)
+{
+	int hit = 0;
+
+	if (__atomic_exchange_n(&unreached_busy, 1, __ATOMIC_ACQUIRE))
+		return 0;
+	for (int i = 0; i < UNREACHED && !hit; i++)
+		hit = unreached[i].at != 0 && now - unreached[i].at < VL_RECHECK &&
+		      vl_ident_same(&unreached[i].id, id);
+	__atomic_store_n(&unreached_busy, 0, __ATOMIC_RELEASE);
+	return hit;
+}
+
+static void unreached_note(const struct vl_ident *id, uint32_t now)
+{
+	int slot = 0;
+
+	if (__atomic_exchange_n(&unreached_busy, 1, __ATOMIC_ACQUIRE))
+		return;
+	for (int i = 0; i < UNREACHED; i++) {
+		if (unreached[i].at != 0 && vl_ident_same(&unreached[i].id, id)) {
+			slot = i;
+			break;
+		}
+		if (unreached[i].at < unreached[slot].at)
+			slot = i; /* a free slot, else the oldest */
+	}
+	unreached[slot].id = *id;
+	unreached[slot].at = now;
+	__atomic_store_n(&unreached_busy, 0, __ATOMIC_RELEASE);
+}
+
+/* No cheap route reached file t (bounded). Returns 1 if its records are gone. */
+static int bounded_unreached(struct pass *p, const struct vl_target *t,
+			     struct vl_purge_report *rep)
+{
+	if (vl_gone_by_handle(&t->id) == 1 &&
+	    vl_drop_file(p->r, t->fi, t->gen, VL_DROP_ALL) == 0) {
+		vl_log("file %u is gone (no such inode): its ranges are forgotten", t->fi);
+		rep->files_dropped++;
+		return 1;
+	}
+	unreached_note(&t->id, p->now);
+	vl_log("file %u: no cheap route reaches it; left to the daemon and `volatile purge`",
+	       t->fi);
+	return 0;
+}
+
+/*
  * A way to file t, or NULL: the caller's own fd (*theirs), skipped, or
  * dropped. Nothing is opened for I/O here (reach.c): only O_PATH fds.
  */
@@ -311,6 +387,11 @@ static const struct vl_way *way_for(struct pass *p, const struct vl_target *t,
 
 	if (w != NULL || *theirs)
 		return w;
+	if (p->ctx.bounded && unreached_lately(&t->id, p->now)) {
+		skip(p, t->fi);
+		rep->files_skipped++;
+		return NULL;
+	}
 	fd = vl_reach(t, &p->ctx, &got);
 	if (fd >= 0) {
 		found.opath = fd;
@@ -319,7 +400,7 @@ static const struct vl_way *way_for(struct pass *p, const struct vl_target *t,
 			note_reach(p->r, t->fi, t->gen, &got, 0, 0);
 		return keep_way(p, t->fi, t->gen, &found);
 	}
-	if (!unreachable(p, t, fd, rep)) {
+	if (p->ctx.bounded ? !bounded_unreached(p, t, rep) : !unreachable(p, t, fd, rep)) {
 		skip(p, t->fi);
 		rep->files_skipped++;
 	}
@@ -499,7 +580,7 @@ int vl_purge(const struct vl_region *r, const struct vl_goal *goal, const struct
 		vl_log("purge: the region is no longer the one new processes find: nothing purged");
 		return 0;
 	}
-	init_pass(&p, r, hint, goal->thorough);
+	init_pass(&p, r, hint, goal->thorough, goal->bounded);
 	/* every round purges, drops or skips something, or a racer changed
 	 * the ages under us; bound the retries anyway */
 	limit = 4ull * r->node_cap + SKIP_MAX;
@@ -515,7 +596,7 @@ static int collect(const struct vl_region *r, struct vl_purge_report *rep, int a
 	uint32_t hwm;
 
 	memset(rep, 0, sizeof(*rep));
-	init_pass(&p, r, NULL, !ashmem_only);
+	init_pass(&p, r, NULL, !ashmem_only, 0);
 	if (vl_lock_region(r) != 0)
 		return -EUCLEAN;
 	hwm = vl_file_hwm(r);

@@ -14,6 +14,7 @@ struct vl_goal {
 	int use_dev;         /* only files of this device (a full tmpfs) */
 	uint64_t dev;
 	int thorough;        /* tools: may search a tmpfs for a renamed file */
+	int bounded;         /* inside a MARK: cheap routes only (reach.h) */
 };
 
 /* The caller's own file and fd, usable without reopening (MARK + budget). */

@@ -378,6 +378,35 @@ int vl_reach(const struct vl_target *t, struct vl_reach_ctx *ctx, struct vl_reac
 		if (fd >= 0)
 			return fd;
 	}
+	if (ctx->bounded) {
+		struct vl_self_id me;
+
+		/*
+		 * Inside a MARK (DESIGN 13): no look at every process's fds
+		 * (520-570 ms with 200,000 fds on the machine), only the
+		 * holders' children at the holder's fd number, then this
+		 * process's own fd tables. What they do not reach waits for
+		 * the daemon and `volatile purge`.
+		 */
+		for (int i = 0; i < VL_HOLDERS; i++) {
+			fd = vl_via_children(&t->holders[i], &t->id, &out->holder);
+			if (fd >= 0) {
+				vl_log("file %u: reached through pid %d fd %d, a child of pid %d", t->fi,
+				       out->holder.pid, out->holder.fd, t->holders[i].pid);
+				out->via = out->holder;
+				return fd;
+			}
+		}
+		if (vl_self_id(&me) == 0 && me.pid != 0) {
+			fd = vl_find_holder_in(me.pid, &t->id, &out->holder, &complete);
+			if (fd >= 0) {
+				vl_log("file %u: reached through our own fd %d", t->fi, out->holder.fd);
+				out->via = out->holder;
+				return fd;
+			}
+		}
+		return -ESRCH;
+	}
 	fd = vl_find_holder(&t->id, &out->holder, &complete);
 	if (fd >= 0) {
 		vl_log("file %u: reached through pid %d fd %d", t->fi, out->holder.pid,

@@ -30,6 +30,13 @@ void vl_target_copy(const struct vl_region *r, uint32_t fi, struct vl_target *t)
 /* Per purge pass: how hard to look. */
 struct vl_reach_ctx {
 	int thorough;  /* may search a tmpfs for a renamed or deleted file (tools) */
+	/*
+	 * A purge inside a MARK (its budget, its pressure): cheap routes
+	 * only, whatever the machine runs (DESIGN 13). The recorded holders,
+	 * the recorded path, the holders' children at the holder's fd number,
+	 * this process's own fd tables; never every process's.
+	 */
+	int bounded;
 };
 
 /* A new way to the file that a reach found, for the record. */
@@ -47,7 +54,8 @@ struct vl_reached {
  *             thorough) renamed;
  *   -ENOENT   certainly gone: no process of ours holds or maps it (all of
  *             them looked into), and it is a memfd, or (thorough) no name
- *             on its file system reaches it.
+ *             on its file system reaches it. Never when bounded: those
+ *             routes prove nothing by not reaching it (-ESRCH).
  * Nothing is opened for reading or writing on the way, and no file system
  * but the file's own is asked for a name (see reach.c). Processes of
  * other users, and of other PID namespaces, are not seen.
@@ -102,6 +110,8 @@ int vl_is_at(int dirfd, const char *path, int flags, const struct vl_ident *id);
 int vl_open_checked(int dirfd, const char *path, int follow, const struct vl_ident *id);
 /* Every fd table this process may see: an O_PATH fd on id's file, its holder in *found. */
 int vl_find_holder(const struct vl_ident *id, struct vl_holder *found, int *complete);
+/* The same in the fd tables of one process (its pid as /proc shows it). */
+int vl_find_holder_in(long pid, const struct vl_ident *id, struct vl_holder *found, int *complete);
 /* Does any process this one may see map id's file? */
 int vl_mapped_anywhere(const struct vl_ident *id, int *complete);
 /*
@@ -109,5 +119,13 @@ int vl_mapped_anywhere(const struct vl_ident *id, int *complete);
  * file system of device dev; else -errno, fd closed.
  */
 int vl_fd_on_dev(int fd, uint64_t dev);
+
+/*
+ * Through a child of holder h at h's fd number (fork keeps fd numbers): a
+ * memfd handed to a forked child whose parent closed its own. An O_PATH fd
+ * and the child in *found, or -1. Bounded: the children the first 64
+ * tasks of the holder list (/proc/PID/task/TID/children), 64 at most.
+ */
+int vl_via_children(const struct vl_holder *h, const struct vl_ident *id, struct vl_holder *found);
 
 #endif

@@ -40,11 +40,15 @@ fa PUNCH_HOLE|KEEP_SIZE 60K 4K = 0
 EOF
 
 # files the budget's purge must look for: a memfd whose only holder
-# exited, and a named file that was then unlinked
-ok gone1 svt memfd x 64K mark 0 8K
-ok gone2 svt open "$g" rw mark 0 8K
+# exited, and a named file that was then unlinked. A purge inside a MARK
+# forgets them only on the kernel's word (root: CAP_DAC_READ_SEARCH), else
+# skips them (DESIGN 13); either way the MARK purges its own range too, and
+# the 2K left of the gone files and the next MARK stay within the budget:
+# the same answers as root and as an ordinary user.
+ok gone1 svt memfd x 64K mark 0 1K
+ok gone2 svt open "$g" rw mark 0 1K
 rm -f "$g"
-ok budget svte VOLATILE_BUDGET=4K -- open "$f" rw mark 16K 8K unmark 16K 8K mark 32K 2K \
+ok budget svte VOLATILE_BUDGET=6K -- open "$f" rw mark 16K 8K unmark 16K 8K mark 32K 2K \
 	unmark 32K 2K expect 16K 8K zero
 expect_out budget <<EOF
 open $f rw = 3

@@ -22,32 +22,7 @@ need_python
 LEGACY=$VL_TOP_BUILDDIR/tests/helpers/ashmem-legacy
 [ -x "$LEGACY" ] || fail "$LEGACY is not built (make check builds it)"
 
-[ "$(id -u)" -eq 0 ] || skip "not root: the kernel opens file handles only for CAP_DAC_READ_SEARCH"
-caps=$(awk '$1 == "CapEff:" { print $2 }' /proc/self/status)
-case $caps in
-'' | *[!0-9a-f]*) fail "cannot read this process's capabilities: '$caps'" ;;
-esac
-[ $(((0x$caps >> 2) & 1)) -eq 1 ] || skip "root without CAP_DAC_READ_SEARCH here: no file handle can be opened"
-
-# Does the kernel (or a seccomp filter) let us open a handle, and say ESTALE
-# for a gone memfd? Asked without the library.
-"$PYTHON" -c '
-import ctypes, errno, os, struct, sys
-libc = ctypes.CDLL(None, use_errno=True)
-a, b = os.memfd_create("a"), os.memfd_create("b")
-h = ctypes.create_string_buffer(8 + 128)
-struct.pack_into("I", h, 0, 128)
-mnt = ctypes.c_int()
-if libc.name_to_handle_at(a, b"", h, ctypes.byref(mnt), 0x1000) != 0:  # AT_EMPTY_PATH
-    print("name_to_handle_at: " + os.strerror(ctypes.get_errno()))
-    sys.exit(1)
-os.close(a)
-fd = libc.open_by_handle_at(b, h, os.O_PATH)
-e = ctypes.get_errno()
-if fd >= 0 or e != errno.ESTALE:
-    print("open_by_handle_at of a gone memfd: " + ("opened" if fd >= 0 else os.strerror(e)))
-    sys.exit(1)
-' >"$WORK/probe.out" 2>&1 || skip "file handles cannot be used here: $(cat "$WORK/probe.out")"
+kernel_word || skip "$KERNEL_WORD_WHY"
 
 # ---- an incomplete view of /proc, where it can be had -----------------------------------
 # A process of root that the purges cannot look into: one there is already

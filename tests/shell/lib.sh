@@ -94,6 +94,46 @@ need_python() {
 	command -v "$PYTHON" >/dev/null 2>&1 || skip "python3 is needed to read JSON and is missing"
 }
 
+# kernel_word: may this process have the kernel's word that a file is gone
+# (src/gone.c: open_by_handle_at, which needs CAP_DAC_READ_SEARCH, and which
+# a seccomp filter may refuse)? 0 if so; else 1, why in $KERNEL_WORD_WHY.
+kernel_word() {
+	KERNEL_WORD_WHY=
+	if [ "$(id -u)" -ne 0 ]; then
+		KERNEL_WORD_WHY="not root: the kernel opens file handles only for CAP_DAC_READ_SEARCH"
+		return 1
+	fi
+	_caps=$(awk '$1 == "CapEff:" { print $2 }' /proc/self/status)
+	case $_caps in
+	'' | *[!0-9a-f]*) fail "cannot read this process's capabilities: '$_caps'" ;;
+	esac
+	if [ $(((0x$_caps >> 2) & 1)) -ne 1 ]; then
+		KERNEL_WORD_WHY="root without CAP_DAC_READ_SEARCH here: no file handle can be opened"
+		return 1
+	fi
+	# Does the kernel (or a seccomp filter) let us open a handle, and say
+	# ESTALE for a gone memfd? Asked without the library.
+	"$PYTHON" -c '
+import ctypes, errno, os, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+a, b = os.memfd_create("a"), os.memfd_create("b")
+h = ctypes.create_string_buffer(8 + 128)
+struct.pack_into("I", h, 0, 128)
+mnt = ctypes.c_int()
+if libc.name_to_handle_at(a, b"", h, ctypes.byref(mnt), 0x1000) != 0:  # AT_EMPTY_PATH
+    print("name_to_handle_at: " + os.strerror(ctypes.get_errno()))
+    sys.exit(1)
+os.close(a)
+fd = libc.open_by_handle_at(b, h, os.O_PATH)
+e = ctypes.get_errno()
+if fd >= 0 or e != errno.ESTALE:
+    print("open_by_handle_at of a gone memfd: " + ("opened" if fd >= 0 else os.strerror(e)))
+    sys.exit(1)
+' >"$WORK/kernel-word.out" 2>&1 && return 0
+	KERNEL_WORD_WHY="file handles cannot be used here: $(cat "$WORK/kernel-word.out")"
+	return 1
+}
+
 fs_type() {
 	stat -f -c %T "$1" 2>/dev/null
 }
