@@ -53,6 +53,7 @@
 #include "reach.h"
 #include "region.h"
 #include "gone.h"
+#include "lock.h"
 #include "sys.h"
 
 #include <errno.h>
@@ -221,13 +222,52 @@ static int target_of(const struct vl_region *r, const struct cand *c, uint32_t n
 	return ok;
 }
 
+#define EMPTY_BATCH 64 /* empty records freed at most per call */
+
+/*
+ * Records with nothing in them: no range, no ashmem state. A record is
+ * kept while its file has no range (made once per file, not at every
+ * MARK: DESIGN 12), so a table that fills is first made room in by
+ * freeing those: nothing is lost, the next MARK of the file makes it
+ * again (a tombstoned identity's flag with it: pool.c). Locks that are
+ * not free at once are passed over.
+ */
+static int free_empty(const struct vl_region *r)
+{
+	uint32_t hwm = vl_file_hwm(r);
+	int freed = 0;
+
+	for (uint32_t fi = 1; fi < hwm && freed < EMPTY_BATCH; fi++) {
+		struct vl_file *f = vl_file_at(r, fi);
+
+		if (__atomic_load_n(&f->h.state, __ATOMIC_ACQUIRE) != VL_FILE_LIVE ||
+		    __atomic_load_n(&f->h.nranges, __ATOMIC_RELAXED) != 0 || vl_file_holds_state(f) ||
+		    vl_lock_try(r, &f->h.lock) != 0)
+			continue;
+		if (vl_trylock_region(r) == 0) {
+			if (f->h.state == VL_FILE_LIVE && f->h.nranges == 0 && !vl_file_holds_state(f) &&
+			    vl_file_ok(r, f)) {
+				vl_file_release(r, fi);
+				freed++;
+			}
+			vl_unlock_region(r);
+		}
+		vl_unlock_file(r, fi);
+	}
+	return freed;
+}
+
 int vl_evict(const struct vl_region *r)
 {
 	struct cand list[EVICT_BATCH];
 	struct vl_reach_ctx ctx;
 	uint32_t now = vl_now_s();
-	int n, freed = 0, looks = 0;
+	int n, freed = free_empty(r), looks = 0;
 
+	if (freed > 0) {
+		vl_log("table full: %d records with no range freed", freed);
+		return freed;
+	}
 	memset(&ctx, 0, sizeof(ctx));
 	if (vl_lock_region(r) != 0)
 		return 0;
