@@ -42,6 +42,10 @@ void bench_reaction(const char *volatile_bin, int trials);
 void bench_mark_reach(void);
 /* The process that marks there (bench --marker ROUNDS); returns the exit status. */
 int marker_main(int argc, char **argv);
+/* Instructions per pair, as callgrind counts them (bench/counts.c). */
+void bench_counts(void);
+/* bench --pairs N MID, what callgrind runs; returns the exit status. */
+int pairs_main(int argc, char **argv);
 /* The process that holds the cache (bench --holder ...); returns the exit status. */
 int holder_main(int argc, char **argv);
 

@@ -27,7 +27,7 @@
  *   - "gone" is decided only through the same /proc the holder saw
  *     itself in (the same pid namespace's view), in the same time
  *     namespace: a holder seen from elsewhere is alive as far as we can
- *     tell, and is waited for (issue 15 will bound that wait);
+ *     tell, and is waited for (up to the bound, below);
  *   - a child made by fork, _Fork or clone gets a zeroed self page
  *     (self.c): it registers a slot of its own, so its parent's token is
  *     never its own, and its death is seen as its own.

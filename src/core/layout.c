@@ -44,19 +44,20 @@ static uint32_t fold(uint64_t h)
 
 /*
  * Each word times its own odd constant (a bijection: a change of any one
- * word changes the xor of them all), then one mix to spread it: a third
- * of the work of mixing after each word, and checked on every node a
- * MARK, UNMARK or purge looks at.
+ * word changes the sum of them all), folded to 32 bits. No mix after: a
+ * sum is computed for every node a MARK, UNMARK or purge looks at and
+ * every node it writes, and it only has to tell a node as written from
+ * one torn or scribbled, not to spread bits.
  */
 uint32_t vl_node_sum(const struct vl_region *r, const struct vl_node *n)
 {
 	/* the slot number is summed too: a node copied elsewhere is caught */
 	uint64_t slot = (uint64_t)(n - r->nodes);
-	uint64_t h = (n->start * 0x9e3779b97f4a7c15ull) ^ (n->end * 0xc2b2ae3d27d4eb4full) ^
-		     ((((uint64_t)n->meta << 32) | n->seq) * 0x165667b19e3779f9ull) ^
-		     (slot * 0xd6e8feb86659fd93ull);
+	uint64_t h = n->start * 0x9e3779b97f4a7c15ull + n->end * 0xc2b2ae3d27d4eb4full +
+		     (((uint64_t)n->meta << 32) | n->seq) * 0x165667b19e3779f9ull +
+		     (slot + 1) * 0xd6e8feb86659fd93ull;
 
-	return fold(vl_mix64(h));
+	return fold(h);
 }
 
 uint32_t vl_file_sum_as(const struct vl_region *r, const struct vl_file *f, uint32_t state,

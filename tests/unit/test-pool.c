@@ -1575,9 +1575,13 @@ START_TEST(test_spare_keep_take)
 	pmark(r, a, 0, 10); /* a LIVE node */
 	vl_file_at(r, a)->h.spare = vl_file_at(r, a)->h.root;
 	ck_assert_uint_eq(vl_spare_take(r, a), VL_NIL);
-	vl_node_at(r, n)->seq = 77; /* a PENDING node whose sum fails */
+	/*
+	 * A PENDING node of a whose sum fails is a's all the same: handed out
+	 * (every field of a spare is written before it is used), not lost.
+	 */
+	vl_node_at(r, n)->seq = 77;
 	vl_file_at(r, a)->h.spare = n;
-	ck_assert_uint_eq(vl_spare_take(r, a), VL_NIL);
+	ck_assert_uint_eq(vl_spare_take(r, a), n);
 	th_region_fini(&t);
 }
 END_TEST
