@@ -560,7 +560,8 @@ static double run_procs(int procs, int same_file, int raw, int n)
 static void bench_procs(void)
 {
 	double one[MAX_ROUNDS], two[MAX_ROUNDS], same[MAX_ROUNDS], r1[MAX_ROUNDS], r2[MAX_ROUNDS];
-	double q2[MAX_ROUNDS], qs[MAX_ROUNDS], qr[MAX_ROUNDS], eight[MAX_ROUNDS], q8[MAX_ROUNDS], t1;
+	double q2[MAX_ROUNDS], qs[MAX_ROUNDS], qr[MAX_ROUNDS], eight[MAX_ROUNDS], q8[MAX_ROUNDS];
+	double r8[MAX_ROUNDS], q8r[MAX_ROUNDS], t1;
 	struct figure *f;
 	const int rounds = 11, n = 15000;
 
@@ -571,6 +572,7 @@ static void bench_procs(void)
 		two[k] = run_procs(2, 0, 0, n);
 		same[k] = run_procs(2, 1, 0, n);
 		eight[k] = run_procs(8, 0, 0, n / 4);
+		r8[k] = run_procs(8, 0, 1, 5 * n / 4);
 		q8[k] = eight[k] / two[k];
 		r2[k] = run_procs(2, 0, 1, 5 * n);
 		one[k] += run_procs(1, 0, 0, n) / 2;
@@ -578,6 +580,7 @@ static void bench_procs(void)
 		q2[k] = two[k] / one[k];
 		qs[k] = same[k] / one[k];
 		qr[k] = r2[k] / r1[k];
+		q8r[k] = r8[k] / r2[k];
 	}
 	t1 = median(one, rounds);
 	f = add_figure("procs_raw", "2 processes, raw rejected calls (the machine)");
@@ -604,6 +607,9 @@ static void bench_procs(void)
 	f->base = median(two, rounds);
 	f->ratio = median(q8, rounds);
 	f->ratio_of = "2 processes' throughput (2 CPUs: no collapse)";
+	snprintf(f->note, sizeof(f->note),
+		 "the machine itself gave %.2fx in these rounds (8 against 2 processes, raw calls)",
+		 median(q8r, rounds));
 	f->target = ">= 0.9x";
 	f->status = met_if(f->ratio >= 0.9);
 	f = add_figure("procs_same_file", "2 processes marking, 1 file");
