@@ -85,9 +85,12 @@ static int32_t holder_pid(const struct vl_region *r, const struct vl_lock *l)
 
 /*
  * Copy file fi's ranges; 0 if the slot holds no file (any more), or holds
- * a record with nothing to show (no range, not an ashmem region).
+ * a record with nothing to show (no range, not an ashmem region). Once
+ * the region's lock was not had (*kept), it is not waited for again: a
+ * table of N records would cost N waits.
  */
-static int copy_file(const struct vl_region *r, uint32_t fi, uint32_t seq, struct file_out *out)
+static int copy_file(const struct vl_region *r, uint32_t fi, uint32_t seq, struct file_out *out,
+		     int *kept)
 {
 	struct vl_file *f = vl_file_at(r, fi);
 	size_t cap = 0;
@@ -95,14 +98,15 @@ static int copy_file(const struct vl_region *r, uint32_t fi, uint32_t seq, struc
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	if (__atomic_load_n(&f->h.state, __ATOMIC_ACQUIRE) == VL_FILE_FREE)
+	if (__atomic_load_n(&f->h.state, __ATOMIC_ACQUIRE) == VL_FILE_FREE || *kept)
 		return 0;
 	err = vl_lock_region(r);
 	if (err == -EAGAIN) {
 		/* the whole table waits on that process: say so once, for the first file */
+		*kept = 1;
 		out->unread = 1;
 		out->holder = holder_pid(r, &r->hdr->lock);
-		return fi == 1;
+		return 1;
 	}
 	if (err)
 		return 0;
@@ -157,6 +161,7 @@ static void take_snapshot(struct snapshot *s)
 	struct vl_region r;
 	uint32_t hwm, seq;
 	size_t cap = 0;
+	int kept = 0;
 
 	memset(s, 0, sizeof(*s));
 	if (open_region(&r, 0) != 0)
@@ -180,7 +185,7 @@ static void take_snapshot(struct snapshot *s)
 			cap = cap ? 2 * cap : 16;
 			s->files = grow(s->files, cap, sizeof(*s->files));
 		}
-		if (copy_file(&r, fi, seq, &s->files[s->nfiles]))
+		if (copy_file(&r, fi, seq, &s->files[s->nfiles], &kept))
 			s->with_ranges += s->files[s->nfiles++].n > 0;
 	}
 	vl_region_unmap(&r);

@@ -1,0 +1,197 @@
+#!/bin/sh
+# A scribbled lock word (SPEC 9: a process of the user may scribble on the
+# region by mistake; no call waits for ever: a lock not had within a bound
+# fails the call with a documented errno, nothing changed; DESIGN 11).
+# P marks [0, 16K) and [32K, 48K) of F, all 64K of F being 'F', and exits.
+# H, under the fault-injecting library, stops in its MARK of G, holding
+# G's lock ("mark: tree changed, not committed"): its token names a live
+# slot of a stopped process. helpers/lockword writes into the region file.
+#   a. the real thing first: an UNMARK of G fails with EAGAIN after
+#      VOLATILE_LOCK_WAIT=300ms. Then H's token is written into F's lock
+#      word: an UNMARK of F and a MARK of F by other processes each fail
+#      with EAGAIN within 300-600 ms; F's record and its nodes (a digest of
+#      all of them but the lock word) and the region's counts are what they
+#      were; volatile status (within 1 s) lists F and G as not read, locked
+#      by H. The scribble undone, status shows F's two ranges unpurged, and
+#      UNMARKs of them say 0 with F's bytes intact.
+#   b. junk in F's lock word, F marked again each time: a few chosen words
+#      (H's token with the waiters bit: a live holder; H's slot with
+#      another generation, slot 0, slot 65535: nobody's; the broken bit)
+#      and random words from several seeds. The locker (an UNMARK of F)
+#      either takes the lock over from a holder that is nobody alive,
+#      repairs F and says 0; or fails: EAGAIN after the bound (a live
+#      holder), EUCLEAN at once (a broken lock). Which one is said for each
+#      word before it is tried (lock.c). It never takes 1 s (a repair
+#      counts the region's totals again, and waits the bound for G's lock
+#      there), never hangs, never crashes; a failure changes nothing (the
+#      digest); F's and G's bytes are intact throughout, and once the word
+#      is undone UNMARKs of F's ranges say 0.
+# Then H is continued: its MARK of G says 0, and G's UNMARK 0.
+#
+# VL_SEEDS="S..." the seeds of the random words (8 of them, printed).
+. "$(dirname "$0")/lib.sh"
+need_cmd
+need_python
+
+FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
+LOCKWORD=$VL_TOP_BUILDDIR/tests/helpers/lockword
+[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
+[ -x "$LOCKWORD" ] || fail "$LOCKWORD is not built (make check builds it)"
+
+# every command here takes a second at most: one that hangs fails sooner
+VL_TIMEOUT=10
+WAIT_MS=300
+BOUND_MAX_MS=600   # a failed wait: the bound, and what a process start costs
+CALL_MAX_MS=1000   # any call here: the bound once (a repair's count waits for G's lock), and more
+SEEDS=${VL_SEEDS:-$(awk -v s=$$ 'BEGIN { srand(s); for (i = 0; i < 8; i++) printf "%d ", int(rand() * 100000) }')}
+say "seeds of the random words: $SEEDS"
+
+F=$WORK/F
+G=$WORK/G
+new_region
+mkfile "$F" 64K F
+mkfile "$G" 64K G
+ok p svt open "$F" rw mark 0 16K mark 32K 16K
+
+bg h env LD_PRELOAD="$FAULT_LIB" VT_STOP_AT="mark: tree changed, not committed" \
+	timeout 120 "$VT" pid open "$G" rw mark 0 16K echo over
+wait_match h out '^pid = '
+hpid=$(sed -n 's/^pid = //p' "$WORK/h.out")
+i=0
+until [ "$(awk '{print $3}' "/proc/$hpid/stat" 2>/dev/null)" = T ]; do
+	i=$((i + 1))
+	[ "$i" -le 500 ] || { show h; fail "H never stopped in its MARK of G"; }
+	sleep 0.01
+done
+
+lw() {
+	"$LOCKWORD" "$@" >"$WORK/lw.out" 2>"$WORK/lw.err" || { cat "$WORK/lw.err" >&2; fail "lockword $*"; }
+	sed 's/^.* = //' "$WORK/lw.out"
+}
+sf=$(lw slot "$F")
+sg=$(lw slot "$G")
+token=$(lw token "$hpid")
+case $sf$sg$token in *none*) fail "F's slot $sf, G's slot $sg, H's token $token" ;; esac
+expect_eq "what H holds" "$(lw held "$hpid")" "file $sg"
+
+ms_now() {
+	date +%s%N | sed 's/......$//'
+}
+
+# timed NAME ARGS...: ok NAME svte VOLATILE_LOCK_WAIT=300ms -- ARGS, timed ($ms)
+timed() {
+	_t=$(ms_now)
+	_tn=$1
+	shift
+	ok "$_tn" svte VOLATILE_LOCK_WAIT=${WAIT_MS}ms -- "$@"
+	ms=$(($(ms_now) - _t))
+}
+
+# waited WHAT: the last call failed with EAGAIN after the bound, not more
+waited() {
+	[ "$ms" -ge "$WAIT_MS" ] && [ "$ms" -lt "$BOUND_MAX_MS" ] ||
+		fail "$1: EAGAIN after $ms ms (want $WAIT_MS to $BOUND_MAX_MS)"
+}
+
+# intact: F is 'F' and G 'G' throughout
+intact() {
+	ok "$1.f" vt open "$F" r expect 0 64K F
+	ok "$1.g" vt open "$G" r expect 0 64K G
+}
+
+# ---- a. a live holder's token ------------------------------------------------------
+timed ag open "$G" rw unmark 0 16K
+expect_line ag "unmark 0 16K = -1 EAGAIN"
+waited "a, G held by H"
+say "a: UNMARK of G, held by H (stopped): EAGAIN in $ms ms"
+
+before=$(lw digest "$sf" counts | tr '\n' ' ')
+lw set "$sf" "$token" >/dev/null
+timed au open "$F" rw unmark 0 16K
+expect_line au "unmark 0 16K = -1 EAGAIN"
+waited "a, UNMARK of F"
+say "a: UNMARK of F, H's token scribbled in its lock: EAGAIN in $ms ms"
+timed am open "$F" rw mark 8K 16K
+expect_line am "mark 8K 16K = -1 EAGAIN"
+waited "a, MARK of F"
+say "a: MARK of F, H's token scribbled in its lock: EAGAIN in $ms ms"
+expect_eq "a: F's record and nodes, and the counts, after the failed calls" \
+	"$(lw digest "$sf" counts | tr '\n' ' ')" "$before"
+_t=$(ms_now)
+ok ast vol status --json
+ms=$(($(ms_now) - _t))
+[ "$ms" -lt "$CALL_MAX_MS" ] || fail "a: volatile status took $ms ms"
+"$PYTHON" -m json.tool "$WORK/ast.out" >/dev/null || fail "a: volatile status --json is not valid JSON"
+expect_eq "a: status's files not read, and by whom" \
+	"$(jq_py ast "sorted((f['unread'], f.get('locked_by')) for f in d['file_list'])")" \
+	"[[true, $hpid], [true, $hpid]]"
+say "a: volatile status in $ms ms: F and G not read, locked by H"
+expect_eq "a: the word left in F's lock" "$(($(lw set "$sf" 0) & 0x3fffffff))" "$((token))"
+status_json ast2
+expect_eq "a: F's ranges, the scribble undone" \
+	"$(jq_py ast2 "[[(r['offset'], r['length'], r['purged']) for r in f['ranges']] for f in d['file_list'] if f['path'] == '$F']")" \
+	"[[[0, 16384, false], [32768, 16384, false]]]"
+intact a
+
+# ---- b. junk ---------------------------------------------------------------------------
+# the word: EAGAIN (H's, live), EUCLEAN (broken) or 0 (anything else: nobody alive)
+predict() {
+	if [ $(($1 & 0x40000000)) -ne 0 ]; then
+		echo EUCLEAN
+	elif [ $(($1 & 0x3fffffff)) -eq $((token)) ]; then
+		echo EAGAIN
+	else
+		echo 0
+	fi
+}
+
+words="$(printf '%#x' $((token | 0x80000000))) \
+$(printf '%#x' $(((token & 0xffff) | (((token >> 16) + 1) & 0x3fff) << 16))) 0x10000 0xffff 0x40000000"
+for s in $SEEDS; do
+	words="$words $(awk -v s="$s" 'BEGIN { srand(s); printf "%#x", int(rand() * 65536) * 65536 + int(rand() * 65536) }')"
+done
+n=0
+for w in $words; do
+	n=$((n + 1))
+	ok "b$n.p" svt open "$F" rw mark 0 16K mark 32K 16K
+	before=$(lw digest "$sf" counts | tr '\n' ' ')
+	lw set "$sf" "${w#0x}" >/dev/null
+	want=$(predict "$w")
+	_t=$(ms_now)
+	run "b$n" svte VOLATILE_LOCK_WAIT=${WAIT_MS}ms -- open "$F" rw unmark 0 16K
+	ms=$(($(ms_now) - _t))
+	[ "$rc" -eq 0 ] || { show "b$n"; fail "b, word $w: the locker's exit status $rc (a crash, or a hang)"; }
+	[ "$ms" -lt "$CALL_MAX_MS" ] || fail "b, word $w: the UNMARK took $ms ms"
+	case $want in
+	0)
+		expect_line "b$n" "unmark 0 16K = 0"
+		expect_eq "b, word $w: F's lock after the repair" "$(lw word "$sf")" 0
+		;;
+	*)
+		expect_line "b$n" "unmark 0 16K = -1 $want"
+		[ "$want" = EAGAIN ] && waited "b, word $w"
+		expect_eq "b, word $w: F's record and nodes, and the counts, after the failed UNMARK" \
+			"$(lw digest "$sf" counts | tr '\n' ' ')" "$before"
+		lw set "$sf" 0 >/dev/null
+		;;
+	esac
+	say "b: word $w: $(sed -n 's/^unmark 0 16K = //p' "$WORK/b$n.out") in $ms ms"
+	intact "b$n"
+	ok "b$n.u" svt open "$F" rw unmark 0 16K unmark 32K 16K
+	expect_out "b$n.u" <<EOF
+open $F rw = 3
+unmark 0 16K = 0
+unmark 32K 16K = 0
+EOF
+done
+
+# ---- H goes on ---------------------------------------------------------------------------
+kill -CONT "$hpid"
+wait_bg h
+[ "$rc" -eq 0 ] || { show h; fail "H: exit status $rc"; }
+expect_line h "mark 0 16K = 0"
+expect_line h over
+ok g svt open "$G" rw unmark 0 16K
+expect_line g "unmark 0 16K = 0"
+intact end
+exit 0
