@@ -602,8 +602,8 @@ int vl_lock_file(const struct vl_region *r, uint32_t fi)
  * then into the region's totals by atomic adds (pool.c); a process killed
  * between the two leaves the totals off by that change, and no one can
  * tell from the file which of the adds were made. So after a file's
- * repair the totals are made exact again. A lock not had within the
- * bound (a live holder that does not let go) leaves them as they are.
+ * repair the totals are made exact again. A lock that is not free at
+ * once leaves them as they are, for the next repair to count.
  */
 static void recount(const struct vl_region *r, uint32_t held)
 {
@@ -614,11 +614,15 @@ static void recount(const struct vl_region *r, uint32_t held)
 
 	for (fi = 1; fi < hwm; fi++) {
 		struct vl_file *f = vl_file_at(r, fi);
-		int e = fi == held ? 0 : vl_lock_take(r, &f->h.lock);
+		/*
+		 * Tried, not waited for: a live holder (stopped, say) would make
+		 * this repair, and the call that needs it, wait the bound for a
+		 * file it is not about; a dead one's file is repaired by its next
+		 * taker, whose recount comes then.
+		 */
+		int e = fi == held ? 0 : vl_lock_try(r, &f->h.lock);
 
-		if (e == 1) /* another dead holder: its file is repaired too */
-			vl_file_repair(r, fi);
-		else if (e != 0) {
+		if (e != 0) {
 			whole = 0;
 			break;
 		}
