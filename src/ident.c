@@ -144,6 +144,68 @@ int vl_is_tmpfs_file(int fd)
 	return S_ISREG(st.mode) ? on_tmpfs(fd, &st) : 0;
 }
 
+/*
+ * The file this thread asked about last, and what was learnt of it: on
+ * tmpfs (by its mount), its generation, never sealable. Keyed as the
+ * caches above are (the mount, device, inode and birth time the statx of
+ * this very call gave), so it answers exactly what they would, without
+ * their lookups: a program marks and unmarks the same file again and
+ * again. Per thread, and the library is not re-entered in a thread
+ * (enter.c): no lock, no sequence.
+ */
+struct last_file {
+	uint64_t mnt, dev, ino;
+	int64_t btime_sec;
+	uint32_t btime_nsec, igen;
+	int never_sealed;
+	int valid;
+};
+
+static __thread struct last_file last_file __attribute__((tls_model("initial-exec")));
+
+static int last_is(const struct vl_stat *st)
+{
+	const struct last_file *l = &last_file;
+
+	return l->valid && st->mnt_id_unique && l->mnt == st->mnt_id && l->dev == st->id.dev &&
+	       l->ino == st->id.ino && l->btime_sec == st->id.btime_sec &&
+	       l->btime_nsec == st->id.btime_nsec;
+}
+
+static void last_set(const struct vl_stat *st)
+{
+	struct last_file *l = &last_file;
+
+	l->valid = st->mnt_id_unique;
+	l->mnt = st->mnt_id;
+	l->dev = st->id.dev;
+	l->ino = st->id.ino;
+	l->btime_sec = st->id.btime_sec;
+	l->btime_nsec = st->id.btime_nsec;
+	l->igen = st->id.igen;
+	l->never_sealed = 0;
+}
+
+/* On tmpfs, with its generation in st: 1; 0 not on tmpfs; or -errno. */
+static int tmpfs_identity(int fd, struct vl_stat *st)
+{
+	int t, err;
+
+	if (last_is(st)) {
+		st->id.igen = last_file.igen;
+		return 1;
+	}
+	t = on_tmpfs(fd, st);
+	if (t <= 0)
+		return t;
+	/* no generation (a seccomp policy refusing file handles): no identity to trust */
+	err = vl_sys_igen(fd, st);
+	if (err)
+		return err == -ENOMEM ? err : -EOPNOTSUPP;
+	last_set(st);
+	return 1;
+}
+
 int vl_check(int fd, int mode, int64_t off, int64_t len, struct vl_stat *st)
 {
 	int mark = (mode & FALLOC_FL_MARK_VOLATILE) != 0;
@@ -170,23 +232,23 @@ int vl_check(int fd, int mode, int64_t off, int64_t len, struct vl_stat *st)
 		return err;
 	if (!S_ISREG(st->mode))
 		return -EOPNOTSUPP; /* a block device */
-	t = on_tmpfs(fd, st);
+	t = tmpfs_identity(fd, st);
 	if (t < 0)
 		return t;
 	if (!t)
 		return -EOPNOTSUPP;
-	/* no generation (a seccomp policy refusing file handles): no identity to trust */
-	err = vl_sys_igen(fd, st);
-	if (err)
-		return err == -ENOMEM ? err : -EOPNOTSUPP;
 	/* only a memfd can be sealed, and a memfd has no name */
-	if (mark && st->nlink == 0 && !never_write_sealed(&st->id)) {
+	if (mark && st->nlink == 0 && !(last_is(st) && last_file.never_sealed) &&
+	    !never_write_sealed(&st->id)) {
 		int seals = VL_SYSCALL("get seals", vl_raw_fcntl(fd, F_GET_SEALS));
 
 		if (seals > 0 && (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)))
 			return -EPERM;
-		if (seals > 0 && (seals & F_SEAL_SEAL))
+		if (seals > 0 && (seals & F_SEAL_SEAL)) {
 			note_never_write_sealed(&st->id);
+			if (last_is(st))
+				last_file.never_sealed = 1;
+		}
 	}
 	return mark ? VL_OP_MARK : VL_OP_UNMARK;
 }
