@@ -111,7 +111,7 @@ static void skip(struct pass *p, uint32_t fi)
 		p->skip[p->nskip++] = fi;
 }
 
-/* Was file fi found unreachable a moment ago? Then leave it be (region lock held). */
+/* Was file fi found unreachable a moment ago? Then leave it be (a hint, read with no lock). */
 static int resting(const struct pass *p, uint32_t fi)
 {
 	uint32_t at = vl_file_at(p->r, fi)->h.checked_at;
