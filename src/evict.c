@@ -53,7 +53,6 @@
 #include "reach.h"
 #include "region.h"
 #include "gone.h"
-#include "lock.h"
 #include "sys.h"
 
 #include <errno.h>
@@ -242,7 +241,7 @@ static int free_empty(const struct vl_region *r)
 
 		if (__atomic_load_n(&f->h.state, __ATOMIC_ACQUIRE) != VL_FILE_LIVE ||
 		    __atomic_load_n(&f->h.nranges, __ATOMIC_RELAXED) != 0 || vl_file_holds_state(f) ||
-		    vl_lock_try(r, &f->h.lock) != 0)
+		    vl_trylock_file(r, fi) != 0)
 			continue;
 		if (vl_trylock_region(r) == 0) {
 			if (f->h.state == VL_FILE_LIVE && f->h.nranges == 0 && !vl_file_holds_state(f) &&

@@ -648,13 +648,29 @@ static void recount(const struct vl_region *r, uint32_t held)
 	vl_log("totals counted again: %s", whole ? "exact" : "a file lock was kept, left as they were");
 }
 
+/*
+ * A file's `vers`: made odd by whoever takes its lock (whatever a dead
+ * holder left there), even again at the drop. A reader with no lock
+ * (volatile status) trusts what it read between two equal even values.
+ */
+static void vers_odd(const struct vl_region *r, uint32_t fi)
+{
+	uint32_t *v = &vl_file_at(r, fi)->h.vers;
+
+	__atomic_store_n(v, __atomic_load_n(v, __ATOMIC_RELAXED) | 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
 int vl_lock_file_retired(const struct vl_region *r, uint32_t fi)
 {
 	struct vl_lock *l = &vl_file_at(r, fi)->h.lock;
 	int e = vl_lock_take(r, l);
 
+	if (e == 0)
+		vers_odd(r, fi);
 	if (e != 1)
 		return e;
+	vers_odd(r, fi);
 	vl_log("lock holder of file %u died: repairing", fi);
 	e = vl_lock_region(r);
 	if (e == -EAGAIN) {
@@ -675,7 +691,19 @@ int vl_lock_file_retired(const struct vl_region *r, uint32_t fi)
 	return 0;
 }
 
+int vl_trylock_file(const struct vl_region *r, uint32_t fi)
+{
+	int e = vl_lock_try(r, &vl_file_at(r, fi)->h.lock);
+
+	if (e == 0)
+		vers_odd(r, fi);
+	return e;
+}
+
 void vl_unlock_file(const struct vl_region *r, uint32_t fi)
 {
+	uint32_t *v = &vl_file_at(r, fi)->h.vers;
+
+	__atomic_store_n(v, (__atomic_load_n(v, __ATOMIC_RELAXED) | 1) + 1, __ATOMIC_RELEASE);
 	vl_lock_drop(r, &vl_file_at(r, fi)->h.lock);
 }

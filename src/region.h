@@ -77,6 +77,8 @@ int vl_lock_file(const struct vl_region *r, uint32_t fi);
 /* The same, in a region being moved (-ESTALE from vl_lock_file): for its mover only. */
 int vl_lock_file_retired(const struct vl_region *r, uint32_t fi);
 void vl_unlock_file(const struct vl_region *r, uint32_t fi);
+/* File fi's lock if it is free now (a holder gone is not repaired): 0, or -EBUSY. */
+int vl_trylock_file(const struct vl_region *r, uint32_t fi);
 
 /*
  * A PENDING node of file fi, or VL_NIL when the region is full or its

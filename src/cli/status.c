@@ -1,12 +1,11 @@
 /*
  * status.c - `volatile status [--json]`.
  *
- * Each file's ranges are copied out under that file's lock (one file at a
- * time, never the whole region), then printed with no lock held. It never
- * waits long: its locks are given STATUS_WAIT_MS, not the library's
- * bound, and a file whose lock a live process keeps (stopped, traced) is
- * listed as not read, with that process named. The counters are read
- * with no lock.
+ * Read with no lock: each file's record and ranges between two equal even
+ * values of its `vers` (odd while its lock is held), the counters as they
+ * are (atomic adds). A file whose lock a live process keeps (stopped,
+ * traced) for STATUS_WAIT_MS is listed as not read, with that process
+ * named; one whose holder is gone is taken, so that it is repaired.
  */
 #include "cli.h"
 
@@ -72,6 +71,7 @@ static void *grow(void *p, size_t n, size_t size)
 	return p;
 }
 
+#define STATUS_TRIES 20    /* ms of looking with no lock before the lock is asked for */
 #define STATUS_WAIT_MS "100"
 
 /* The pid of the process that holds l, as its slot says (0: none, or not known). */
@@ -83,62 +83,19 @@ static int32_t holder_pid(const struct vl_region *r, const struct vl_lock *l)
 						      __ATOMIC_RELAXED);
 }
 
-/*
- * Copy file fi's ranges; 0 if the slot holds no file (any more), or holds
- * a record with nothing to show (no range, not an ashmem region). Once
- * the region's lock was not had (*kept), it is not waited for again: a
- * table of N records would cost N waits.
- */
-static int copy_file(const struct vl_region *r, uint32_t fi, uint32_t seq, struct file_out *out,
-		     int *kept)
+/* The ranges of file f, as they are now (no lock: the caller checks vers after). */
+static void copy_ranges(const struct vl_region *r, const struct vl_file *f, uint32_t seq,
+			struct file_out *out)
 {
-	struct vl_file *f = vl_file_at(r, fi);
 	size_t cap = 0;
 	uint32_t n, steps = 0;
-	int err;
 
-	memset(out, 0, sizeof(*out));
-	if (__atomic_load_n(&f->h.state, __ATOMIC_ACQUIRE) == VL_FILE_FREE || *kept)
-		return 0;
-	err = vl_lock_region(r);
-	if (err == -EAGAIN) {
-		/* the whole table waits on that process: say so once, for the first file */
-		*kept = 1;
-		out->unread = 1;
-		out->holder = holder_pid(r, &r->hdr->lock);
-		return 1;
-	}
-	if (err)
-		return 0;
-	if (f->h.state == VL_FILE_FREE) {
-		vl_unlock_region(r);
-		return 0;
-	}
-	vl_target_copy(r, fi, &out->t);
-	vl_unlock_region(r);
-
-	err = vl_lock_file(r, fi);
-	if (err == -EAGAIN) {
-		out->unread = 1;
-		out->holder = holder_pid(r, &f->h.lock);
-		return 1;
-	}
-	if (err)
-		return 0;
-	if (f->h.gen != out->t.gen || f->h.state == VL_FILE_FREE) {
-		vl_unlock_file(r, fi);
-		return 0;
-	}
-	out->n = 0;
+	free(out->ranges);
 	out->ranges = NULL;
-	/* an ashmem region's state is guarded by the file's lock */
-	out->ashmem = (f->h.flags & VL_FF_ASHMEM) && vl_ash_state_ok(&f->ash);
-	if (out->ashmem) {
-		memcpy(out->ash_name, f->ash.name, sizeof(out->ash_name));
-		out->ash_name[sizeof(out->ash_name) - 1] = '\0';
-		out->ash_size = f->ash.size;
-	}
-	for (n = vl_rb_first(r, f->h.root); n != VL_NIL && steps++ < r->node_cap;
+	out->n = 0;
+	/* a tree changing under the walk is read as garbage, bounded, and thrown away */
+	for (n = vl_rb_first(r, f->h.root); n != VL_NIL && steps++ < f->h.nranges + 1 &&
+					    steps < r->node_cap;
 	     n = vl_rb_next(r, n)) {
 		const struct vl_node *x = vl_node_at(r, n);
 
@@ -152,8 +109,90 @@ static int copy_file(const struct vl_region *r, uint32_t fi, uint32_t seq, struc
 		out->ranges[out->n].age = seq - x->seq;
 		out->n++;
 	}
-	vl_unlock_file(r, fi);
-	return out->n > 0 || out->ashmem;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { 0, ms * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * Copy file fi with no lock: its record and ranges, read between two
+ * equal even values of its `vers` (odd while its lock is held) and the
+ * same generation, for STATUS_TRIES ms; then under its lock, waited for
+ * STATUS_WAIT_MS. A file whose lock a live process keeps that long is
+ * reported as not read, with that process; one whose holder is gone is
+ * taken, so that it is repaired, and read again.
+ * Returns 0 if the slot holds no file (any more), or a record with
+ * nothing to show (no range, not an ashmem region).
+ */
+static int copy_file(const struct vl_region *r, uint32_t fi, uint32_t seq, struct file_out *out)
+{
+	struct vl_file *f = vl_file_at(r, fi);
+	int repaired = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (int waited = 0; waited <= STATUS_TRIES;) {
+		uint32_t v1 = __atomic_load_n(&f->h.vers, __ATOMIC_ACQUIRE), gen, v2;
+		uint32_t holder = vl_lock_holder(&f->h.lock);
+
+		if (__atomic_load_n(&f->h.state, __ATOMIC_ACQUIRE) == VL_FILE_FREE)
+			return 0;
+		if (v1 & 1) {
+			if (holder != 0 && !repaired && !vl_token_alive(r, holder) &&
+			    vl_lock_file(r, fi) == 0) {
+				vl_unlock_file(r, fi); /* taken over: repaired */
+				repaired = 1;
+				continue;
+			}
+			sleep_ms(1);
+			waited++;
+			continue;
+		}
+		gen = __atomic_load_n(&f->h.gen, __ATOMIC_ACQUIRE);
+		vl_target_copy(r, fi, &out->t);
+		out->ashmem = (f->h.flags & VL_FF_ASHMEM) && vl_ash_state_ok(&f->ash);
+		if (out->ashmem) {
+			memcpy(out->ash_name, f->ash.name, sizeof(out->ash_name));
+			out->ash_name[sizeof(out->ash_name) - 1] = '\0';
+			out->ash_size = f->ash.size;
+		}
+		copy_ranges(r, f, seq, out);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		v2 = __atomic_load_n(&f->h.vers, __ATOMIC_RELAXED);
+		if (v1 == v2 && gen == __atomic_load_n(&f->h.gen, __ATOMIC_RELAXED) &&
+		    gen == out->t.gen && vl_file_ok(r, f))
+			return out->n > 0 || out->ashmem;
+	}
+	/*
+	 * Still changing, or held: a file marked and unmarked without a
+	 * pause may never show two equal values; its lock is then waited for
+	 * (STATUS_WAIT_MS: VOLATILE_LOCK_WAIT, set by cmd_status).
+	 */
+	if (vl_lock_file(r, fi) == 0) {
+		int show = 0;
+
+		if (f->h.state == VL_FILE_LIVE) {
+			vl_target_copy(r, fi, &out->t);
+			out->ashmem = (f->h.flags & VL_FF_ASHMEM) && vl_ash_state_ok(&f->ash);
+			if (out->ashmem) {
+				memcpy(out->ash_name, f->ash.name, sizeof(out->ash_name));
+				out->ash_name[sizeof(out->ash_name) - 1] = '\0';
+				out->ash_size = f->ash.size;
+			}
+			copy_ranges(r, f, seq, out);
+			show = out->n > 0 || out->ashmem;
+		}
+		vl_unlock_file(r, fi);
+		return show;
+	}
+	free(out->ranges);
+	memset(out, 0, sizeof(*out));
+	out->unread = 1;
+	out->holder = holder_pid(r, &f->h.lock);
+	return 1;
 }
 
 static void take_snapshot(struct snapshot *s)
@@ -161,7 +200,6 @@ static void take_snapshot(struct snapshot *s)
 	struct vl_region r;
 	uint32_t hwm, seq;
 	size_t cap = 0;
-	int kept = 0;
 
 	memset(s, 0, sizeof(*s));
 	if (open_region(&r, 0) != 0)
@@ -185,7 +223,7 @@ static void take_snapshot(struct snapshot *s)
 			cap = cap ? 2 * cap : 16;
 			s->files = grow(s->files, cap, sizeof(*s->files));
 		}
-		if (copy_file(&r, fi, seq, &s->files[s->nfiles], &kept))
+		if (copy_file(&r, fi, seq, &s->files[s->nfiles]))
 			s->with_ranges += s->files[s->nfiles++].n > 0;
 	}
 	vl_region_unmap(&r);

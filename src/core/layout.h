@@ -234,7 +234,8 @@ struct vl_file_hdr {
 	uint32_t lru_head;   /* its oldest unpurged range */
 	uint32_t lru_tail;   /* its newest */
 	uint32_t oldest;     /* lru_head's age, 0 if none: what purgers compare, unlocked */
-	uint32_t pad0;
+	uint32_t vers;       /* odd while its lock is held: readers with no lock (status)
+				take what they read between two equal even values */
 	uint64_t vbytes;     /* bytes in unpurged ranges */
 	uint64_t pbytes;     /* bytes in purged ranges */
 	struct vl_holder holders[VL_HOLDERS];

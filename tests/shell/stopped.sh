@@ -171,12 +171,15 @@ print(len([f for f in u if f["locked_by"] == int(sys.argv[2])]), len(u))
 ' "$out" "$apid") || fail "instant $i: cannot read $out"
 		unread=$1 others=$2
 	fi
-	if [ "$held" = none ]; then
-		[ "$others" -eq 0 ] || { cat "$out" >&2; fail "instant $i: A held no lock, yet status read not every file"; }
-	else
+	# status reads with no lock: only a file whose lock A keeps is not read
+	case $held in
+	*file*)
 		[ "$unread" -ge 1 ] && [ "$unread" -eq "$others" ] ||
-			{ cat "$out" >&2; fail "instant $i: A held [$held]: status does not name pid $apid, alone"; }
-	fi
+			{ cat "$out" >&2; fail "instant $i: A held [$held]: status does not name pid $apid, alone"; } ;;
+	*)
+		[ "$others" -eq 0 ] ||
+			{ cat "$out" >&2; fail "instant $i: A held [$held], no file lock, yet status read not every file"; } ;;
+	esac
 done || exit 1
 
 # the numbers: B's times by what A held, and status's
