@@ -163,8 +163,10 @@ static int copy_file(const struct vl_region *r, uint32_t fi, uint32_t seq, struc
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		v2 = __atomic_load_n(&f->h.vers, __ATOMIC_RELAXED);
 		if (v1 == v2 && gen == __atomic_load_n(&f->h.gen, __ATOMIC_RELAXED) &&
-		    gen == out->t.gen && vl_file_ok(r, f))
+		    gen == out->t.gen)
 			return out->n > 0 || out->ashmem;
+		sleep_ms(1);
+		waited++;
 	}
 	/*
 	 * Still changing, or held: a file marked and unmarked without a
