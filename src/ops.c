@@ -211,13 +211,19 @@ static int find_and_lock(const struct vl_region *r, const struct vl_stat *st, in
  * full, one a sweep finds, or another file's kept one (the region lock:
  * one sweeper at a time, and the last nodes are anyone's).
  */
-static uint32_t get_spare(const struct vl_region *r, uint32_t fi)
+static uint32_t get_spare(const struct vl_region *r, uint32_t fi, int *lock_err)
 {
 	uint32_t n = vl_spare_take(r, fi), found;
 
+	*lock_err = 0;
 	if (n == VL_NIL)
 		n = vl_node_get(r, fi);
-	if (n != VL_NIL || vl_lock_region(r) != 0)
+	/*
+	 * A region lock not had (a live holder kept it for the bound, or it is
+	 * broken): no sweep, no steal; the caller says why, not ENOMEM, as
+	 * there may be room it could not look for.
+	 */
+	if (n != VL_NIL || (*lock_err = vl_lock_region(r)) != 0)
 		return n;
 	/* full, it seems: find what killed processes lost, then others' spares */
 	found = vl_nodes_sweep(r);
@@ -426,16 +432,18 @@ static int mark(const struct vl_region *r, int fdnum, uint64_t s, uint64_t e,
 	struct vl_change c;
 	struct vl_file *f;
 	uint32_t spare;
-	int err;
+	int err, lock_err;
 
 	err = find_and_lock(r, st, 1, &fd);
 	if (err)
 		return err;
 	f = vl_file_at(r, fd.fi);
-	spare = get_spare(r, fd.fi);
+	spare = get_spare(r, fd.fi, &lock_err);
 
 	VL_STEP("mark: spare taken, file locked");
 	err = vl_ranges_mark(r, &f->h.root, fd.fi, s, e, spare, &c);
+	if (err == -ENOMEM && lock_err != 0)
+		err = lock_err; /* no node, and the region lock was not had to look for one */
 	VL_STEP("mark: tree changed, not committed");
 	if (err == 0 && c.punch_end > c.punch_start) {
 		/*
@@ -471,7 +479,7 @@ static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struc
 	struct vl_change c;
 	struct vl_file *f;
 	uint32_t spare;
-	int err, tomb;
+	int err, tomb, lock_err;
 
 	err = find_and_lock(r, st, 0, &fd);
 	if (err)
@@ -490,9 +498,10 @@ static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struc
 	spare = vl_spare_take(r, fd.fi);
 	err = vl_ranges_unmark(r, &f->h.root, fd.fi, s, e, spare, &c);
 	if (err == -ENOMEM) { /* a split needs a node: get one, then do it all again */
-		spare = get_spare(r, fd.fi);
-		err = spare == VL_NIL ? -ENOMEM
-				      : vl_ranges_unmark(r, &f->h.root, fd.fi, s, e, spare, &c);
+		spare = get_spare(r, fd.fi, &lock_err);
+		err = spare != VL_NIL ? vl_ranges_unmark(r, &f->h.root, fd.fi, s, e, spare, &c)
+		      : lock_err != 0 ? lock_err
+				      : -ENOMEM;
 	}
 	VL_STEP("unmark: tree changed, not committed");
 	finish(r, fd.fi, &c, err, spare, NULL);

@@ -641,6 +641,8 @@ static void recount(const struct vl_region *r, uint32_t held)
 		__atomic_store_n(&c->ranges, nr, __ATOMIC_RELAXED);
 		__atomic_store_n(&c->ranges_purged, np, __ATOMIC_RELAXED);
 	}
+	/* not whole: owed, tried again at a later drop of a file lock (vl_unlock_file) */
+	__atomic_store_n(&c->recount_owed, whole ? 0u : 1u, __ATOMIC_RELAXED);
 	VL_STEP("recount: counted, files locked");
 	while (fi-- > 1)
 		if (fi != held)
@@ -700,10 +702,32 @@ int vl_trylock_file(const struct vl_region *r, uint32_t fi)
 	return e;
 }
 
+/*
+ * A recount a repair could not make is owed (recount_owed): until it is
+ * made, the totals stay off by what the dead process's commit did not
+ * add, for good; an UNMARK of those bytes then takes the unpurged total
+ * below zero, where it wraps to 2^128 - N, and a budget purges every
+ * range at every MARK. So whoever drops a file lock, its change done,
+ * tries it again (the region lock and every other file lock, as the
+ * repair did: tried, never waited for), at most once a second per
+ * process, as long as it is owed.
+ */
+static uint32_t recount_tried_at;
+
 void vl_unlock_file(const struct vl_region *r, uint32_t fi)
 {
 	uint32_t *v = &vl_file_at(r, fi)->h.vers;
 
+	if (__atomic_load_n(&vl_counters(r)->recount_owed, __ATOMIC_RELAXED) != 0) {
+		uint32_t now = vl_now_s();
+
+		if (__atomic_exchange_n(&recount_tried_at, now, __ATOMIC_RELAXED) != now &&
+		    vl_trylock_region(r) == 0) {
+			if (__atomic_load_n(&vl_counters(r)->recount_owed, __ATOMIC_RELAXED) != 0)
+				recount(r, fi);
+			vl_unlock_region(r);
+		}
+	}
 	__atomic_store_n(v, (__atomic_load_n(v, __ATOMIC_RELAXED) | 1) + 1, __ATOMIC_RELEASE);
 	vl_lock_drop(r, &vl_file_at(r, fi)->h.lock);
 }

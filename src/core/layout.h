@@ -402,7 +402,12 @@ struct vl_counters {
 	uint32_t files_used;
 	uint32_t file_ready; /* file slots below this have their pages in memory */
 	uint32_t evicted;    /* records evicted to make room (evict.c) */
-	uint32_t pad0;
+	/*
+	 * 1: a repair's recount of the totals found a file lock held and left
+	 * them as they were; the next file lock dropped tries again (region.c).
+	 * Written under the region lock, read with none.
+	 */
+	uint32_t recount_owed;
 	/* the free list of nodes: (tag << 32) | head; the tag defeats ABA */
 	uint64_t node_top __attribute__((aligned(64)));
 	uint32_t node_hwm;   /* node slots [1, hwm) have been used at least once */

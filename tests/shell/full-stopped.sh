@@ -1,0 +1,34 @@
+#!/bin/sh
+# A full region whose lock a stopped process keeps (SPEC 5, 9; DESIGN 11,
+# 12). Room for 8 ranges: g has one, f four and two kept spares, Q (a
+# memfd) one; Q then stops holding the region's lock. A MARK of g that
+# needs a node finds no free one, and would sweep or take one of f's
+# spares under the region lock: the lock is not had within the bound, so
+# the call must fail with EAGAIN (a lock not obtained: try again), not
+# ENOMEM (no room for another range: there is room, f's spares).
+# Once Q goes on, the same MARK succeeds.
+. "$(dirname "$0")/lib.sh"
+need_cmd
+
+FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
+[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
+
+new_region
+VOLATILE_REGION_RANGES=8
+export VOLATILE_REGION_RANGES
+mkfile "$WORK/f" 64K F
+mkfile "$WORK/g" 64K G
+ok g1 svt open "$WORK/g" rw mark 0 4K
+ok f1 svt open "$WORK/f" rw mark 0 4K mark 8K 4K mark 16K 4K mark 24K 4K mark 32K 4K mark 40K 4K \
+	unmark 32K 4K unmark 40K 4K
+holder_stopped q
+ok st vol status
+grep -q "^file " "$WORK/st.out" || { show st; fail "status lists no file"; }
+
+run P svte VOLATILE_LOCK_WAIT=200 -- open "$WORK/g" rw mark 16K 4K
+kill -CONT "$hpid"
+wait_bg hq
+soft expect_line P "mark 16K 4K = -1 EAGAIN"
+ok P2 svt open "$WORK/g" rw mark 16K 4K
+expect_line P2 "mark 16K 4K = 0"
+exit $FAILED
