@@ -209,10 +209,13 @@ void vl_file_repair(const struct vl_region *r, uint32_t fi)
 		struct vl_node *x = vl_node_at(r, i);
 		struct vl_change ch;
 
-		if (vl_node_state(x) == VL_NODE_FREE || vl_node_file(x) != fi)
+		/* one read: a FREE node's meta is the free list's (its stamp), read once */
+		uint32_t m = __atomic_load_n(&x->meta, __ATOMIC_ACQUIRE);
+		unsigned st = (m & VL_META_STATE_MASK) >> VL_META_STATE_SHIFT;
+
+		if (st == VL_NODE_FREE || (m & VL_META_FILE_MASK) != fi)
 			continue;
-		if (vl_node_state(x) == VL_NODE_PENDING || f->h.state == VL_FILE_FREE ||
-		    x->start >= x->end) {
+		if (st == VL_NODE_PENDING || f->h.state == VL_FILE_FREE || x->start >= x->end) {
 			vl_node_free(r, i);
 			continue;
 		}
