@@ -111,6 +111,22 @@ static void copy_ranges(const struct vl_region *r, const struct vl_file *f, uint
 	}
 }
 
+/* File fi's record (its ways, an ashmem region's state) and ranges, as they are now. */
+static void copy_record(const struct vl_region *r, uint32_t fi, uint32_t seq,
+			struct file_out *out)
+{
+	const struct vl_file *f = vl_file_at(r, fi);
+
+	vl_target_copy(r, fi, &out->t);
+	out->ashmem = (f->h.flags & VL_FF_ASHMEM) && vl_ash_state_ok(&f->ash);
+	if (out->ashmem) {
+		memcpy(out->ash_name, f->ash.name, sizeof(out->ash_name));
+		out->ash_name[sizeof(out->ash_name) - 1] = '\0';
+		out->ash_size = f->ash.size;
+	}
+	copy_ranges(r, f, seq, out);
+}
+
 static void sleep_ms(long ms)
 {
 	struct timespec ts = { 0, ms * 1000000L };
@@ -152,14 +168,7 @@ static int copy_file(const struct vl_region *r, uint32_t fi, uint32_t seq, struc
 			continue;
 		}
 		gen = __atomic_load_n(&f->h.gen, __ATOMIC_ACQUIRE);
-		vl_target_copy(r, fi, &out->t);
-		out->ashmem = (f->h.flags & VL_FF_ASHMEM) && vl_ash_state_ok(&f->ash);
-		if (out->ashmem) {
-			memcpy(out->ash_name, f->ash.name, sizeof(out->ash_name));
-			out->ash_name[sizeof(out->ash_name) - 1] = '\0';
-			out->ash_size = f->ash.size;
-		}
-		copy_ranges(r, f, seq, out);
+		copy_record(r, fi, seq, out);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		v2 = __atomic_load_n(&f->h.vers, __ATOMIC_RELAXED);
 		if (v1 == v2 && gen == __atomic_load_n(&f->h.gen, __ATOMIC_RELAXED) &&
@@ -177,14 +186,7 @@ static int copy_file(const struct vl_region *r, uint32_t fi, uint32_t seq, struc
 		int show = 0;
 
 		if (f->h.state == VL_FILE_LIVE) {
-			vl_target_copy(r, fi, &out->t);
-			out->ashmem = (f->h.flags & VL_FF_ASHMEM) && vl_ash_state_ok(&f->ash);
-			if (out->ashmem) {
-				memcpy(out->ash_name, f->ash.name, sizeof(out->ash_name));
-				out->ash_name[sizeof(out->ash_name) - 1] = '\0';
-				out->ash_size = f->ash.size;
-			}
-			copy_ranges(r, f, seq, out);
+			copy_record(r, fi, seq, out);
 			show = out->n > 0 || out->ashmem;
 		}
 		vl_unlock_file(r, fi);
