@@ -6,6 +6,8 @@
 #   kill:    a workload of MARKs, UNMARKs and budget purges is SIGKILLed at
 #            its 1st, 2nd, ... step inside a critical section (locks held,
 #            shared state half changed), until it runs to its end.
+#   repair:  a process dies in the middle of a MARK; the next one, which
+#            repairs the file, is killed at each step of its repair;
 #   syscall: the same workload's 1st, 2nd, ... system call fails with
 #            EINTR, ENOMEM, EAGAIN, until none is left to fail.
 #
@@ -147,6 +149,42 @@ grep -c " = 0$" "$WORK/w.out" | grep -qx 13 ||
 grep -q "^spare_steal: taken, not given" "$WORK/steps" ||
 	fail "full region: the walk never killed the workload inside the steal of a spare"
 say "full region: killed at each of $killed steps; every time, the next process got its answers and the invariant held"
+
+# ---- kill the repairer at every step of its repair --------------------------------
+# A process dies in the middle of a MARK of f (stopped at the step where
+# f's tree is changed and nothing is committed yet, then killed); the
+# walk's process, whose first lock of f takes it over, repairs f (its
+# tree, age order, spares, counts; the totals counted again with every
+# lock tried) and is killed at each step of that in turn. The process
+# after it repairs again: a repair cut anywhere is repaired once more.
+dead_marker() {
+	mkfile "$f" 64K A
+	bg dm env LD_PRELOAD="$FAULT_LIB" VT_STOP_AT="mark: tree changed, not committed" \
+		timeout "$VL_TIMEOUT" "$VT" pid open "$f" rw mark 0 8K mark 16K 8K mark 4K 8K
+	wait_match dm out '^pid = '
+	dpid=$(sed -n 's/^pid = //p' "$WORK/dm.out")
+	_i=0
+	until [ "$(awk '{print $3}' "/proc/$dpid/stat" 2>/dev/null)" = T ]; do
+		_i=$((_i + 1))
+		[ "$_i" -le 500 ] || { show dm; fail "repairer walk: the marker never stopped in its change"; }
+		sleep 0.01
+	done
+	kill -KILL "$dpid"
+	wait_bg dm
+}
+
+repairer() {
+	env LD_PRELOAD="$FAULT_LIB" VOLATILE_FAULT_REPORT="$report" "$@" \
+		timeout "$VL_TIMEOUT" "$VT" open "$f" rw unmark 16K 8K mark 32K 8K unmark 32K 8K
+}
+
+new_region
+kill_walk "repairer" repairer dead_marker check_after
+grep -q "^repair_file: a node taken back" "$WORK/steps" ||
+	fail "repairer: the walk never killed the repairer inside its repair"
+grep -q "^recount: counted, files locked" "$WORK/steps" ||
+	fail "repairer: the walk never killed the repairer inside its recount"
+say "repairer: killed at each of $killed steps of a repair and what follows it; the invariant held"
 
 # ---- fail every system call ---------------------------------------------------------
 for err in EINTR ENOMEM EAGAIN; do
