@@ -159,8 +159,6 @@ say "full region: killed at each of $killed steps; every time, the next process 
 # after it repairs again: a repair cut anywhere is repaired once more.
 dead_marker() {
 	mkfile "$f" 64K A
-	# (the last run's output must not be taken for this one's)
-	rm -f "$WORK/dm.out" "$WORK/dm.err"
 	bg dm env LD_PRELOAD="$FAULT_LIB" VT_STOP_AT="mark: tree changed, not committed" \
 		timeout "$VL_TIMEOUT" "$VT" pid open "$f" rw mark 0 8K mark 16K 8K mark 4K 8K
 	wait_match dm out '^pid = '

@@ -328,6 +328,10 @@ wait_match() {
 bg() {
 	_name=$1
 	shift
+	# emptied here, not by the job's own redirection: a wait_match right
+	# after must not read what a job of the same name printed before
+	: >"$WORK/$_name.out"
+	: >"$WORK/$_name.err"
 	"$@" >"$WORK/$_name.out" 2>"$WORK/$_name.err" &
 	eval "BG_$_name=\$!"
 	BG_PIDS="$BG_PIDS $!"
