@@ -164,12 +164,7 @@ dead_marker() {
 	wait_match dm out '^pid = '
 	dpid=$(sed -n 's/^pid = //p' "$WORK/dm.out")
 	[ -n "$dpid" ] || { show dm; fail "repairer walk: the marker said no pid"; }
-	_i=0
-	until [ "$(awk '{print $3}' "/proc/$dpid/stat" 2>/dev/null)" = T ]; do
-		_i=$((_i + 1))
-		[ "$_i" -le 500 ] || { show dm; fail "repairer walk: the marker never stopped in its change"; }
-		sleep 0.01
-	done
+	wait_stopped dm "$dpid" "repairer walk: the marker never stopped in its change"
 	kill -KILL "$dpid"
 	wait_bg dm
 }

@@ -44,12 +44,7 @@ stopped_holder() {
 	# namespace with the parent's /proc, two numbers)
 	apid=$(sed -n 's/^procpid = //p' "$WORK/a$1.out")
 	kpid=$(sed -n 's/^pid = //p' "$WORK/a$1.out")
-	i=0
-	until [ "$(awk '{print $3}' "/proc/$apid/stat" 2>/dev/null)" = T ]; do
-		i=$((i + 1))
-		[ "$i" -le 500 ] || { show "a$1"; fail "$1: the holder never stopped in its purge"; }
-		sleep 0.01
-	done
+	wait_stopped "a$1" "$apid" "$1: the holder never stopped in its purge"
 	b1=$1
 	shift
 	bg "b$b1" "$@" env VOLATILE_REGION="$VOLATILE_REGION" LD_PRELOAD="$VOLATILE_LIBRARY" \

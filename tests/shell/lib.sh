@@ -368,6 +368,17 @@ print(json.dumps(r) if not isinstance(r, str) else r)
 ' "$WORK/$1.out" "$2" || fail "cannot evaluate $2 over $1"
 }
 
+# wait_stopped NAME PID WHY: until process PID (NAME's, as bg started it)
+# is stopped, 5 s at most; else show NAME and fail with WHY
+wait_stopped() {
+	_ws=0
+	until [ "$(awk '{print $3}' "/proc/$2/stat" 2>/dev/null)" = T ]; do
+		_ws=$((_ws + 1))
+		[ "$_ws" -le 500 ] || { show "$1"; fail "$3"; }
+		sleep 0.01
+	done
+}
+
 # holder_stopped NAME [VAR=VALUE...]: a process (vt under the fault library
 # $FAULT_LIB, with the environment given) marks a memfd and stops holding
 # the region's lock (VT_STOP_AT). Sets $hpid once it is stopped there:
@@ -380,12 +391,7 @@ holder_stopped() {
 		timeout 60 "$VT" pid memfd m 4K mark 0 4K echo over
 	wait_match "h$_hs" out '^pid = '
 	hpid=$(sed -n 's/^pid = //p' "$WORK/h$_hs.out")
-	_i=0
-	until [ "$(awk '{print $3}' "/proc/$hpid/stat" 2>/dev/null)" = T ]; do
-		_i=$((_i + 1))
-		[ "$_i" -le 500 ] || { show "h$_hs"; fail "$_hs: the holder never stopped holding the lock"; }
-		sleep 0.01
-	done
+	wait_stopped "h$_hs" "$hpid" "$_hs: the holder never stopped holding the lock"
 }
 
 # region_held_stopped NAME: holder_stopped, for a region it made at

@@ -58,12 +58,7 @@ bg h env LD_PRELOAD="$FAULT_LIB" VT_STOP_AT="mark: tree changed, not committed" 
 	timeout 120 "$VT" pid open "$G" rw mark 0 16K echo over
 wait_match h out '^pid = '
 hpid=$(sed -n 's/^pid = //p' "$WORK/h.out")
-i=0
-until [ "$(awk '{print $3}' "/proc/$hpid/stat" 2>/dev/null)" = T ]; do
-	i=$((i + 1))
-	[ "$i" -le 500 ] || { show h; fail "H never stopped in its MARK of G"; }
-	sleep 0.01
-done
+wait_stopped h "$hpid" "H never stopped in its MARK of G"
 
 lw() {
 	"$LOCKWORD" "$@" >"$WORK/lw.out" 2>"$WORK/lw.err" || { cat "$WORK/lw.err" >&2; fail "lockword $*"; }

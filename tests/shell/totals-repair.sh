@@ -25,12 +25,7 @@ stopped_at() { # NAME STEP CMD...: run vt under the fault library, stopped at ST
 	bg "$_n" env LD_PRELOAD="$FAULT_LIB" VT_STOP_AT="$_step" timeout 60 "$VT" pid "$@"
 	wait_match "$_n" out '^pid = '
 	spid=$(sed -n 's/^pid = //p' "$WORK/$_n.out")
-	_i=0
-	until [ "$(awk '{print $3}' "/proc/$spid/stat" 2>/dev/null)" = T ]; do
-		_i=$((_i + 1))
-		[ "$_i" -le 500 ] || { show "$_n"; fail "$_n never stopped at $_step"; }
-		sleep 0.01
-	done
+	wait_stopped "$_n" "$spid" "$_n never stopped at $_step"
 }
 
 new_region
