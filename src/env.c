@@ -74,19 +74,14 @@ static void threshold_from(const char *name, struct vl_threshold *t)
 static uint32_t wait_from(const char *name, uint32_t dflt)
 {
 	const char *v = secure_getenv(name);
-	char *end;
-	unsigned long long n;
+	uint64_t ms;
 
 	if (v == NULL || *v == '\0')
 		return dflt;
-	n = strtoull(v, &end, 10);
-	if (end != v && *v != '-' && n <= LOCK_WAIT_MAX_MS) {
-		if (*end == '\0' || strcmp(end, "ms") == 0)
-			return (uint32_t)n;
-		if (strcmp(end, "s") == 0 && n <= LOCK_WAIT_MAX_MS / 1000)
-			return (uint32_t)n * 1000;
-	}
-	load_log("%s=%s is not a duration (N, Nms, Ns); using %u ms", name, v, dflt);
+	if (vl_parse_ms(v, LOCK_WAIT_MAX_MS, &ms) == 0)
+		return (uint32_t)ms;
+	load_log("%s=%s is not a duration (N, Nms, Ns, an hour at most); using %u ms", name, v,
+		 dflt);
 	return dflt;
 }
 

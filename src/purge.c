@@ -138,14 +138,13 @@ static int done(const struct vl_region *r, const struct vl_goal *g,
  * take more of the chosen file's ranges. A guess, checked under the
  * file's lock.
  */
-static uint32_t pick(const struct pass *p, const struct vl_goal *g, uint32_t *best_age,
-		     uint32_t *second)
+static uint32_t pick(const struct pass *p, const struct vl_goal *g, uint32_t *second)
 {
 	const struct vl_region *r = p->r;
 	uint32_t now = __atomic_load_n(&r->hdr->c.seq, __ATOMIC_RELAXED);
-	uint32_t hwm = vl_file_hwm(r), best = VL_NIL;
+	uint32_t hwm = vl_file_hwm(r), best = VL_NIL, best_age = 0;
 
-	*best_age = *second = 0;
+	*second = 0;
 	for (uint32_t fi = 1; fi < hwm; fi++) {
 		const struct vl_file *f = vl_file_at(r, fi);
 		uint32_t age = __atomic_load_n(&f->h.oldest, __ATOMIC_ACQUIRE);
@@ -153,11 +152,11 @@ static uint32_t pick(const struct pass *p, const struct vl_goal *g, uint32_t *be
 		if (age == 0 || skipped(p, fi) || resting(p, fi) ||
 		    (g->use_dev && __atomic_load_n(&f->h.ident.dev, __ATOMIC_RELAXED) != g->dev))
 			continue;
-		if (best == VL_NIL || vl_age_older(age, *best_age, now)) {
+		if (best == VL_NIL || vl_age_older(age, best_age, now)) {
 			if (best != VL_NIL)
-				*second = *best_age;
+				*second = best_age;
 			best = fi;
-			*best_age = age;
+			best_age = age;
 		} else if (*second == 0 || vl_age_older(age, *second, now)) {
 			*second = age;
 		}
@@ -488,12 +487,12 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 	const struct vl_way *w;
 	struct vl_target t;
 	struct vl_file *f;
-	uint32_t fi, gen, age, second;
+	uint32_t fi, gen, second;
 	int err, theirs, sound, k;
 
 	if (done(r, g, rep))
 		return STOP;
-	fi = pick(p, g, &age, &second);
+	fi = pick(p, g, &second);
 	if (fi == VL_NIL)
 		return STOP;
 	f = vl_file_at(r, fi);
@@ -565,7 +564,6 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 		vl_log("purged file %u: %d range%s from [%llu, %llu)", t.fi, k, k == 1 ? "" : "s",
 		       (unsigned long long)ext[0].start, (unsigned long long)ext[0].end);
 	vl_unlock_file(r, t.fi);
-	(void)age;
 	return PURGED;
 }
 

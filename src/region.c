@@ -668,11 +668,11 @@ int vl_lock_file_retired(const struct vl_region *r, uint32_t fi)
 	struct vl_lock *l = &vl_file_at(r, fi)->h.lock;
 	int e = vl_lock_take(r, l);
 
-	if (e == 0)
-		vers_odd(r, fi);
-	if (e != 1)
+	if (e < 0)
 		return e;
 	vers_odd(r, fi);
+	if (e == 0)
+		return 0;
 	vl_log("lock holder of file %u died: repairing", fi);
 	e = vl_lock_region(r);
 	if (e == -EAGAIN) {

@@ -64,6 +64,28 @@ int vl_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+int vl_parse_ms(const char *s, uint64_t max_ms, uint64_t *out)
+{
+	uint64_t n, unit;
+	int err;
+
+	if (s == NULL)
+		return -EINVAL;
+	err = digits(&s, &n);
+	if (err)
+		return err;
+	if (*s == '\0' || strcmp(s, "ms") == 0)
+		unit = 1;
+	else if (strcmp(s, "s") == 0)
+		unit = 1000;
+	else
+		return -EINVAL;
+	if (n > max_ms / unit)
+		return -ERANGE;
+	*out = n * unit;
+	return 0;
+}
+
 int vl_parse_threshold(const char *s, struct vl_threshold *t)
 {
 	const char *p = s;

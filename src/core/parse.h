@@ -15,6 +15,13 @@
  */
 int vl_parse_size(const char *s, uint64_t *out);
 
+/*
+ * A duration in milliseconds: decimal digits, then nothing or "ms"
+ * (milliseconds) or "s" (seconds), at most max_ms. Returns 0, -EINVAL
+ * (not a duration) or -ERANGE (over max_ms).
+ */
+int vl_parse_ms(const char *s, uint64_t max_ms, uint64_t *out);
+
 /* A threshold: a size, or a percentage "N%" (0-100, *percent set). */
 struct vl_threshold {
 	uint64_t bytes;

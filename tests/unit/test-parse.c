@@ -122,6 +122,34 @@ static void thr_bad(const char *s, int want_err)
 		      want_err);
 }
 
+START_TEST(test_ms)
+{
+	uint64_t v = 7;
+
+	ck_assert_int_eq(vl_parse_ms("0", 3600000, &v), 0);
+	ck_assert_uint_eq(v, 0);
+	ck_assert_int_eq(vl_parse_ms("300", 3600000, &v), 0);
+	ck_assert_uint_eq(v, 300);
+	ck_assert_int_eq(vl_parse_ms("300ms", 3600000, &v), 0);
+	ck_assert_uint_eq(v, 300);
+	ck_assert_int_eq(vl_parse_ms("20s", 3600000, &v), 0);
+	ck_assert_uint_eq(v, 20000);
+	ck_assert_int_eq(vl_parse_ms("3600s", 3600000, &v), 0);
+	ck_assert_uint_eq(v, 3600000);
+	v = 7;
+	ck_assert_int_eq(vl_parse_ms("3601s", 3600000, &v), -ERANGE);
+	ck_assert_int_eq(vl_parse_ms("3600001", 3600000, &v), -ERANGE);
+	ck_assert_int_eq(vl_parse_ms("99999999999999999999999", 3600000, &v), -ERANGE);
+	ck_assert_int_eq(vl_parse_ms("", 3600000, &v), -EINVAL);
+	ck_assert_int_eq(vl_parse_ms("-5", 3600000, &v), -EINVAL);
+	ck_assert_int_eq(vl_parse_ms("5m", 3600000, &v), -EINVAL);
+	ck_assert_int_eq(vl_parse_ms("5 s", 3600000, &v), -EINVAL);
+	ck_assert_int_eq(vl_parse_ms("ms", 3600000, &v), -EINVAL);
+	ck_assert_int_eq(vl_parse_ms(NULL, 3600000, &v), -EINVAL);
+	ck_assert_uint_eq(v, 7); /* untouched by a failure */
+}
+END_TEST
+
 START_TEST(test_threshold)
 {
 	thr_ok("10%", 1, 10, 0);
@@ -367,6 +395,7 @@ static Suite *parse_suite(void)
 	tcase_add_test(tc, test_suffixes);
 	tcase_add_test(tc, test_invalid);
 	tcase_add_test(tc, test_overflow);
+	tcase_add_test(tc, test_ms);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("threshold");
 	tcase_add_test(tc, test_threshold);
