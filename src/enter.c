@@ -4,19 +4,20 @@
 #include "enter.h"
 
 #include <errno.h>
-#include <pthread.h>
 
 static __thread int in_shim __attribute__((tls_model("initial-exec")));
-static __thread int cancel_was __attribute__((tls_model("initial-exec")));
 
 /*
- * Inside the library a thread is not cancelled: glibc's open, read,
- * close, pread and usleep are cancellation points, and a thread cancelled
- * there would leave behind a lock it held (the attach lock, a region
- * lock), so that fork and every later MARK waited for ever, or an fd it
- * opened. Disabling cancellation for the whole call is one flag write in
- * glibc each way; a cancellation requested meanwhile is acted on at the
- * caller's next cancellation point.
+ * No pthread_setcancelstate: inside the library a thread meets no
+ * cancellation point to be cancelled at, as the library calls none. Its
+ * system calls are raw (sys.h), never glibc's open, read, close, pread or
+ * usleep, whose cancellation would leave behind a lock the thread held (the
+ * attach lock, a region lock), so that fork and every later MARK waited
+ * for ever, or an fd it opened. tests/shell/symbols.sh fails when the
+ * library imports any of glibc's cancellation points; cancel.sh shows a
+ * thread with a cancellation pending going through the first attach and a
+ * purge. A cancellation requested meanwhile is acted on at the caller's
+ * next cancellation point, as before.
  */
 int vl_enter(void)
 {
@@ -24,15 +25,11 @@ int vl_enter(void)
 		return -EINTR;
 	__atomic_store_n(&in_shim, 1, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_was);
 	return 0;
 }
 
 void vl_leave(void)
 {
-	int ignored;
-
-	pthread_setcancelstate(cancel_was, &ignored);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(&in_shim, 0, __ATOMIC_RELAXED);
 }

@@ -6,7 +6,7 @@
  * interrupts this thread inside the library, and calls in again, is told
  * so (-EINTR) instead of working on state its own interrupted frame is
  * changing, or waiting for a lock that frame holds. Inside, the thread
- * cannot be cancelled. One thread-local flag and two glibc flag writes.
+ * meets no cancellation point (enter.c). One thread-local flag.
  */
 #ifndef VL_ENTER_H
 #define VL_ENTER_H

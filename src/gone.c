@@ -110,7 +110,8 @@ int vl_gone_by_handle(const struct vl_ident *id)
 	fh.h.handle_type = 1; /* shmem's, as name_to_handle_at gave it (sys.c) */
 	memcpy(fh.h.f_handle, w, sizeof(w));
 	/* O_PATH: no open method runs, nothing is read, no lease is broken */
-	fd = VL_SYSCALL("open_by_handle_at", open_by_handle_at(mnt, &fh.h, O_PATH | O_CLOEXEC));
+	fd = VL_SYSCALL("open_by_handle_at",
+			(int)syscall(SYS_open_by_handle_at, mnt, &fh.h, O_PATH | O_CLOEXEC));
 	ret = fd >= 0 ? 0 : errno == ESTALE ? 1 : -errno;
 	if (fd >= 0)
 		vl_raw_close(fd);

@@ -5,6 +5,7 @@
 #include "log.h"
 
 #include "env.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -30,7 +31,7 @@ void vl_log_write(const char *fmt, ...)
 	if (n > (int)sizeof(buf) - 2)
 		n = (int)sizeof(buf) - 2;
 	buf[n++] = '\n';
-	if (write(STDERR_FILENO, buf, (size_t)n) < 0) {
+	if (vl_raw_write(STDERR_FILENO, buf, (size_t)n) < 0) {
 		/* nothing to do: the log is best effort */
 	}
 	errno = saved;

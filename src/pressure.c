@@ -30,7 +30,7 @@ static int read_text(const char *path, char *buf, size_t size)
 
 	if (fd < 0)
 		return -errno;
-	while (have < size - 1 && (n = read(fd, buf + have, size - 1 - have)) > 0)
+	while (have < size - 1 && (n = vl_raw_read(fd, buf + have, size - 1 - have)) > 0)
 		have += (size_t)n;
 	vl_raw_close(fd);
 	buf[have] = '\0';
@@ -55,14 +55,16 @@ static int on_mount(void *a, char *line)
 
 int vl_own_cgroup(struct vl_cgroup *cg)
 {
-	char text[4096], path[PATH_MAX], v1[PATH_MAX] = "", v2[PATH_MAX] = "";
+	char text[4096], path[PATH_MAX], v1[PATH_MAX] = "", v2[PATH_MAX] = "", *at;
 	struct mount_arg ma = { cg, NULL };
 	int err = read_text("/proc/self/cgroup", text, sizeof(text));
 
 	memset(cg, 0, sizeof(*cg));
 	if (err)
 		return err;
-	for (char *line = strtok(text, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+	/* strtok_r: strtok's position is the host's, which a call here would lose */
+	for (char *line = strtok_r(text, "\n", &at); line != NULL;
+	     line = strtok_r(NULL, "\n", &at)) {
 		int v = vl_cgroup_line(line, path, sizeof(path));
 
 		if (v == 1)

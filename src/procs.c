@@ -442,7 +442,7 @@ static void try_children(struct kids *k, const char *path)
 
 	if (fd < 0)
 		return;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = vl_raw_read(fd, buf, sizeof(buf) - 1);
 	vl_raw_close(fd);
 	if (n <= 0)
 		return;

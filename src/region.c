@@ -315,7 +315,7 @@ static int attach(int fd, const struct stat *st, void **base, size_t *size)
 	if ((uint64_t)st->st_size < VL_MAP_OFFSET + sizeof(g))
 		return -EUCLEAN;
 	have = (uint64_t)st->st_size - VL_MAP_OFFSET;
-	if (VL_SYSCALL("read region", pread(fd, &g, sizeof(g), (off_t)VL_MAP_OFFSET)) !=
+	if (VL_SYSCALL("read region", vl_raw_pread(fd, &g, sizeof(g), (off_t)VL_MAP_OFFSET)) !=
 	    (ssize_t)sizeof(g))
 		return -EUCLEAN;
 	err = vl_geometry_check(&g, have);

@@ -112,7 +112,8 @@ pid_t vl_self(void)
 	return pid;
 }
 
-void vl_self_forked(void)
+/* used: spawn.c's vfork child calls it from assembly, which LTO cannot see */
+__attribute__((used)) void vl_self_forked(void)
 {
 	int saved = errno;
 

@@ -41,7 +41,7 @@ int vl_each_line(const char *path, int (*fn)(void *arg, char *line), void *arg)
 	if (fd < 0)
 		return -errno;
 	while (stop == 0) {
-		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		ssize_t n = vl_raw_read(fd, buf + have, sizeof(buf) - 1 - have);
 		char *line = buf, *nl;
 
 		if (n <= 0)

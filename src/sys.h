@@ -87,6 +87,22 @@ static inline int vl_raw_munmap(void *addr, size_t len)
 	return (int)syscall(SYS_munmap, addr, len);
 }
 
+/* read, pread and write: glibc's are cancellation points (enter.c) */
+static inline ssize_t vl_raw_read(int fd, void *buf, size_t len)
+{
+	return (ssize_t)syscall(SYS_read, fd, buf, len);
+}
+
+static inline ssize_t vl_raw_pread(int fd, void *buf, size_t len, off_t off)
+{
+	return (ssize_t)syscall(SYS_pread64, fd, buf, len, off);
+}
+
+static inline ssize_t vl_raw_write(int fd, const void *buf, size_t len)
+{
+	return (ssize_t)syscall(SYS_write, fd, buf, len);
+}
+
 /* glibc's clone under its other name: the library's clone only counts children */
 int __clone(int (*fn)(void *), void *stack, int flags, void *arg, ...);
 #define vl_raw_clone __clone

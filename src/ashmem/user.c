@@ -19,7 +19,7 @@ static int via_pipe(void *dst, const void *src, size_t n)
 
 	if (n > 4096 || pipe2(p, O_CLOEXEC) != 0)
 		return -EFAULT;
-	if (write(p[1], src, n) != (ssize_t)n || read(p[0], dst, n) != (ssize_t)n)
+	if (vl_raw_write(p[1], src, n) != (ssize_t)n || vl_raw_read(p[0], dst, n) != (ssize_t)n)
 		err = -EFAULT;
 	vl_raw_close(p[0]);
 	vl_raw_close(p[1]);

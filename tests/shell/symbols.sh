@@ -30,5 +30,99 @@ objdump -R "$VOLATILE_LIBRARY" |
 LC_ALL=C comm -12 "$WORK/got" "$WORK/calls" >"$WORK/both"
 [ ! -s "$WORK/both" ] ||
 	fail "the library calls names it defines, through its own hooks: $(tr '\n' ' ' <"$WORK/both")"
-say "$(wc -l <"$WORK/got") symbols exported, as documented, none called through the PLT"
+# ...and none of glibc's cancellation points, or the stdio that may act as
+# one: a thread is not cancelled inside the library because the library
+# calls none (enter.c), with its raw system calls (sys.h) instead.
+cat >"$WORK/cancel" <<'EOF2'
+accept
+accept4
+clock_nanosleep
+close
+connect
+creat
+epoll_pwait
+epoll_wait
+fallocate
+fallocate64
+fclose
+fcntl
+fcntl64
+fdatasync
+fdopen
+fflush
+fgets
+fopen
+fprintf
+fputs
+fread
+fsync
+fwrite
+getline
+lockf
+msync
+nanosleep
+open
+open64
+open_by_handle_at
+openat
+openat64
+pause
+perror
+poll
+popen
+ppoll
+pread
+pread64
+preadv
+printf
+pselect
+pthread_cond_timedwait
+pthread_cond_wait
+pthread_join
+pthread_testcancel
+puts
+pwrite
+pwrite64
+pwritev
+read
+readv
+recv
+recvfrom
+recvmsg
+select
+sem_timedwait
+sem_wait
+send
+sendmsg
+sendto
+sigsuspend
+sigtimedwait
+sigwait
+sigwaitinfo
+sleep
+sync_file_range
+syslog
+system
+tcdrain
+usleep
+wait
+wait3
+wait4
+waitid
+waitpid
+write
+writev
+EOF2
+LC_ALL=C sort -o "$WORK/cancel" "$WORK/cancel"
+LC_ALL=C comm -12 "$WORK/cancel" "$WORK/calls" >"$WORK/cancels"
+[ ! -s "$WORK/cancels" ] ||
+	fail "the library calls cancellation points (enter.c): $(tr '\n' ' ' <"$WORK/cancels")"
+# ...nor a function that keeps its state for the caller between calls
+# (strtok's position, rand's seed...): a call here would move the host's.
+printf '%s\n' asctime ctime drand48 gmtime localtime rand random srand srandom \
+	strsignal strtok ttyname | LC_ALL=C sort >"$WORK/stateful"
+LC_ALL=C comm -12 "$WORK/stateful" "$WORK/calls" >"$WORK/stateful.used"
+[ ! -s "$WORK/stateful.used" ] ||
+	fail "the library calls functions whose state is the host's: $(tr '\n' ' ' <"$WORK/stateful.used")"
+say "$(wc -l <"$WORK/got") symbols exported, as documented, none called through the PLT, no cancellation point called"
 exit 0
