@@ -60,18 +60,10 @@ static uint64_t checked_ms, settled_ms;
  * the child never uses). Nothing else here is half written.
  */
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Is it time (every `every` ms, one thread at a time) to look again? */
 static int due(uint64_t *last, uint64_t every)
 {
-	uint64_t now = now_ms(), was = __atomic_load_n(last, __ATOMIC_RELAXED);
+	uint64_t now = vl_now_ms(), was = __atomic_load_n(last, __ATOMIC_RELAXED);
 
 	return now - was >= every &&
 	       __atomic_compare_exchange_n(last, &was, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
@@ -407,7 +399,7 @@ int vl_region_attached(void)
 	return __atomic_load_n(&current, __ATOMIC_ACQUIRE) != NULL;
 }
 
-int vl_region_get(struct vl_region **out)
+int vl_region_get_at(struct vl_region **out, uint64_t now_ms)
 {
 	struct vl_region *r = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
 	int err;
@@ -415,7 +407,7 @@ int vl_region_get(struct vl_region **out)
 	/* the common case: attached, in use, and looked at less than a second ago */
 	if (r != NULL && !__atomic_load_n(&r->hdr->fate.retired, __ATOMIC_RELAXED) &&
 	    !__atomic_load_n(&r->hdr->fate.waiting, __ATOMIC_RELAXED) &&
-	    now_ms() - __atomic_load_n(&checked_ms, __ATOMIC_RELAXED) < CHECK_EVERY_MS) {
+	    now_ms - __atomic_load_n(&checked_ms, __ATOMIC_RELAXED) < CHECK_EVERY_MS) {
 		*out = r;
 		return 0;
 	}
@@ -423,4 +415,9 @@ int vl_region_get(struct vl_region **out)
 	err = slow_get(out);
 	vl_self_unlock(VL_SELF_ATTACH);
 	return err;
+}
+
+int vl_region_get(struct vl_region **out)
+{
+	return vl_region_get_at(out, vl_now_ms());
 }

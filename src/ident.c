@@ -186,12 +186,16 @@ static void last_set(const struct vl_stat *st)
 	l->never_sealed = 0;
 }
 
-/* On tmpfs, with its generation in st: 1; 0 not on tmpfs; or -errno. */
-static int tmpfs_identity(int fd, struct vl_stat *st)
+/*
+ * On tmpfs, with its generation in st: 1; 0 not on tmpfs; or -errno.
+ * *last: st is the thread's last file (last_file describes it), on 1.
+ */
+static int tmpfs_identity(int fd, struct vl_stat *st, int *last)
 {
 	int t, err;
 
-	if (last_is(st)) {
+	*last = last_is(st);
+	if (*last) {
 		st->id.igen = last_file.igen;
 		return 1;
 	}
@@ -203,6 +207,7 @@ static int tmpfs_identity(int fd, struct vl_stat *st)
 	if (err)
 		return err == -ENOMEM ? err : -EOPNOTSUPP;
 	last_set(st);
+	*last = st->mnt_id_unique;
 	return 1;
 }
 
@@ -211,7 +216,7 @@ int vl_check(int fd, int mode, int64_t off, int64_t len, struct vl_stat *st)
 	int mark = (mode & FALLOC_FL_MARK_VOLATILE) != 0;
 	int unmark = (mode & FALLOC_FL_UNMARK_VOLATILE) != 0;
 	int others = mode & ~(MODE_VOLATILE | FALLOC_FL_KEEP_SIZE);
-	int err, t;
+	int err, t, last;
 
 	if (off < 0 || len <= 0 || (mark && unmark) || others) {
 		/* an fd that is not open comes first, as in the kernel, for
@@ -232,13 +237,13 @@ int vl_check(int fd, int mode, int64_t off, int64_t len, struct vl_stat *st)
 		return err;
 	if (!S_ISREG(st->mode))
 		return -EOPNOTSUPP; /* a block device */
-	t = tmpfs_identity(fd, st);
+	t = tmpfs_identity(fd, st, &last);
 	if (t < 0)
 		return t;
 	if (!t)
 		return -EOPNOTSUPP;
 	/* only a memfd can be sealed, and a memfd has no name */
-	if (mark && st->nlink == 0 && !(last_is(st) && last_file.never_sealed) &&
+	if (mark && st->nlink == 0 && !(last && last_file.never_sealed) &&
 	    !never_write_sealed(&st->id)) {
 		int seals = VL_SYSCALL("get seals", vl_raw_fcntl(fd, F_GET_SEALS));
 
@@ -246,7 +251,7 @@ int vl_check(int fd, int mode, int64_t off, int64_t len, struct vl_stat *st)
 			return -EPERM;
 		if (seals > 0 && (seals & F_SEAL_SEAL)) {
 			note_never_write_sealed(&st->id);
-			if (last_is(st))
+			if (last)
 				last_file.never_sealed = 1;
 		}
 	}

@@ -111,9 +111,37 @@ struct found {
  * the lock: a slot that looked like the file's is kept by a live process
  * (-EAGAIN: the bound is not spent twice), or the region is moving.
  */
+/*
+ * The record this thread found last, a guess checked as the probe's is:
+ * a program marks and unmarks the same file again and again, and the
+ * hash probe is then the same walk each time.
+ */
+static __thread struct {
+	const struct vl_region *r;
+	uint32_t fi;
+} last_found __attribute__((tls_model("initial-exec")));
+
+/*
+ * Seen to be the file's, as the probe sees it, before its lock is taken:
+ * a record of another file, kept locked by a stopped process, would make
+ * this call wait and fail for a file it is not about.
+ */
+static uint32_t probe(const struct vl_region *r, const struct vl_ident *id)
+{
+	if (last_found.r == r && vl_file_seems(r, last_found.fi, id))
+		return last_found.fi;
+	return vl_file_probe(r, id);
+}
+
+static void found_last(const struct vl_region *r, uint32_t fi)
+{
+	last_found.r = r;
+	last_found.fi = fi;
+}
+
 static int lock_probed(const struct vl_region *r, const struct vl_stat *st, struct found *fd)
 {
-	uint32_t fi = vl_file_probe(r, &st->id);
+	uint32_t fi = probe(r, &st->id);
 	struct vl_file *f;
 	int err;
 
@@ -131,6 +159,7 @@ static int lock_probed(const struct vl_region *r, const struct vl_stat *st, stru
 	    vl_ident_same(&f->h.ident, &st->id)) {
 		fd->fi = fi;
 		fd->gen = f->h.gen;
+		found_last(r, fi);
 		return 1;
 	}
 	vl_unlock_file(r, fi);
@@ -198,8 +227,10 @@ static int find_and_lock(const struct vl_region *r, const struct vl_stat *st, in
 		 * (vl_file_publish): these atomic reads see "freed since".
 		 */
 		if (__atomic_load_n(&f->h.gen, __ATOMIC_ACQUIRE) == fd->gen &&
-		    __atomic_load_n(&f->h.state, __ATOMIC_ACQUIRE) == VL_FILE_LIVE)
+		    __atomic_load_n(&f->h.state, __ATOMIC_ACQUIRE) == VL_FILE_LIVE) {
+			found_last(r, fd->fi);
 			return 0;
+		}
 		vl_unlock_file(r, fd->fi);
 	}
 	return -EAGAIN;
@@ -287,16 +318,15 @@ static int holder_known(const struct vl_file *f, int fd, const struct vl_stat *s
  * note is worth no wait; the next MARK notes what this one could not.
  */
 static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, int err,
-		   uint32_t spare, struct marker *m)
+		   uint32_t spare, struct marker *m, uint64_t now_ms)
 {
 	struct vl_file *f = vl_file_at(r, fi);
-	uint32_t now;
+	uint32_t now = vl_s_of_ms(now_ms);
 
 	if (err)
 		memset(c, 0, sizeof(*c));
 	vl_commit(r, fi, c, spare);
 	VL_STEP("finish: committed");
-	now = vl_now_s();
 	/* in use: not one to evict (evict.c) */
 	if (__atomic_load_n(&f->h.alive_at, __ATOMIC_RELAXED) != now)
 		__atomic_store_n(&f->h.alive_at, now, __ATOMIC_RELAXED);
@@ -356,14 +386,10 @@ static void enforce_budget(const struct vl_region *r, const struct found *fd, in
 #define PRESSURE_EVERY_MS 250
 static uint64_t pressure_checked_ms;
 
-static int pressure_due(void)
+static int pressure_due(uint64_t now)
 {
-	struct timespec ts;
-	uint64_t now, last;
+	uint64_t last = __atomic_load_n(&pressure_checked_ms, __ATOMIC_RELAXED);
 
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-	last = __atomic_load_n(&pressure_checked_ms, __ATOMIC_RELAXED);
 	if (now - last < PRESSURE_EVERY_MS)
 		return 0;
 	/* one thread checks; the others go on */
@@ -409,14 +435,14 @@ static void relieve_tmpfs(const struct vl_region *r, const struct vl_hint *h,
 }
 
 static void enforce_pressure(const struct vl_region *r, const struct found *fd, int fdnum,
-			     const struct vl_stat *st)
+			     const struct vl_stat *st, uint64_t now_ms)
 {
 	const struct vl_config *cfg = vl_config();
 	struct vl_hint h = { fd->fi, fd->gen, fdnum };
 
 	if (!vl_threshold_on(&cfg->min_available) && !vl_threshold_on(&cfg->tmpfs_min_free))
 		return;
-	if (!pressure_due())
+	if (!pressure_due(now_ms))
 		return;
 	if (vl_threshold_on(&cfg->min_available))
 		relieve_memory(r, &h);
@@ -425,7 +451,7 @@ static void enforce_pressure(const struct vl_region *r, const struct found *fd, 
 }
 
 static int mark(const struct vl_region *r, int fdnum, uint64_t s, uint64_t e,
-		const struct vl_stat *st)
+		const struct vl_stat *st, uint64_t now_ms)
 {
 	struct found fd = { VL_NIL, 0 };
 	struct marker m = { fdnum, st, 0, 0 };
@@ -460,7 +486,7 @@ static int mark(const struct vl_region *r, int fdnum, uint64_t s, uint64_t e,
 		       (unsigned long long)c.punch_start, (unsigned long long)c.punch_end,
 		       perr ? strerror(-perr) : "ok");
 	}
-	finish(r, fd.fi, &c, err, spare, err ? NULL : &m);
+	finish(r, fd.fi, &c, err, spare, err ? NULL : &m, now_ms);
 	VL_STEP("mark: committed, file locked");
 	if (m.want_path)
 		note_path(r, fd.fi, fdnum);
@@ -469,11 +495,12 @@ static int mark(const struct vl_region *r, int fdnum, uint64_t s, uint64_t e,
 		return err;
 	if (m.over_budget)
 		enforce_budget(r, &fd, fdnum);
-	enforce_pressure(r, &fd, fdnum, st);
+	enforce_pressure(r, &fd, fdnum, st, now_ms);
 	return 0;
 }
 
-static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struct vl_stat *st)
+static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struct vl_stat *st,
+		  uint64_t now_ms)
 {
 	struct found fd = { VL_NIL, 0 };
 	struct vl_change c;
@@ -504,7 +531,7 @@ static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struc
 				      : -ENOMEM;
 	}
 	VL_STEP("unmark: tree changed, not committed");
-	finish(r, fd.fi, &c, err, spare, NULL);
+	finish(r, fd.fi, &c, err, spare, NULL, now_ms);
 	vl_unlock_file(r, fd.fi);
 	/* an evicted file's every UNMARK says 1 (evict.c says why not fewer) */
 	return err ? err : c.was_purged || tomb;
@@ -527,12 +554,16 @@ int vl_volatile_fallocate(int fd, int mode, int64_t off, int64_t len)
 		 * ESTALE from a file lock: the region was being moved (move.c),
 		 * nothing was changed; the next vl_region_get follows it.
 		 */
+		/* the clock, read once for the call: vDSO reads add up on a pair */
+		uint64_t now_ms = vl_now_ms();
+
 		for (int tries = 0; tries < 2; tries++) {
-			ret = vl_region_get(&r);
+			ret = vl_region_get_at(&r, now_ms);
 			if (ret == 0)
-				ret = op == VL_OP_MARK
-					      ? mark(r, fd, (uint64_t)off, (uint64_t)(off + len), &st)
-					      : unmark(r, (uint64_t)off, (uint64_t)(off + len), &st);
+				ret = op == VL_OP_MARK ? mark(r, fd, (uint64_t)off,
+							      (uint64_t)(off + len), &st, now_ms)
+						       : unmark(r, (uint64_t)off,
+								(uint64_t)(off + len), &st, now_ms);
 			if (ret != -ESTALE)
 				break;
 		}

@@ -43,6 +43,8 @@ uint64_t vl_region_tag(const struct vl_region *r);
  * find is still waiting for older regions to be moved in.
  */
 int vl_region_get(struct vl_region **out);
+/* The same, with the clock (vl_now_ms) its caller read already. */
+int vl_region_get_at(struct vl_region **out, uint64_t now_ms);
 /* Has this process attached a region yet? One load; never attaches. */
 int vl_region_attached(void);
 

@@ -26,9 +26,9 @@
 
 int vl_sys_fallocate(int fd, int mode, int64_t off, int64_t len)
 {
-	long r = VL_SYSCALL("fallocate", syscall(SYS_fallocate, fd, mode, (off_t)off, (off_t)len));
+	long r = VL_SYSCALL_NEG("fallocate", vl_sys_call4(SYS_fallocate, fd, mode, off, len));
 
-	return r < 0 ? -errno : 0;
+	return r < 0 ? (int)r : 0;
 }
 
 int vl_each_line(const char *path, int (*fn)(void *arg, char *line), void *arg)
@@ -103,11 +103,14 @@ static int do_statx(int dirfd, const char *path, int flags, struct vl_stat *st)
 	struct statx sx;
 
 	/* not statx(): the ashmem gate there would answer for a region fd (the device) */
-	if (VL_SYSCALL("statx", syscall(SYS_statx, dirfd, path, flags | AT_STATX_DONT_SYNC,
-					STATX_TYPE | STATX_NLINK | STATX_INO | STATX_BTIME |
-						STATX_MNT_ID_UNIQUE,
-					&sx)) != 0)
-		return -errno;
+	long r = VL_SYSCALL_NEG("statx", vl_sys_call5(SYS_statx, dirfd, (long)path,
+						      flags | AT_STATX_DONT_SYNC,
+						      STATX_TYPE | STATX_NLINK | STATX_INO |
+							      STATX_BTIME | STATX_MNT_ID_UNIQUE,
+						      (long)&sx));
+
+	if (r != 0)
+		return (int)r;
 	from_statx(&sx, st);
 	return 0;
 }
@@ -269,14 +272,6 @@ int vl_sys_stat_at(int dirfd, const char *path, int follow, struct vl_stat *st)
 	if (err == 0 && S_ISREG(st->mode) && vl_sys_igen_at(dirfd, path, follow, st) != 0)
 		st->id.igen = 0;
 	return err;
-}
-
-uint32_t vl_now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint32_t)ts.tv_sec + 1;
 }
 
 /* Next entry of a directory (not . or ..), or NULL. */

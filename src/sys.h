@@ -23,11 +23,13 @@
 
 #include "core/layout.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 struct statx;
@@ -103,6 +105,53 @@ static inline ssize_t vl_raw_write(int fd, const void *buf, size_t len)
 	return (ssize_t)syscall(SYS_write, fd, buf, len);
 }
 
+/*
+ * A system call made inline, for the two every MARK and UNMARK makes
+ * (fallocate's checks, statx): -errno or the result, errno untouched, no
+ * call into libc's syscall() and its argument shuffle. x86-64's calling
+ * sequence; elsewhere libc's syscall().
+ */
+#if defined(__x86_64__)
+static inline long vl_sys_call4(long nr, long a, long b, long c, long d)
+{
+	register long r10 __asm__("r10") = d;
+	long ret;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "0"(nr), "D"(a), "S"(b), "d"(c), "r"(r10)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
+static inline long vl_sys_call5(long nr, long a, long b, long c, long d, long e)
+{
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	long ret;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "0"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+#else
+static inline long vl_sys_call4(long nr, long a, long b, long c, long d)
+{
+	long ret = syscall(nr, a, b, c, d);
+
+	return ret < 0 ? -(long)errno : ret;
+}
+
+static inline long vl_sys_call5(long nr, long a, long b, long c, long d, long e)
+{
+	long ret = syscall(nr, a, b, c, d, e);
+
+	return ret < 0 ? -(long)errno : ret;
+}
+#endif
+
 /* glibc's clone under its other name: the library's clone only counts children */
 int __clone(int (*fn)(void *), void *stack, int flags, void *arg, ...);
 #define vl_raw_clone __clone
@@ -135,8 +184,30 @@ int vl_sys_stat_at(int dirfd, const char *path, int follow, struct vl_stat *st);
 int vl_sys_statx_at(int dirfd, const char *path, int follow, struct vl_stat *st);
 int vl_sys_igen_at(int dirfd, const char *path, int follow, struct vl_stat *st);
 
-/* Seconds of CLOCK_MONOTONIC (the same in every process), never 0. */
-uint32_t vl_now_s(void);
+/*
+ * Milliseconds of CLOCK_MONOTONIC_COARSE (the same in every process of a
+ * time namespace): a vDSO read, no system call. A call of the library
+ * reads it once and passes it down (ops.c).
+ */
+static inline uint64_t vl_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Seconds of that clock, never 0, from a reading of vl_now_ms() */
+static inline uint32_t vl_s_of_ms(uint64_t ms)
+{
+	return (uint32_t)(ms / 1000) + 1;
+}
+
+/* Seconds of that clock now, never 0. */
+static inline uint32_t vl_now_s(void)
+{
+	return vl_s_of_ms(vl_now_ms());
+}
 
 /*
  * Call fn on each line of a file of /proc (its '\n' cut off), read with

@@ -34,12 +34,15 @@ int vl_fault_syscall(const char *where);
 
 #define VL_STEP(where) vl_fault_step(where)
 #define VL_SYSCALL(where, call) (vl_fault_syscall(where) ? -1 : (call))
+/* for a call that returns -errno (vl_sys_call) */
+#define VL_SYSCALL_NEG(where, call) (vl_fault_syscall(where) ? -(long)errno : (call))
 #define VL_SYSCALL_PTR(where, call) (vl_fault_syscall(where) ? MAP_FAILED : (call))
 
 #else
 
 #define VL_STEP(where) ((void)0)
 #define VL_SYSCALL(where, call) (call)
+#define VL_SYSCALL_NEG(where, call) (call)
 #define VL_SYSCALL_PTR(where, call) (call)
 
 #endif

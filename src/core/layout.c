@@ -42,23 +42,6 @@ static uint32_t fold(uint64_t h)
 	return (uint32_t)(h ^ (h >> 32));
 }
 
-/*
- * Each word times its own odd constant (a bijection: a change of any one
- * word changes the sum of them all), folded to 32 bits. No mix after: a
- * sum is computed for every node a MARK, UNMARK or purge looks at and
- * every node it writes, and it only has to tell a node as written from
- * one torn or scribbled, not to spread bits.
- */
-uint32_t vl_node_sum(const struct vl_region *r, const struct vl_node *n)
-{
-	/* the slot number is summed too: a node copied elsewhere is caught */
-	uint64_t slot = (uint64_t)(n - r->nodes);
-	uint64_t h = n->start * 0x9e3779b97f4a7c15ull + n->end * 0xc2b2ae3d27d4eb4full +
-		     (((uint64_t)n->meta << 32) | n->seq) * 0x165667b19e3779f9ull +
-		     (slot + 1) * 0xd6e8feb86659fd93ull;
-
-	return fold(h);
-}
 
 uint32_t vl_file_sum_as(const struct vl_region *r, const struct vl_file *f, uint32_t state,
 			uint32_t gen)

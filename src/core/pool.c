@@ -470,19 +470,27 @@ int vl_file_lookup(const struct vl_region *r, const struct vl_ident *id, uint32_
  * slot seen that is being freed. Either way the answer is only a guess,
  * and the caller checks it under the file's lock or asks again locked.
  */
+int vl_file_seems(const struct vl_region *r, uint32_t fi, const struct vl_ident *id)
+{
+	const struct vl_file *f;
+
+	if (fi == VL_NIL || fi >= r->file_cap)
+		return 0;
+	f = vl_file_at(r, fi);
+	return __atomic_load_n(&f->h.state, __ATOMIC_ACQUIRE) == VL_FILE_LIVE &&
+	       ident_seen(&f->h.ident, id);
+}
+
 uint32_t vl_file_probe(const struct vl_region *r, const struct vl_ident *id)
 {
 	uint32_t mask = r->hash_cap - 1, i = hash_of(r, id->dev, id->ino), steps;
 
 	for (steps = 0; steps < r->hash_cap; steps++, i = (i + 1) & mask) {
 		uint32_t s = __atomic_load_n(&r->hash[i], __ATOMIC_ACQUIRE);
-		const struct vl_file *f;
 
 		if (s == VL_NIL || s >= r->file_cap)
 			return VL_NIL;
-		f = vl_file_at(r, s);
-		if (__atomic_load_n(&f->h.state, __ATOMIC_ACQUIRE) == VL_FILE_LIVE &&
-		    ident_seen(&f->h.ident, id))
+		if (vl_file_seems(r, s, id))
 			return s;
 	}
 	return VL_NIL;

@@ -65,6 +65,8 @@ int vl_file_lookup(const struct vl_region *r, const struct vl_ident *id, uint32_
  * this identity. A miss proves nothing; ask vl_file_lookup.
  */
 uint32_t vl_file_probe(const struct vl_region *r, const struct vl_ident *id);
+/* Does record fi, read as vl_file_probe reads (no lock), seem to be file id's? */
+int vl_file_seems(const struct vl_region *r, uint32_t fi, const struct vl_ident *id);
 /*
  * A free slot for a new file, not yet findable; VL_NIL if full. *fresh is
  * set when the slot was never used: initialise its lock before publishing.

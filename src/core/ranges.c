@@ -17,16 +17,6 @@
 #include <errno.h>
 #include <string.h>
 
-int vl_range_ok(const struct vl_region *r, uint32_t n, uint32_t file)
-{
-	const struct vl_node *x;
-
-	if (n == VL_NIL || n >= r->node_cap)
-		return 0;
-	x = vl_node_at(r, n);
-	return vl_node_ok(r, x) && vl_node_state(x) == VL_NODE_LIVE && vl_node_file(x) == file;
-}
-
 /*
  * *d += len (sign > 0) or -= len, modulo 2^64. The counters the deltas go
  * into are unsigned; and a range of a scribbled (or repaired) region may

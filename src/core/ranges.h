@@ -72,6 +72,14 @@ int vl_ranges_absorb(const struct vl_region *r, uint32_t *root, uint32_t file, u
 		     struct vl_change *c);
 
 /* Is node n a sound range of this file? */
-int vl_range_ok(const struct vl_region *r, uint32_t n, uint32_t file);
+static inline int vl_range_ok(const struct vl_region *r, uint32_t n, uint32_t file)
+{
+	const struct vl_node *x;
+
+	if (n == VL_NIL || n >= r->node_cap)
+		return 0;
+	x = &r->nodes[n];
+	return vl_node_ok(r, x) && vl_node_state(x) == VL_NODE_LIVE && vl_node_file(x) == file;
+}
 
 #endif
