@@ -9,6 +9,7 @@
 
 #include "env.h"
 #include "lock.h"
+#include "core/compiler.h"
 #include "core/fault.h"
 #include "core/pool.h"
 #include "log.h"
@@ -399,10 +400,19 @@ int vl_region_attached(void)
 	return __atomic_load_n(&current, __ATOMIC_ACQUIRE) != NULL;
 }
 
+static VL_COLD int get_attaching(struct vl_region **out)
+{
+	int err;
+
+	vl_self_lock(VL_SELF_ATTACH);
+	err = slow_get(out);
+	vl_self_unlock(VL_SELF_ATTACH);
+	return err;
+}
+
 int vl_region_get_at(struct vl_region **out, uint64_t now_ms)
 {
 	struct vl_region *r = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
-	int err;
 
 	/* the common case: attached, in use, and looked at less than a second ago */
 	if (r != NULL && !__atomic_load_n(&r->hdr->fate.retired, __ATOMIC_RELAXED) &&
@@ -411,10 +421,7 @@ int vl_region_get_at(struct vl_region **out, uint64_t now_ms)
 		*out = r;
 		return 0;
 	}
-	vl_self_lock(VL_SELF_ATTACH);
-	err = slow_get(out);
-	vl_self_unlock(VL_SELF_ATTACH);
-	return err;
+	return get_attaching(out);
 }
 
 int vl_region_get(struct vl_region **out)

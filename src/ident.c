@@ -11,6 +11,7 @@
  */
 #include "ident.h"
 
+#include "core/compiler.h"
 #include "core/fault.h"
 
 #include "log.h"
@@ -186,20 +187,11 @@ static void last_set(const struct vl_stat *st)
 	l->never_sealed = 0;
 }
 
-/*
- * On tmpfs, with its generation in st: 1; 0 not on tmpfs; or -errno.
- * *last: st is the thread's last file (last_file describes it), on 1.
- */
-static int tmpfs_identity(int fd, struct vl_stat *st, int *last)
+/* A file other than the thread's last: tmpfs_identity's first look. */
+static VL_COLD int first_look(int fd, struct vl_stat *st, int *last)
 {
-	int t, err;
+	int t = on_tmpfs(fd, st), err;
 
-	*last = last_is(st);
-	if (*last) {
-		st->id.igen = last_file.igen;
-		return 1;
-	}
-	t = on_tmpfs(fd, st);
 	if (t <= 0)
 		return t;
 	/* no generation (a seccomp policy refusing file handles): no identity to trust */
@@ -211,6 +203,47 @@ static int tmpfs_identity(int fd, struct vl_stat *st, int *last)
 	return 1;
 }
 
+/*
+ * On tmpfs, with its generation in st: 1; 0 not on tmpfs; or -errno.
+ * *last: st is the thread's last file (last_file describes it), on 1.
+ */
+static inline int tmpfs_identity(int fd, struct vl_stat *st, int *last)
+{
+	*last = last_is(st);
+	if (*last) {
+		st->id.igen = last_file.igen;
+		return 1;
+	}
+	return first_look(fd, st, last);
+}
+
+/* EBADF or EINVAL for arguments fallocate refuses */
+static VL_COLD int bad_arguments(int fd)
+{
+	/* an fd that is not open comes first, as in the kernel, for
+	 * which an O_PATH fd is not open either */
+	int fl = vl_raw_fcntl(fd, F_GETFL);
+
+	if (fl < 0 || (fl & O_PATH))
+		return -EBADF;
+	return -EINVAL;
+}
+
+/* A MARK of a memfd not known never to be write-sealed: 0, or -EPERM if it is. */
+static VL_COLD int seals_allow(int fd, const struct vl_stat *st, int last)
+{
+	int seals = VL_SYSCALL("get seals", vl_raw_fcntl(fd, F_GET_SEALS));
+
+	if (seals > 0 && (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)))
+		return -EPERM;
+	if (seals > 0 && (seals & F_SEAL_SEAL)) {
+		note_never_write_sealed(&st->id);
+		if (last)
+			last_file.never_sealed = 1;
+	}
+	return 0;
+}
+
 int vl_check(int fd, int mode, int64_t off, int64_t len, struct vl_stat *st)
 {
 	int mark = (mode & FALLOC_FL_MARK_VOLATILE) != 0;
@@ -218,15 +251,8 @@ int vl_check(int fd, int mode, int64_t off, int64_t len, struct vl_stat *st)
 	int others = mode & ~(MODE_VOLATILE | FALLOC_FL_KEEP_SIZE);
 	int err, t, last;
 
-	if (off < 0 || len <= 0 || (mark && unmark) || others) {
-		/* an fd that is not open comes first, as in the kernel, for
-		 * which an O_PATH fd is not open either */
-		int fl = vl_raw_fcntl(fd, F_GETFL);
-
-		if (fl < 0 || (fl & O_PATH))
-			return -EBADF;
-		return -EINVAL;
-	}
+	if (off < 0 || len <= 0 || (mark && unmark) || others)
+		return bad_arguments(fd);
 	err = vl_sys_fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, LLONG_MAX, 1);
 	if (err != -EFBIG)
 		return err == 0 ? -EIO : err;
@@ -244,16 +270,7 @@ int vl_check(int fd, int mode, int64_t off, int64_t len, struct vl_stat *st)
 		return -EOPNOTSUPP;
 	/* only a memfd can be sealed, and a memfd has no name */
 	if (mark && st->nlink == 0 && !(last && last_file.never_sealed) &&
-	    !never_write_sealed(&st->id)) {
-		int seals = VL_SYSCALL("get seals", vl_raw_fcntl(fd, F_GET_SEALS));
-
-		if (seals > 0 && (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)))
-			return -EPERM;
-		if (seals > 0 && (seals & F_SEAL_SEAL)) {
-			note_never_write_sealed(&st->id);
-			if (last)
-				last_file.never_sealed = 1;
-		}
-	}
+	    !never_write_sealed(&st->id) && (err = seals_allow(fd, st, last)) != 0)
+		return err;
 	return mark ? VL_OP_MARK : VL_OP_UNMARK;
 }

@@ -21,6 +21,7 @@
 
 #include "enter.h"
 #include "env.h"
+#include "core/compiler.h"
 #include "core/fault.h"
 #include "core/pool.h"
 #include "core/ranges.h"
@@ -195,13 +196,11 @@ static int find_file(const struct vl_region *r, const struct vl_stat *st, int cr
  * Returns 0 with the file locked, 0 with fd->fi == VL_NIL (UNMARK: no
  * record), or -errno.
  */
-static int find_and_lock(const struct vl_region *r, const struct vl_stat *st, int create,
-			 struct found *fd)
+static VL_COLD int find_locked(const struct vl_region *r, const struct vl_stat *st, int create,
+				struct found *fd)
 {
-	int err = lock_probed(r, st, fd), evictions = 0;
+	int err, evictions = 0;
 
-	if (err != 0)
-		return err < 0 ? err : 0;
 	for (int tries = 0; tries < RETRIES; tries++) {
 		struct vl_file *f;
 
@@ -236,25 +235,32 @@ static int find_and_lock(const struct vl_region *r, const struct vl_stat *st, in
 	return -EAGAIN;
 }
 
+static int find_and_lock(const struct vl_region *r, const struct vl_stat *st, int create,
+			 struct found *fd)
+{
+	int err = lock_probed(r, st, fd);
+
+	if (err != 0)
+		return err < 0 ? err : 0;
+	return find_locked(r, st, create, fd);
+}
+
 /*
  * A spare node for a change of file fi (its lock held), before anything
  * changes: one it kept, else a new one (no lock), else, the region looking
  * full, one a sweep finds, or another file's kept one (the region lock:
  * one sweeper at a time, and the last nodes are anyone's).
  */
-static uint32_t get_spare(const struct vl_region *r, uint32_t fi, int *lock_err)
+static VL_COLD uint32_t spare_when_full(const struct vl_region *r, uint32_t fi, int *lock_err)
 {
-	uint32_t n = vl_spare_take(r, fi), found;
+	uint32_t n = VL_NIL, found;
 
-	*lock_err = 0;
-	if (n == VL_NIL)
-		n = vl_node_get(r, fi);
 	/*
 	 * A region lock not had (a live holder kept it for the bound, or it is
 	 * broken): no sweep, no steal; the caller says why, not ENOMEM, as
 	 * there may be room it could not look for.
 	 */
-	if (n != VL_NIL || (*lock_err = vl_lock_region(r)) != 0)
+	if ((*lock_err = vl_lock_region(r)) != 0)
 		return n;
 	/* full, it seems: find what killed processes lost, then others' spares */
 	found = vl_nodes_sweep(r);
@@ -266,6 +272,16 @@ static uint32_t get_spare(const struct vl_region *r, uint32_t fi, int *lock_err)
 	vl_log("region full: %u free nodes found again%s", found,
 	       n == VL_NIL ? "; none to take" : "");
 	return n;
+}
+
+static uint32_t get_spare(const struct vl_region *r, uint32_t fi, int *lock_err)
+{
+	uint32_t n = vl_spare_take(r, fi);
+
+	*lock_err = 0;
+	if (n == VL_NIL)
+		n = vl_node_get(r, fi);
+	return n != VL_NIL ? n : spare_when_full(r, fi, lock_err);
 }
 
 /* Who marked, for finish(): NULL for an UNMARK. */
@@ -317,6 +333,16 @@ static int holder_known(const struct vl_file *f, int fd, const struct vl_stat *s
  * change, and only if free at once, as the change is made already and a
  * note is worth no wait; the next MARK notes what this one could not.
  */
+static VL_COLD void note_marker(const struct vl_region *r, struct vl_file *f, struct marker *m)
+{
+	if (vl_trylock_region(r) != 0)
+		return;
+	note_holder(f, m->fd, m->st);
+	m->want_path = path_wanted(f, m->st);
+	VL_STEP("finish: holder noted, region locked");
+	vl_unlock_region(r);
+}
+
 static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, int err,
 		   uint32_t spare, struct marker *m, uint64_t now_ms)
 {
@@ -333,15 +359,9 @@ static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, 
 	if (m == NULL)
 		return;
 	m->over_budget = over_budget(r);
-	if (holder_known(f, m->fd, m->st) &&
-	    (m->st->nlink == 0 || f->h.path_len != 0 || (f->h.flags & VL_FF_PATH_TRIED)))
-		return;
-	if (vl_trylock_region(r) != 0)
-		return;
-	note_holder(f, m->fd, m->st);
-	m->want_path = path_wanted(f, m->st);
-	VL_STEP("finish: holder noted, region locked");
-	vl_unlock_region(r);
+	if (!holder_known(f, m->fd, m->st) ||
+	    (m->st->nlink != 0 && f->h.path_len == 0 && !(f->h.flags & VL_FF_PATH_TRIED)))
+		note_marker(r, f, m);
 }
 
 /*
@@ -349,7 +369,7 @@ static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, 
  * The region lock only if it is free at once (as in finish): else the
  * next MARK tries again.
  */
-static void note_path(const struct vl_region *r, uint32_t fi, int fdnum)
+static VL_COLD void note_path(const struct vl_region *r, uint32_t fi, int fdnum)
 {
 	struct vl_file *f = vl_file_at(r, fi);
 	char path[VL_PATH_MAX];
@@ -366,7 +386,7 @@ static void note_path(const struct vl_region *r, uint32_t fi, int fdnum)
 }
 
 /* The MARK's commit found the region over the budget: purge, oldest first. */
-static void enforce_budget(const struct vl_region *r, const struct found *fd, int fdnum)
+static VL_COLD void enforce_budget(const struct vl_region *r, const struct found *fd, int fdnum)
 {
 	const struct vl_config *cfg = vl_config();
 	struct vl_goal g = { .ceiling = cfg->budget, .use_ceiling = 1, .bounded = 1 };
@@ -398,7 +418,7 @@ static int pressure_due(uint64_t now)
 }
 
 /* Purge oldest first while available memory is below VOLATILE_MIN_AVAILABLE. */
-static void relieve_memory(const struct vl_region *r, const struct vl_hint *h)
+static VL_COLD void relieve_memory(const struct vl_region *r, const struct vl_hint *h)
 {
 	struct vl_cgroup cg;
 	struct vl_memstate ms;
@@ -420,7 +440,7 @@ static void relieve_memory(const struct vl_region *r, const struct vl_hint *h)
 }
 
 /* Purge this tmpfs's own ranges while its free space is below VOLATILE_TMPFS_MIN_FREE. */
-static void relieve_tmpfs(const struct vl_region *r, const struct vl_hint *h,
+static VL_COLD void relieve_tmpfs(const struct vl_region *r, const struct vl_hint *h,
 			  const struct vl_stat *st)
 {
 	struct vl_purge_report rep;

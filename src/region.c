@@ -663,16 +663,12 @@ static void vers_odd(const struct vl_region *r, uint32_t fi)
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
-int vl_lock_file_retired(const struct vl_region *r, uint32_t fi)
+/* File fi's lock, taken over from a dead holder: repair what it left. */
+static __attribute__((noinline)) int repair_taken(const struct vl_region *r, uint32_t fi)
 {
 	struct vl_lock *l = &vl_file_at(r, fi)->h.lock;
-	int e = vl_lock_take(r, l);
+	int e;
 
-	if (e < 0)
-		return e;
-	vers_odd(r, fi);
-	if (e == 0)
-		return 0;
 	vl_log("lock holder of file %u died: repairing", fi);
 	e = vl_lock_region(r);
 	if (e == -EAGAIN) {
@@ -691,6 +687,16 @@ int vl_lock_file_retired(const struct vl_region *r, uint32_t fi)
 	recount(r, fi);
 	vl_unlock_region(r);
 	return 0;
+}
+
+int vl_lock_file_retired(const struct vl_region *r, uint32_t fi)
+{
+	int e = vl_lock_take(r, &vl_file_at(r, fi)->h.lock);
+
+	if (e < 0)
+		return e;
+	vers_odd(r, fi);
+	return e == 0 ? 0 : repair_taken(r, fi);
 }
 
 int vl_trylock_file(const struct vl_region *r, uint32_t fi)
@@ -714,20 +720,25 @@ int vl_trylock_file(const struct vl_region *r, uint32_t fi)
  */
 static uint32_t recount_tried_at;
 
+/* A recount is owed (recount): tried once a second, with fi's lock still held. */
+static __attribute__((noinline)) void recount_owed(const struct vl_region *r, uint32_t fi)
+{
+	uint32_t now = vl_now_s();
+
+	if (__atomic_exchange_n(&recount_tried_at, now, __ATOMIC_RELAXED) != now &&
+	    vl_trylock_region(r) == 0) {
+		if (__atomic_load_n(&vl_counters(r)->recount_owed, __ATOMIC_RELAXED) != 0)
+			recount(r, fi);
+		vl_unlock_region(r);
+	}
+}
+
 void vl_unlock_file(const struct vl_region *r, uint32_t fi)
 {
 	uint32_t *v = &vl_file_at(r, fi)->h.vers;
 
-	if (__atomic_load_n(&vl_counters(r)->recount_owed, __ATOMIC_RELAXED) != 0) {
-		uint32_t now = vl_now_s();
-
-		if (__atomic_exchange_n(&recount_tried_at, now, __ATOMIC_RELAXED) != now &&
-		    vl_trylock_region(r) == 0) {
-			if (__atomic_load_n(&vl_counters(r)->recount_owed, __ATOMIC_RELAXED) != 0)
-				recount(r, fi);
-			vl_unlock_region(r);
-		}
-	}
+	if (__atomic_load_n(&vl_counters(r)->recount_owed, __ATOMIC_RELAXED) != 0)
+		recount_owed(r, fi);
 	__atomic_store_n(v, (__atomic_load_n(v, __ATOMIC_RELAXED) | 1) + 1, __ATOMIC_RELEASE);
 	vl_lock_drop(r, &vl_file_at(r, fi)->h.lock);
 }
