@@ -259,14 +259,11 @@ void vl_lru_unlink(const struct vl_region *r, uint32_t fi, uint32_t n)
 	vl_set_next(r, n, VL_NIL);
 }
 
-void vl_lru_insert_after(const struct vl_region *r, uint32_t fi, uint32_t after, uint32_t n)
+/* Link n, a real node linked nowhere, after `after` (VL_NIL: at the head). */
+static void link_after(const struct vl_region *r, struct vl_file *f, uint32_t after, uint32_t n)
 {
-	struct vl_file *f = vl_file_at(r, fi);
 	uint32_t next;
 
-	if (vl_node_w(r, n) == NULL)
-		return;
-	vl_lru_unlink(r, fi, n);
 	if (after == VL_NIL) { /* at the head: the oldest */
 		vl_set_next(r, n, f->h.lru_head);
 		if (f->h.lru_head != VL_NIL)
@@ -287,10 +284,23 @@ void vl_lru_insert_after(const struct vl_region *r, uint32_t fi, uint32_t after,
 	vl_set_next(r, after, n);
 }
 
+void vl_lru_insert_after(const struct vl_region *r, uint32_t fi, uint32_t after, uint32_t n)
+{
+	if (vl_node_w(r, n) == NULL)
+		return;
+	vl_lru_unlink(r, fi, n);
+	link_after(r, vl_file_at(r, fi), after, n);
+}
+
 void vl_lru_append(const struct vl_region *r, uint32_t fi, uint32_t n)
 {
+	struct vl_file *f = vl_file_at(r, fi);
+
+	if (vl_node_w(r, n) == NULL)
+		return;
 	vl_lru_unlink(r, fi, n);
-	vl_lru_insert_after(r, fi, vl_file_at(r, fi)->h.lru_tail, n);
+	/* the tail read after the unlink: n may have been it */
+	link_after(r, f, f->h.lru_tail, n);
 }
 
 /* What purgers compare with no lock: the age of the file's oldest unpurged range. */
