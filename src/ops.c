@@ -542,11 +542,8 @@ static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struc
 	f = vl_file_at(r, fd.fi);
 	/* read now: finish may free the record; set before it was LIVE, never cleared */
 	tomb = (__atomic_load_n(&f->h.flags, __ATOMIC_RELAXED) & VL_FF_TOMB) != 0;
-	/*
-	 * No spare taken first: most UNMARKs take ranges out and need none,
-	 * and a spare taken and given back is two changes of the file's chain.
-	 */
-	spare = VL_NIL;
+	/* a spare taken first: an UNMARK in the middle of a range splits it */
+	spare = vl_spare_take(r, fd.fi);
 	err = vl_ranges_unmark(r, &f->h.root, fd.fi, s, e, spare, &c);
 	if (err == -ENOMEM) { /* a split needs a node: get one, then do it all again */
 		spare = get_spare(r, fd.fi, &lock_err);
