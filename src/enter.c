@@ -4,20 +4,25 @@
 #include "enter.h"
 
 #include <errno.h>
+#include <pthread.h>
 
 static __thread int in_shim __attribute__((tls_model("initial-exec")));
+static __thread int cancel_was __attribute__((tls_model("initial-exec")));
 
 /*
- * No pthread_setcancelstate: inside the library a thread meets no
- * cancellation point to be cancelled at, as the library calls none. Its
- * system calls are raw (sys.h), never glibc's open, read, close, pread or
- * usleep, whose cancellation would leave behind a lock the thread held (the
- * attach lock, a region lock), so that fork and every later MARK waited
- * for ever, or an fd it opened. tests/shell/symbols.sh fails when the
- * library imports any of glibc's cancellation points; cancel.sh shows a
- * thread with a cancellation pending going through the first attach and a
- * purge. A cancellation requested meanwhile is acted on at the caller's
- * next cancellation point, as before.
+ * The library calls no cancellation point itself: its system calls are
+ * raw (sys.h), never glibc's open, read, close, pread or usleep, and
+ * tests/shell/symbols.sh fails when it imports any of glibc's
+ * cancellation points. That is not enough for a thread not to be
+ * cancelled inside it: a signal handler that interrupts the thread there
+ * may call write() (async-signal-safe, and a cancellation point: the
+ * self-pipe trick), and a thread may run with asynchronous cancellation.
+ * Either would unwind the thread out of the library with a lock held (a
+ * file's, the region's, the attach lock), so that every later MARK of the
+ * file failed with EAGAIN, or fork and every later MARK waited for ever
+ * (cancel-signal.sh). So cancellation is disabled for the whole call: one
+ * flag write in glibc each way; a cancellation requested meanwhile is
+ * acted on at the caller's next cancellation point (cancel.sh).
  */
 int vl_enter(void)
 {
@@ -25,11 +30,15 @@ int vl_enter(void)
 		return -EINTR;
 	__atomic_store_n(&in_shim, 1, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_was);
 	return 0;
 }
 
 void vl_leave(void)
 {
+	int ignored;
+
+	pthread_setcancelstate(cancel_was, &ignored);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(&in_shim, 0, __ATOMIC_RELAXED);
 }

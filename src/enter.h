@@ -6,7 +6,8 @@
  * interrupts this thread inside the library, and calls in again, is told
  * so (-EINTR) instead of working on state its own interrupted frame is
  * changing, or waiting for a lock that frame holds. Inside, the thread
- * meets no cancellation point (enter.c). One thread-local flag.
+ * cannot be cancelled (enter.c). One thread-local flag and two glibc flag
+ * writes.
  */
 #ifndef VL_ENTER_H
 #define VL_ENTER_H

@@ -31,8 +31,9 @@ LC_ALL=C comm -12 "$WORK/got" "$WORK/calls" >"$WORK/both"
 [ ! -s "$WORK/both" ] ||
 	fail "the library calls names it defines, through its own hooks: $(tr '\n' ' ' <"$WORK/both")"
 # ...and none of glibc's cancellation points, or the stdio that may act as
-# one: a thread is not cancelled inside the library because the library
-# calls none (enter.c), with its raw system calls (sys.h) instead.
+# one: the library calls none, with its raw system calls (sys.h) instead
+# (enter.c also disables cancellation for a call: a signal handler may
+# call one, cancel-signal.sh).
 cat >"$WORK/cancel" <<'EOF2'
 accept
 accept4
