@@ -31,10 +31,22 @@ LC_ALL=C comm -12 "$WORK/got" "$WORK/calls" >"$WORK/both"
 [ ! -s "$WORK/both" ] ||
 	fail "the library calls names it defines, through its own hooks: $(tr '\n' ' ' <"$WORK/both")"
 # ...and none of glibc's cancellation points, or the stdio that may act as
-# one: the library calls none, with its raw system calls (sys.h) instead
+# one (and their _FORTIFY_SOURCE names): the library calls none, with its
+# raw system calls (sys.h) instead
 # (enter.c also disables cancellation for a call: a signal handler may
 # call one, cancel-signal.sh).
 cat >"$WORK/cancel" <<'EOF2'
+__fgets_chk
+__fprintf_chk
+__fread_chk
+__open64_2
+__open_2
+__openat64_2
+__openat_2
+__pread64_chk
+__pread_chk
+__printf_chk
+__read_chk
 accept
 accept4
 clock_nanosleep
