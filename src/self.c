@@ -128,14 +128,30 @@ int vl_borrowed(void)
 	return pid != 0 && pid != (pid_t)syscall(SYS_getpid);
 }
 
+/*
+ * Not cancelled while one is held, even outside vl_enter (the close hook
+ * takes the table of regions made here before it enters): a signal
+ * handler's write() with a cancellation pending would unwind the thread
+ * with the mutex locked, and every later close of a region fd would wait
+ * for ever (cancel-signal.sh). The state before, per mutex: they nest.
+ */
+static __thread int cancel_was[VL_SELF_MUTEXES] __attribute__((tls_model("initial-exec")));
+
 void vl_self_lock(enum vl_self_mutex which)
 {
+	int was;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &was);
 	pthread_mutex_lock(&self_page()->mutexes[which]);
+	cancel_was[which] = was;
 }
 
 void vl_self_unlock(enum vl_self_mutex which)
 {
+	int was = cancel_was[which], ignored;
+
 	pthread_mutex_unlock(&self_page()->mutexes[which]);
+	pthread_setcancelstate(was, &ignored);
 }
 
 uint32_t vl_self_token(uint64_t serial)

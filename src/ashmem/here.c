@@ -13,6 +13,7 @@
 #include "here.h"
 
 #include "self.h"
+#include "core/fault.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -228,6 +229,7 @@ int vl_here_take(int fd, struct vl_here *e)
 	if (fd < 0 || !take())
 		return 0;
 	h = find(fd);
+	VL_STEP("here: table taken");
 	if (h != NULL) {
 		*e = *h;
 		forget(h);

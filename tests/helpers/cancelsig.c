@@ -3,6 +3,7 @@
  * though the library calls no cancellation point (DESIGN 17).
  *
  *   cancelsig signal|async FILE
+ *   cancelsig close
  *
  * Run with the fault-injecting library preloaded (its steps call
  * vl_fault_hook, defined here). A thread marks 4K of FILE, and at the
@@ -22,7 +23,13 @@
  * Prints what the thread's MARK returned, whether the thread was
  * cancelled, and what a MARK and an UNMARK of the main thread, then of a
  * child, return; exits 0 when all is well.
+ *
+ * close: the same signal, at the step "here: table taken" of a close() of
+ * an ashmem region made here (the close hook holds the mutex of the
+ * table of regions made here, outside the library's entry guard); then
+ * the main thread closes another region: it must not wait for ever.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -36,6 +43,7 @@
 #include "volatile.h"
 
 static int fd, pipefd[2], async, armed, hooked, thread_mark = -2;
+static const char *step = "mark: committed, file locked";
 
 void vl_fault_hook(const char *where) __attribute__((visibility("default")));
 
@@ -53,7 +61,7 @@ static void on_signal(int sig)
 void vl_fault_hook(const char *where)
 {
 	if (!__atomic_load_n(&armed, __ATOMIC_RELAXED) ||
-	    strcmp(where, "mark: committed, file locked") != 0)
+	    strcmp(where, step) != 0)
 		return;
 	armed = 0;
 	hooked = 1;
@@ -79,6 +87,47 @@ static void *marker(void *arg)
 	return NULL;
 }
 
+static void *closer(void *arg)
+{
+	pthread_cancel(pthread_self());
+	__atomic_store_n(&armed, 1, __ATOMIC_RELAXED);
+	thread_mark = close(*(int *)arg);
+	pthread_testcancel();
+	return NULL;
+}
+
+/* close mode: a region made here, closed by a thread cancelled at the table's step */
+static int close_main(void)
+{
+	int (*create)(const char *, size_t) =
+		(int (*)(const char *, size_t))dlsym(RTLD_DEFAULT, "ashmem_create_region");
+	int a, b, bad = 0;
+	pthread_t t;
+	void *res;
+
+	if (create == NULL) {
+		fprintf(stderr, "cancelsig: ashmem_create_region: not preloaded\n");
+		return 2;
+	}
+	a = create("a", 4096);
+	b = create("b", 4096);
+	if (a < 0 || b < 0) {
+		perror("ashmem_create_region");
+		return 2;
+	}
+	step = "here: table taken";
+	if (pthread_create(&t, NULL, closer, &a) != 0 || pthread_join(t, &res) != 0) {
+		perror("thread");
+		return 2;
+	}
+	printf("hook: %s\n", hooked ? "ran" : "did not run");
+	printf("thread: %s\n", res == PTHREAD_CANCELED ? "canceled" : "not canceled");
+	/* the table's mutex, left locked by the cancelled thread, would hold this for ever */
+	printf("main: close %d\n", close(b));
+	bad |= !hooked || res != PTHREAD_CANCELED;
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
 	struct sigaction sa;
@@ -87,13 +136,22 @@ int main(int argc, char **argv)
 	void *res;
 	pid_t pid;
 
-	if (argc != 3 || (strcmp(argv[1], "signal") != 0 && strcmp(argv[1], "async") != 0)) {
-		fprintf(stderr, "usage: cancelsig signal|async FILE\n");
+	if ((argc != 3 || (strcmp(argv[1], "signal") != 0 && strcmp(argv[1], "async") != 0)) &&
+	    (argc != 2 || strcmp(argv[1], "close") != 0)) {
+		fprintf(stderr, "usage: cancelsig signal|async FILE | close\n");
 		return 2;
 	}
 	async = strcmp(argv[1], "async") == 0;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
+	if (argc == 2) {
+		alarm(20);
+		if (pipe2(pipefd, O_NONBLOCK | O_CLOEXEC) != 0 || sigaction(SIGUSR1, &sa, NULL) != 0) {
+			perror("cancelsig");
+			return 2;
+		}
+		return close_main();
+	}
 	fd = open(argv[2], O_RDWR);
 	if (fd < 0 || pipe2(pipefd, O_NONBLOCK | O_CLOEXEC) != 0 ||
 	    sigaction(SIGUSR1, &sa, NULL) != 0) {

@@ -11,6 +11,10 @@
 # Either would unwind the thread out of the library with the file's lock
 # held by a live process: every later MARK of the file, in any process,
 # would fail with EAGAIN. The library keeps cancellation disabled inside.
+#   close:  the same signal while the close() of an ashmem region made
+#           here holds the mutex of the table of such regions (before the
+#           hook enters the library): the next close of a region would
+#           wait for ever.
 . "$(dirname "$0")/lib.sh"
 
 FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
@@ -39,3 +43,15 @@ child: marked
 EOF
 [ "$rc" -eq 0 ] || { show async; fail "cancelsig async: exit status $rc"; }
 ok bytes vt open "$f" r expect 0 16K A
+
+# the close hook's table of regions made here
+new_region
+run close env LD_PRELOAD="$FAULT_LIB" timeout 30 "$CANCELSIG" close
+[ "$rc" -ne 124 ] && [ "$rc" -ne 142 ] ||
+	{ show close; fail "a close of a region waited for ever: a cancelled close left the table's mutex locked"; }
+expect_out close <<EOF
+hook: ran
+thread: canceled
+main: close 0
+EOF
+[ "$rc" -eq 0 ] || { show close; fail "cancelsig close: exit status $rc"; }
