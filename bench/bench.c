@@ -379,6 +379,19 @@ static void scaled_figure(const char *key, const char *label, const struct point
 		snprintf(f->note, sizeof(f->note), "%s", note);
 }
 
+/* A figure of p against the rejected raw call measured beside it */
+static struct figure *rejected_figure(const char *key, const char *label, const struct point *p)
+{
+	struct figure *f = add_figure(key, label);
+
+	f->value = p->pair_ns;
+	f->unit = "ns";
+	f->base = p->rej_ns;
+	f->ratio = p->ratio;
+	f->ratio_of = "raw fallocate rejected by shmem, same memfd";
+	return f;
+}
+
 static void bench_pair(void)
 {
 	struct ctx c = { .fd = new_memfd("one", 1 << 20), .off = 8192 };
@@ -389,12 +402,7 @@ static void bench_pair(void)
 	measure_pair(&c, pair, ROUNDS, 25000, &p);
 	pair1_ns = p.pair_ns;
 	pair1_ratio = p.ratio;
-	f = add_figure("pair", "MARK+UNMARK pair, 1 range in the file");
-	f->value = p.pair_ns;
-	f->unit = "ns";
-	f->base = p.rej_ns;
-	f->ratio = p.ratio;
-	f->ratio_of = "raw fallocate rejected by shmem, same memfd";
+	f = rejected_figure("pair", "MARK+UNMARK pair, 1 range in the file", &p);
 	f->target = "<= 6x";
 	f->status = met_if(f->ratio <= 6);
 	p.count = 1;
@@ -402,12 +410,7 @@ static void bench_pair(void)
 	by_ranges[nby_ranges++] = p;
 
 	measure_pair(&c, pair_syscalls, ROUNDS, 25000, &p);
-	f = add_figure("pair_syscalls", "the pair's 4 system calls alone, raw");
-	f->value = p.pair_ns;
-	f->unit = "ns";
-	f->base = p.rej_ns;
-	f->ratio = p.ratio;
-	f->ratio_of = "raw fallocate rejected by shmem, same memfd";
+	f = rejected_figure("pair_syscalls", "the pair's 4 system calls alone, raw", &p);
 	snprintf(f->note, sizeof(f->note), "the floor of the pair's ratio: the library's own "
 					   "work is the pair less these");
 	close(c.fd);
