@@ -40,6 +40,7 @@
  */
 #include "lock.h"
 
+#include "core/compiler.h"
 #include "core/fault.h"
 #include "env.h"
 #include "log.h"
@@ -264,7 +265,7 @@ int vl_lock_try(const struct vl_region *r, struct vl_lock *l)
  * VOLATILE_LOCK_WAIT, then -EAGAIN, with nothing done. Every caller takes
  * its locks before it changes anything, so giving up is always clean.
  */
-static __attribute__((noinline)) int take_slow(const struct vl_region *r, struct vl_lock *l)
+static VL_COLD int take_slow(const struct vl_region *r, struct vl_lock *l)
 {
 	uint32_t me, w = 0;
 	uint64_t deadline = 0;

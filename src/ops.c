@@ -104,15 +104,6 @@ struct found {
 };
 
 /*
- * The record the lock-free probe guessed, locked, if it is st's file. With
- * its lock held a LIVE record cannot be freed (that needs both locks), so
- * cannot become another file's; and its identity and sum were written
- * before the release store of its state that our acquire load reads.
- * 1 locked, 0 not (look for it under the region lock), or -errno from
- * the lock: a slot that looked like the file's is kept by a live process
- * (-EAGAIN: the bound is not spent twice), or the region is moving.
- */
-/*
  * The record this thread found last, a guess checked as the probe's is:
  * a program marks and unmarks the same file again and again, and the
  * hash probe is then the same walk each time.
@@ -140,6 +131,15 @@ static void found_last(const struct vl_region *r, uint32_t fi)
 	last_found.fi = fi;
 }
 
+/*
+ * The record the lock-free probe guessed, locked, if it is st's file. With
+ * its lock held a LIVE record cannot be freed (that needs both locks), so
+ * cannot become another file's; and its identity and sum were written
+ * before the release store of its state that our acquire load reads.
+ * 1 locked, 0 not (look for it under the region lock), or -errno from
+ * the lock: a slot that looked like the file's is kept by a live process
+ * (-EAGAIN: the bound is not spent twice), or the region is moving.
+ */
 static int lock_probed(const struct vl_region *r, const struct vl_stat *st, struct found *fd)
 {
 	uint32_t fi = probe(r, &st->id);
@@ -188,14 +188,7 @@ static int find_file(const struct vl_region *r, const struct vl_stat *st, int cr
 	return 0;
 }
 
-/*
- * Find the record of the file and lock it; make it if `create` (MARK).
- * The probe's guess is enough almost always; else the region lock finds
- * it for sure, and the record may be freed and reused between that and
- * the file lock: then its generation differs and we look again.
- * Returns 0 with the file locked, 0 with fd->fi == VL_NIL (UNMARK: no
- * record), or -errno.
- */
+/* find_and_lock's way when the probe's guess is not the file's: under the region lock */
 static VL_COLD int find_locked(const struct vl_region *r, const struct vl_stat *st, int create,
 				struct found *fd)
 {
@@ -235,6 +228,14 @@ static VL_COLD int find_locked(const struct vl_region *r, const struct vl_stat *
 	return -EAGAIN;
 }
 
+/*
+ * Find the record of the file and lock it; make it if `create` (MARK).
+ * The probe's guess is enough almost always; else the region lock finds
+ * it for sure, and the record may be freed and reused between that and
+ * the file lock: then its generation differs and we look again.
+ * Returns 0 with the file locked, 0 with fd->fi == VL_NIL (UNMARK: no
+ * record), or -errno.
+ */
 static int find_and_lock(const struct vl_region *r, const struct vl_stat *st, int create,
 			 struct found *fd)
 {
@@ -245,12 +246,7 @@ static int find_and_lock(const struct vl_region *r, const struct vl_stat *st, in
 	return find_locked(r, st, create, fd);
 }
 
-/*
- * A spare node for a change of file fi (its lock held), before anything
- * changes: one it kept, else a new one (no lock), else, the region looking
- * full, one a sweep finds, or another file's kept one (the region lock:
- * one sweeper at a time, and the last nodes are anyone's).
- */
+/* get_spare's way when neither the file's spares nor the free list have one */
 static VL_COLD uint32_t spare_when_full(const struct vl_region *r, uint32_t fi, int *lock_err)
 {
 	uint32_t n = VL_NIL, found;
@@ -274,6 +270,12 @@ static VL_COLD uint32_t spare_when_full(const struct vl_region *r, uint32_t fi, 
 	return n;
 }
 
+/*
+ * A spare node for a change of file fi (its lock held), before anything
+ * changes: one it kept, else a new one (no lock), else, the region looking
+ * full, one a sweep finds, or another file's kept one (the region lock:
+ * one sweeper at a time, and the last nodes are anyone's).
+ */
 static uint32_t get_spare(const struct vl_region *r, uint32_t fi, int *lock_err)
 {
 	uint32_t n = vl_spare_take(r, fi);
@@ -325,14 +327,7 @@ static int holder_known(const struct vl_file *f, int fd, const struct vl_stat *s
 	return 0;
 }
 
-/*
- * Commit the change (after an error, none: the spare is kept), and note
- * the marker. Only the file's lock is held: the commit needs no other
- * (pool.h). Who holds the file, and whether a path is wanted, are the
- * region lock's (purgers copy them under it): taken only when they
- * change, and only if free at once, as the change is made already and a
- * note is worth no wait; the next MARK notes what this one could not.
- */
+/* finish's note of a marker the record does not name yet, if the region lock is free */
 static VL_COLD void note_marker(const struct vl_region *r, struct vl_file *f, struct marker *m)
 {
 	if (vl_trylock_region(r) != 0)
@@ -343,6 +338,14 @@ static VL_COLD void note_marker(const struct vl_region *r, struct vl_file *f, st
 	vl_unlock_region(r);
 }
 
+/*
+ * Commit the change (after an error, none: the spare is kept), and note
+ * the marker. Only the file's lock is held: the commit needs no other
+ * (pool.h). Who holds the file, and whether a path is wanted, are the
+ * region lock's (purgers copy them under it): taken only when they
+ * change, and only if free at once, as the change is made already and a
+ * note is worth no wait; the next MARK notes what this one could not.
+ */
 static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, int err,
 		   uint32_t spare, struct marker *m, uint64_t now_ms)
 {

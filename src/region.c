@@ -12,6 +12,7 @@
 #include "region.h"
 
 #include "lock.h"
+#include "core/compiler.h"
 #include "core/fault.h"
 #include "core/pool.h"
 #include "log.h"
@@ -664,7 +665,7 @@ static void vers_odd(const struct vl_region *r, uint32_t fi)
 }
 
 /* File fi's lock, taken over from a dead holder: repair what it left. */
-static __attribute__((noinline)) int repair_taken(const struct vl_region *r, uint32_t fi)
+static VL_COLD int repair_taken(const struct vl_region *r, uint32_t fi)
 {
 	struct vl_lock *l = &vl_file_at(r, fi)->h.lock;
 	int e;
@@ -721,7 +722,7 @@ int vl_trylock_file(const struct vl_region *r, uint32_t fi)
 static uint32_t recount_tried_at;
 
 /* A recount is owed (recount): tried once a second, with fi's lock still held. */
-static __attribute__((noinline)) void recount_owed(const struct vl_region *r, uint32_t fi)
+static VL_COLD void recount_owed(const struct vl_region *r, uint32_t fi)
 {
 	uint32_t now = vl_now_s();
 
