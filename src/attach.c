@@ -61,15 +61,6 @@ static uint64_t checked_ms, settled_ms;
  * the child never uses). Nothing else here is half written.
  */
 
-/* Is it time (every `every` ms, one thread at a time) to look again? */
-static int due(uint64_t *last, uint64_t every)
-{
-	uint64_t now = vl_now_ms(), was = __atomic_load_n(last, __ATOMIC_RELAXED);
-
-	return now - was >= every &&
-	       __atomic_compare_exchange_n(last, &was, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-}
-
 /* The name new processes of this user would open now. */
 static void region_wanted(char *buf, size_t size)
 {
@@ -380,13 +371,13 @@ static int slow_get(struct vl_region **out)
 		__atomic_store_n(&current, r, __ATOMIC_RELEASE);
 		vl_region_settle(r);
 	} else if (__atomic_load_n(&r->hdr->fate.retired, __ATOMIC_ACQUIRE) ||
-		   (due(&checked_ms, CHECK_EVERY_MS) && !vl_region_fresh(r))) {
+		   (vl_due(&checked_ms, CHECK_EVERY_MS, vl_now_ms()) && !vl_region_fresh(r))) {
 		err = follow(r);
 		if (err)
 			return err;
 		r = current;
 	} else if (__atomic_load_n(&r->hdr->fate.waiting, __ATOMIC_ACQUIRE) &&
-		   due(&settled_ms, SETTLE_EVERY_MS)) {
+		   vl_due(&settled_ms, SETTLE_EVERY_MS, vl_now_ms())) {
 		vl_region_settle(r);
 	}
 	if (__atomic_load_n(&r->hdr->fate.waiting, __ATOMIC_ACQUIRE))

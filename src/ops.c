@@ -409,17 +409,6 @@ static VL_COLD void enforce_budget(const struct vl_region *r, const struct found
 #define PRESSURE_EVERY_MS 250
 static uint64_t pressure_checked_ms;
 
-static int pressure_due(uint64_t now)
-{
-	uint64_t last = __atomic_load_n(&pressure_checked_ms, __ATOMIC_RELAXED);
-
-	if (now - last < PRESSURE_EVERY_MS)
-		return 0;
-	/* one thread checks; the others go on */
-	return __atomic_compare_exchange_n(&pressure_checked_ms, &last, now, 0, __ATOMIC_RELAXED,
-					   __ATOMIC_RELAXED);
-}
-
 /* Purge oldest first while available memory is below VOLATILE_MIN_AVAILABLE. */
 static VL_COLD void relieve_memory(const struct vl_region *r, const struct vl_hint *h)
 {
@@ -465,7 +454,7 @@ static void enforce_pressure(const struct vl_region *r, const struct found *fd, 
 
 	if (!vl_threshold_on(&cfg->min_available) && !vl_threshold_on(&cfg->tmpfs_min_free))
 		return;
-	if (!pressure_due(now_ms))
+	if (!vl_due(&pressure_checked_ms, PRESSURE_EVERY_MS, now_ms))
 		return;
 	if (vl_threshold_on(&cfg->min_available))
 		relieve_memory(r, &h);

@@ -197,6 +197,18 @@ static inline uint64_t vl_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/*
+ * Is it time (every `every` ms of vl_now_ms(), now being a reading of it)
+ * to look again? One thread is told yes; the others go on.
+ */
+static inline int vl_due(uint64_t *last, uint64_t every, uint64_t now)
+{
+	uint64_t was = __atomic_load_n(last, __ATOMIC_RELAXED);
+
+	return now - was >= every &&
+	       __atomic_compare_exchange_n(last, &was, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
 /* Seconds of that clock, never 0, from a reading of vl_now_ms() */
 static inline uint32_t vl_s_of_ms(uint64_t ms)
 {

@@ -32,14 +32,6 @@
 
 static uint64_t settled_ms;
 
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Forget the record of a region made here that nothing here holds any more. */
 static void forget_dead(const struct vl_ident *id)
 {
@@ -64,7 +56,7 @@ void ash_settle(void)
 	struct vl_ident ids[SETTLE_AT];
 	int held[SETTLE_AT], n, k;
 
-	__atomic_store_n(&settled_ms, mono_ms(), __ATOMIC_RELAXED);
+	__atomic_store_n(&settled_ms, vl_now_ms(), __ATOMIC_RELAXED);
 	while ((n = vl_here_deaths(d, SETTLE_AT)) > 0) {
 		/*
 		 * Its last fd was closed alone (no child had it then). A child made
@@ -101,7 +93,7 @@ void ash_settle_if_due(uint32_t count)
 {
 	uint64_t was = __atomic_load_n(&settled_ms, __ATOMIC_RELAXED);
 
-	if (count == 0 || (count < SETTLE_AT && mono_ms() - was < SETTLE_EVERY_MS))
+	if (count == 0 || (count < SETTLE_AT && vl_now_ms() - was < SETTLE_EVERY_MS))
 		return;
 	if (vl_enter() != 0)
 		return;
