@@ -40,9 +40,9 @@ int pairs_main(int argc, char **argv)
 		return 1;
 	if (mid > 0) {
 		for (int i = 0; i < mid; i++)
-			if (fallocate(fd, FALLOC_FL_MARK_VOLATILE, (off_t)i * 8192, 4096) != 0)
+			if (fallocate(fd, FALLOC_FL_MARK_VOLATILE, (off_t)i * 16384, 4096) != 0)
 				return 1;
-		at = (off_t)(mid / 2) * 8192 + 4096; /* between two ranges, touching neither */
+		at = (off_t)(mid / 2) * 16384 + 8192; /* between two ranges, touching neither */
 	} else {
 		if (fallocate(fd, FALLOC_FL_MARK_VOLATILE, 1 << 20, 4096) != 0)
 			return 1; /* the file's other range: its record stays */
