@@ -432,16 +432,6 @@ static uint32_t hash_of(const struct vl_region *r, uint64_t dev, uint64_t ino)
 	return (uint32_t)(h >> 32) & (r->hash_cap - 1);
 }
 
-/* Equal to id, read while a publisher may be writing it (vl_file_probe). */
-static int ident_seen(const struct vl_ident *a, const struct vl_ident *id)
-{
-	return __atomic_load_n(&a->dev, __ATOMIC_RELAXED) == id->dev &&
-	       __atomic_load_n(&a->ino, __ATOMIC_RELAXED) == id->ino &&
-	       __atomic_load_n(&a->btime_sec, __ATOMIC_RELAXED) == id->btime_sec &&
-	       __atomic_load_n(&a->btime_nsec, __ATOMIC_RELAXED) == id->btime_nsec &&
-	       __atomic_load_n(&a->igen, __ATOMIC_RELAXED) == id->igen;
-}
-
 static void ident_store(struct vl_ident *a, const struct vl_ident *id)
 {
 	__atomic_store_n(&a->dev, id->dev, __ATOMIC_RELAXED);
@@ -478,19 +468,9 @@ int vl_file_lookup(const struct vl_region *r, const struct vl_ident *id, uint32_
  * Without the region lock, a writer may be moving entries of the probe
  * run (hash_remove) or publishing a record: an entry can be missed, or a
  * slot seen that is being freed. Either way the answer is only a guess,
- * and the caller checks it under the file's lock or asks again locked.
+ * and the caller checks it under the file's lock or asks again locked
+ * (vl_file_seems, pool.h).
  */
-int vl_file_seems(const struct vl_region *r, uint32_t fi, const struct vl_ident *id)
-{
-	const struct vl_file *f;
-
-	if (fi == VL_NIL || fi >= r->file_cap)
-		return 0;
-	f = vl_file_at(r, fi);
-	return __atomic_load_n(&f->h.state, __ATOMIC_ACQUIRE) == VL_FILE_LIVE &&
-	       ident_seen(&f->h.ident, id);
-}
-
 uint32_t vl_file_probe(const struct vl_region *r, const struct vl_ident *id)
 {
 	uint32_t mask = r->hash_cap - 1, i = hash_of(r, id->dev, id->ino), steps;
