@@ -232,12 +232,15 @@ int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, u
 	 * The walk of the first look, again, taking the ranges out as it
 	 * goes. Links that lie can make it stray from that walk once the tree
 	 * changes: it stops after as many steps, and at a range that is not
-	 * this file's, rather than loop or touch another file's range.
+	 * this file's, rather than loop or touch another file's range. The
+	 * first range is the one checked a moment ago, nothing changed since;
+	 * and after the last step no next is looked for (an UNMARK of one
+	 * range walked the tree for a next it never used).
 	 */
 	for (x = first; x != VL_NIL && vl_node_at(r, x)->start < e && steps-- > 0 &&
-			vl_range_ok(r, x, file);) {
+			(x == first || vl_range_ok(r, x, file));) {
 		struct vl_node *n = vl_node_at(r, x);
-		uint32_t nx = vl_rb_next(r, x);
+		uint32_t nx = steps > 0 ? vl_rb_next(r, x) : VL_NIL;
 		uint64_t removed;
 
 		c->was_purged |= vl_node_purged(n);
