@@ -414,7 +414,7 @@ static VL_INLINE void let_go(const struct vl_region *r, uint32_t fi, uint32_t n)
 		x->start = x->end = 0;
 		x->seq = 0;
 		x->left = x->right = x->parent = VL_NIL;
-		vl_node_seal(r, x);
+		vl_node_seal_at(x, n);
 	}
 	spare_keep(r, fi, n);
 }
@@ -438,7 +438,7 @@ void vl_commit(const struct vl_region *r, uint32_t fi, const struct vl_change *c
 
 		if (c->keep_aged && x != NULL) {
 			x->seq = age_next(r);
-			vl_node_seal(r, x);
+			vl_node_seal_at(x, c->keep);
 		}
 		if (!wants_lru(r, c->keep))
 			lru_unlink(r, fi, c->keep);

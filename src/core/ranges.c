@@ -66,7 +66,7 @@ static void set_range(const struct vl_region *r, uint32_t n, uint64_t start, uin
 	x->end = end;
 	x->meta = (x->meta & ~VL_META_PURGED) | (purged ? VL_META_PURGED : 0);
 	VL_STEP("ranges: node written, not sealed");
-	vl_node_seal(r, x);
+	vl_node_seal_at(x, n);
 }
 
 /* next(x), validated; VL_NIL at the end. -1 (as uint32_t) on a fault. */
