@@ -126,15 +126,12 @@ static void load(void)
 	config.lock_wait_ms = wait_from("VOLATILE_LOCK_WAIT", LOCK_WAIT_MS);
 }
 
-static int config_loaded;
+const struct vl_config *vl_config_ready;
 
-/* every MARK asks: one load once it is read, not a pthread_once call */
-const struct vl_config *vl_config(void)
+const struct vl_config *vl_config_load(void)
 {
-	if (!__atomic_load_n(&config_loaded, __ATOMIC_ACQUIRE)) {
-		pthread_once(&config_once, load);
-		__atomic_store_n(&config_loaded, 1, __ATOMIC_RELEASE);
-	}
+	pthread_once(&config_once, load);
+	__atomic_store_n(&vl_config_ready, &config, __ATOMIC_RELEASE);
 	return &config;
 }
 

@@ -23,7 +23,20 @@ struct vl_config {
 	uint32_t lock_wait_ms;   /* VOLATILE_LOCK_WAIT: the longest wait for a lock (1 s) */
 };
 
-const struct vl_config *vl_config(void);
+/* The environment once read (NULL before: vl_config_load reads it, once). */
+extern const struct vl_config *vl_config_ready;
+const struct vl_config *vl_config_load(void);
+
+/*
+ * Every MARK asks, and every call's log: one load once it is read,
+ * inline, not a call (and not a pthread_once call).
+ */
+static inline const struct vl_config *vl_config(void)
+{
+	const struct vl_config *c = __atomic_load_n(&vl_config_ready, __ATOMIC_ACQUIRE);
+
+	return c != NULL ? c : vl_config_load();
+}
 
 /* Read the environment again (after fork+setenv, and in tests). */
 void vl_config_reload(void);

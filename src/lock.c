@@ -260,12 +260,14 @@ int vl_lock_try(const struct vl_region *r, struct vl_lock *l)
 }
 
 /*
- * The wait is bounded (issue 15; DESIGN 11): a holder that is alive but
- * does not let go (stopped, traced, frozen) costs its waiters
- * VOLATILE_LOCK_WAIT, then -EAGAIN, with nothing done. Every caller takes
- * its locks before it changes anything, so giving up is always clean.
+ * vl_lock_take's way (lock.h) when the lock is not free at once, or this
+ * process has no token in the region yet. The wait is bounded (issue 15;
+ * DESIGN 11): a holder that is alive but does not let go (stopped,
+ * traced, frozen) costs its waiters VOLATILE_LOCK_WAIT, then -EAGAIN,
+ * with nothing done. Every caller takes its locks before it changes
+ * anything, so giving up is always clean.
  */
-static VL_COLD int take_slow(const struct vl_region *r, struct vl_lock *l)
+VL_COLD int vl_lock_take_slow(const struct vl_region *r, struct vl_lock *l)
 {
 	uint32_t me, w = 0;
 	uint64_t deadline = 0;
@@ -314,24 +316,10 @@ static VL_COLD int take_slow(const struct vl_region *r, struct vl_lock *l)
 	}
 }
 
-/* The uncontended take, registered already, apart: no frame for the wait's registers */
-int vl_lock_take(const struct vl_region *r, struct vl_lock *l)
+/* vl_lock_drop's way when someone may sleep on the lock (lock.h) */
+void vl_lock_wake(struct vl_lock *l)
 {
-	uint32_t me = vl_self_token(r->serial), w = 0;
-
-	if (me != 0 &&
-	    __atomic_compare_exchange_n(&l->word, &w, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-		return 0;
-	return take_slow(r, l);
-}
-
-void vl_lock_drop(const struct vl_region *r, struct vl_lock *l)
-{
-	uint32_t w = __atomic_exchange_n(&l->word, 0, __ATOMIC_RELEASE);
-
-	(void)r;
-	if (w & VL_LOCK_WAITERS)
-		futex(&l->word, FUTEX_WAKE, 1, NULL);
+	futex(&l->word, FUTEX_WAKE, 1, NULL);
 }
 
 void vl_lock_orphan(struct vl_lock *l)

@@ -12,11 +12,6 @@
 #include <stdio.h>
 #include <unistd.h>
 
-int vl_log_enabled(void)
-{
-	return vl_config()->debug;
-}
-
 void vl_log_write(const char *fmt, ...)
 {
 	char buf[512];

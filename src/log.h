@@ -2,9 +2,15 @@
 #ifndef VL_LOG_H
 #define VL_LOG_H
 
+#include "env.h"
+
 void vl_log_write(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-int vl_log_enabled(void);
+/* inline: every MARK and UNMARK asks it once, for its line */
+static inline int vl_log_enabled(void)
+{
+	return vl_config()->debug;
+}
 
 #define vl_log(...)                          \
 	do {                                 \

@@ -24,13 +24,6 @@
 #define STATX_MNT_ID 0x1000U
 #endif
 
-int vl_sys_fallocate(int fd, int mode, int64_t off, int64_t len)
-{
-	long r = VL_SYSCALL_NEG("fallocate", vl_sys_call4(SYS_fallocate, fd, mode, off, len));
-
-	return r < 0 ? (int)r : 0;
-}
-
 int vl_each_line(const char *path, int (*fn)(void *arg, char *line), void *arg)
 {
 	char buf[4096];

@@ -13,4 +13,11 @@
 
 #define VL_COLD __attribute__((cold, noinline))
 
+/*
+ * VL_INLINE marks a helper of a hot function that the compiler's size
+ * heuristics leave out of line although its only hot caller is in the
+ * same file (pool.c's commit): a static function, inlined always.
+ */
+#define VL_INLINE inline __attribute__((always_inline))
+
 #endif

@@ -598,15 +598,23 @@ uint32_t vl_format(void);
  * one torn or scribbled, not to spread bits. Inline: a call would make
  * every caller load the region's node table again.
  */
-static inline uint32_t vl_node_sum(const struct vl_region *r, const struct vl_node *n)
+static inline uint32_t vl_node_sum_at(const struct vl_node *n, uint32_t slot)
 {
 	/* the slot number is summed too: a node copied elsewhere is caught */
-	uint64_t slot = (uint64_t)(n - r->nodes);
 	uint64_t h = n->start * 0x9e3779b97f4a7c15ull + n->end * 0xc2b2ae3d27d4eb4full +
 		     (((uint64_t)n->meta << 32) | n->seq) * 0x165667b19e3779f9ull +
-		     (slot + 1) * 0xd6e8feb86659fd93ull;
+		     ((uint64_t)slot + 1) * 0xd6e8feb86659fd93ull;
 
 	return (uint32_t)(h ^ (h >> 32));
+}
+
+/*
+ * vl_node_sum_at(n, its slot): the slot found again from the address, a
+ * division by the node's size. Callers that hold the index pass it.
+ */
+static inline uint32_t vl_node_sum(const struct vl_region *r, const struct vl_node *n)
+{
+	return vl_node_sum_at(n, (uint32_t)(n - r->nodes));
 }
 
 uint32_t vl_file_sum(const struct vl_region *r, const struct vl_file *f);
@@ -618,6 +626,12 @@ uint32_t vl_geometry_sum(const struct vl_geometry *g);
 static inline void vl_node_seal(const struct vl_region *r, struct vl_node *n)
 {
 	n->check = vl_node_sum(r, n);
+}
+
+/* The same for node n at slot i (n is &r->nodes[i]). */
+static inline void vl_node_seal_at(struct vl_node *n, uint32_t i)
+{
+	n->check = vl_node_sum_at(n, i);
 }
 
 static inline int vl_node_ok(const struct vl_region *r, const struct vl_node *n)

@@ -4,6 +4,7 @@
  */
 #include "pool.h"
 
+#include "compiler.h"
 #include "fault.h"
 #include "tomb.h"
 
@@ -228,10 +229,22 @@ uint32_t vl_nodes_sweep(const struct vl_region *r)
 
 /* ---- a file's unpurged ranges in age order (its lock held) ---- */
 
-int vl_lru_linked(const struct vl_region *r, uint32_t fi, uint32_t n)
+static VL_INLINE void spare_keep(const struct vl_region *r, uint32_t fi, uint32_t n);
+
+/*
+ * The commit's helpers are inline into vl_commit (VL_INLINE), with the
+ * exported names calling them: a pair of calls passed through a dozen of
+ * them, and their calls and frames were a fifth of the commit.
+ */
+static VL_INLINE int lru_linked(const struct vl_region *r, uint32_t fi, uint32_t n)
 {
 	return n != VL_NIL &&
 	       (vl_node_at(r, n)->prev != VL_NIL || vl_file_at(r, fi)->h.lru_head == n);
+}
+
+int vl_lru_linked(const struct vl_region *r, uint32_t fi, uint32_t n)
+{
+	return lru_linked(r, fi, n);
 }
 
 /*
@@ -239,12 +252,12 @@ int vl_lru_linked(const struct vl_region *r, uint32_t fi, uint32_t n)
  * the list) names slot 0 to reads, and the setters drop the writes
  * through it. Only a real node n is linked or unlinked.
  */
-void vl_lru_unlink(const struct vl_region *r, uint32_t fi, uint32_t n)
+static VL_INLINE void lru_unlink(const struct vl_region *r, uint32_t fi, uint32_t n)
 {
 	struct vl_file *f = vl_file_at(r, fi);
 	struct vl_node *x = vl_node_at(r, n);
 
-	if (vl_node_w(r, n) == NULL || !vl_lru_linked(r, fi, n))
+	if (vl_node_w(r, n) == NULL || !lru_linked(r, fi, n))
 		return;
 	if (x->prev != VL_NIL)
 		vl_set_next(r, x->prev, x->next);
@@ -259,8 +272,14 @@ void vl_lru_unlink(const struct vl_region *r, uint32_t fi, uint32_t n)
 	vl_set_next(r, n, VL_NIL);
 }
 
+void vl_lru_unlink(const struct vl_region *r, uint32_t fi, uint32_t n)
+{
+	lru_unlink(r, fi, n);
+}
+
 /* Link n, a real node linked nowhere, after `after` (VL_NIL: at the head). */
-static void link_after(const struct vl_region *r, struct vl_file *f, uint32_t after, uint32_t n)
+static VL_INLINE void link_after(const struct vl_region *r, struct vl_file *f, uint32_t after,
+				 uint32_t n)
 {
 	uint32_t next;
 
@@ -288,23 +307,28 @@ void vl_lru_insert_after(const struct vl_region *r, uint32_t fi, uint32_t after,
 {
 	if (vl_node_w(r, n) == NULL)
 		return;
-	vl_lru_unlink(r, fi, n);
+	lru_unlink(r, fi, n);
 	link_after(r, vl_file_at(r, fi), after, n);
 }
 
-void vl_lru_append(const struct vl_region *r, uint32_t fi, uint32_t n)
+static VL_INLINE void lru_append(const struct vl_region *r, uint32_t fi, uint32_t n)
 {
 	struct vl_file *f = vl_file_at(r, fi);
 
 	if (vl_node_w(r, n) == NULL)
 		return;
-	vl_lru_unlink(r, fi, n);
+	lru_unlink(r, fi, n);
 	/* the tail read after the unlink: n may have been it */
 	link_after(r, f, f->h.lru_tail, n);
 }
 
+void vl_lru_append(const struct vl_region *r, uint32_t fi, uint32_t n)
+{
+	lru_append(r, fi, n);
+}
+
 /* What purgers compare with no lock: the age of the file's oldest unpurged range. */
-void vl_lru_publish(const struct vl_region *r, uint32_t fi)
+static VL_INLINE void lru_publish(const struct vl_region *r, uint32_t fi)
 {
 	struct vl_file *f = vl_file_at(r, fi);
 	uint32_t h = f->h.lru_head;
@@ -314,7 +338,12 @@ void vl_lru_publish(const struct vl_region *r, uint32_t fi)
 		__atomic_store_n(&f->h.oldest, age, __ATOMIC_RELEASE);
 }
 
-uint32_t vl_age_next(const struct vl_region *r)
+void vl_lru_publish(const struct vl_region *r, uint32_t fi)
+{
+	lru_publish(r, fi);
+}
+
+static VL_INLINE uint32_t age_next(const struct vl_region *r)
 {
 	uint32_t *seq = &vl_counters(r)->seq;
 	uint32_t age = __atomic_add_fetch(seq, 1, __ATOMIC_RELAXED);
@@ -323,12 +352,17 @@ uint32_t vl_age_next(const struct vl_region *r)
 	return age != 0 ? age : __atomic_add_fetch(seq, 1, __ATOMIC_RELAXED);
 }
 
+uint32_t vl_age_next(const struct vl_region *r)
+{
+	return age_next(r);
+}
+
 /*
  * A change of one file's count, applied to the region's: the file's count
  * before and after lies in [0, 2^63) (its ranges do not overlap), so the
  * change, read as signed, is exact.
  */
-static void add_change(struct vl_u128 *a, int64_t d)
+static VL_INLINE void add_change(struct vl_u128 *a, int64_t d)
 {
 	if (d < 0)
 		vl_u128_sub_shared(a, (uint64_t)0 - (uint64_t)d);
@@ -336,7 +370,7 @@ static void add_change(struct vl_u128 *a, int64_t d)
 		vl_u128_add_shared(a, (uint64_t)d);
 }
 
-void vl_totals_add(const struct vl_region *r, const struct vl_change *c)
+static VL_INLINE void totals_add(const struct vl_region *r, const struct vl_change *c)
 {
 	struct vl_counters *k = vl_counters(r);
 
@@ -348,7 +382,12 @@ void vl_totals_add(const struct vl_region *r, const struct vl_change *c)
 		__atomic_fetch_add(&k->ranges_purged, (uint32_t)c->d_purged, __ATOMIC_RELAXED);
 }
 
-static int wants_lru(const struct vl_region *r, uint32_t n)
+void vl_totals_add(const struct vl_region *r, const struct vl_change *c)
+{
+	totals_add(r, c);
+}
+
+static VL_INLINE int wants_lru(const struct vl_region *r, uint32_t n)
 {
 	const struct vl_node *x = vl_node_at(r, n);
 
@@ -356,13 +395,13 @@ static int wants_lru(const struct vl_region *r, uint32_t n)
 }
 
 /* A node out of fi's tree: kept as one of its spares, or freed. */
-static void let_go(const struct vl_region *r, uint32_t fi, uint32_t n)
+static VL_INLINE void let_go(const struct vl_region *r, uint32_t fi, uint32_t n)
 {
 	struct vl_node *x = vl_node_w(r, n);
 
 	if (x == NULL || vl_node_state(x) == VL_NODE_FREE)
 		return;
-	vl_lru_unlink(r, fi, n);
+	lru_unlink(r, fi, n);
 	if (vl_node_state(x) == VL_NODE_LIVE && vl_node_file(x) == fi) {
 		/*
 		 * Empty, as a new node is: a spare made LIVE by a change that is
@@ -375,9 +414,9 @@ static void let_go(const struct vl_region *r, uint32_t fi, uint32_t n)
 		x->start = x->end = 0;
 		x->seq = 0;
 		x->left = x->right = x->parent = VL_NIL;
-		vl_node_seal(r, x);
+		vl_node_seal_at(x, n);
 	}
-	vl_spare_keep(r, fi, n);
+	spare_keep(r, fi, n);
 }
 
 void vl_commit(const struct vl_region *r, uint32_t fi, const struct vl_change *c,
@@ -398,29 +437,29 @@ void vl_commit(const struct vl_region *r, uint32_t fi, const struct vl_change *c
 		struct vl_node *x = vl_node_w(r, c->keep);
 
 		if (c->keep_aged && x != NULL) {
-			x->seq = vl_age_next(r);
-			vl_node_seal(r, x);
+			x->seq = age_next(r);
+			vl_node_seal_at(x, c->keep);
 		}
 		if (!wants_lru(r, c->keep))
-			vl_lru_unlink(r, fi, c->keep);
-		else if (c->keep_aged || !vl_lru_linked(r, fi, c->keep))
-			vl_lru_append(r, fi, c->keep);
+			lru_unlink(r, fi, c->keep);
+		else if (c->keep_aged || !lru_linked(r, fi, c->keep))
+			lru_append(r, fi, c->keep);
 	}
 	if (c->split != VL_NIL && wants_lru(r, c->split)) {
 		/* the two halves of a split range share its age: keep them side by side */
-		if (vl_lru_linked(r, fi, c->split_of))
+		if (lru_linked(r, fi, c->split_of))
 			vl_lru_insert_after(r, fi, c->split_of, c->split);
 		else
-			vl_lru_append(r, fi, c->split);
+			lru_append(r, fi, c->split);
 	}
-	vl_lru_publish(r, fi);
+	lru_publish(r, fi);
 	VL_STEP("commit: ages done");
 	f->h.nranges += (uint32_t)c->d_ranges;
 	f->h.npurged += (uint32_t)c->d_purged;
 	f->h.vbytes += (uint64_t)c->d_vbytes;
 	f->h.pbytes += (uint64_t)c->d_pbytes;
 	VL_STEP("commit: file counted, region not");
-	vl_totals_add(r, c);
+	totals_add(r, c);
 }
 
 /* ---- file table: open addressing, linear probing, backward-shift delete ---- */
@@ -430,16 +469,6 @@ static uint32_t hash_of(const struct vl_region *r, uint64_t dev, uint64_t ino)
 	uint64_t h = (ino ^ (dev * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
 
 	return (uint32_t)(h >> 32) & (r->hash_cap - 1);
-}
-
-/* Equal to id, read while a publisher may be writing it (vl_file_probe). */
-static int ident_seen(const struct vl_ident *a, const struct vl_ident *id)
-{
-	return __atomic_load_n(&a->dev, __ATOMIC_RELAXED) == id->dev &&
-	       __atomic_load_n(&a->ino, __ATOMIC_RELAXED) == id->ino &&
-	       __atomic_load_n(&a->btime_sec, __ATOMIC_RELAXED) == id->btime_sec &&
-	       __atomic_load_n(&a->btime_nsec, __ATOMIC_RELAXED) == id->btime_nsec &&
-	       __atomic_load_n(&a->igen, __ATOMIC_RELAXED) == id->igen;
 }
 
 static void ident_store(struct vl_ident *a, const struct vl_ident *id)
@@ -478,19 +507,9 @@ int vl_file_lookup(const struct vl_region *r, const struct vl_ident *id, uint32_
  * Without the region lock, a writer may be moving entries of the probe
  * run (hash_remove) or publishing a record: an entry can be missed, or a
  * slot seen that is being freed. Either way the answer is only a guess,
- * and the caller checks it under the file's lock or asks again locked.
+ * and the caller checks it under the file's lock or asks again locked
+ * (vl_file_seems, pool.h).
  */
-int vl_file_seems(const struct vl_region *r, uint32_t fi, const struct vl_ident *id)
-{
-	const struct vl_file *f;
-
-	if (fi == VL_NIL || fi >= r->file_cap)
-		return 0;
-	f = vl_file_at(r, fi);
-	return __atomic_load_n(&f->h.state, __ATOMIC_ACQUIRE) == VL_FILE_LIVE &&
-	       ident_seen(&f->h.ident, id);
-}
-
 uint32_t vl_file_probe(const struct vl_region *r, const struct vl_ident *id)
 {
 	uint32_t mask = r->hash_cap - 1, i = hash_of(r, id->dev, id->ino), steps;
@@ -626,7 +645,7 @@ uint32_t vl_file_create(const struct vl_region *r, const struct vl_ident *id, in
  * must not happen, a scribbled index handing out a node in use or
  * another file's, its state and owner rule out.
  */
-static int spare_sound(const struct vl_region *r, uint32_t n, uint32_t fi)
+static VL_INLINE int spare_sound(const struct vl_region *r, uint32_t n, uint32_t fi)
 {
 	uint32_t m;
 
@@ -651,7 +670,7 @@ uint32_t vl_spare_take(const struct vl_region *r, uint32_t fi)
 	return n;
 }
 
-void vl_spare_keep(const struct vl_region *r, uint32_t fi, uint32_t n)
+static VL_INLINE void spare_keep(const struct vl_region *r, uint32_t fi, uint32_t n)
 {
 	struct vl_file *f = vl_file_at(r, fi);
 	uint32_t head, k = 0;
@@ -672,6 +691,11 @@ void vl_spare_keep(const struct vl_region *r, uint32_t fi, uint32_t n)
 	}
 	vl_set_next(r, n, head);
 	__atomic_store_n(&f->h.spare, n, __ATOMIC_RELEASE);
+}
+
+void vl_spare_keep(const struct vl_region *r, uint32_t fi, uint32_t n)
+{
+	spare_keep(r, fi, n);
 }
 
 int vl_spare_used(const struct vl_change *c, uint32_t spare)

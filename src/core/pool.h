@@ -65,8 +65,26 @@ int vl_file_lookup(const struct vl_region *r, const struct vl_ident *id, uint32_
  * this identity. A miss proves nothing; ask vl_file_lookup.
  */
 uint32_t vl_file_probe(const struct vl_region *r, const struct vl_ident *id);
-/* Does record fi, read as vl_file_probe reads (no lock), seem to be file id's? */
-int vl_file_seems(const struct vl_region *r, uint32_t fi, const struct vl_ident *id);
+/*
+ * Does record fi, read as vl_file_probe reads (no lock), seem to be file
+ * id's? Inline: a MARK or UNMARK asks it of its thread's last record.
+ */
+static inline int vl_file_seems(const struct vl_region *r, uint32_t fi,
+				const struct vl_ident *id)
+{
+	const struct vl_ident *a;
+
+	if (fi == VL_NIL || fi >= r->file_cap)
+		return 0;
+	a = &r->files[fi].h.ident;
+	/* read while a publisher may be writing it: relaxed loads, judged under the lock */
+	return __atomic_load_n(&r->files[fi].h.state, __ATOMIC_ACQUIRE) == VL_FILE_LIVE &&
+	       __atomic_load_n(&a->dev, __ATOMIC_RELAXED) == id->dev &&
+	       __atomic_load_n(&a->ino, __ATOMIC_RELAXED) == id->ino &&
+	       __atomic_load_n(&a->btime_sec, __ATOMIC_RELAXED) == id->btime_sec &&
+	       __atomic_load_n(&a->btime_nsec, __ATOMIC_RELAXED) == id->btime_nsec &&
+	       __atomic_load_n(&a->igen, __ATOMIC_RELAXED) == id->igen;
+}
 /*
  * A free slot for a new file, not yet findable; VL_NIL if full. *fresh is
  * set when the slot was never used: initialise its lock before publishing.

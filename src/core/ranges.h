@@ -79,7 +79,8 @@ static inline int vl_range_ok(const struct vl_region *r, uint32_t n, uint32_t fi
 	if (n == VL_NIL || n >= r->node_cap)
 		return 0;
 	x = &r->nodes[n];
-	return vl_node_ok(r, x) && vl_node_state(x) == VL_NODE_LIVE && vl_node_file(x) == file;
+	return x->check == vl_node_sum_at(x, n) && x->start < x->end &&
+	       vl_node_state(x) == VL_NODE_LIVE && vl_node_file(x) == file;
 }
 
 #endif
