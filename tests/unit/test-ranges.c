@@ -1241,6 +1241,103 @@ START_TEST(test_scribbled_links_keep_sentinel)
 }
 END_TEST
 
+/* ---- a scribbled link to another range of the file invents no volatile byte ---- */
+
+/*
+ * The bytes file f's LIVE ranges hold, read from every node of the region
+ * (what a purge could reach through the age order, or a repair absorb),
+ * not through the tree: map[b] = 1.
+ */
+static void live_bytes(const struct vl_region *r, uint32_t fi, uint64_t space, unsigned char *map)
+{
+	memset(map, 0, space);
+	for (uint32_t i = 1; i < r->node_cap; i++) {
+		const struct vl_node *x = vl_node_at(r, i);
+
+		if (!vl_range_ok(r, i, fi))
+			continue;
+		for (uint64_t b = x->start; b < x->end && b < space; b++)
+			map[b] = 1;
+	}
+}
+
+#define LIED 8 /* ranges of file 0: [8k, 8k+4), some purged */
+
+/*
+ * One link of one range (left, right or parent) scribbled to name
+ * another sound range of the same file: every node still passes its sum,
+ * state and owner, only the tree's shape lies. DESIGN 18: a scribble may
+ * make an answer wrong or give EUCLEAN, but never a punch outside a range
+ * that was marked in that file. So after a MARK of [s, e), the file's
+ * ranges and the MARK's own punch lie within what was marked before and
+ * [s, e); after an UNMARK, within what was marked before.
+ */
+static int lied_case(int victim, int link, int target, int mark, uint64_t s, uint64_t e,
+		     char *why, size_t len)
+{
+	struct world *w = world_new(64, 128);
+	const struct vl_region *r = w->r;
+	unsigned char before[128], after[128];
+	struct vl_change c;
+	int k, err, first, bad = 0;
+
+	for (k = 0; k < LIED; k++)
+		do_mark(w, 0, 8 * (uint64_t)k, 8 * (uint64_t)k + 4);
+	for (k = 0; k < LIED; k += 3)
+		purge_at(w, 0, 8 * (uint64_t)k);
+	live_bytes(r, w->fi[0], w->space, before);
+	scribble(r, nth_node(w, 0, victim), link, nth_node(w, 0, target));
+	if (mark)
+		err = rt_mark(w, 0, s, e, &c);
+	else
+		err = rt_unmark(w, 0, s, e, &c, &first);
+	live_bytes(r, w->fi[0], w->space, after);
+	for (uint64_t b = 0; b < w->space && !bad; b++) {
+		int allowed = before[b] || (mark && b >= s && b < e);
+
+		if (after[b] && !allowed)
+			bad = snprintf(why, len, "byte %" PRIu64 " is in a range after it", b);
+		else if (mark && err == 0 && b >= c.punch_start && b < c.punch_end && !allowed)
+			bad = snprintf(why, len, "its punch [%" PRIu64 ",%" PRIu64 ") hits byte %" PRIu64,
+				       c.punch_start, c.punch_end, b);
+	}
+	world_free(w);
+	return bad;
+}
+
+START_TEST(test_scribbled_link_to_own_range_invents_nothing)
+{
+	static const struct {
+		int mark;
+		uint64_t s, e;
+	} ops[] = { { 1, 28, 35 }, { 1, 20, 22 }, { 1, 44, 60 }, { 0, 20, 39 },
+		    { 0, 9, 30 },  { 0, 33, 34 }, { 0, 40, 64 } };
+	char why[160], first[2][400] = { "", "" };
+	int victim, link, target, found = 0;
+	size_t i;
+
+	for (victim = 0; victim < LIED; victim++)
+		for (link = LINK_LEFT; link <= LINK_PARENT; link++)
+			for (target = 0; target < LIED; target++)
+				for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+					int m = ops[i].mark;
+
+					if (target == victim ||
+					    !lied_case(victim, link, target, m, ops[i].s, ops[i].e,
+						       why, sizeof(why)))
+						continue;
+					found++;
+					if (first[m][0] == '\0')
+						snprintf(first[m], sizeof(first[m]),
+							 "range %d's %s set to range %d, then %s [%" PRIu64
+							 ",%" PRIu64 "): %s, never marked. ",
+							 victim, link_names[link], target,
+							 m ? "MARK" : "UNMARK", ops[i].s, ops[i].e, why);
+				}
+	ck_assert_msg(found == 0, "%d cases; first of each: %s%s", found, first[1], first[0]);
+}
+END_TEST
+
 static Suite *ranges_suite(void)
 {
 	Suite *s = suite_create("ranges");
@@ -1272,6 +1369,7 @@ static Suite *ranges_suite(void)
 
 	tc = th_tcase("sentinel", 60);
 	tcase_add_test(tc, test_scribbled_links_keep_sentinel);
+	tcase_add_test(tc, test_scribbled_link_to_own_range_invents_nothing);
 	suite_add_tcase(s, tc);
 
 	tc = th_tcase("absorb", 30);
