@@ -5,7 +5,8 @@
  *   (1) ranges are disjoint and non-empty;
  *   (2) two ranges that touch (a.end == b.start) differ in their purged
  *       flag: touching ranges in the same state are always merged.
- * Each function first walks and validates everything it will touch, then
+ * Each function first walks and validates everything it will touch (each
+ * node sound, the file's, and where it should be in the walk), then
  * changes the tree; so an error return means nothing was changed.
  */
 #include "ranges.h"
@@ -92,6 +93,20 @@ static uint32_t prev_ok(const struct vl_region *r, uint32_t x, uint32_t file)
 }
 
 /*
+ * Does range x come after a range that ends at `after` (0: none before it)
+ * and meet [s, e), touching it at s at least? What every range a walk
+ * passes must do: links that lie (a scribble naming another sound range of
+ * the same file) could otherwise walk back, and a merge would take in, or
+ * a trim stretch a range over, bytes nobody marked.
+ */
+static int in_walk(const struct vl_region *r, uint32_t x, uint64_t after, uint64_t s, uint64_t e)
+{
+	const struct vl_node *n = vl_node_at(r, x);
+
+	return n->start >= after && n->end >= s && n->start < e;
+}
+
+/*
  * One function, over 80 lines, on purpose: the walk over the overlapped
  * ranges and the merge it ends with read as one argument (each step keeps
  * the tree and the change record true for the next); split, the
@@ -106,21 +121,22 @@ int vl_ranges_mark(const struct vl_region *r, uint32_t *root, uint32_t file, uin
 
 	memset(c, 0, sizeof(*c));
 	x = vl_rb_end_at_least(r, *root, s, 0);
-	if (x != VL_NIL && !vl_range_ok(r, x, file))
+	if (x != VL_NIL && (!vl_range_ok(r, x, file) || vl_node_at(r, x)->end < s))
 		return -EUCLEAN;
 	if (x != VL_NIL && vl_node_at(r, x)->end == s) {
 		left = x; /* touches [s, e) on the left; the range after it may hold it */
 		x = next_ok(r, x, file);
-		if (x == BAD)
+		if (x == BAD || (x != VL_NIL && vl_node_at(r, x)->start < s))
 			return -EUCLEAN;
 	}
 	if (x != VL_NIL && vl_node_at(r, x)->start <= s && e <= vl_node_at(r, x)->end) {
 		c->keep = x; /* already volatile: nothing changes, not even the age */
 		return 0;
 	}
-	/* the ranges [s, e) overlaps: [first, last], then right after them */
+	/* the ranges [s, e) overlaps: [first, last], in order, then right after them */
 	for (; x != VL_NIL && x != BAD && vl_node_at(r, x)->start < e; x = next_ok(r, x, file)) {
-		if (++steps >= r->node_cap)
+		if (++steps >= r->node_cap ||
+		    !in_walk(r, x, last == VL_NIL ? 0 : vl_node_at(r, last)->end, s, e))
 			return -EUCLEAN;
 		if (first == VL_NIL)
 			first = x;
@@ -176,10 +192,22 @@ int vl_ranges_mark(const struct vl_region *r, uint32_t *root, uint32_t file, uin
 	} else {
 		if (left_in)
 			account(r, c, left, -1);
-		/* the walk of the first look, again: at most as many steps */
+		/*
+		 * The walk of the first look, again: at most as many steps, and
+		 * only over ranges as that one found them (in order, meeting [s,
+		 * e), purged only if the union is): links that lie can make it
+		 * stray once the tree changes, and a purged range it strayed to,
+		 * merged into an unpurged union, would be answered as intact.
+		 */
+		uint64_t after = 0;
+
 		for (x = first; x != VL_NIL && steps-- > 0;) {
 			uint32_t nx = x == last ? VL_NIL : vl_rb_next(r, x);
 
+			if (x != first && (!vl_range_ok(r, x, file) || !in_walk(r, x, after, s, e) ||
+					   (vl_node_purged(vl_node_at(r, x)) && !purged)))
+				break;
+			after = vl_node_at(r, x)->end;
 			account(r, c, x, -1);
 			if (x != keep)
 				drop(r, root, c, x);
@@ -207,15 +235,19 @@ int vl_ranges_mark(const struct vl_region *r, uint32_t *root, uint32_t file, uin
 int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, uint64_t s,
 		     uint64_t e, uint32_t spare, struct vl_change *c)
 {
-	uint32_t first, x, steps = 0;
+	uint32_t first, x, prev, steps = 0;
+	uint64_t after = 0;
 	int split = 0;
 
 	memset(c, 0, sizeof(*c));
 	first = vl_rb_end_at_least(r, *root, s, 1);
 	if (first != VL_NIL && !vl_range_ok(r, first, file))
 		return -EUCLEAN;
-	for (x = first; x != VL_NIL && vl_node_at(r, x)->start < e; x = next_ok(r, x, file)) {
-		if (x == BAD || ++steps >= r->node_cap)
+	for (x = first, prev = VL_NIL; x != VL_NIL && vl_node_at(r, x)->start < e;
+	     prev = x, x = next_ok(r, x, file)) {
+		/* in order, each ending after s (see in_walk): a trim never stretches one */
+		if (x == BAD || ++steps >= r->node_cap || vl_node_at(r, x)->end <= s ||
+		    !in_walk(r, x, prev == VL_NIL ? 0 : vl_node_at(r, prev)->end, s, e))
 			return -EUCLEAN;
 		if (vl_node_at(r, x)->start < s && vl_node_at(r, x)->end > e)
 			split = 1;
@@ -240,14 +272,17 @@ int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, u
 	 * this file's, rather than loop or touch another file's range. The
 	 * first range is the one checked a moment ago, nothing changed since;
 	 * and after the last step no next is looked for (an UNMARK of one
-	 * range walked the tree for a next it never used).
+	 * range walked the tree for a next it never used). Every other range
+	 * must come as the first look found them (in order, ending after s).
 	 */
 	for (x = first; x != VL_NIL && vl_node_at(r, x)->start < e && steps-- > 0 &&
-			(x == first || vl_range_ok(r, x, file));) {
+	     (x == first || (vl_range_ok(r, x, file) && vl_node_at(r, x)->end > s &&
+			     in_walk(r, x, after, s, e)));) {
 		struct vl_node *n = vl_node_at(r, x);
 		uint32_t nx = steps > 0 ? vl_rb_next(r, x) : VL_NIL;
 		uint64_t removed;
 
+		after = n->end;
 		c->was_purged |= vl_node_purged(n);
 		if (s <= n->start && n->end <= e) {
 			account(r, c, x, -1);
@@ -391,7 +426,9 @@ int vl_ranges_absorb(const struct vl_region *r, uint32_t *root, uint32_t file, u
 	first = vl_rb_end_at_least(r, *root, s, 1);
 	left = first != VL_NIL ? prev_ok(r, first, file) : vl_rb_last(r, *root);
 	for (x = first; x != VL_NIL && vl_node_at(r, x)->start < e; x = next_ok(r, x, file)) {
-		if (x == BAD || !vl_range_ok(r, x, file) || ++steps >= r->node_cap)
+		if (x == BAD || !vl_range_ok(r, x, file) || ++steps >= r->node_cap ||
+		    vl_node_at(r, x)->end <= s ||
+		    !in_walk(r, x, last == VL_NIL ? 0 : vl_node_at(r, last)->end, s, e))
 			return -EUCLEAN;
 		purged |= vl_node_purged(vl_node_at(r, x));
 		last = x;
