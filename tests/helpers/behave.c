@@ -313,7 +313,8 @@ static int forklock(const char *kind, const char *a, const char *b)
 		_exit(lock_child(&j)); /* fork and _Fork: on our own stack, _exit is fine */
 	close(toparent[1]);
 	if (read(toparent[0], &c, 1) != 1) {
-		waitpid(pid, &status, 0);
+		if (waitpid(pid, &status, 0) != pid)
+			die("waitpid");
 		printf("%s: the child failed before its purge (status 0x%x)\n", kind, status);
 		return 1;
 	}

@@ -30,7 +30,7 @@ static inline const char *ename(int e)
 }
 
 /* A step of the test's own setup failed: say which, exit 2 (not a finding). */
-static inline void die(const char *what)
+static inline __attribute__((noreturn)) void die(const char *what)
 {
 	printf("setup: %s: %s\n", what, ename(errno));
 	exit(2);
