@@ -182,7 +182,9 @@ int vl_ranges_mark(const struct vl_region *r, uint32_t *root, uint32_t file, uin
 			return -EUCLEAN; /* not a node the caller could have had */
 		n->meta = vl_meta(file, VL_NODE_LIVE, 0);
 		set_range(r, spare, fs, fe, 0);
-		err = vl_rb_insert(r, root, spare);
+		/* right, when there is one, is the range after it: found, no second descent */
+		err = right != VL_NIL ? vl_rb_insert_next_to(r, root, spare, right, 0)
+				      : vl_rb_insert(r, root, spare);
 		if (err) {
 			n->meta = vl_meta(file, VL_NODE_PENDING, 0);
 			vl_node_seal(r, n);
@@ -301,7 +303,7 @@ int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, u
 			sp->meta = vl_meta(file, VL_NODE_LIVE, vl_node_purged(n));
 			sp->seq = n->seq;
 			set_range(r, spare, e, n->end, vl_node_purged(n));
-			err = vl_rb_insert(r, root, spare);
+			err = vl_rb_insert_next_to(r, root, spare, x, 1);
 			if (err) {
 				sp->meta = vl_meta(file, VL_NODE_PENDING, 0);
 				vl_node_seal(r, sp);

@@ -105,21 +105,14 @@ static void rotate(const struct vl_region *r, uint32_t *root, uint32_t x, int si
 	set_parent(r, x, y);
 }
 
-int vl_rb_insert(const struct vl_region *r, uint32_t *root, uint32_t n)
+/*
+ * Link n under p (on the left if left; as the root if p is VL_NIL), red,
+ * and restore the rules. depth bounds the rounds: p's depth, or the
+ * deepest a tree can be when it is not known.
+ */
+static int link_and_balance(const struct vl_region *r, uint32_t *root, uint32_t n, uint32_t p,
+			    int left, int depth)
 {
-	uint64_t key = vl_node_at(r, n)->start;
-	uint32_t p = VL_NIL, x = *root;
-	int depth = 0, left = 0;
-
-	if (!real(r, n))
-		return -EUCLEAN; /* a bad index cannot be linked: reads would see slot 0 */
-	while (x != VL_NIL) {
-		if (x >= r->node_cap || ++depth > VL_RB_MAX_DEPTH)
-			return -EUCLEAN;
-		p = x;
-		left = key < vl_node_at(r, x)->start;
-		x = left ? vl_node_at(r, x)->left : vl_node_at(r, x)->right;
-	}
 	vl_set_left(r, n, VL_NIL);
 	vl_set_right(r, n, VL_NIL);
 	vl_set_parent(r, n, p << 1); /* red */
@@ -164,6 +157,51 @@ int vl_rb_insert(const struct vl_region *r, uint32_t *root, uint32_t n)
 	}
 	set_black(r, *root, 1);
 	return 0;
+}
+
+
+int vl_rb_insert(const struct vl_region *r, uint32_t *root, uint32_t n)
+{
+	uint64_t key = vl_node_at(r, n)->start;
+	uint32_t p = VL_NIL, x = *root;
+	int depth = 0, left = 0;
+
+	if (!real(r, n))
+		return -EUCLEAN; /* a bad index cannot be linked: reads would see slot 0 */
+	while (x != VL_NIL) {
+		if (x >= r->node_cap || ++depth > VL_RB_MAX_DEPTH)
+			return -EUCLEAN;
+		p = x;
+		left = key < vl_node_at(r, x)->start;
+		x = left ? vl_node_at(r, x)->left : vl_node_at(r, x)->right;
+	}
+	return link_and_balance(r, root, n, p, left, depth);
+}
+
+static uint32_t leftmost(const struct vl_region *r, uint32_t x);
+static uint32_t rightmost(const struct vl_region *r, uint32_t x);
+
+int vl_rb_insert_next_to(const struct vl_region *r, uint32_t *root, uint32_t n, uint32_t x,
+			 int after)
+{
+	uint32_t below;
+
+	if (!real(r, n) || !real(r, x))
+		return -EUCLEAN;
+	/*
+	 * In order, n goes between x and its neighbour on that side: under x
+	 * if x has no child there, else under that neighbour, which is the
+	 * nearest node of x's subtree on that side and has no child facing x.
+	 */
+	below = child_of(r, x, after ? RIGHT : LEFT);
+	if (below == VL_NIL)
+		return link_and_balance(r, root, n, x, !after, VL_RB_MAX_DEPTH);
+	if (!real(r, below))
+		return -EUCLEAN;
+	below = after ? leftmost(r, below) : rightmost(r, below);
+	if (!real(r, below) || child_of(r, below, after ? LEFT : RIGHT) != VL_NIL)
+		return -EUCLEAN; /* a walk cut short by its bound: a tree too deep to be sound */
+	return link_and_balance(r, root, n, below, after, VL_RB_MAX_DEPTH);
 }
 
 static uint32_t leftmost(const struct vl_region *r, uint32_t x)

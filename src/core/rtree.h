@@ -18,6 +18,14 @@
 #define VL_RB_MAX_DEPTH 64
 
 int vl_rb_insert(const struct vl_region *r, uint32_t *root, uint32_t n);
+/*
+ * Insert n right after (after) or right before node x, which is in the
+ * tree: for a caller that found x already and knows n goes next to it
+ * (the walk to x is the descent an insert would repeat). -EUCLEAN on a
+ * bad index.
+ */
+int vl_rb_insert_next_to(const struct vl_region *r, uint32_t *root, uint32_t n, uint32_t x,
+			 int after);
 void vl_rb_erase(const struct vl_region *r, uint32_t *root, uint32_t n);
 
 uint32_t vl_rb_first(const struct vl_region *r, uint32_t root);

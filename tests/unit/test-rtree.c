@@ -27,6 +27,7 @@ struct rt {
 	uint32_t *root;
 	uint32_t node_of[NKEYS]; /* VL_NIL: key absent */
 	int count;
+	int near; /* insert next to the key's neighbour (vl_rb_insert_next_to) where there is one */
 };
 
 static void rt_init(struct rt *x)
@@ -54,7 +55,23 @@ static void rt_insert(struct rt *x, int k)
 
 	th_check((x->node_of[k]) == (VL_NIL));
 	n = th_node_live(x->r, x->fi, kstart(k), kend(k), k % 3 == 0, (uint32_t)k);
-	th_check((vl_rb_insert(x->r, x->root, n)) == (0));
+	if (x->near) {
+		int after = k + 1, before = k - 1;
+
+		while (after < NKEYS && x->node_of[after] == VL_NIL)
+			after++;
+		while (before >= 0 && x->node_of[before] == VL_NIL)
+			before--;
+		/* before the next key, or after the one before, in turn: both ways are walked */
+		if (after < NKEYS && (k % 2 == 0 || before < 0))
+			th_check(vl_rb_insert_next_to(x->r, x->root, n, x->node_of[after], 0) == 0);
+		else if (before >= 0)
+			th_check(vl_rb_insert_next_to(x->r, x->root, n, x->node_of[before], 1) == 0);
+		else
+			th_check(vl_rb_insert(x->r, x->root, n) == 0);
+	} else {
+		th_check((vl_rb_insert(x->r, x->root, n)) == (0));
+	}
 	x->node_of[k] = n;
 	x->count++;
 }
@@ -248,14 +265,14 @@ START_TEST(test_sequential)
 END_TEST
 
 /* Random inserts and erases against a sorted model, fixed seeds. */
-START_TEST(test_random)
+/* Inserts and erases at random, the fill drifting; every insert next to a neighbour if near. */
+static void random_run(uint64_t rng, int near)
 {
-	static const uint64_t seeds[] = { 0x1234, 0xfeedface, 42, 7777777 };
 	struct rt x;
-	uint64_t rng = seeds[_i];
 	int step, target = NKEYS / 2;
 
 	rt_init(&x);
+	x.near = near;
 	for (step = 0; step < 6000; step++) {
 		int k = (int)th_below(&rng, NKEYS);
 
@@ -274,6 +291,20 @@ START_TEST(test_random)
 	ck_assert_uint_eq(x.r->hdr->c.nodes_used, (uint32_t)x.count);
 	rt_verify(&x, &rng, 1);
 	rt_fini(&x);
+}
+
+static const uint64_t seeds[] = { 0x1234, 0xfeedface, 42, 7777777 };
+
+START_TEST(test_random)
+{
+	random_run(seeds[_i], 0);
+}
+END_TEST
+
+/* The same, every insert linked next to its neighbour: the tree ends as sound. */
+START_TEST(test_random_next_to)
+{
+	random_run(seeds[_i], 1);
 }
 END_TEST
 
@@ -712,6 +743,7 @@ static Suite *rtree_suite(void)
 	tcase_add_test(tc, test_empty);
 	tcase_add_test(tc, test_sequential);
 	tcase_add_loop_test(tc, test_random, 0, 4);
+	tcase_add_loop_test(tc, test_random_next_to, 0, 4);
 	suite_add_tcase(s, tc);
 	tc = th_tcase("corruption", 60);
 	tcase_add_test(tc, test_check_detects_faults);
