@@ -94,16 +94,17 @@ static uint32_t prev_ok(const struct vl_region *r, uint32_t x, uint32_t file)
 
 /*
  * Does range x come after a range that ends at `after` (0: none before it)
- * and meet [s, e), touching it at s at least? What every range a walk
- * passes must do: links that lie (a scribble naming another sound range of
- * the same file) could otherwise walk back, and a merge would take in, or
- * a trim stretch a range over, bytes nobody marked.
+ * and meet [s, e): overlap it, or (touching, for a MARK) end at s? What
+ * every range a walk passes must do: links that lie (a scribble naming
+ * another sound range of the same file) could otherwise walk back, and a
+ * merge would take in, or a trim stretch a range over, bytes nobody marked.
  */
-static int in_walk(const struct vl_region *r, uint32_t x, uint64_t after, uint64_t s, uint64_t e)
+static int in_walk(const struct vl_region *r, uint32_t x, uint64_t after, uint64_t s, uint64_t e,
+		   int touching)
 {
 	const struct vl_node *n = vl_node_at(r, x);
 
-	return n->start >= after && n->end >= s && n->start < e;
+	return n->start >= after && (n->end > s || (touching && n->end == s)) && n->start < e;
 }
 
 /*
@@ -136,7 +137,7 @@ int vl_ranges_mark(const struct vl_region *r, uint32_t *root, uint32_t file, uin
 	/* the ranges [s, e) overlaps: [first, last], in order, then right after them */
 	for (; x != VL_NIL && x != BAD && vl_node_at(r, x)->start < e; x = next_ok(r, x, file)) {
 		if (++steps >= r->node_cap ||
-		    !in_walk(r, x, last == VL_NIL ? 0 : vl_node_at(r, last)->end, s, e))
+		    !in_walk(r, x, last == VL_NIL ? 0 : vl_node_at(r, last)->end, s, e, 1))
 			return -EUCLEAN;
 		if (first == VL_NIL)
 			first = x;
@@ -206,7 +207,7 @@ int vl_ranges_mark(const struct vl_region *r, uint32_t *root, uint32_t file, uin
 		for (x = first; x != VL_NIL && steps-- > 0;) {
 			uint32_t nx = x == last ? VL_NIL : vl_rb_next(r, x);
 
-			if (x != first && (!vl_range_ok(r, x, file) || !in_walk(r, x, after, s, e) ||
+			if (x != first && (!vl_range_ok(r, x, file) || !in_walk(r, x, after, s, e, 1) ||
 					   (vl_node_purged(vl_node_at(r, x)) && !purged)))
 				break;
 			after = vl_node_at(r, x)->end;
@@ -247,9 +248,9 @@ int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, u
 		return -EUCLEAN;
 	for (x = first, prev = VL_NIL; x != VL_NIL && vl_node_at(r, x)->start < e;
 	     prev = x, x = next_ok(r, x, file)) {
-		/* in order, each ending after s (see in_walk): a trim never stretches one */
-		if (x == BAD || ++steps >= r->node_cap || vl_node_at(r, x)->end <= s ||
-		    !in_walk(r, x, prev == VL_NIL ? 0 : vl_node_at(r, prev)->end, s, e))
+		/* in order, each ending after s (in_walk): a trim never stretches one */
+		if (x == BAD || ++steps >= r->node_cap ||
+		    !in_walk(r, x, prev == VL_NIL ? 0 : vl_node_at(r, prev)->end, s, e, 0))
 			return -EUCLEAN;
 		if (vl_node_at(r, x)->start < s && vl_node_at(r, x)->end > e)
 			split = 1;
@@ -278,8 +279,7 @@ int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, u
 	 * must come as the first look found them (in order, ending after s).
 	 */
 	for (x = first; x != VL_NIL && vl_node_at(r, x)->start < e && steps-- > 0 &&
-	     (x == first || (vl_range_ok(r, x, file) && vl_node_at(r, x)->end > s &&
-			     in_walk(r, x, after, s, e)));) {
+	     (x == first || (vl_range_ok(r, x, file) && in_walk(r, x, after, s, e, 0)));) {
 		struct vl_node *n = vl_node_at(r, x);
 		uint32_t nx = steps > 0 ? vl_rb_next(r, x) : VL_NIL;
 		uint64_t removed;
@@ -429,8 +429,7 @@ int vl_ranges_absorb(const struct vl_region *r, uint32_t *root, uint32_t file, u
 	left = first != VL_NIL ? prev_ok(r, first, file) : vl_rb_last(r, *root);
 	for (x = first; x != VL_NIL && vl_node_at(r, x)->start < e; x = next_ok(r, x, file)) {
 		if (x == BAD || !vl_range_ok(r, x, file) || ++steps >= r->node_cap ||
-		    vl_node_at(r, x)->end <= s ||
-		    !in_walk(r, x, last == VL_NIL ? 0 : vl_node_at(r, last)->end, s, e))
+		    !in_walk(r, x, last == VL_NIL ? 0 : vl_node_at(r, last)->end, s, e, 0))
 			return -EUCLEAN;
 		purged |= vl_node_purged(vl_node_at(r, x));
 		last = x;

@@ -159,7 +159,6 @@ static int link_and_balance(const struct vl_region *r, uint32_t *root, uint32_t 
 	return 0;
 }
 
-
 int vl_rb_insert(const struct vl_region *r, uint32_t *root, uint32_t n)
 {
 	uint64_t key = vl_node_at(r, n)->start;
@@ -178,8 +177,23 @@ int vl_rb_insert(const struct vl_region *r, uint32_t *root, uint32_t n)
 	return link_and_balance(r, root, n, p, left, depth);
 }
 
-static uint32_t leftmost(const struct vl_region *r, uint32_t x);
-static uint32_t rightmost(const struct vl_region *r, uint32_t x);
+static uint32_t leftmost(const struct vl_region *r, uint32_t x)
+{
+	int depth = 0;
+
+	while (x != VL_NIL && vl_node_at(r, x)->left != VL_NIL && ++depth <= VL_RB_MAX_DEPTH)
+		x = vl_node_at(r, x)->left;
+	return x;
+}
+
+static uint32_t rightmost(const struct vl_region *r, uint32_t x)
+{
+	int depth = 0;
+
+	while (x != VL_NIL && vl_node_at(r, x)->right != VL_NIL && ++depth <= VL_RB_MAX_DEPTH)
+		x = vl_node_at(r, x)->right;
+	return x;
+}
 
 int vl_rb_insert_next_to(const struct vl_region *r, uint32_t *root, uint32_t n, uint32_t x,
 			 int after)
@@ -202,24 +216,6 @@ int vl_rb_insert_next_to(const struct vl_region *r, uint32_t *root, uint32_t n, 
 	if (!real(r, below) || child_of(r, below, after ? LEFT : RIGHT) != VL_NIL)
 		return -EUCLEAN; /* a walk cut short by its bound: a tree too deep to be sound */
 	return link_and_balance(r, root, n, below, after, VL_RB_MAX_DEPTH);
-}
-
-static uint32_t leftmost(const struct vl_region *r, uint32_t x)
-{
-	int depth = 0;
-
-	while (x != VL_NIL && vl_node_at(r, x)->left != VL_NIL && ++depth <= VL_RB_MAX_DEPTH)
-		x = vl_node_at(r, x)->left;
-	return x;
-}
-
-static uint32_t rightmost(const struct vl_region *r, uint32_t x)
-{
-	int depth = 0;
-
-	while (x != VL_NIL && vl_node_at(r, x)->right != VL_NIL && ++depth <= VL_RB_MAX_DEPTH)
-		x = vl_node_at(r, x)->right;
-	return x;
 }
 
 /* Restore the black height after a black node left from under xp. */
