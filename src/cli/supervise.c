@@ -41,10 +41,12 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -59,6 +61,12 @@
 
 #ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 #define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
 #endif
 
 /* the signals a user sends to `run` meaning CMD (SIGCHLD is run's own) */
@@ -269,15 +277,22 @@ void vl_sv_install(int sock, int aliases)
 		close((int)fd);
 }
 
-static int pidfd_open_(pid_t pid)
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL /* Linux 6.9: a pidfd for a thread, not only a leader */
+#endif
+
+static int pidfd_open_(pid_t pid, unsigned int flags)
 {
-	return (int)syscall(SYS_pidfd_open, pid, 0);
+	return (int)syscall(SYS_pidfd_open, pid, flags);
 }
 
 static int pidfd_getfd_(int pidfd, int fd)
 {
 	return (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
 }
+
+/* fallocate's number in the native ABI and in i386's (-1: none), known once */
+static int nr_native = -1, nr_x86 = -1;
 
 /* The call's arguments, as the caller's ABI passes them. */
 struct call {
@@ -287,15 +302,11 @@ struct call {
 
 static int decode(const struct seccomp_data *d, struct call *c)
 {
-	if ((uint32_t)d->arch == seccomp_arch_native()) {
-		if (d->nr != seccomp_syscall_resolve_name("fallocate"))
-			return -1;
+	if ((uint32_t)d->arch == seccomp_arch_native() && d->nr == nr_native) {
 		c->off = (int64_t)d->args[2];
 		c->len = (int64_t)d->args[3];
-	} else if (is_x86_compat(d->arch)) {
+	} else if (is_x86_compat(d->arch) && d->nr == nr_x86) {
 		/* i386: the two 64-bit values come as low and high 32-bit halves */
-		if (d->nr != seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86, "fallocate"))
-			return -1;
 		c->off = (int64_t)(((uint64_t)(uint32_t)d->args[3] << 32) | (uint32_t)d->args[2]);
 		c->len = (int64_t)(((uint64_t)(uint32_t)d->args[5] << 32) | (uint32_t)d->args[4]);
 	} else {
@@ -306,44 +317,138 @@ static int decode(const struct seccomp_data *d, struct call *c)
 	return 0;
 }
 
-#define SV_CONTINUE 1 /* let the kernel run the call as the caller made it */
+/*
+ * The callers' threads, by thread id: a pidfd of the thread itself and
+ * its process's id (the holder a MARK notes). A thread pidfd is kept: while
+ * it takes a descriptor (pidfd_getfd), its thread is alive, so holds its
+ * id, so is the caller that waits with that id; once the thread is gone
+ * it fails, and the id is looked up again. (A pidfd of a process, all a
+ * kernel before 6.9 opens, would stay good after the thread's id went to
+ * another process's thread: never kept.)
+ */
+#define THREADS 64
+static struct thread {
+	pid_t tid, tgid;
+	int pidfd; /* -1: none kept */
+} threads[THREADS];
+
+/* tid's process, from /proc: the holder a MARK notes (a guess purgers check) */
+static pid_t tgid_of(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = tid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return tid;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "Tgid:", 5) == 0) {
+			tgid = (pid_t)strtol(line + 5, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return tgid > 0 ? tgid : tid;
+}
+
+static void forget_thread(struct thread *t)
+{
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	t->tid = 0;
+	t->pidfd = -1;
+}
+
+#define GONE (-ESRCH) /* the caller is gone: nobody waits for an answer */
 
 /*
- * Serve one call (req) into resp: SV_CONTINUE, or 0 with resp set; -1 when
- * the caller is gone (nothing to answer).
+ * Our own descriptor of the caller's fd, and the caller's process in
+ * *tgid: the descriptor, or -errno (-EBADF: not open; GONE).
  */
-static int serve(int listener, const struct seccomp_notif *req, struct seccomp_notif_resp *resp)
+static int take_fd(int listener, const struct seccomp_notif *req, int fd, pid_t *tgid)
+{
+	pid_t tid = (pid_t)req->pid;
+	struct thread *t = &threads[(unsigned int)tid % THREADS];
+	int pidfd, got, kept = 0;
+
+	if (t->tid == tid && t->pidfd >= 0) {
+		got = pidfd_getfd_(t->pidfd, fd);
+		if (got >= 0 || errno == EBADF) {
+			*tgid = t->tgid;
+			return got >= 0 ? got : -EBADF;
+		}
+	}
+	if (t->tid != 0)
+		forget_thread(t);
+	*tgid = tgid_of(tid);
+	pidfd = pidfd_open_(tid, PIDFD_THREAD);
+	if (pidfd >= 0)
+		kept = 1;
+	else if (errno == EINVAL && (pidfd = pidfd_open_(tid, 0)) < 0 && errno == EINVAL)
+		pidfd = pidfd_open_(*tgid, 0); /* a thread that is not the leader */
+	if (pidfd < 0)
+		return errno == ESRCH ? GONE : -errno;
+	/*
+	 * Opened by number: the number is the caller's only while its call
+	 * waits, and so is what /proc said of it before.
+	 */
+	if (seccomp_notify_id_valid(listener, req->id) != 0) {
+		close(pidfd);
+		return GONE;
+	}
+	got = pidfd_getfd_(pidfd, fd);
+	if (got < 0)
+		got = -errno;
+	if (kept) {
+		t->tid = tid;
+		t->tgid = *tgid;
+		t->pidfd = pidfd;
+	} else {
+		close(pidfd);
+	}
+	return got;
+}
+
+enum verdict {
+	ANSWER,	  /* resp says what the call returns */
+	CONTINUE, /* the kernel runs the call as the caller made it */
+	NOBODY,	  /* the caller is gone */
+};
+
+/*
+ * Serve one call: a volatile mode, or an alias one (the filter sends no
+ * other). A caller we may not look into (not dumpable, another user's) and
+ * a shortage of our own go on to the kernel, which answers as without the
+ * library: EOPNOTSUPP.
+ */
+static enum verdict serve(int listener, const struct seccomp_notif *req,
+			  struct seccomp_notif_resp *resp)
 {
 	struct call c;
 	struct vl_holder as;
-	int pidfd, fd, ret;
+	pid_t tgid = 0;
+	int fd, ret;
 
 	if (decode(&req->data, &c) != 0)
-		return SV_CONTINUE;
-	pidfd = pidfd_open_((pid_t)req->pid);
-	if (pidfd < 0)
-		return -1;
-	/* the pid is the caller's only while the call waits: checked after the open */
-	if (seccomp_notify_id_valid(listener, req->id) != 0) {
-		close(pidfd);
-		return -1;
+		return CONTINUE;
+	fd = take_fd(listener, req, c.fd, &tgid);
+	if (fd == GONE)
+		return NOBODY;
+	if (fd == -EBADF) {
+		resp->error = -EBADF; /* the caller's: DESIGN 5's first row */
+		return ANSWER;
 	}
-	fd = pidfd_getfd_(pidfd, c.fd);
 	if (fd < 0)
-		fd = -errno;
-	close(pidfd);
-	if (fd < 0)
-		/* EBADF is the caller's: DESIGN 5's first row; a refusal is ours to hide */
-		return fd == -EBADF ? (resp->error = -EBADF, 0) : SV_CONTINUE;
+		return CONTINUE;
 	if (!(c.mode & (FALLOC_FL_MARK_VOLATILE | FALLOC_FL_UNMARK_VOLATILE))) {
-		/* an alias (the filter sends no other mode): ours on tmpfs files only */
 		if (vl_is_tmpfs_file(fd) != 1) {
 			close(fd);
-			return SV_CONTINUE;
+			return CONTINUE;
 		}
 		c.mode = vl_alias_as_volatile(c.mode);
 	}
-	as.pid = (int32_t)req->pid;
+	as.pid = (int32_t)tgid;
 	as.fd = c.fd;
 	ret = vl_volatile_fallocate_as(fd, c.mode, c.off, c.len, &as);
 	close(fd);
@@ -356,28 +461,80 @@ static int serve(int listener, const struct seccomp_notif *req, struct seccomp_n
 			req->pid, c.mode & FALLOC_FL_MARK_VOLATILE ? "mark" : "unmark", c.fd,
 			(long long)c.off, (long long)c.len, ret < 0 ? -1 : ret,
 			ret < 0 ? " " : "", ret < 0 ? strerror(-ret) : "");
-	return 0;
+	return ANSWER;
 }
 
-static void answer(int listener, struct seccomp_notif *req, struct seccomp_notif_resp *resp)
-{
-	int r;
+struct server {
+	int listener;
+	struct seccomp_notif *req;
+	struct seccomp_notif_resp *resp;
+};
 
-	memset(req, 0, sizeof(*req));
-	if (seccomp_notify_receive(listener, req) != 0)
-		return; /* the caller went away before we looked */
-	memset(resp, 0, sizeof(*resp));
-	resp->id = req->id;
-	r = serve(listener, req, resp);
-	if (r < 0)
-		return;
-	if (r == SV_CONTINUE) {
-		resp->error = 0;
-		resp->val = 0;
-		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+/*
+ * The serving thread: one call at a time, each answered (unless its caller
+ * is gone), until the listener fails (no process uses the filter any
+ * more) or the process exits with CMD.
+ */
+static void *serve_loop(void *arg)
+{
+	struct server *sv = arg;
+
+	for (;;) {
+		struct seccomp_notif *req = sv->req;
+		struct seccomp_notif_resp *resp = sv->resp;
+		enum verdict v;
+
+		memset(req, 0, sizeof(*req));
+		if (seccomp_notify_receive(sv->listener, req) != 0) {
+			/* ENOENT: a caller gone before we looked */
+			if (errno == EINTR || errno == ENOENT)
+				continue;
+			return NULL;
+		}
+		memset(resp, 0, sizeof(*resp));
+		resp->id = req->id;
+		v = serve(sv->listener, req, resp);
+		if (v == NOBODY)
+			continue;
+		if (v == CONTINUE) {
+			resp->error = 0;
+			resp->val = 0;
+			resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		}
+		/* ENOENT: the caller was killed meanwhile; nothing waits for the answer */
+		(void)seccomp_notify_respond(sv->listener, resp);
 	}
-	/* ENOENT: the caller was killed meanwhile; nothing waits for the answer */
-	(void)seccomp_notify_respond(listener, resp);
+}
+
+/* Serve listener in a thread of its own: 0, or -1 (nothing served). */
+static int start_server(int listener)
+{
+	static struct server sv;
+	pthread_attr_t attr;
+	pthread_t t;
+	int err;
+
+	for (int i = 0; i < THREADS; i++)
+		threads[i].pidfd = -1;
+	nr_native = seccomp_syscall_resolve_name("fallocate");
+	if (seccomp_arch_native() == SCMP_ARCH_X86_64)
+		nr_x86 = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86, "fallocate");
+	if (seccomp_notify_alloc(&sv.req, &sv.resp) != 0)
+		return -1;
+	sv.listener = listener;
+	/*
+	 * The caller waits while we serve, and we wait while it runs: woken
+	 * on the CPU of the one that wakes it (Linux 6.6), each call is two
+	 * switches instead of two wake-ups of an idle CPU (tens of
+	 * microseconds each on a virtual machine). Older kernels: EINVAL.
+	 */
+	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* the signals stay blocked in it (inherited): they are the main thread's */
+	err = pthread_create(&t, &attr, serve_loop, &sv);
+	pthread_attr_destroy(&attr);
+	return err == 0 ? 0 : -1;
 }
 
 #else /* !HAVE_SECCOMP */
@@ -425,43 +582,29 @@ static void forward(pid_t child, const struct signalfd_siginfo *si)
 void vl_sv_serve(pid_t child, int listener, int sigfd)
 {
 #ifdef HAVE_SECCOMP
-	struct seccomp_notif *req = NULL;
-	struct seccomp_notif_resp *resp = NULL;
-
-	if (listener >= 0 && seccomp_notify_alloc(&req, &resp) != 0) {
+	if (listener >= 0 && start_server(listener) != 0) {
+		/* the filter's calls then get ENOSYS, as with a supervisor gone */
 		close(listener);
 		listener = -1;
 	}
+#else
+	(void)listener;
 #endif
 	for (;;) {
-		struct pollfd p[2] = { { sigfd, POLLIN, 0 }, { listener, POLLIN, 0 } };
+		struct pollfd p = { sigfd, POLLIN, 0 };
 		struct signalfd_siginfo si;
 		int status;
 
-		if (poll(p, listener >= 0 ? 2 : 1, -1) < 0) {
+		if (poll(&p, 1, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			die("run: poll: %s", strerror(errno));
 		}
-		if (p[0].revents & POLLIN) {
-			while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-				if (si.ssi_signo != SIGCHLD)
-					forward(child, &si);
-			if (waitpid(child, &status, WNOHANG) == child) {
-				/* CMD's descendants still under the filter now get ENOSYS */
-				if (listener >= 0)
-					close(listener);
-				exit_as(status);
-			}
-		}
-#ifdef HAVE_SECCOMP
-		if (listener >= 0 && (p[1].revents & POLLIN))
-			answer(listener, req, resp);
-		else if (listener >= 0 && (p[1].revents & (POLLHUP | POLLERR | POLLNVAL))) {
-			/* no process uses the filter any more */
-			close(listener);
-			listener = -1;
-		}
-#endif
+		while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			if (si.ssi_signo != SIGCHLD)
+				forward(child, &si);
+		/* CMD's descendants still under the filter get ENOSYS once we are gone */
+		if (waitpid(child, &status, WNOHANG) == child)
+			exit_as(status);
 	}
 }
