@@ -33,6 +33,8 @@ int cmd_daemon(int argc, char **argv);
 #include <sys/types.h>
 void vl_sv_signals(sigset_t *set);
 void vl_sv_install(int sock, int aliases);
+/* Is arch i386 on an x86-64 machine (the filter's second ABI)? */
+int vl_sv_x86_compat(uint32_t arch);
 int vl_sv_receive(int sock, char *why, size_t size);
 void vl_sv_serve(pid_t child, int listener, int sigfd) __attribute__((noreturn));
 
