@@ -467,11 +467,11 @@ static void enforce_pressure(const struct vl_region *r, const struct found *fd, 
 		relieve_tmpfs(r, &h, st);
 }
 
-static int mark(const struct vl_region *r, int fdnum, const struct vl_holder *as, uint64_t s,
+static int mark(const struct vl_region *r, int fdnum, const struct vl_caller *as, uint64_t s,
 		uint64_t e, const struct vl_stat *st, uint64_t now_ms)
 {
 	struct found fd = { VL_NIL, 0 };
-	struct marker m = { fdnum, *as, st, 0, 0 };
+	struct marker m = { fdnum, as->holder, st, 0, 0 };
 	struct vl_change c;
 	struct vl_file *f;
 	uint32_t spare;
@@ -480,6 +480,9 @@ static int mark(const struct vl_region *r, int fdnum, const struct vl_holder *as
 	err = find_and_lock(r, st, 1, &fd);
 	if (err)
 		return err;
+	/* with the file locked, no other process's change of it comes between */
+	if (as->early != NULL)
+		as->early(as->arg);
 	f = vl_file_at(r, fd.fi);
 	spare = get_spare(r, fd.fi, &lock_err);
 
@@ -556,11 +559,11 @@ static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struc
 }
 
 int vl_volatile_fallocate_as(int fd, int mode, int64_t off, int64_t len,
-			     const struct vl_holder *as)
+			     const struct vl_caller *as)
 {
 	struct vl_region *r;
 	struct vl_stat st;
-	struct vl_holder self;
+	struct vl_caller self;
 	int op, ret;
 
 	ret = vl_enter();
@@ -580,8 +583,9 @@ int vl_volatile_fallocate_as(int fd, int mode, int64_t off, int64_t len,
 		for (int tries = 0; tries < 2; tries++) {
 			ret = vl_region_get_at(&r, now_ms);
 			if (ret == 0 && op == VL_OP_MARK && as == NULL) {
-				self.pid = vl_self();
-				self.fd = fd;
+				self.holder.pid = vl_self();
+				self.holder.fd = fd;
+				self.early = NULL;
 				as = &self;
 			}
 			if (ret == 0)

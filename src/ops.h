@@ -12,18 +12,30 @@
 #include <stdint.h>
 
 /*
+ * A call made for another process (`volatile run`'s supervisor, DESIGN 21):
+ * the holder a MARK notes, the process and descriptor purgers are to
+ * reach the file through (not the supervisor's copy); and `early`, which
+ * a MARK calls once, with its file locked and before anything changes, so
+ * that the caller may be told 0 then. A supervisor killed after that
+ * leaves a MARK the caller believes made and is not (its bytes stay as
+ * they are: safe); one killed after the change and before its answer
+ * would leave the caller believing it failed, and its bytes volatile.
+ */
+struct vl_caller {
+	struct vl_holder holder;
+	void (*early)(void *arg);
+	void *arg;
+};
+
+/*
  * fallocate(fd, mode, off, len) where mode carries a volatile bit:
  * checks (DESIGN 5), then MARK (returns 0) or UNMARK (returns 0
  * intact, 1 purged); -errno on error. From a signal handler that
- * interrupted this thread inside it: -EINTR.
- *
- * A MARK notes `as` as the file's holder, the process and descriptor a
- * purger reaches the file through; NULL: this process and fd. `volatile
- * run` names the program whose call it serves with its own copy of the
- * program's descriptor as fd (DESIGN 21).
+ * interrupted this thread inside it: -EINTR. `as`: NULL, or the
+ * process the call is made for.
  */
 int vl_volatile_fallocate_as(int fd, int mode, int64_t off, int64_t len,
-			     const struct vl_holder *as);
+			     const struct vl_caller *as);
 
 static inline int vl_volatile_fallocate(int fd, int mode, int64_t off, int64_t len)
 {

@@ -204,20 +204,43 @@ static int take_fd(int listener, const struct seccomp_notif *req, int fd, pid_t 
 enum verdict {
 	ANSWER,	  /* resp says what the call returns */
 	CONTINUE, /* the kernel runs the call as the caller made it */
-	NOBODY,	  /* the caller is gone */
+	NOBODY,	  /* the caller is gone, or has its answer already */
 };
+
+/* A MARK's answer, given early (ops.h): 0, once its file is locked. */
+struct early {
+	int listener;
+	struct seccomp_notif_resp *resp;
+	int given;
+};
+
+static void answer_early(void *arg)
+{
+	struct early *e = arg;
+
+	if (e->given)
+		return;
+	e->resp->error = 0;
+	e->resp->val = 0;
+	e->given = 1;
+	/* ENOENT: the caller was killed meanwhile; the MARK goes on all the same */
+	(void)seccomp_notify_respond(e->listener, e->resp);
+}
 
 /*
  * Serve one call: a volatile mode, or an alias one (the filter sends no
  * other). A caller we may not look into (not dumpable, another user's) and
  * a shortage of our own go on to the kernel, which answers as without the
- * library: EOPNOTSUPP.
+ * library: EOPNOTSUPP. A MARK is answered as soon as its file is locked
+ * (ops.h says why); an UNMARK once it is made: run killed before it
+ * answers leaves the caller an ENOSYS, and the bytes taken for purged.
  */
 static enum verdict serve(int listener, const struct seccomp_notif *req,
 			  struct seccomp_notif_resp *resp)
 {
+	struct early e = { listener, resp, 0 };
 	struct call c;
-	struct vl_holder as;
+	struct vl_caller as;
 	pid_t tgid = 0;
 	int fd, ret;
 
@@ -239,19 +262,24 @@ static enum verdict serve(int listener, const struct seccomp_notif *req,
 		}
 		c.mode = vl_alias_as_volatile(c.mode);
 	}
-	as.pid = (int32_t)tgid;
-	as.fd = c.fd;
+	as.holder.pid = (int32_t)tgid;
+	as.holder.fd = c.fd;
+	as.early = answer_early;
+	as.arg = &e;
 	ret = vl_volatile_fallocate_as(fd, c.mode, c.off, c.len, &as);
 	close(fd);
+	if (vl_log_enabled())
+		fprintf(stderr, "volatile run: served pid %u: %s fd %d [%lld, +%lld) = %d%s%s%s\n",
+			req->pid, c.mode & FALLOC_FL_MARK_VOLATILE ? "mark" : "unmark", c.fd,
+			(long long)c.off, (long long)c.len, ret < 0 ? -1 : ret,
+			ret < 0 ? " " : "", ret < 0 ? strerror(-ret) : "",
+			e.given ? " (answered 0 before the change)" : "");
+	if (e.given)
+		return NOBODY;
 	if (ret < 0)
 		resp->error = ret;
 	else
 		resp->val = ret;
-	if (vl_log_enabled())
-		fprintf(stderr, "volatile run: served pid %u: %s fd %d [%lld, +%lld) = %d%s%s\n",
-			req->pid, c.mode & FALLOC_FL_MARK_VOLATILE ? "mark" : "unmark", c.fd,
-			(long long)c.off, (long long)c.len, ret < 0 ? -1 : ret,
-			ret < 0 ? " " : "", ret < 0 ? strerror(-ret) : "");
 	return ANSWER;
 }
 
