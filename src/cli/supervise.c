@@ -33,6 +33,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,7 +185,7 @@ static int take_fd(int listener, const struct seccomp_notif *req, int fd, pid_t 
 	 * Opened by number: the number is the caller's only while its call
 	 * waits, and so is what /proc said of it before.
 	 */
-	if (seccomp_notify_id_valid(listener, req->id) != 0) {
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) != 0) {
 		close(pidfd);
 		return GONE;
 	}
@@ -224,7 +225,7 @@ static void answer_early(void *arg)
 	e->resp->val = 0;
 	e->given = 1;
 	/* ENOENT: the caller was killed meanwhile; the MARK goes on all the same */
-	(void)seccomp_notify_respond(e->listener, e->resp);
+	(void)ioctl(e->listener, SECCOMP_IOCTL_NOTIF_SEND, e->resp);
 }
 
 /*
@@ -283,52 +284,55 @@ static enum verdict serve(int listener, const struct seccomp_notif *req,
 	return ANSWER;
 }
 
-struct server {
-	int listener;
-	struct seccomp_notif *req;
-	struct seccomp_notif_resp *resp;
-};
+/*
+ * Held while a call is served: CMD's end waits for the call under way
+ * (bounded by the library's lock waits), so that run never exits with a
+ * file's lock held, which the next locker would then have to repair.
+ */
+static pthread_mutex_t serving = PTHREAD_MUTEX_INITIALIZER;
 
 /*
  * The serving thread: one call at a time, each answered (unless its caller
  * is gone), until the listener fails (no process uses the filter any
- * more) or the process exits with CMD.
+ * more) or the process exits with CMD. The ioctls themselves, not
+ * libseccomp's wrappers, whose errors do not tell a caller gone (ENOENT)
+ * from a listener that failed.
  */
 static void *serve_loop(void *arg)
 {
-	struct server *sv = arg;
+	int listener = (int)(intptr_t)arg;
 
 	for (;;) {
-		struct seccomp_notif *req = sv->req;
-		struct seccomp_notif_resp *resp = sv->resp;
+		struct seccomp_notif req;
+		struct seccomp_notif_resp resp;
 		enum verdict v;
 
-		memset(req, 0, sizeof(*req));
-		if (seccomp_notify_receive(sv->listener, req) != 0) {
+		memset(&req, 0, sizeof(req));
+		if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0) {
 			/* ENOENT: a caller gone before we looked */
 			if (errno == EINTR || errno == ENOENT)
 				continue;
 			return NULL;
 		}
-		memset(resp, 0, sizeof(*resp));
-		resp->id = req->id;
-		v = serve(sv->listener, req, resp);
-		if (v == NOBODY)
-			continue;
+		memset(&resp, 0, sizeof(resp));
+		resp.id = req.id;
+		pthread_mutex_lock(&serving);
+		v = serve(listener, &req, &resp);
 		if (v == CONTINUE) {
-			resp->error = 0;
-			resp->val = 0;
-			resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+			resp.error = 0;
+			resp.val = 0;
+			resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 		}
 		/* ENOENT: the caller was killed meanwhile; nothing waits for the answer */
-		(void)seccomp_notify_respond(sv->listener, resp);
+		if (v != NOBODY)
+			(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+		pthread_mutex_unlock(&serving);
 	}
 }
 
 /* Serve listener in a thread of its own: 0, or -1 (nothing served). */
 static int start_server(int listener)
 {
-	static struct server sv;
 	pthread_attr_t attr;
 	pthread_t t;
 	int err;
@@ -338,9 +342,6 @@ static int start_server(int listener)
 	nr_native = seccomp_syscall_resolve_name("fallocate");
 	if (seccomp_arch_native() == SCMP_ARCH_X86_64)
 		nr_x86 = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86, "fallocate");
-	if (seccomp_notify_alloc(&sv.req, &sv.resp) != 0)
-		return -1;
-	sv.listener = listener;
 	/*
 	 * The caller waits while we serve, and we wait while it runs: woken
 	 * on the CPU of the one that wakes it (Linux 6.6), each call is two
@@ -351,7 +352,7 @@ static int start_server(int listener)
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	/* the signals stay blocked in it (inherited): they are the main thread's */
-	err = pthread_create(&t, &attr, serve_loop, &sv);
+	err = pthread_create(&t, &attr, serve_loop, (void *)(intptr_t)listener);
 	pthread_attr_destroy(&attr);
 	return err == 0 ? 0 : -1;
 }
@@ -413,7 +414,11 @@ void vl_sv_serve(pid_t child, int listener, int sigfd)
 			if (si.ssi_signo != SIGCHLD)
 				forward(child, &si);
 		/* CMD's descendants still under the filter get ENOSYS once we are gone */
-		if (waitpid(child, &status, WNOHANG) == child)
+		if (waitpid(child, &status, WNOHANG) == child) {
+#ifdef HAVE_SECCOMP
+			pthread_mutex_lock(&serving);
+#endif
 			exit_as(status);
+		}
 	}
 }
