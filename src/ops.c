@@ -480,11 +480,15 @@ static int mark(const struct vl_region *r, int fdnum, const struct vl_caller *as
 	err = find_and_lock(r, st, 1, &fd);
 	if (err)
 		return err;
-	/* with the file locked, no other process's change of it comes between */
-	if (as->early != NULL)
-		as->early(as->arg);
 	f = vl_file_at(r, fd.fi);
 	spare = get_spare(r, fd.fi, &lock_err);
+	/*
+	 * With the file locked (no other process's change of it comes
+	 * between) and a node in hand (no ENOMEM can follow), the MARK will
+	 * be made: its caller may be told so now (ops.h).
+	 */
+	if (as->early != NULL && spare != VL_NIL)
+		as->early(as->arg);
 
 	VL_STEP("mark: spare taken, file locked");
 	err = vl_ranges_mark(r, &f->h.root, fd.fi, s, e, spare, &c);

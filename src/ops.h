@@ -15,11 +15,13 @@
  * A call made for another process (`volatile run`'s supervisor, DESIGN 21):
  * the holder a MARK notes, the process and descriptor purgers are to
  * reach the file through (not the supervisor's copy); and `early`, which
- * a MARK calls once, with its file locked and before anything changes, so
- * that the caller may be told 0 then. A supervisor killed after that
- * leaves a MARK the caller believes made and is not (its bytes stay as
- * they are: safe); one killed after the change and before its answer
- * would leave the caller believing it failed, and its bytes volatile.
+ * a MARK calls (at most once) when it will succeed, before anything
+ * changes: its file locked and a node in hand. The caller may be told 0
+ * then. A supervisor killed after that leaves a MARK the caller believes
+ * made and is not (its bytes stay as they are: safe); one killed after
+ * the change and before its answer would leave the caller believing it
+ * failed, and its bytes volatile. A region with no node to hand
+ * (ENOMEM to come, or a MARK that needs none) answers after the change.
  */
 struct vl_caller {
 	struct vl_holder holder;
