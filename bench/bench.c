@@ -54,7 +54,7 @@ static fallocate_fn shim_fallocate;
 static int64_t (*api_purge)(uint64_t);
 static int (*api_stats)(struct volatile_stats *, size_t);
 
-static struct figure figures[32];
+static struct figure figures[40];
 static int nfigures;
 
 /* ---- clock, medians, figures ----------------------------------------------- */
@@ -817,6 +817,8 @@ int main(int argc, char **argv)
 		return marker_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "--pairs") == 0)
 		return pairs_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "--supervised") == 0)
+		return supervised_main(argc - 1, argv + 1);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -888,6 +890,10 @@ int main(int argc, char **argv)
 	if (wanted(only, "ranges")) {
 		fprintf(stderr, "bench: %d ranges in one file\n", big);
 		bench_ranges(big);
+	}
+	if (wanted(only, "seccomp")) {
+		fprintf(stderr, "bench: the pair through volatile run's supervisor\n");
+		bench_seccomp(volatile_bin);
 	}
 	if (wanted(only, "ashmem")) {
 		fprintf(stderr, "bench: ashmem region life\n");

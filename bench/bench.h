@@ -46,6 +46,10 @@ int marker_main(int argc, char **argv);
 void bench_counts(void);
 /* bench --pairs N MID, what callgrind runs; returns the exit status. */
 int pairs_main(int argc, char **argv);
+/* The pair through `volatile run`'s supervisor, and the filter's cost (bench/seccomp.c). */
+void bench_seccomp(const char *volatile_bin);
+/* bench --supervised, run under `volatile run`; returns the exit status. */
+int supervised_main(int argc, char **argv);
 /* The process that holds the cache (bench --holder ...); returns the exit status. */
 int holder_main(int argc, char **argv);
 

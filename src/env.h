@@ -21,6 +21,8 @@ struct vl_config {
 	struct vl_threshold min_available;  /* VOLATILE_MIN_AVAILABLE (10%) */
 	struct vl_threshold tmpfs_min_free; /* VOLATILE_TMPFS_MIN_FREE (10%) */
 	uint32_t lock_wait_ms;   /* VOLATILE_LOCK_WAIT: the longest wait for a lock (1 s) */
+	uint32_t run_filters;    /* VOLATILE_SECCOMP_FILTERS: this many seccomp filters are
+				    volatile run's, which trap nothing but volatile calls (punch.c) */
 };
 
 /* The environment once read (NULL before: vl_config_load reads it, once). */

@@ -66,9 +66,9 @@ static int fd_path(int fd, char *buf, size_t size)
 }
 
 /* Who holds the file: one slot per process, the others round-robin (region lock held). */
-static void note_holder(struct vl_file *f, int fd, const struct vl_stat *st)
+static void note_holder(struct vl_file *f, const struct vl_holder *h, const struct vl_stat *st)
 {
-	int32_t self = vl_self();
+	int32_t self = h->pid;
 	int slot = -1;
 
 	for (int i = 0; i < VL_HOLDERS && slot < 0; i++)
@@ -81,8 +81,7 @@ static void note_holder(struct vl_file *f, int fd, const struct vl_stat *st)
 		slot = (int)((f->h.flags >> 8) % VL_HOLDERS);
 		f->h.flags += 1u << 8;
 	}
-	f->h.holders[slot].pid = self;
-	f->h.holders[slot].fd = fd;
+	f->h.holders[slot] = *h;
 	if (st->nlink == 0)
 		f->h.flags |= VL_FF_ANON;
 	else
@@ -286,9 +285,15 @@ static uint32_t get_spare(const struct vl_region *r, uint32_t fi, int *lock_err)
 	return n != VL_NIL ? n : spare_when_full(r, fi, lock_err);
 }
 
-/* Who marked, for finish(): NULL for an UNMARK. */
+/*
+ * Who marked, for finish(): NULL for an UNMARK. fd is the descriptor
+ * this process uses (to punch, to name the file); holder the process and
+ * descriptor that purgers are to reach the file through: this process's
+ * own, or the program's whose call `volatile run` serves (supervise.c).
+ */
 struct marker {
 	int fd;
+	struct vl_holder holder;
 	const struct vl_stat *st;
 	int want_path;
 	int over_budget;
@@ -314,15 +319,15 @@ static int over_budget(const struct vl_region *r)
  * Does the record name this holder already, with the file's name state?
  * What a MARK of a file it marked before finds: nothing to write.
  */
-static int holder_known(const struct vl_file *f, int fd, const struct vl_stat *st)
+static int holder_known(const struct vl_file *f, const struct vl_holder *h,
+			const struct vl_stat *st)
 {
-	int32_t self = vl_self();
 	uint32_t flags = __atomic_load_n(&f->h.flags, __ATOMIC_RELAXED);
 
 	if (((flags & VL_FF_ANON) != 0) != (st->nlink == 0))
 		return 0;
 	for (int i = 0; i < VL_HOLDERS; i++)
-		if (f->h.holders[i].pid == self && f->h.holders[i].fd == fd)
+		if (f->h.holders[i].pid == h->pid && f->h.holders[i].fd == h->fd)
 			return 1;
 	return 0;
 }
@@ -332,7 +337,7 @@ static VL_COLD void note_marker(const struct vl_region *r, struct vl_file *f, st
 {
 	if (vl_trylock_region(r) != 0)
 		return;
-	note_holder(f, m->fd, m->st);
+	note_holder(f, &m->holder, m->st);
 	m->want_path = path_wanted(f, m->st);
 	VL_STEP("finish: holder noted, region locked");
 	vl_unlock_region(r);
@@ -362,7 +367,7 @@ static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, 
 	if (m == NULL)
 		return;
 	m->over_budget = over_budget(r);
-	if (!holder_known(f, m->fd, m->st) ||
+	if (!holder_known(f, &m->holder, m->st) ||
 	    (m->st->nlink != 0 && f->h.path_len == 0 && !(f->h.flags & VL_FF_PATH_TRIED)))
 		note_marker(r, f, m);
 }
@@ -462,11 +467,11 @@ static void enforce_pressure(const struct vl_region *r, const struct found *fd, 
 		relieve_tmpfs(r, &h, st);
 }
 
-static int mark(const struct vl_region *r, int fdnum, uint64_t s, uint64_t e,
-		const struct vl_stat *st, uint64_t now_ms)
+static int mark(const struct vl_region *r, int fdnum, const struct vl_caller *as, uint64_t s,
+		uint64_t e, const struct vl_stat *st, uint64_t now_ms)
 {
 	struct found fd = { VL_NIL, 0 };
-	struct marker m = { fdnum, st, 0, 0 };
+	struct marker m = { fdnum, as->holder, st, 0, 0 };
 	struct vl_change c;
 	struct vl_file *f;
 	uint32_t spare;
@@ -475,6 +480,9 @@ static int mark(const struct vl_region *r, int fdnum, uint64_t s, uint64_t e,
 	err = find_and_lock(r, st, 1, &fd);
 	if (err)
 		return err;
+	/* with the file locked, no other process's change of it comes between */
+	if (as->early != NULL)
+		as->early(as->arg);
 	f = vl_file_at(r, fd.fi);
 	spare = get_spare(r, fd.fi, &lock_err);
 
@@ -550,10 +558,12 @@ static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struc
 	return err ? err : c.was_purged || tomb;
 }
 
-int vl_volatile_fallocate(int fd, int mode, int64_t off, int64_t len)
+int vl_volatile_fallocate_as(int fd, int mode, int64_t off, int64_t len,
+			     const struct vl_caller *as)
 {
 	struct vl_region *r;
 	struct vl_stat st;
+	struct vl_caller self;
 	int op, ret;
 
 	ret = vl_enter();
@@ -572,8 +582,14 @@ int vl_volatile_fallocate(int fd, int mode, int64_t off, int64_t len)
 
 		for (int tries = 0; tries < 2; tries++) {
 			ret = vl_region_get_at(&r, now_ms);
+			if (ret == 0 && op == VL_OP_MARK && as == NULL) {
+				self.holder.pid = vl_self();
+				self.holder.fd = fd;
+				self.early = NULL;
+				as = &self;
+			}
 			if (ret == 0)
-				ret = op == VL_OP_MARK ? mark(r, fd, (uint64_t)off,
+				ret = op == VL_OP_MARK ? mark(r, fd, as, (uint64_t)off,
 							      (uint64_t)(off + len), &st, now_ms)
 						       : unmark(r, (uint64_t)off,
 								(uint64_t)(off + len), &st, now_ms);
@@ -587,3 +603,4 @@ int vl_volatile_fallocate(int fd, int mode, int64_t off, int64_t len)
 	       ret < 0 ? strerror(-ret) : "");
 	return ret;
 }
+

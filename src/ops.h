@@ -5,14 +5,61 @@
 #ifndef VL_OPS_H
 #define VL_OPS_H
 
+#include "core/layout.h"
+#include "volatile.h"
+
+#include <linux/falloc.h>
 #include <stdint.h>
+
+/*
+ * A call made for another process (`volatile run`'s supervisor, DESIGN 21):
+ * the holder a MARK notes, the process and descriptor purgers are to
+ * reach the file through (not the supervisor's copy); and `early`, which
+ * a MARK calls once, with its file locked and before anything changes, so
+ * that the caller may be told 0 then. A supervisor killed after that
+ * leaves a MARK the caller believes made and is not (its bytes stay as
+ * they are: safe); one killed after the change and before its answer
+ * would leave the caller believing it failed, and its bytes volatile.
+ */
+struct vl_caller {
+	struct vl_holder holder;
+	void (*early)(void *arg);
+	void *arg;
+};
 
 /*
  * fallocate(fd, mode, off, len) where mode carries a volatile bit:
  * checks (DESIGN 5), then MARK (returns 0) or UNMARK (returns 0
  * intact, 1 purged); -errno on error. From a signal handler that
- * interrupted this thread inside it: -EINTR.
+ * interrupted this thread inside it: -EINTR. `as`: NULL, or the
+ * process the call is made for.
  */
-int vl_volatile_fallocate(int fd, int mode, int64_t off, int64_t len);
+int vl_volatile_fallocate_as(int fd, int mode, int64_t off, int64_t len,
+			     const struct vl_caller *as);
+
+static inline int vl_volatile_fallocate(int fd, int mode, int64_t off, int64_t len)
+{
+	return vl_volatile_fallocate_as(fd, mode, off, len, NULL);
+}
+
+/* The 2012 patches' values (DESIGN 2), taken only with VOLATILE_2012_ABI=1, on tmpfs. */
+#define VL_ALIAS_MARK 0x04
+#define VL_ALIAS_UNMARK 0x08
+
+/* 0x04 or 0x08, with or without FALLOC_FL_KEEP_SIZE (0x01) */
+static inline int vl_is_alias(int mode)
+{
+	int m = mode & ~FALLOC_FL_KEEP_SIZE;
+
+	return m == VL_ALIAS_MARK || m == VL_ALIAS_UNMARK;
+}
+
+/* An alias mode as the volatile mode it stands for, KEEP_SIZE kept. */
+static inline int vl_alias_as_volatile(int mode)
+{
+	return (mode & FALLOC_FL_KEEP_SIZE) | ((mode & ~FALLOC_FL_KEEP_SIZE) == VL_ALIAS_MARK
+							 ? FALLOC_FL_MARK_VOLATILE
+							 : FALLOC_FL_UNMARK_VOLATILE);
+}
 
 #endif

@@ -24,6 +24,7 @@
 #include "punch.h"
 
 #include "core/fault.h"
+#include "env.h"
 #include "reach.h"
 #include "sys.h"
 
@@ -132,6 +133,14 @@ static int child(void *arg)
 	return 0;
 }
 
+/* the number after "\nNAME:" in a /proc status text, or -1 */
+static long status_field(const char *buf, const char *name)
+{
+	const char *p = strstr(buf, name);
+
+	return p != NULL ? strtol(p + strlen(name), NULL, 10) : -1;
+}
+
 /*
  * May this process punch through a way (a thread of ours, in a host)? Not
  * under a seccomp filter: one that traps a system call (SECCOMP_RET_TRAP,
@@ -139,11 +148,15 @@ static int child(void *arg)
  * SIGSYS to the thread, which blocks every signal, and a blocked SIGSYS
  * that the kernel forces kills the process. Such a host leaves files it
  * does not hold to other processes (the daemon, volatile purge). Asked at
- * each purge visit: a host may install a filter at any time.
+ * each purge visit: a host may install a filter at any time. The filters
+ * are all volatile run's when there are as many as it said it installed
+ * (VOLATILE_SECCOMP_FILTERS): they send only volatile fallocate calls,
+ * which the thread never makes, to the supervisor, and no signal.
  */
 int vl_punch_ready(void)
 {
-	char buf[4096], *p;
+	char buf[4096];
+	long mode;
 	int fd;
 	ssize_t n;
 
@@ -157,8 +170,11 @@ int vl_punch_ready(void)
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';
-	p = strstr(buf, "\nSeccomp:");
-	return p != NULL && strtol(p + 9, NULL, 10) == 0;
+	mode = status_field(buf, "\nSeccomp:");
+	if (mode == 0)
+		return 1;
+	return mode == 2 && vl_config()->run_filters > 0 &&
+	       status_field(buf, "\nSeccomp_filters:") == (long)vl_config()->run_filters;
 }
 
 int vl_punch_way(const struct vl_way *w, const struct vl_ident *id, const struct vl_extent *ext,

@@ -23,6 +23,7 @@
 #include "cli.h"
 
 #include "core/parse.h"
+#include "log.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -33,6 +34,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -66,10 +69,20 @@ static const char help[] =
 	"                  (VOLATILE_2012_ABI=1); otherwise they are the kernel's\n"
 	"                  NO_HIDE_STALE and COLLAPSE_RANGE\n"
 	"  --debug         log each decision of the library to stderr (VOLATILE_DEBUG)\n"
+	"  --no-seccomp    no supervisor: only programs the preload reaches get\n"
+	"                  volatile ranges\n"
+	"\n"
+	"Static programs, musl and Go programs, and programs that make the\n"
+	"fallocate system call themselves are served by run itself, which stays\n"
+	"CMD's parent: a seccomp filter sends their volatile fallocate calls to it\n"
+	"(every other call stays in the kernel). Under it, CMD and its children run\n"
+	"with no_new_privs: set-user-ID programs they start get no privileges.\n"
+	"Where seccomp is refused, run goes on with the preload only. run exits\n"
+	"as CMD does; a volatile call of a process still running after that\n"
+	"fails with ENOSYS.\n"
 	"\n"
 	"Setuid and setgid programs are refused: the dynamic linker ignores\n"
-	"LD_PRELOAD for them. Static programs, and programs that call the fallocate\n"
-	"system call directly (Go programs), bypass the library too.\n";
+	"LD_PRELOAD for them.\n";
 
 static int exists(const char *path)
 {
@@ -470,17 +483,65 @@ static void compose_preload(const char *lib, const char *runtimes)
 	free(list);
 }
 
+/*
+ * CMD as run's child under the supervisor's filter; run serves it and
+ * exits as it does. Where the filter cannot be had, CMD runs all the
+ * same, with the preload only (a line says why with --debug).
+ */
+static void run_supervised(const char *cmd, char **args, int aliases)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, old_chld;
+	sigset_t set, old_mask;
+	char why[160];
+	int sv[2], listener, sigfd;
+	pid_t child;
+
+	vl_sv_signals(&set);
+	/* blocked before the fork: none is lost between it and the signalfd */
+	sigprocmask(SIG_BLOCK, &set, &old_mask);
+	/* an inherited SIG_IGN would reap CMD before we could see its status */
+	sigaction(SIGCHLD, &dfl, &old_chld);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+		die("run: socketpair: %s", strerror(errno));
+	child = fork();
+	if (child < 0)
+		die("run: fork: %s", strerror(errno));
+	if (child == 0) {
+		close(sv[0]);
+		vl_sv_install(sv[1], aliases);
+		close(sv[1]);
+		sigaction(SIGCHLD, &old_chld, NULL);
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
+		execv(cmd, args);
+		die("%s: %s", cmd, strerror(errno));
+	}
+	close(sv[1]);
+	listener = vl_sv_receive(sv[0], why, sizeof(why));
+	close(sv[0]);
+	if (listener < 0 && vl_log_enabled())
+		fprintf(stderr,
+			"volatile run: seccomp refused (%s): programs the preload cannot reach "
+			"get EOPNOTSUPP\n",
+			why);
+	sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sigfd < 0)
+		die("run: signalfd: %s", strerror(errno));
+	vl_sv_serve(child, listener, sigfd);
+}
+
 int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = { { "budget", required_argument, NULL, 'b' },
 					      { "region", required_argument, NULL, 'r' },
 					      { "2012-abi", no_argument, NULL, 'A' },
 					      { "debug", no_argument, NULL, 'd' },
+					      { "no-seccomp", no_argument, NULL, 'S' },
 					      { "help", no_argument, NULL, 'h' },
 					      { 0 } };
 	char lib[PATH_MAX], cmd[PATH_MAX], runtimes[1024];
 	struct stat st;
-	int c;
+	const char *abi;
+	int c, seccomp = 1;
 
 	optind = 1;
 	while ((c = next_opt(argc, argv, "+b:r:dh", opts, help)) != -1) {
@@ -498,6 +559,9 @@ int cmd_run(int argc, char **argv)
 		case 'd':
 			setenv("VOLATILE_DEBUG", "1", 1);
 			break;
+		case 'S':
+			seccomp = 0;
+			break;
 		}
 	}
 	if (optind >= argc)
@@ -511,6 +575,10 @@ int cmd_run(int argc, char **argv)
 	library_path(lib, sizeof(lib));
 	program_asan_runtimes(cmd, runtimes, sizeof(runtimes));
 	compose_preload(lib, runtimes);
+	/* the aliases as the shim takes them: VOLATILE_2012_ABI=1, from --2012-abi or not */
+	abi = getenv("VOLATILE_2012_ABI");
+	if (seccomp)
+		run_supervised(cmd, argv + optind, abi != NULL && strcmp(abi, "1") == 0);
 	execv(cmd, argv + optind);
 	die("%s: %s", cmd, strerror(errno));
 }

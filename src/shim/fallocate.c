@@ -28,10 +28,6 @@ typedef int (*fallocate_fn)(int, int, off_t, off_t);
 
 static fallocate_fn next_fallocate, next_fallocate64;
 
-/* The 2012 patches' values; with the aliases on, MARK/UNMARK on tmpfs files only. */
-#define ALIAS_MARK 0x04
-#define ALIAS_UNMARK 0x08
-
 /*
  * VOLATILE_2012_ABI=1 (`volatile run --2012-abi`) turns the aliases on.
  * resolve() sets it before it publishes a slot, so a caller that finds
@@ -80,17 +76,10 @@ __attribute__((constructor)) static void resolve_early(void)
 	errno = saved;
 }
 
-static int is_alias(int mode)
-{
-	int m = mode & ~FALLOC_FL_KEEP_SIZE;
-
-	return m == ALIAS_MARK || m == ALIAS_UNMARK;
-}
-
 /* Only after an acquire load of a non-NULL slot (see aliases_on). */
 static inline int taken_as_alias(int mode)
 {
-	return __atomic_load_n(&aliases_on, __ATOMIC_RELAXED) && is_alias(mode);
+	return __atomic_load_n(&aliases_on, __ATOMIC_RELAXED) && vl_is_alias(mode);
 }
 
 /* The volatile path: returns what fallocate returns, errno set on -1. */
@@ -124,9 +113,7 @@ static __attribute__((noinline)) int dispatch_slow(fallocate_fn *slot, const cha
 			return next(fd, mode, off, len);
 		}
 		errno = saved;
-		mode = (mode & FALLOC_FL_KEEP_SIZE) | ((mode & ~FALLOC_FL_KEEP_SIZE) == ALIAS_MARK
-							       ? FALLOC_FL_MARK_VOLATILE
-							       : FALLOC_FL_UNMARK_VOLATILE);
+		mode = vl_alias_as_volatile(mode);
 	}
 	return volatile_call(fd, mode, off, len);
 }

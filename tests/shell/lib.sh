@@ -86,6 +86,14 @@ need_cmd() {
 	[ -x "$VOLATILE_CMD" ] || fail "$VOLATILE_CMD is not built"
 }
 
+# supervised: does `volatile run` have its seccomp supervisor here (DESIGN
+# 21)? It says with --debug when it has not (built without libseccomp, a
+# kernel or a sandbox refusing the filter).
+supervised() {
+	! timeout "$VL_TIMEOUT" "$VOLATILE_CMD" run --debug -- true 2>&1 |
+		grep -q '^volatile run: seccomp'
+}
+
 # python3 reads the JSON of `volatile status --json`; the system's one
 # if there is one (wrappers such as pyenv's shims cost half a second a call)
 PYTHON=python3

@@ -1,0 +1,249 @@
+/*
+ * filter.c - `volatile run`'s seccomp filter (DESIGN 21), made in the
+ * child before it execs CMD, and its listener handed to run (supervise.c).
+ *
+ * The filter sends to the listener only fallocate calls whose mode carries
+ * a volatile bit (and, with the 2012 ABI on, the alias values): every other
+ * system call, and fallocate with any other mode, stays in the kernel.
+ * Programs of an ABI it does not know (not this machine's, nor i386 on
+ * x86-64) run untouched.
+ *
+ * Made by libseccomp, loaded here: an UNMARK served and then interrupted by
+ * a signal before its answer lands would run again after the handler (the
+ * call is restarted) and find its range gone: "intact" for bytes that were
+ * purged. SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (Linux 5.19) lets only a
+ * fatal signal interrupt a call the supervisor has received; libseccomp 2.5
+ * cannot set that flag, so its program is exported and loaded with it by
+ * seccomp(2). A kernel without the flag gets no filter: preload only.
+ */
+#include "cli.h"
+
+#include "ops.h"
+
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifdef HAVE_SECCOMP
+#include <seccomp.h>
+#endif
+
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+
+/* What the child says to run: 0 and the listener (SCM_RIGHTS), or why not. */
+struct sv_hello {
+	int err;
+	char why[120];
+};
+
+static void send_hello(int sock, const struct sv_hello *h, int fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { (void *)h, sizeof(*h) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (fd >= 0) {
+		struct cmsghdr *c;
+
+		memset(&u, 0, sizeof(u));
+		msg.msg_control = u.buf;
+		msg.msg_controllen = sizeof(u.buf);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	while (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0 && errno == EINTR)
+		;
+}
+
+int vl_sv_receive(int sock, char *why, size_t size)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct sv_hello h;
+	struct iovec iov = { &h, sizeof(h) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			      .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *c;
+	ssize_t n;
+	int fd = -1;
+
+	do
+		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(h)) {
+		snprintf(why, size, "the child said nothing");
+		return -EPROTO;
+	}
+	for (c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+		    c->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	h.why[sizeof(h.why) - 1] = '\0';
+	if (h.err != 0 || fd < 0) {
+		if (fd >= 0)
+			close(fd);
+		snprintf(why, size, "%s", h.why[0] ? h.why : "no listener");
+		return h.err ? -h.err : -EPROTO;
+	}
+	return fd;
+}
+
+#ifdef HAVE_SECCOMP
+
+/* Is this the 32-bit ABI of a 64-bit x86 machine, whose calls we serve too? */
+int vl_sv_x86_compat(uint32_t arch)
+{
+	return arch == SCMP_ARCH_X86 && seccomp_arch_native() == SCMP_ARCH_X86_64;
+}
+
+/* The filter, as libseccomp writes it: 0, or -errno with why. */
+static int make_filter(int aliases, struct sock_fprog *prog, char *why, size_t size)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	int err, mfd = -1;
+	off_t len;
+
+	if (ctx == NULL) {
+		snprintf(why, size, "libseccomp: cannot make a filter");
+		return -ENOMEM;
+	}
+	/* programs of an ABI the filter does not know run untouched, never killed */
+	err = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ALLOW);
+	if (err == 0 && seccomp_arch_native() == SCMP_ARCH_X86_64)
+		err = seccomp_arch_add(ctx, SCMP_ARCH_X86);
+	if (err == 0)
+		err = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(fallocate), 1,
+				       SCMP_A1(SCMP_CMP_MASKED_EQ, FALLOC_FL_MARK_VOLATILE,
+					       FALLOC_FL_MARK_VOLATILE));
+	if (err == 0)
+		err = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(fallocate), 1,
+				       SCMP_A1(SCMP_CMP_MASKED_EQ, FALLOC_FL_UNMARK_VOLATILE,
+					       FALLOC_FL_UNMARK_VOLATILE));
+	/* the mode is an int: only its low 32 bits are compared */
+	for (int a = 0; aliases && err == 0 && a < 2; a++)
+		err = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(fallocate), 1,
+				       SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu & ~FALLOC_FL_KEEP_SIZE,
+					       a ? VL_ALIAS_UNMARK : VL_ALIAS_MARK));
+	if (err == 0) {
+		mfd = memfd_create("volatile-filter", MFD_CLOEXEC);
+		err = mfd < 0 ? -errno : seccomp_export_bpf(ctx, mfd);
+	}
+	seccomp_release(ctx);
+	if (err != 0) {
+		snprintf(why, size, "libseccomp: %s", strerror(-err));
+		goto out;
+	}
+	len = lseek(mfd, 0, SEEK_END);
+	if (len <= 0 || len % (off_t)sizeof(struct sock_filter) != 0 ||
+	    (prog->filter = malloc((size_t)len)) == NULL ||
+	    pread(mfd, prog->filter, (size_t)len, 0) != (ssize_t)len) {
+		snprintf(why, size, "libseccomp: no filter program written");
+		err = -EIO;
+		goto out;
+	}
+	prog->len = (unsigned short)(len / (off_t)sizeof(struct sock_filter));
+out:
+	if (mfd >= 0)
+		close(mfd);
+	return err;
+}
+
+/* This process's seccomp filters (/proc/self/status), or -1 if it cannot tell. */
+static long filters_now(void)
+{
+	char line[256];
+	long n = -1;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "Seccomp_filters:", 16) == 0)
+			n = strtol(line + 16, NULL, 10);
+	fclose(f);
+	return n;
+}
+
+/*
+ * Tell the library in CMD how many of its filters are run's (punch.c):
+ * ours and those before it, if all of those were run's too; else none,
+ * as a filter we know nothing of may trap with a signal.
+ */
+static void bless_filters(long before)
+{
+	const char *v = getenv("VOLATILE_SECCOMP_FILTERS");
+	long known = v != NULL ? strtol(v, NULL, 10) : 0;
+	char buf[16];
+
+	if (before < 0 || before != known || before >= 99) {
+		unsetenv("VOLATILE_SECCOMP_FILTERS");
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%ld", before + 1);
+	setenv("VOLATILE_SECCOMP_FILTERS", buf, 1);
+}
+
+/*
+ * In the child, before exec: no_new_privs, the filter, its listener sent
+ * to run. Fails quietly (run says why with --debug): CMD then runs with
+ * the preload only.
+ */
+void vl_sv_install(int sock, int aliases)
+{
+	struct sv_hello h = { 0, "" };
+	struct sock_fprog prog = { 0, NULL };
+	long fd = -1, before = filters_now();
+
+	/* required for a filter without CAP_SYS_ADMIN; a parent may have set it: fine */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+		h.err = errno;
+		snprintf(h.why, sizeof(h.why), "no_new_privs: %s", strerror(errno));
+	} else if ((h.err = -make_filter(aliases, &prog, h.why, sizeof(h.why))) == 0) {
+		fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			     SECCOMP_FILTER_FLAG_NEW_LISTENER |
+				     SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
+			     &prog);
+		if (fd < 0) {
+			h.err = errno;
+			/* EBUSY: a filter with a listener already (a volatile run inside another) */
+			snprintf(h.why, sizeof(h.why), "seccomp(SET_MODE_FILTER, NEW_LISTENER): %s",
+				 strerror(errno));
+		}
+	}
+	free(prog.filter);
+	if (fd >= 0)
+		bless_filters(before);
+	send_hello(sock, &h, (int)fd);
+	if (fd >= 0)
+		close((int)fd);
+}
+
+#else /* !HAVE_SECCOMP */
+
+void vl_sv_install(int sock, int aliases)
+{
+	struct sv_hello h = { ENOSYS, "volatile was built without libseccomp" };
+
+	(void)aliases;
+	send_hello(sock, &h, -1);
+}
+
+#endif

@@ -1,0 +1,424 @@
+/*
+ * supervise.c - `volatile run`'s supervisor (DESIGN 21): the volatile
+ * fallocate calls that the preload cannot see, served through the
+ * listener of the filter the child installed (filter.c).
+ *
+ * run stays CMD's parent: its main thread forwards signals and waits for
+ * CMD; a thread of its own serves the calls, one at a time:
+ *
+ *   receive          the call's thread, fd, mode, offset, length
+ *   pidfd            the calling thread's (kept from its last call), or one
+ *                    opened by number and the notification checked still
+ *                    valid: the number is the caller's only while it waits
+ *   pidfd_getfd      our own descriptor of the caller's open file
+ *   the library      vl_volatile_fallocate_as, with the caller's process and
+ *                    fd noted as the holder, so purgers reach the file
+ *                    through it, not through our copy, closed at once
+ *   respond          the result, or the errno, as the shim would give it
+ *
+ * A caller that cannot be looked into (not dumpable, ptrace refused), a
+ * shortage of ours, or an alias mode on a file that is not tmpfs, is let
+ * through to the kernel, which answers as without the library (EOPNOTSUPP
+ * for a volatile mode). Once run is gone, the kernel answers ENOSYS.
+ */
+#include "cli.h"
+
+#include "ident.h"
+#include "log.h"
+#include "ops.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifdef HAVE_SECCOMP
+#include <seccomp.h>
+#endif
+
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+
+/* the signals a user sends to `run` meaning CMD (SIGCHLD is run's own) */
+static const int forwarded[] = { SIGHUP,  SIGINT,  SIGQUIT, SIGTERM,
+				 SIGUSR1, SIGUSR2, SIGALRM, SIGWINCH };
+
+void vl_sv_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(set, forwarded[i]);
+	sigaddset(set, SIGCHLD);
+}
+
+#ifdef HAVE_SECCOMP
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL /* Linux 6.9: a pidfd for a thread, not only a leader */
+#endif
+
+static int pidfd_open_(pid_t pid, unsigned int flags)
+{
+	return (int)syscall(SYS_pidfd_open, pid, flags);
+}
+
+static int pidfd_getfd_(int pidfd, int fd)
+{
+	return (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+}
+
+/* fallocate's number in the native ABI and in i386's (-1: none), known once */
+static int nr_native = -1, nr_x86 = -1;
+
+/* The call's arguments, as the caller's ABI passes them. */
+struct call {
+	int fd, mode;
+	int64_t off, len;
+};
+
+static int decode(const struct seccomp_data *d, struct call *c)
+{
+	if ((uint32_t)d->arch == seccomp_arch_native() && d->nr == nr_native) {
+		c->off = (int64_t)d->args[2];
+		c->len = (int64_t)d->args[3];
+	} else if (vl_sv_x86_compat(d->arch) && d->nr == nr_x86) {
+		/* i386: the two 64-bit values come as low and high 32-bit halves */
+		c->off = (int64_t)(((uint64_t)(uint32_t)d->args[3] << 32) | (uint32_t)d->args[2]);
+		c->len = (int64_t)(((uint64_t)(uint32_t)d->args[5] << 32) | (uint32_t)d->args[4]);
+	} else {
+		return -1;
+	}
+	c->fd = (int)d->args[0];
+	c->mode = (int)d->args[1];
+	return 0;
+}
+
+/*
+ * The callers' threads, by thread id: a pidfd of the thread itself and
+ * its process's id (the holder a MARK notes). A thread pidfd is kept: while
+ * it takes a descriptor (pidfd_getfd), its thread is alive, so holds its
+ * id, so is the caller that waits with that id; once the thread is gone
+ * it fails, and the id is looked up again. (A pidfd of a process, all a
+ * kernel before 6.9 opens, would stay good after the thread's id went to
+ * another process's thread: never kept.)
+ */
+#define THREADS 64
+static struct thread {
+	pid_t tid, tgid;
+	int pidfd; /* -1: none kept */
+} threads[THREADS];
+
+/* tid's process, from /proc: the holder a MARK notes (a guess purgers check) */
+static pid_t tgid_of(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = tid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return tid;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "Tgid:", 5) == 0) {
+			tgid = (pid_t)strtol(line + 5, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return tgid > 0 ? tgid : tid;
+}
+
+static void forget_thread(struct thread *t)
+{
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	t->tid = 0;
+	t->pidfd = -1;
+}
+
+#define GONE (-ESRCH) /* the caller is gone: nobody waits for an answer */
+
+/*
+ * Our own descriptor of the caller's fd, and the caller's process in
+ * *tgid: the descriptor, or -errno (-EBADF: not open; GONE).
+ */
+static int take_fd(int listener, const struct seccomp_notif *req, int fd, pid_t *tgid)
+{
+	pid_t tid = (pid_t)req->pid;
+	struct thread *t = &threads[(unsigned int)tid % THREADS];
+	int pidfd, got, kept = 0;
+
+	if (t->tid == tid && t->pidfd >= 0) {
+		got = pidfd_getfd_(t->pidfd, fd);
+		if (got >= 0 || errno == EBADF) {
+			*tgid = t->tgid;
+			return got >= 0 ? got : -EBADF;
+		}
+	}
+	if (t->tid != 0)
+		forget_thread(t);
+	*tgid = tgid_of(tid);
+	pidfd = pidfd_open_(tid, PIDFD_THREAD);
+	if (pidfd >= 0)
+		kept = 1;
+	else if (errno == EINVAL && (pidfd = pidfd_open_(tid, 0)) < 0 && errno == EINVAL)
+		pidfd = pidfd_open_(*tgid, 0); /* a thread that is not the leader */
+	if (pidfd < 0)
+		return errno == ESRCH ? GONE : -errno;
+	/*
+	 * Opened by number: the number is the caller's only while its call
+	 * waits, and so is what /proc said of it before.
+	 */
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) != 0) {
+		close(pidfd);
+		return GONE;
+	}
+	got = pidfd_getfd_(pidfd, fd);
+	if (got < 0)
+		got = -errno;
+	if (kept) {
+		t->tid = tid;
+		t->tgid = *tgid;
+		t->pidfd = pidfd;
+	} else {
+		close(pidfd);
+	}
+	return got;
+}
+
+enum verdict {
+	ANSWER,	  /* resp says what the call returns */
+	CONTINUE, /* the kernel runs the call as the caller made it */
+	NOBODY,	  /* the caller is gone, or has its answer already */
+};
+
+/* A MARK's answer, given early (ops.h): 0, once its file is locked. */
+struct early {
+	int listener;
+	struct seccomp_notif_resp *resp;
+	int given;
+};
+
+static void answer_early(void *arg)
+{
+	struct early *e = arg;
+
+	if (e->given)
+		return;
+	e->resp->error = 0;
+	e->resp->val = 0;
+	e->given = 1;
+	/* ENOENT: the caller was killed meanwhile; the MARK goes on all the same */
+	(void)ioctl(e->listener, SECCOMP_IOCTL_NOTIF_SEND, e->resp);
+}
+
+/*
+ * Serve one call: a volatile mode, or an alias one (the filter sends no
+ * other). A caller we may not look into (not dumpable, another user's) and
+ * a shortage of our own go on to the kernel, which answers as without the
+ * library: EOPNOTSUPP. A MARK is answered as soon as its file is locked
+ * (ops.h says why); an UNMARK once it is made: run killed before it
+ * answers leaves the caller an ENOSYS, and the bytes taken for purged.
+ */
+static enum verdict serve(int listener, const struct seccomp_notif *req,
+			  struct seccomp_notif_resp *resp)
+{
+	struct early e = { listener, resp, 0 };
+	struct call c;
+	struct vl_caller as;
+	pid_t tgid = 0;
+	int fd, ret;
+
+	if (decode(&req->data, &c) != 0)
+		return CONTINUE;
+	fd = take_fd(listener, req, c.fd, &tgid);
+	if (fd == GONE)
+		return NOBODY;
+	if (fd == -EBADF) {
+		resp->error = -EBADF; /* the caller's: DESIGN 5's first row */
+		return ANSWER;
+	}
+	if (fd < 0)
+		return CONTINUE;
+	if (!(c.mode & (FALLOC_FL_MARK_VOLATILE | FALLOC_FL_UNMARK_VOLATILE))) {
+		if (vl_is_tmpfs_file(fd) != 1) {
+			close(fd);
+			return CONTINUE;
+		}
+		c.mode = vl_alias_as_volatile(c.mode);
+	}
+	as.holder.pid = (int32_t)tgid;
+	as.holder.fd = c.fd;
+	as.early = answer_early;
+	as.arg = &e;
+	ret = vl_volatile_fallocate_as(fd, c.mode, c.off, c.len, &as);
+	close(fd);
+	if (vl_log_enabled())
+		fprintf(stderr, "volatile run: served pid %u: %s fd %d [%lld, +%lld) = %d%s%s%s\n",
+			req->pid, c.mode & FALLOC_FL_MARK_VOLATILE ? "mark" : "unmark", c.fd,
+			(long long)c.off, (long long)c.len, ret < 0 ? -1 : ret,
+			ret < 0 ? " " : "", ret < 0 ? strerror(-ret) : "",
+			e.given ? " (answered 0 before the change)" : "");
+	if (e.given)
+		return NOBODY;
+	if (ret < 0)
+		resp->error = ret;
+	else
+		resp->val = ret;
+	return ANSWER;
+}
+
+/*
+ * Held while a call is served: CMD's end waits for the call under way
+ * (bounded by the library's lock waits), so that run never exits with a
+ * file's lock held, which the next locker would then have to repair.
+ */
+static pthread_mutex_t serving = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * The serving thread: one call at a time, each answered (unless its caller
+ * is gone), until the listener fails (no process uses the filter any
+ * more) or the process exits with CMD. The ioctls themselves, not
+ * libseccomp's wrappers, whose errors do not tell a caller gone (ENOENT)
+ * from a listener that failed.
+ */
+static void *serve_loop(void *arg)
+{
+	int listener = (int)(intptr_t)arg;
+
+	for (;;) {
+		struct seccomp_notif req;
+		struct seccomp_notif_resp resp;
+		enum verdict v;
+
+		memset(&req, 0, sizeof(req));
+		if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0) {
+			/* ENOENT: a caller gone before we looked */
+			if (errno == EINTR || errno == ENOENT)
+				continue;
+			return NULL;
+		}
+		memset(&resp, 0, sizeof(resp));
+		resp.id = req.id;
+		pthread_mutex_lock(&serving);
+		v = serve(listener, &req, &resp);
+		if (v == CONTINUE) {
+			resp.error = 0;
+			resp.val = 0;
+			resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		}
+		/* ENOENT: the caller was killed meanwhile; nothing waits for the answer */
+		if (v != NOBODY)
+			(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+		pthread_mutex_unlock(&serving);
+	}
+}
+
+/* Serve listener in a thread of its own: 0, or -1 (nothing served). */
+static int start_server(int listener)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	int err;
+
+	for (int i = 0; i < THREADS; i++)
+		threads[i].pidfd = -1;
+	nr_native = seccomp_syscall_resolve_name("fallocate");
+	if (seccomp_arch_native() == SCMP_ARCH_X86_64)
+		nr_x86 = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86, "fallocate");
+	/*
+	 * The caller waits while we serve, and we wait while it runs: woken
+	 * on the CPU of the one that wakes it (Linux 6.6), each call is two
+	 * switches instead of two wake-ups of an idle CPU (tens of
+	 * microseconds each on a virtual machine). Older kernels: EINVAL.
+	 */
+	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* the signals stay blocked in it (inherited): they are the main thread's */
+	err = pthread_create(&t, &attr, serve_loop, (void *)(intptr_t)listener);
+	pthread_attr_destroy(&attr);
+	return err == 0 ? 0 : -1;
+}
+
+#endif
+
+/* Exit as CMD did: its code, or its signal (no core of ours). */
+static void exit_as(int status)
+{
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		sigset_t all;
+
+		signal(sig, SIG_DFL);
+		sigemptyset(&all);
+		sigaddset(&all, sig);
+		sigprocmask(SIG_UNBLOCK, &all, NULL);
+		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+		raise(sig);
+		_exit(128 + sig);
+	}
+	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+}
+
+/*
+ * Forward a signal meant for CMD: one a process sent to run. One the
+ * terminal sent (SI_KERNEL: to the whole foreground group) reached CMD
+ * too, and one CMD sent to its group came from it.
+ */
+static void forward(pid_t child, const struct signalfd_siginfo *si)
+{
+	if (si->ssi_code == SI_KERNEL || (pid_t)si->ssi_pid == child)
+		return;
+	kill(child, (int)si->ssi_signo);
+}
+
+void vl_sv_serve(pid_t child, int listener, int sigfd)
+{
+#ifdef HAVE_SECCOMP
+	if (listener >= 0 && start_server(listener) != 0) {
+		/* the filter's calls then get ENOSYS, as with a supervisor gone */
+		close(listener);
+		listener = -1;
+	}
+#else
+	(void)listener;
+#endif
+	for (;;) {
+		struct pollfd p = { sigfd, POLLIN, 0 };
+		struct signalfd_siginfo si;
+		int status;
+
+		if (poll(&p, 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			die("run: poll: %s", strerror(errno));
+		}
+		while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			if (si.ssi_signo != SIGCHLD)
+				forward(child, &si);
+		/* CMD's descendants still under the filter get ENOSYS once we are gone */
+		if (waitpid(child, &status, WNOHANG) == child) {
+#ifdef HAVE_SECCOMP
+			pthread_mutex_lock(&serving);
+#endif
+			exit_as(status);
+		}
+	}
+}
