@@ -24,6 +24,11 @@
  * every page itself.
  *
  * Prints "storm: ..." and exits 0 only with no violation and no hang.
+ *
+ * Built with -DSTORM_STATIC (storm-static, linked -static: its fallocate is
+ * the system call, which only `volatile run`'s supervisor serves), it links
+ * no library, so it has no purgers (PURGERS must be 0): its pages are
+ * purged by another storm's purgers and budget in the same region.
  */
 #include <volatile.h>
 
@@ -188,6 +193,16 @@ static void worker(int w, unsigned seed)
 	_exit(0);
 }
 
+#ifdef STORM_STATIC
+/* never called: main refuses purgers */
+static int64_t no_purge(uint64_t bytes)
+{
+	(void)bytes;
+	return -1;
+}
+#define volatile_purge no_purge
+#endif
+
 static void purger(unsigned seed)
 {
 	while (!__atomic_load_n(&sh->stop, __ATOMIC_RELAXED)) {
@@ -237,6 +252,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "storm: bad numbers\n");
 		return 2;
 	}
+#ifdef STORM_STATIC
+	if (purgers != 0) {
+		fprintf(stderr, "storm: a static storm has no purgers (it links no library)\n");
+		return 2;
+	}
+#endif
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED)
 		return 2;

@@ -25,6 +25,8 @@
  *   unmark OFF LEN       fallocate(fd, FALLOC_FL_UNMARK_VOLATILE, OFF, LEN)
  *   fa MODE OFF LEN      fallocate(fd, MODE, OFF, LEN)
  *   fa64 MODE OFF LEN    fallocate64(fd, MODE, OFF, LEN)
+ *   sysfa MODE OFF LEN   syscall(SYS_fallocate, fd, MODE, OFF, LEN): the
+ *                        system call itself, which no preloaded library sees
  *                        these print "CMD ARGS = RET" or "CMD ARGS = -1 ENAME"
  *   seal WHICH           F_ADD_SEALS; WHICH: write, future-write, grow,
  *                        shrink, seal, joined with commas
@@ -60,6 +62,10 @@
  *                        its failure is ours
  *   detach               fork: the parent exits at once (status 0), the
  *                        child goes on with the rest
+ *   exec PATH ARG...     execv(PATH, {PATH, ARG...}), the words up to "end" or
+ *                        the last one ("spawn exec PATH ARG... end" makes a
+ *                        child that runs another program); "exec PATH" is
+ *                        printed first; if it fails, "exec PATH = -1 ENAME"
  *
  * With the fault-injecting library preloaded, VT_STOP_AT=WHERE stops the
  * process at the first of its steps so named (vl_fault_hook).
@@ -94,6 +100,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -613,6 +620,24 @@ static int c_fa64(struct state *s, char **a)
 	return fa(s, a, 1);
 }
 
+/* the system call itself: no library in between */
+static int c_sysfa(struct state *s, char **a)
+{
+	long long off = num(a[2]), len = num(a[3]);
+	long r;
+	int err;
+
+#if LONG_MAX < LLONG_MAX
+	usage("sysfa: a 64-bit ABI is needed (64-bit offsets in one register)");
+#endif
+	errno = SENTINEL;
+	r = syscall(SYS_fallocate, s->cur, (int)num(a[1]), (long)off, (long)len);
+	err = errno;
+	printf("%s %s %s %s", a[0], a[1], a[2], a[3]);
+	print_result(s, r, err);
+	return 0;
+}
+
 static int c_seal(struct state *s, char **a)
 {
 	do_seal(s, a[1]);
@@ -923,6 +948,29 @@ static int c_detach(struct state *s, char **a)
 	return 0;
 }
 
+/* exec PATH ARG...: the words up to "end" (not taken) or the last one */
+static int c_exec(struct state *s, char **a)
+{
+	char *argv[256];
+	int k = 1;
+
+	while (a[k] != NULL && strcmp(a[k], "end") != 0) {
+		if (k >= (int)(sizeof(argv) / sizeof(argv[0])) - 1)
+			usage("exec: too many arguments");
+		argv[k - 1] = a[k];
+		k++;
+	}
+	if (k == 1)
+		usage("exec needs a PATH");
+	argv[k - 1] = NULL;
+	printf("exec %s\n", a[1]);
+	fflush(stdout);
+	execv(a[1], argv);
+	printf("exec %s = -1 %s\n", a[1], errname(errno));
+	s->failed = 1;
+	return k - 1;
+}
+
 /* The commands by name, with the arguments each needs (the header says more). */
 static const struct command {
 	const char *name;
@@ -943,6 +991,7 @@ static const struct command {
 	{ "unmark", 2, c_unmark, "OFF LEN: fallocate UNMARK_VOLATILE" },
 	{ "fa", 3, c_fa, "MODE OFF LEN: fallocate" },
 	{ "fa64", 3, c_fa64, "MODE OFF LEN: fallocate64" },
+	{ "sysfa", 3, c_sysfa, "MODE OFF LEN: syscall(SYS_fallocate)" },
 	{ "seal", 1, c_seal, "WHICH: F_ADD_SEALS" },
 	{ "truncate", 1, c_truncate, "SIZE: ftruncate" },
 	{ "size", 0, c_size, "st_size" },
@@ -966,6 +1015,7 @@ static const struct command {
 	{ "clone", 0, c_clone, "CMD... end: the same with clone(2)" },
 	{ "reap", 0, c_reap, "wait for the last child" },
 	{ "detach", 0, c_detach, "fork: the parent exits, the child goes on" },
+	{ "exec", 0, c_exec, "PATH ARG...: execv, the words up to end" },
 };
 
 static void run(struct state *s, char **a, int until_end)

@@ -1,0 +1,151 @@
+# seccomp-lib.sh - sourced by tests/shell/seccomp*.sh, after lib.sh.
+#
+# `volatile run` serves the programs LD_PRELOAD cannot reach (static, musl,
+# Go, raw system calls) through a seccomp filter and a supervisor, the run
+# process itself, which stays CMD's parent (DESIGN 1, 8; the contract's
+# section 10). What these tests get:
+#   $VT_STATIC $VT_MUSL $GOFA $STORM_STATIC $NOSECCOMP   the programs
+#   need_seccomp     skip unless this machine lets a process install a
+#                    seccomp filter with a user-notification listener
+#   need_prog PATH WHAT   skip unless PATH was built (WHAT says what is missing)
+#   vrun ARGS...     `volatile run ARGS...` (under timeout)
+#   pid_of NAME      the "pid = N" NAME printed
+#   ppid_of PID      its parent's pid;  comm_of PID: its name
+#   alive PID        it runs (not gone, not a zombie)
+#   served NAME      how many "volatile run: served" lines NAME's stderr has
+
+need_cmd
+VT_STATIC=$VL_TOP_BUILDDIR/tests/helpers/vt-static
+VT_MUSL=$VL_TOP_BUILDDIR/tests/helpers/vt-musl
+GOFA=$VL_TOP_BUILDDIR/tests/helpers/gofa
+STORM_STATIC=$VL_TOP_BUILDDIR/tests/helpers/storm-static
+NOSECCOMP=$VL_TOP_BUILDDIR/tests/helpers/noseccomp
+[ -x "$NOSECCOMP" ] || fail "$NOSECCOMP is not built (make check builds it)"
+
+need_seccomp() {
+	grep -q '^Seccomp:' /proc/self/status ||
+		skip "this kernel has no seccomp (no Seccomp: line in /proc/self/status)"
+	"$NOSECCOMP" --probe >"$WORK/probe.out" 2>&1 ||
+		skip "a seccomp filter with a listener cannot be installed here: $(cat "$WORK/probe.out")"
+}
+
+need_prog() {
+	[ -x "$1" ] || skip "$2: $1 was not built"
+}
+
+need_static() {
+	need_prog "$VT_STATIC" "$CC_NAME cannot link -static programs here (configure: no libc.a?)"
+}
+CC_NAME=${VL_CC:-cc}
+
+vrun() {
+	timeout "$VL_TIMEOUT" "$VOLATILE_CMD" run "$@"
+}
+
+pid_of() {
+	_p=$(sed -n 's/^pid = //p' "$WORK/$1.out" | head -n 1)
+	case $_p in
+	'' | *[!0-9]*) show "$1"; fail "$1 printed no pid" ;;
+	esac
+	echo "$_p"
+}
+
+ppid_of() {
+	# the fourth field of /proc/PID/stat, after the parenthesized name
+	sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | awk '{ print $2 }'
+}
+
+# alive PID: PID runs (not gone, not a zombie)
+alive() {
+	[ -d "/proc/$1" ] && [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | awk '{ print $1 }')" != Z ]
+}
+
+comm_of() {
+	cat "/proc/$1/comm" 2>/dev/null
+}
+
+served() {
+	grep -c '^volatile run: served' "$WORK/$1.err"
+}
+
+# normalize NAME: NAME.out without what differs from run to run
+# (pipe and socket fd pairs, pids), into NAME.norm
+normalize() {
+	sed 's/^pipe = .*/pipe = R W/; s/^socket = .*/socket = S S/; s/^pid = .*/pid = N/' \
+		"$WORK/$1.out" >"$WORK/$1.norm"
+}
+
+# same A B WHY: normalized outputs of A and B are identical
+same() {
+	normalize "$1"
+	normalize "$2"
+	if ! diff -u "$WORK/$1.norm" "$WORK/$2.norm" >"$WORK/$1-$2.diff"; then
+		echo "---- $1 (-) against $2 (+)" >&2
+		cat "$WORK/$1-$2.diff" >&2
+		show "$2"
+		fail "$3"
+	fi
+}
+
+# served_cases NAME PROG MARK UNMARK: PROG under `volatile run`, its MARK
+# and UNMARK written MARK and UNMARK ("mark", or "sysfa MARK" for the
+# dynamic vt's raw system call; vt's and gofa's command language):
+# 1. a memfd only PROG holds, marked; `volatile status` names PROG's pid
+#    and ITS fd as the holder (not the supervisor's copy, closed after the
+#    call); `volatile purge --all` from here reaches and frees it; UNMARK
+#    says 1, the bytes read as zeros, no block is left;
+# 2. an UNMARK of bytes never marked says 0; fill, MARK, UNMARK without a
+#    purge says 0 and the bytes are intact.
+served_cases() {
+	_n=$1 _prog=$2 _mk=$3 _um=$4
+	need_python
+	new_region
+	# word splitting of $_mk and $_um is intended: "sysfa MARK"
+	# shellcheck disable=SC2086
+	bg "${_n}_purged" vrun -- "$_prog" memfd m 64K fill 0 64K A $_mk 0 64K pid \
+		touch "$WORK/$_n.marked" wait "$WORK/$_n.go" $_um 0 64K expect 0 64K zero blocks \
+		$_um 0 64K
+	wait_file "$WORK/$_n.marked"
+	_vpid=$(pid_of "${_n}_purged")
+	status_json "$_n-status"
+	_holders=$(jq_py "$_n-status" "[[h['pid'], h['fd']] for f in d['file_list'] for h in f['holders']]")
+	run "$_n-purge" vol purge --all
+	touch "$WORK/$_n.go"
+	wait_bg "${_n}_purged"
+	expect_eq "$_n: the holders of the memfd PROG marked (pid, fd), in volatile status" \
+		"$_holders" "[[$_vpid, 3]]"
+	[ "$rc" -eq 0 ] || { show "${_n}_purged"; fail "$_n: exit status $rc"; }
+	expect_out "$_n-purge" <<_EOF
+purged 1 range, 65536 bytes
+_EOF
+	sed -i 's/^pid = .*/pid = N/' "$WORK/${_n}_purged.out"
+	expect_out "${_n}_purged" <<_EOF
+memfd m 64K = 3
+fill 0 64K A = ok
+$_mk 0 64K = 0
+pid = N
+touch $WORK/$_n.marked = 0
+wait $WORK/$_n.go
+$_um 0 64K = 1
+expect 0 64K zero ok
+blocks = 0
+$_um 0 64K = 0
+_EOF
+	[ -s "$WORK/${_n}_purged.err" ] && { show "${_n}_purged"; fail "$_n: run printed on stderr without --debug"; }
+
+	# shellcheck disable=SC2086
+	ok "$_n-intact" vrun -- "$_prog" memfd m 64K $_um 0 4K fill 0 64K B $_mk 0 64K \
+		$_um 0 64K expect 0 64K B $_mk 4K 8K $_um 0 64K expect 0 64K B
+	expect_out "$_n-intact" <<_EOF
+memfd m 64K = 3
+$_um 0 4K = 0
+fill 0 64K B = ok
+$_mk 0 64K = 0
+$_um 0 64K = 0
+expect 0 64K B ok
+$_mk 4K 8K = 0
+$_um 0 64K = 0
+expect 0 64K B ok
+_EOF
+	say "$_n: served: purged (1), intact (0), never marked (0)"
+}

@@ -1,0 +1,43 @@
+#!/bin/sh
+# THE INVARIANT under a storm (DESIGN 4) with half the workers static
+# programs served by `volatile run`'s supervisor: storm.sh's storm (4
+# dynamic workers of 2 threads with the library preloaded, 2 purgers, a
+# budget) and, at the same time in the same region, a static storm
+# (tests/helpers/storm-static: 4 workers of 2 threads, no purgers) under
+# `volatile run`, whose pages the first storm's purgers and budget purge.
+# Each storm's oracle checks every UNMARK's answer; both must see no
+# violation, no hang, and (each) some UNMARK that said 1. Then the same
+# with SIGKILLs: each storm kills and replaces its own workers at random
+# (the static ones in the middle of calls the supervisor serves).
+# 3 s each; VL_LONG=1: 30 s each.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/seccomp-lib.sh"
+STORM=$VL_TOP_BUILDDIR/tests/helpers/storm
+[ -x "$STORM" ] || fail "$STORM is not built (make check builds it)"
+need_seccomp
+need_prog "$STORM_STATIC" "$CC_NAME cannot link -static programs here (configure: no libc.a?)"
+secs=3
+[ -n "${VL_LONG:-}" ] && secs=30
+
+# storms KILL: both at once
+storms() {
+	new_region
+	mkdir -p "$WORK/dyn$1" "$WORK/static$1" || fail "mkdir"
+	bg "dyn$1" env VOLATILE_BUDGET=64K LD_PRELOAD="$VOLATILE_LIBRARY" \
+		timeout $((secs + 60)) "$STORM" "$WORK/dyn$1" "$secs" 4 2 2 "$1"
+	bg "static$1" timeout $((secs + 60)) "$VOLATILE_CMD" run -- \
+		"$STORM_STATIC" "$WORK/static$1" "$secs" 4 2 0 "$1"
+	wait_bg "static$1"
+	src=$rc
+	wait_bg "dyn$1"
+	drc=$rc
+	cat "$WORK/dyn$1.out" "$WORK/static$1.out"
+	[ "$drc" -eq 0 ] || { show "dyn$1"; fail "the dynamic storm (kill=$1): exit status $drc"; }
+	[ "$src" -eq 0 ] || { show "static$1"; fail "the static storm under volatile run (kill=$1): exit status $src"; }
+	# without kills, every call of the static storm is served
+	[ "$1" -eq 1 ] || grep -q ' 0 errors, 0 violations$' "$WORK/static$1.out" ||
+		{ show "static$1"; fail "the static storm (kill=$1): some calls failed"; }
+}
+storms 0
+storms 1
+exit 0
