@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ashmem.c - the life of an ashmem region, as a legacy program lives it:
  * open /dev/ashmem, SET_SIZE, mmap, munmap, close. Against the same life

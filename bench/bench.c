@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench.c - libvolatile's costs as ratios to the raw call, in one run.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench.h - what the parts of the benchmark share: clock, medians, results.
  */

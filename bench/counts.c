@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * counts.c - instructions per MARK+UNMARK pair, as callgrind counts them:
  * a figure that does not depend on the machine or its load (the table's

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Plot the MARK+UNMARK pair's latency against the number of ranges.
 
     python3 bench/plot.py bench/bench.json > bench/latency.svg

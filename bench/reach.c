@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * reach.c - a MARK whose budget purge must reach a file that only a forked
  * child holds, with many fds open on the machine (issue 15 item 4; DESIGN

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * reaction.c - how soon `volatile daemon` gives memory back.
  *

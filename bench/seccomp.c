@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * seccomp.c - `volatile run`'s supervisor (DESIGN 21): what a volatile call
  * costs a program the preload cannot reach, and what the filter costs

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # demo.sh - volatile ranges at work, with examples/tilecache.
 #
 # tilecache renders a cache of tiles into a memfd, keeps a few on screen

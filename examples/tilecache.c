@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tilecache.c - a tile cache whose off-screen tiles the system may reclaim.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * volatile.h - volatile ranges for tmpfs and memfd files, in userspace.
  *

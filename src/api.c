@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * api.c - the C API of volatile.h for tools and for programs that link
  * libvolatile.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * attach.c - this process's region: attached at first use, checked once a
  * second to be the one new processes find, followed when it is not (its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cutils.c - libcutils' ashmem API and the NDK's ASharedMemory, exported
  * by libvolatile.so with their names, signatures and return conventions

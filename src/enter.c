@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * enter.c - every entry into the library, guarded (see enter.h).
  *

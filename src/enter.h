@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * enter.h - the guard every entry into the library takes.
  *

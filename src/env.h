@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * env.h - the environment, read once per process (DESIGN 9).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * evict.c - a full file table makes room (see evict.h).
  *

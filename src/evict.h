@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * evict.h - a full file table makes room (README "Limits").
  */

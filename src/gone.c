@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gone.c - is a file gone? Asked of the kernel (see gone.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gone.h - is a file gone? Asked of the kernel, by the inode's file handle.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ident.c - argument and file checks for MARK and UNMARK.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ident.h - the checks of DESIGN 5, in the kernel's order, and the
  * identity of the file an fd refers to.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lock.c - the region's locks (see lock.h and layout.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lock.h - the region's locks: shared by processes, repaired when their
  * holder dies, never handed to glibc (layout.h, struct vl_lock).

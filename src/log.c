@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * log.c - debug log. One write(2) per line, formatted on the stack: no
  * stdio buffer of the host program is touched, nothing is allocated.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* log.h - VOLATILE_DEBUG=1 logs each decision to stderr; nothing otherwise. */
 #ifndef VL_LOG_H
 #define VL_LOG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * move.c - a region whose name no longer leads to it hands its records
  * to the region new processes find (see move.h and layout.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * move.h - moving the records of a region whose name no longer leads to
  * it into the region new processes find (DESIGN 16; layout.h, struct vl_fate).

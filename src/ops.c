@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ops.c - MARK and UNMARK: the lock protocol around the rules of ranges.c.
  *

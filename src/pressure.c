@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pressure.c - reading /proc/meminfo and the memory cgroup (v1 or v2).
  *

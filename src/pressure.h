@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pressure.h - how much memory is left, for this process and its cgroup
  * (DESIGN 6), and how full a tmpfs is.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * procs.c - the processes this one may see, through /proc: a holder of a
  * file found in their fd tables (or in one process's, or in a holder's

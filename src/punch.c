@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * punch.c - a purge's punch through a file it does not hold (see punch.h).
  *

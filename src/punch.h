@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * punch.h - the punch of a purge that reached a file it does not hold:
  * through a writable fd taken from the holder, or reopened from an

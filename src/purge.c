@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * purge.c - the purge protocol, and forgetting the files that are gone.
  *

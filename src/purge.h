@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * purge.h - purging volatile ranges, oldest first, from any process.
  */

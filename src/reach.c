@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * reach.c - reaching a file from a process that may not hold it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * reach.h - get an fd on a file with volatile ranges, from any process.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * region.c - make, validate and map a region file; its records and locks
  * (this process's own region, attached and followed, is attach.c).

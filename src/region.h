@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * region.h - the shared region of this user: attach, validate, lock.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * self.c - this process, as children of every kind see it (see self.h).
  */

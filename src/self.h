@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * self.h - what this process is, right in children of every kind.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sys.c - system call wrappers (see sys.h).
  */

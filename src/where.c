@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * where.c - where the user's region lives by default (see where.h).
  *

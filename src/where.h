@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * where.h - where the user's region lives by default (DESIGN 9).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cutils/ashmem.h - the ashmem API of Android's libcutils, and the NDK's
  * ASharedMemory, provided by libvolatile (link with -lvolatile).

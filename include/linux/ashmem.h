@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * linux/ashmem.h - the ioctl ABI of Android's ashmem driver, for legacy
  * programs built against it, as libvolatile emulates it on memfd.

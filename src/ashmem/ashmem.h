@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ashmem.h - ashmem regions on memfd (DESIGN 7): the logic behind
  * the libcutils API (cutils.c) and the /dev/ashmem emulation (src/shim/).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dying.c - regions this process let go of: close, and their settling.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fds.c - following region fds around this process: the per-fd bits the
  * hooks read with one load, a memfd named as regions are, fds received,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * here.c - the ashmem regions this process made, its fds on them, and the
  * dying (see here.h).

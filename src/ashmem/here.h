@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * here.h - the ashmem regions this process made, its fds on them,
  * and those of them that may have died.

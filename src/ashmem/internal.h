@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * internal.h - what the files of the ashmem emulation share (ashmem.h is
  * what the rest of the library sees).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ioctl.c - the ashmem ioctls on a memfd (DESIGN 7).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * made.c - regions made in this process: a new region, and whether one is
  * still this process's alone (for SET_NAME and for forgetting it).

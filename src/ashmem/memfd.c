@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * memfd.c - the memfd underneath a region, by system calls that never come
  * back into the shim.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mmap.c - mmap of a region (prot mask, size), and fstat of one opened as
  * /dev/ashmem (the device).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * records.c - a region's record in the shared region: found, made, locked.
  * Lock order as everywhere: the file's lock, then the region lock.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * user.c - the caller's memory (SET_NAME, GET_NAME, PIN, GET_FILE_ID):
  * read and written with process_vm_readv/writev on ourselves (or, where

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * daemon.c - `volatile daemon [--foreground] [--cgroup DIR] [--interval MS]`
  *

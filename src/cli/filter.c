@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * filter.c - `volatile run`'s seccomp filter (DESIGN 21), made in the
  * child before it execs CMD, and its listener handed to run (supervise.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * main.c - `volatile`: run a program with the shim, inspect, purge, mark.
  */

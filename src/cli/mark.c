@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mark.c - `volatile mark FILE OFFSET LEN` and `volatile unmark ...`,
  * for shell scripts: the same checks and errors as fallocate(2) with the

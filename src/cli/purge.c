@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * purge.c - `volatile purge [--all | --bytes SIZE]`.
  */

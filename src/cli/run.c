@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run.c - `volatile run [options] -- CMD [ARG...]`: exec CMD with
  * libvolatile.so added to LD_PRELOAD and the options passed as environment.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * supervise.c - `volatile run`'s supervisor (DESIGN 21): the volatile
  * fallocate calls that the preload cannot see, served through the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ashmem_rules.c - the ashmem driver's rules (see ashmem_rules.h).
  */

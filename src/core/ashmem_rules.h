@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ashmem_rules.h - the ashmem driver's rules, as pure functions: which
  * ioctl a request number is (both ABIs), what PIN/UNPIN/GET_PIN_STATUS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * compiler.h - what the library asks of the compiler.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fault.c - the counters of fault.h; empty unless VL_FAULT_INJECTION.
  */

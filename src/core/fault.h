@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fault.h - fault injection, for tests only (issue: crash safety).
  *

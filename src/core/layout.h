@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * layout.h - the shared region: what lies where, in bytes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * parse.h - sizes as users write them: "4096", "64K", "16M", "2G".
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pool.c - allocators, LRU, file table and counters (see pool.h); their
  * rebuild after a lock holder died is rebuild.c.

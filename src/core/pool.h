@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pool.h - the shared parts of a region: the node allocator and the
  * region's ages and counters (no lock: atomic operations), each file's

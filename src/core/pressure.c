@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pressure.c - parsing /proc and cgroup files; threshold arithmetic.
  */

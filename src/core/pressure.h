@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pressure.h - what the kernel says about memory, parsed, and what to do
  * about it. Pure: text in, numbers out (the reading is in src/pressure.c),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ranges.c - merge, split and purge rules for the ranges of one file.
  *

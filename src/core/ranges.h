@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ranges.h - the rules of DESIGN 3 on the ranges of one file.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rebuild.c - the region's lists and counters rebuilt, and a file's tree
  * repaired, after a lock holder died (see pool.h): from the checksummed

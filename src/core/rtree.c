@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rtree.c - red-black tree by index (see rtree.h).
  *

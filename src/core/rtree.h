@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rtree.h - a red-black tree of ranges, linked by index, ordered by start.
  *

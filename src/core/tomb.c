@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tomb.c - the tombstone filter (see tomb.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tomb.h - tombstones: the identities of files whose records were evicted
  * with purged ranges (evict.c), in a Bloom filter in the region.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ashmem_fd.c - following region fds around this process: a duplicate of
  * a region fd, an fd received over a Unix socket (SCM_RIGHTS, by recvmsg

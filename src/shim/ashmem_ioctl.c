@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ashmem_ioctl.c - ioctl: requests of type 0x77 (ashmem's) on a memfd are
  * answered here (DESIGN 7); every other call goes to the next

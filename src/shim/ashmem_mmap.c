@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ashmem_mmap.c - mmap of an ashmem region: its prot mask (EPERM) and
  * size (EINVAL) are enforced, a shared mapping under a mask without

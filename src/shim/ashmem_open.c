@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ashmem_open.c - open("/dev/ashmem") on a machine without the device
  * gives an emulated region (a memfd). Every other open goes to the next

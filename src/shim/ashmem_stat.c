@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ashmem_stat.c - the emulated device is there for stat and access, and
  * an fd opened as /dev/ashmem looks like it to fstat (a character

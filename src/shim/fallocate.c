@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fallocate.c - the interposed fallocate(2) and fallocate64.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * next.c - lazy resolution of the next definition (see next.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * next.h - finding the next definition of an interposed libc function.
  *

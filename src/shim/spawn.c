@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * spawn.c - children made without fork(): posix_spawn, posix_spawnp,
  * _Fork (fork without its handlers), clone, vfork, and system, popen and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/deb/build.sh - build the Debian packages from this tree and check them.
 #
 #   bash tests/deb/build.sh [OUTDIR]

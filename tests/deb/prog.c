@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * prog.c - a program built against the installed libvolatile-dev, as a
  * user of the packages would build it (tests/deb/build.sh):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz-ranges.c - libFuzzer target: sequences of MARK, UNMARK and purges
  * on the real core (range tree, pool, commit) against the naive model of

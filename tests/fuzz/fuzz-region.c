@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz-region.c - libFuzzer target: a region file that this process did
  * not write, through every check and repair the runtime runs on it.

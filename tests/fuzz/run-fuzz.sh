@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-fuzz.sh NAME: run the libFuzzer target tests/fuzz/fuzz-NAME.
 #
 # First every input of the committed corpus tests/fuzz/corpus-NAME once

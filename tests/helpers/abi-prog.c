@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * abi-prog - the program of tests/shell/run-abi.sh, which builds it itself:
  * with -fsanitize=address, and for another ABI (-m32). Like a user's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * abi-prog32 - for tests/shell/run-abi.sh where no 32-bit libc can be
  * linked: a 32-bit x86 program that needs no library, only the i386

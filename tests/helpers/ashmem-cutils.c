@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ashmem-cutils - a program written against <cutils/ashmem.h> (libcutils'
  * API and the NDK's), linked with -lvolatile and run without LD_PRELOAD.

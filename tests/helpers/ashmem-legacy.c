@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ashmem-legacy - a legacy ashmem program for the shell tests.
  *

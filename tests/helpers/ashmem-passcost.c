@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ashmem-passcost - what the ashmem shims cost the calls they pass through.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * behave - programs that must behave under the library exactly as
  * without it (issue 13). A program, not linked with the library: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cancel - pthread_cancel inside the library (DESIGN 17, issue 12.8).
  *

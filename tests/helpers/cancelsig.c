@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cancelsig - a thread cancelled while it holds a lock inside the library,
  * though the library calls no cancellation point (DESIGN 17).

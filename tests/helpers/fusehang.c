@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fusehang - a FUSE file system that never answers (issue 12.6).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lockrace - a POSIX lock taken while a purge is under way (DESIGN 13;
  * issue 12.7).

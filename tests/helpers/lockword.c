@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lockword - look at, and scribble on, the lock words of a region, as a
  * process of the user may by mistake (SPEC 9: "any of them may ... scribble

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * marker - the two processes of tests/shell/stopped.sh: one that is
  * stopped at random instants while it marks, one that must not notice.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plant.c - test helper: make the region look as if FILE's inode number
  * had belonged to an older file with volatile ranges.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * reaper - a host that reaps every child it has (DESIGN 17 "Children"; the
  * attack on issue 12).

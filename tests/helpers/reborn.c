@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * reborn - a tmpfs inode reborn within one clock tick (DESIGN 14, issue 12.1).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sandboxed - a host under a seccomp filter that traps system calls and
  * answers them from a SIGSYS handler, as browser sandboxes do (issue 12,

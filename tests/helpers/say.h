@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * say.h - what the test programs share: errno by name, a setup step that
  * failed, a sleep that signals do not cut short, a wait for a thread to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * secure - a program linked with -lvolatile (not preloaded: the dynamic
  * linker ignores LD_PRELOAD in a secure execution, but not a library the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * storm - many processes, many threads, purgers, a small budget, and
  * (optionally) SIGKILL at random moments; an oracle checks THE INVARIANT

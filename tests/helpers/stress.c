@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stress - a program linked with -lvolatile (not preloaded) that races
  * MARK/UNMARK against purges, and calls MARK from signal handlers.

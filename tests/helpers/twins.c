@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * twins - a region's record must stay while anything still holds its
  * memfd (issue 13 follow-up: an attack on 28b53f4's table of regions made

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * vt - a scriptable test program for the shell tests.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * zleader - a file held by a thread /proc/PID/fd does not show (issue 12,
  * the second attack).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pkgconfig.c - built by `make installcheck` (and so by distcheck) against
  * the installed library with `cc $(pkg-config --cflags --libs libvolatile)`:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The 2012 aliases 0x04/0x08, when turned on (VOLATILE_2012_ABI=1), are
 # MARK/UNMARK for tmpfs *files* and memfds only (DESIGN 2); everything else
 # passes to the real fallocate with the kernel's answer (DESIGN 5, "every

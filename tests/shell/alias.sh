@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The 2012 ABI aliases (DESIGN 2), opt-in: with VOLATILE_2012_ABI=1
 # (or `volatile run --2012-abi`), on a tmpfs file or a memfd, mode 0x04 is
 # MARK and 0x08 is UNMARK (optionally with KEEP_SIZE), with their return

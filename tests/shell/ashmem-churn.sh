@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # ashmem (DESIGN 7): regions made and closed, one after the other, do not fill
 # the region's file table, and open("/dev/ashmem") never stalls: a region
 # made here, never forked nor sent, is forgotten at its last close when

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A vfork child of a child made by clone() (no CLONE_VM) changes nothing
 # of the clone child's ashmem state (attack on 28b53f4, issue 13.2 one
 # generation down): the clone child's self page is wiped (MADV_WIPEONFORK)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # ashmem (DESIGN 7): a program written against <cutils/ashmem.h>, linked with
 # -lvolatile and run without LD_PRELOAD: create, size, its name in the
 # maps, unpin, `volatile purge`, pin says WAS_PURGED and reads zeros,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A dup2 or dup3 onto a region fd that fails leaves that fd as it was: the
 # library still follows it (issue 13.5). On a region (opened as /dev/ashmem,
 # or made by ashmem_create_region) with the prot mask PROT_READ, after each

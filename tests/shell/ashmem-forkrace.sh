@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A fork in another thread while a region is made, or while its last fd
 # here is closed, gives the child the memfd: the record must stay for it
 # (attack on 28b53f4: the epoch of the table of regions made here).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # ashmem (DESIGN 7, 15): the record that holds a region's name, size and prot
 # mask lives as long as the region, with no unpinned range at all and
 # through purges; once the region is gone, it is forgotten like any gone

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A region made here and closed here is forgotten at its last close, at any
 # fd number (issue 13.8): ashmem_create_region, and
 #   low:  closed at its own fd (the control);

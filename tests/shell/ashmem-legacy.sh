@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # ashmem (DESIGN 7): an unmodified program that opens /dev/ashmem and drives
 # it with the driver's ioctls, run under `volatile run` on a machine
 # without the device: the device is there for stat and access, a region

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # ashmem-lib.sh - sourced by the ashmem shell tests, after lib.sh.
 #
 # leg ARGS...   tests/helpers/ashmem-legacy (a program that knows only

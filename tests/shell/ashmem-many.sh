@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A process that holds many regions at once still forgets each at its
 # last close (attack on 28b53f4): README's "forgotten at once when close
 # drops the fd it was made as". At 28b53f4 the table of regions made here

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # ashmem (DESIGN 7): a region's state lives in the shared region, so a forked
 # child and a process that received the fd over a Unix socket (SCM_RIGHTS)
 # see the same name, size, prot mask and pins, and what one does the

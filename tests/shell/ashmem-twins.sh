@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A region made here keeps its record while a second fd on its memfd is
 # open in this process, however that fd was made (attack on 28b53f4, the
 # table of regions made here): the region is opened as /dev/ashmem, named

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A vfork child shares its parent's memory: what the library does in it
 # must not change the parent's ashmem state (issue 13.2). The parent makes
 # a region (opened as /dev/ashmem, named and sized by ioctl; or by

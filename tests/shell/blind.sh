@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A purger that cannot see every process of the user must not take a file
 # for gone (DESIGN 15; purge.c point 5; the attack on issue 12). Its /proc
 # may show only part of them: from a pid namespace of its own (a

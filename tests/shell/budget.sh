@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The budget (DESIGN 6): with VOLATILE_BUDGET=SIZE a process keeps the whole
 # region within SIZE unpurged volatile bytes at each of its MARKs, purging
 # the oldest ranges first (the new one last); without a budget nothing is

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The region's byte counts are exact past 2^64 (DESIGN 6, 10): one file's
 # ranges lie in [0, LLONG_MAX), but three memfds marked [0, LLONG_MAX)
 # hold 3 * (2^63 - 1) = 27670116110564327421 volatile bytes, more than 64

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A thread cancelled with a lock of the library held, though the library
 # calls no cancellation point (DESIGN 17): at a step of a MARK with the
 # file's lock held (tests/helpers/cancelsig, at a step of the

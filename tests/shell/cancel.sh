@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # pthread_cancel inside the library (DESIGN 17; issue 12.8): a thread with a
 # cancellation pending makes the process's first MARK (the region is made
 # and attached with open, pread and close: glibc cancellation points),

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The `volatile` command (DESIGN 8): mark/unmark for shell scripts (unmark
 # prints intact/purged, exits 0/1), sizes with K/M/G, status and status
 # --json (valid JSON with the files and ranges), purge --bytes/--all

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Every process of the user maps the region at once (DESIGN 1, 11): while
 # one process has it attached (it marked a range and is still running),
 # others can MARK, UNMARK, read the status and purge without waiting for

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # `volatile daemon` (DESIGN 6, 8): purges the caches of idle programs (they
 # marked, then only sleep) when memory is low, logs each purge in one
 # line, exits 0 on SIGTERM, runs once per region, detaches unless told

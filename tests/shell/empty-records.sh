@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A file's record is kept while the file has no range (issue 15: made
 # once per file, not at every MARK), and records with no range are the
 # first to go when the table is full: nothing is lost. In a region with

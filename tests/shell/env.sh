@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The environment (README, Environment): a value that does not parse is
 # ignored; with VOLATILE_DEBUG=1 the log says so, and otherwise nothing is
 # printed. Either way the program goes on (the environment is read inside

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # errno is never clobbered by the shim's own work on success (DESIGN 5).
 # vt sets errno to a sentinel before every fallocate and reports
 # "ERRNO-CHANGED" (and exits 1) if a call that succeeded changed it.

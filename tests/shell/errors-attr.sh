@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # DESIGN 5: MARK and UNMARK on an append-only or immutable tmpfs file fail
 # with EPERM, as the kernel's fallocate does (whatever fd is used: one
 # opened before the attribute was set, or O_APPEND), and change nothing.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # DESIGN 5: a block device is not tmpfs: MARK and UNMARK give EOPNOTSUPP,
 # while the kernel's own modes pass through with the kernel's answers,
 # 0x04 and 0x08 included, even with the 2012 aliases turned on

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # DESIGN 5: a regular file on a disk file system (not tmpfs) gives
 # EOPNOTSUPP, after the rows before it in the kernel's order (EINVAL,
 # EBADF, EFBIG on overflow). The maximum-size row is in errors-edge.sh.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Corner cases of DESIGN 5's order ("the order of the kernel's
 # vfs_fallocate"), where the answer is the one the kernel gives:
 # - an O_PATH fd is not open as far as fallocate is concerned: EBADF,

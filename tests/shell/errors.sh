@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The errors of MARK and UNMARK, DESIGN 5, row by row, in the
 # kernel's order, each with its exact errno. (Append-only and immutable
 # files, disk files and block devices have their own tests:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A full file table of records nobody can clear (issue 12, item 13;
 # README "Limits"; DESIGN 15).
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Crash safety and failing system calls, walked point by point (DESIGN 4, 11),
 # with the test suite's fault-injecting copy of the library
 # (tests/fault/libvolatile-fault.so, see src/core/fault.h):

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Forks while a process makes its first MARK, and that MARK waits, do not
 # hang (issue 13.3). The region is made under another name by a holder
 # that then stops (SIGSTOP, at a step of the fault-injecting library)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A full region whose lock a stopped process keeps (SPEC 5, 9; DESIGN 11,
 # 12). Room for 8 ranges: g has one, f four and two kept spares, Q (a
 # memfd) one; Q then stops holding the region's lock. A MARK of g that

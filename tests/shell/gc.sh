@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Forgetting the records of files that are gone (DESIGN 15; README "Limits").
 #
 # A purge that cannot reach a file forgets its purged ranges only when the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The kernel's word that a file is gone (src/gone.c; README "Limits"; DESIGN 15).
 #
 # A purge that cannot reach a file asks the kernel, where it may (root, or

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # <volatile.h> is all a program needs (DESIGN 2): the contract's own lines,
 #   #include <volatile.h>   /* includes <fcntl.h> */
 #   fallocate(fd, FALLOC_FL_MARK_VOLATILE, off, len);

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A lock's holder that is alive is never taken for dead (DESIGN 11; the
 # attack on issue 12): a waiter judges a holder by its slot in the region's
 # table of processes, through /proc. A holder stopped (SIGSTOP) while it

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # What other processes of the user may do to a purge (DESIGN 18;
 # README "Limits"):
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A new file that reuses an inode number inherits nothing (DESIGN 14):
 # identity is (device, inode, birth time, inode generation).
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # lib.sh - sourced by every shell test (tests/shell/*.sh).
 #
 # make check runs each test with VL_TOP_BUILDDIR, VL_TOP_SRCDIR and

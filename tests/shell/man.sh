@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The man pages are valid roff with no warnings (groff -ww, and the man
 # macros' style checks), every page is installed, and every ".so" page
 # points at a page that exists.

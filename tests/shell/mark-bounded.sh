@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A MARK never stalls on the machine (issue 15 item 4; DESIGN 6, 13; README
 # "Limits"): the purges made inside a MARK (its budget, its pressure) reach
 # a file only through cheap routes: the recorded holders, the recorded

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # memfds (DESIGN 13, 15): a memfd marked by a process that then exits, held
 # only by its child, is purged from a third process, and the child's
 # UNMARK says so. A purge never punches the wrong file, even when the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A program that never marks, never opens /dev/ashmem and never calls the
 # ashmem API neither creates nor maps the region (issue 13.6), whatever
 # memfds it handles:

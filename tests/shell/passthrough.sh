@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Every other fallocate mode goes to the real fallocate untouched (DESIGN 2,
 # 5): for each standard mode, valid or not, on a tmpfs file and on a disk
 # file (and on read-only fds, O_PATH fds, directories, FIFOs, pipes,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Closing any fd on a file releases the POSIX record locks the closing
 # process holds on it (DESIGN 13, 17; issue 12.7). So a purge in a program never
 # opens, duplicates or closes a file in the program's own fd table: what

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A memory cgroup with a limit (DESIGN 6): "available" is the cgroup's
 # headroom when that is smaller than the machine's. tmpfs and memfd pages
 # cannot be reclaimed without swap, so a full cache makes the OOM killer

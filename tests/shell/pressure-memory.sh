@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Low memory seen on MARK (DESIGN 6): when available memory is below
 # VOLATILE_MIN_AVAILABLE (a SIZE or a percentage), a MARK purges the
 # region's oldest ranges until it is not; 0 switches the check off. The

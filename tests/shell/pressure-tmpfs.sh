@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Full tmpfs (DESIGN 6): when a tmpfs that holds volatile ranges has less
 # free space than VOLATILE_TMPFS_MIN_FREE (a SIZE, or a percentage of that
 # file system, default 10%), its own ranges are purged, oldest first: on

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Mark, purge and unmark across processes on a tmpfs file (DESIGN 3, 4):
 # volatility belongs to the inode, a purge from another process punches
 # exactly the marked bytes (THE INVARIANT: every byte outside is checked),

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A purge reaches files it does not hold without asking any other file
 # system for anything and without opening anything it has not checked
 # (DESIGN 13; issue 12.6):

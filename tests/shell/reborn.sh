@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A tmpfs inode reborn within one clock tick is another file (DESIGN 14,
 # issue 12.1). Mount a tmpfs, mark 4K of its first file, remove it,
 # unmount, mount a tmpfs at the same place and make its first file at

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # DESIGN 9: VOLATILE_REGION is an absolute path. A relative one would be
 # resolved by each process against its own working directory, splitting
 # the user's processes between regions (and falling back to the default

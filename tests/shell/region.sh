@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The shared region's own errors (DESIGN 5, 9):
 # - full (VOLATILE_REGION_RANGES=16 sets the capacity of a new region):
 #   the next MARK that needs a range gets ENOMEM and nothing changes;

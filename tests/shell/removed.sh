@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The region's name removed, renamed or replaced while programs use it
 # (DESIGN 16; issue 12.2): logind's RemoveIPC, tmpfiles cleaners and rm do
 # it. No purge may punch through a region new processes no longer find,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # `volatile run` and programs it must not break: those built with
 # AddressSanitizer, and those of another ABI (issue 13, item 7).
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A scribbled lock word (SPEC 9: a process of the user may scribble on the
 # region by mistake; no call waits for ever: a lock not had within a bound
 # fails the call with a documented errno, nothing changed; DESIGN 11).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Every error of MARK and UNMARK (DESIGN 5, in the kernel's order) is the
 # same through `volatile run`'s supervisor as through the preloaded
 # library: the same vt script runs as the dynamic vt with the library

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # `volatile run` forks: CMD is its child, the run process its supervisor
 # (the contract's section 10). To whoever started run, nothing changes:
 # run exits with CMD's exit status, or dies of the signal that killed CMD;

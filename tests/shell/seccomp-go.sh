@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A Go program (tests/helpers/gofa: syscall.Fallocate, the system call
 # itself; the Go runtime never calls libc) under `volatile run` is served
 # like a dynamic glibc program by the library (seccomp.sh says how), from

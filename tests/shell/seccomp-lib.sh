@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # seccomp-lib.sh - sourced by tests/shell/seccomp*.sh, after lib.sh.
 #
 # `volatile run` serves the programs LD_PRELOAD cannot reach (static, musl,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A static musl program (tests/helpers/vt-musl: vt.c built with musl-gcc
 # -static) under `volatile run` is served like a dynamic glibc program by
 # the library (seccomp.sh says how); as a forked child and as a program

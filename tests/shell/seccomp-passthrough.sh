@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Under `volatile run`, every fallocate mode without a volatile bit stays
 # the kernel's (DESIGN 2, 5): a static program's calls (vt-static, whose
 # fallocate is the system call) and the dynamic vt's raw system call give

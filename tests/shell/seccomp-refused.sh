@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # When the kernel or a sandbox refuses seccomp, `volatile run` goes on with
 # the preload only, silently; with --debug it says so in exactly one line
 # "volatile run: seccomp..." (the contract's section 10). The sandbox is

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # THE INVARIANT under a storm (DESIGN 4) with half the workers static
 # programs served by `volatile run`'s supervisor: storm.sh's storm (4
 # dynamic workers of 2 threads with the library preloaded, 2 purgers, a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # When the supervisor is gone, the programs it served keep running: their
 # volatile calls fail with -1 ENOSYS (the kernel's answer once the
 # listener is closed), never hang, and every other call is untouched

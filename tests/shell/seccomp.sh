@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # `volatile run` serves what LD_PRELOAD cannot reach (DESIGN 1, 8; the
 # contract's section 10): a static glibc program (vt-static, whose
 # fallocate is the system call) and the dynamic vt's raw

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # DESIGN 9: in a secure execution (set-user-ID or set-group-ID: AT_SECURE)
 # the library reads no VOLATILE_* variable.
 #

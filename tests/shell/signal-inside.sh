@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A signal handler that interrupted the library gets the library's answers
 # about a region, never the kernel's about its memfd (issue 13.4). A
 # process's UNPIN of a /dev/ashmem region (prot mask PROT_READ), or its

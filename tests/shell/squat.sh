@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Where the region lives, and other users' names (DESIGN 9, 18; issue 12.5).
 #
 #   1. With no private place (no /run/user/UID), the region is

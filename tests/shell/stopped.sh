@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A process stopped at any instant delays only operations on the files it
 # was changing (SPEC 9; issue 15; DESIGN 11, 12). A marker, A (helpers/
 # marker loop, under the fault-injecting library), marks and unmarks ranges

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # THE INVARIANT under a storm (DESIGN 4, 11): several processes with several
 # threads each MARK, write, read and UNMARK their pages of two shared tmpfs
 # files while purgers run and a small budget forces purges at MARKs; an

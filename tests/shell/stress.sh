@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A program linked with -lvolatile: the C API of volatile.h; THE INVARIANT
 # while MARK/UNMARK race purges from another process; and MARK from a
 # signal handler that interrupted its own thread inside the library

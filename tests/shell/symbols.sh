@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # libvolatile.so exports the names it interposes and its documented API,
 # nothing else (everything else is -fvisibility=hidden): a helper that
 # leaked would be a symbol every program it is preloaded into could bind

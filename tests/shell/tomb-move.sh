@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A region's tombstones move with its records (DESIGN 15, 16; the attack on
 # issue 12): a file whose purged record was evicted from a full table
 # (evict.c) must go on answering 1 after the region's name is removed and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The region's totals after a repair whose recount could not be made
 # (DESIGN 10: "a process killed between its file's counts and the adds
 # leaves the totals off by that change ... after every repair of a file the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A file held only by a thread that /proc/PID/fd does not show must not be
 # taken for gone (DESIGN 15; purge.c point 5; the second attack on issue 12):
 #

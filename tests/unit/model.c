@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * model.c - the naive model of DESIGN 3 and the world that compares
  * it with the core (see model.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * model.h - a naive model of the rules of DESIGN 3, and a "world"
  * that drives the real core (tree, pool, commit) through the runtime's

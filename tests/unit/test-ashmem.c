@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test-ashmem.c - the ashmem driver's rules (core/ashmem_rules.c): request
  * decoding in both ABIs, PIN/UNPIN/GET_PIN_STATUS arguments, the prot

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test-layout.c - region geometry, format word and integrity sums
  * (core/layout.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test-parse.c - sizes and thresholds as users write them (core/parse.c),
  * and the line reader that feeds /proc files to the parsers (sys.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test-pool.c - node allocator, LRU, file table, counters and rebuild
  * (core/pool.c).

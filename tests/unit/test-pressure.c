@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test-pressure.c - the memory-pressure parsers and arithmetic (src/core/
  * pressure.c) against fixtures of cgroup v1 and v2, and the reading of a

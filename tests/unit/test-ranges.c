@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test-ranges.c - the rules of DESIGN 3 (core/ranges.c), driven
  * through the real pool exactly as the runtime drives them (src/ops.c,

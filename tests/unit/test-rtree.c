@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test-rtree.c - the red-black tree of ranges, linked by index
  * (core/rtree.c).

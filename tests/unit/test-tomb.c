@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test-tomb.c - the tombstone filter (core/tomb.c) and where the region
  * keeps it (core/layout.c), and the flag it puts on records made for an
