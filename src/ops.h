@@ -15,8 +15,11 @@
  * A call made for another process (`volatile run`'s supervisor, DESIGN 21):
  * the holder a MARK notes, the process and descriptor purgers are to
  * reach the file through (not the supervisor's copy); and `early`, which
- * a MARK calls once, with its file locked and before anything changes, so
- * that the caller may be told 0 then. A supervisor killed after that
+ * a MARK calls once, with its file locked and the node it may need had,
+ * before anything changes, so that the caller may be told 0 then. (With
+ * no node to be had, a MARK for such a caller fails, ENOMEM or the region
+ * lock's errno, even one that would have needed none: it must not be
+ * answered 0 and then fail for want of one.) A supervisor killed after that
  * leaves a MARK the caller believes made and is not (its bytes stay as
  * they are: safe); one killed after the change and before its answer
  * would leave the caller believing it failed, and its bytes volatile.
