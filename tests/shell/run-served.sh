@@ -74,4 +74,35 @@ export VOLATILE_REGION_RANGES
 # shellcheck disable=SC2086 # $args: words
 same enomem $args
 unset VOLATILE_REGION_RANGES
+
+# ---- 3. a caller of another user ----------------------------------------------------
+if [ "$(id -u)" -ne 0 ]; then
+	say "not root: no caller of another user (part 3)"
+elif ! command -v setpriv >/dev/null 2>&1; then
+	say "no setpriv (util-linux): no caller of another user (part 3)"
+else
+	new_region
+	N=$WORK/nobody
+	chmod 755 "$WORK" "$WORK/vts"
+	{ mkdir "$N" && chown 65534:65534 "$N"; } || fail "cannot make $N for nobody"
+	# nobody's own program (the preload, from run's LD_PRELOAD) marks its
+	# file in nobody's region; nobody's static program, under root's run,
+	# unmarks it and marks part of it again
+	# shellcheck disable=SC2016 # for the inner sh
+	run other timeout "$VL_TIMEOUT" "$VOLATILE_CMD" run -- \
+		setpriv --reuid=65534 --regid=65534 --clear-groups env VOLATILE_REGION="$N/region" \
+		sh -c '"$1" open "$3/f" rwc fill 0 8K x mark 0 8K >"$3/dyn.out" &&
+			exec "$2" open "$3/f" rw unmark 0 8K mark 0 4K' \
+		sh "$VT" "$WORK/vts" "$N"
+	[ "$rc" -eq 0 ] || { show other; fail "other: exit status $rc"; }
+	grep -qxF 'mark 0 8K = 0' "$N/dyn.out" || { cat "$N/dyn.out" >&2; fail "other: nobody's own MARK failed"; }
+	printf 'open %s/f rw = 3\nunmark 0 8K = -1 EOPNOTSUPP\nmark 0 4K = -1 EOPNOTSUPP\n' "$N" |
+		soft expect_out other
+	# root's region: nothing of nobody's (made or not)
+	if [ -e "$VOLATILE_REGION" ]; then
+		run other-status vol status
+		grep -q '^files: *0 with volatile ranges' "$WORK/other-status.out" ||
+			{ show other-status; echo "FAIL: root's region has a range of nobody's file" >&2; FAILED=1; }
+	fi
+fi
 exit "$FAILED"
