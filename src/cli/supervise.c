@@ -16,10 +16,12 @@
  *                    through it, not through our copy, closed at once
  *   respond          the result, or the errno, as the shim would give it
  *
- * A caller that cannot be looked into (not dumpable, ptrace refused), a
- * shortage of ours, or an alias mode on a file that is not tmpfs, is let
- * through to the kernel, which answers as without the library (EOPNOTSUPP
- * for a volatile mode). Once run is gone, the kernel answers ENOSYS.
+ * A caller that cannot be looked into (not dumpable, ptrace refused), one
+ * of another effective user (run as root, CMD dropping to a user: that
+ * user's region is its own), a shortage of ours, or an alias mode on a
+ * file that is not tmpfs, is let through to the kernel, which answers as
+ * without the library (EOPNOTSUPP for a volatile mode). Once run is gone,
+ * the kernel answers ENOSYS.
  */
 #include "cli.h"
 
@@ -143,6 +145,68 @@ static pid_t tgid_of(pid_t tid)
 	return tgid > 0 ? tgid : tid;
 }
 
+/*
+ * What PIDFD_GET_INFO (Linux 6.13) says of a pidfd's task; the first
+ * version's layout (64 bytes), of which only the credentials are read.
+ */
+struct pidfd_info_ {
+	uint64_t mask, cgroupid;
+	uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+	int32_t exit_code;
+};
+#define PIDFD_GET_INFO_ _IOWR(0xFF, 11, struct pidfd_info_)
+#define PIDFD_INFO_CREDS_ (1UL << 1)
+
+/*
+ * The effective user of thread tid, whose pidfd is `thread` (a pidfd of
+ * that very thread, or -1): credentials are a thread's, and the region a
+ * program uses is its effective user's (DESIGN 9). -1 if it cannot tell.
+ */
+static long euid_of(int thread, pid_t tid)
+{
+	char path[64], line[128];
+	long euid = -1;
+	FILE *f;
+
+	if (thread >= 0) {
+		struct pidfd_info_ info;
+
+		memset(&info, 0, sizeof(info));
+		info.mask = PIDFD_INFO_CREDS_;
+		if (ioctl(thread, PIDFD_GET_INFO_, &info) == 0 && (info.mask & PIDFD_INFO_CREDS_))
+			return (long)info.euid;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "Uid:", 4) == 0) {
+			char *end;
+			long real = strtol(line + 4, &end, 10);
+
+			euid = end != line + 4 && real >= 0 ? strtol(end, NULL, 10) : -1;
+			break;
+		}
+	fclose(f);
+	return euid;
+}
+
+/*
+ * Our descriptor got of the caller's fd, if the caller is of our user;
+ * else closed, and -EPERM: another user's region is its own, never ours
+ * to change (nor its ranges ours to keep), and its call goes on to the
+ * kernel, as without run. Its thread waits, so cannot change its
+ * credentials meanwhile.
+ */
+static int ours(int got, int thread, pid_t tid)
+{
+	if (got < 0 || euid_of(thread, tid) == (long)geteuid())
+		return got;
+	close(got);
+	return -EPERM;
+}
+
 static void forget_thread(struct thread *t)
 {
 	if (t->pidfd >= 0)
@@ -167,7 +231,7 @@ static int take_fd(int listener, const struct seccomp_notif *req, int fd, pid_t 
 		got = pidfd_getfd_(t->pidfd, fd);
 		if (got >= 0 || errno == EBADF) {
 			*tgid = t->tgid;
-			return got >= 0 ? got : -EBADF;
+			return got >= 0 ? ours(got, t->pidfd, tid) : -EBADF;
 		}
 	}
 	if (t->tid != 0)
@@ -189,8 +253,7 @@ static int take_fd(int listener, const struct seccomp_notif *req, int fd, pid_t 
 		return GONE;
 	}
 	got = pidfd_getfd_(pidfd, fd);
-	if (got < 0)
-		got = -errno;
+	got = got < 0 ? -errno : ours(got, kept ? pidfd : -1, tid);
 	if (kept) {
 		t->tid = tid;
 		t->tgid = *tgid;
