@@ -4,7 +4,7 @@
  * listener of the filter the child installed (filter.c).
  *
  * run stays CMD's parent: its main thread forwards signals and waits for
- * CMD; a thread of its own serves the calls, one at a time:
+ * CMD; threads of its own serve the calls, each call in one of them:
  *
  *   receive          the call's thread, fd, mode, offset, length
  *   pidfd            the calling thread's (kept from its last call), or one
@@ -43,6 +43,7 @@
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifdef HAVE_SECCOMP
@@ -117,10 +118,13 @@ static int decode(const struct seccomp_data *d, struct call *c)
  * id, so is the caller that waits with that id; once the thread is gone
  * it fails, and the id is looked up again. (A pidfd of a process, all a
  * kernel before 6.9 opens, would stay good after the thread's id went to
- * another process's thread: never kept.)
+ * another process's thread: never kept.) Each entry has its lock: the
+ * serving threads share them, and one must not close a kept pidfd that
+ * another is using (its number could be reused meanwhile).
  */
 #define THREADS 64
 static struct thread {
+	pthread_mutex_t lock;
 	pid_t tid, tgid;
 	int pidfd; /* -1: none kept */
 } threads[THREADS];
@@ -221,10 +225,10 @@ static void forget_thread(struct thread *t)
  * Our own descriptor of the caller's fd, and the caller's process in
  * *tgid: the descriptor, or -errno (-EBADF: not open; GONE).
  */
-static int take_fd(int listener, const struct seccomp_notif *req, int fd, pid_t *tgid)
+static int take_fd_locked(int listener, const struct seccomp_notif *req, struct thread *t, int fd,
+			  pid_t *tgid)
 {
 	pid_t tid = (pid_t)req->pid;
-	struct thread *t = &threads[(unsigned int)tid % THREADS];
 	int pidfd, got, kept = 0;
 
 	if (t->tid == tid && t->pidfd >= 0) {
@@ -261,6 +265,17 @@ static int take_fd(int listener, const struct seccomp_notif *req, int fd, pid_t 
 	} else {
 		close(pidfd);
 	}
+	return got;
+}
+
+static int take_fd(int listener, const struct seccomp_notif *req, int fd, pid_t *tgid)
+{
+	struct thread *t = &threads[(unsigned int)req->pid % THREADS];
+	int got;
+
+	pthread_mutex_lock(&t->lock);
+	got = take_fd_locked(listener, req, t, fd, tgid);
+	pthread_mutex_unlock(&t->lock);
 	return got;
 }
 
@@ -346,64 +361,186 @@ static enum verdict serve(int listener, const struct seccomp_notif *req,
 	return ANSWER;
 }
 
+/*
+ * The serving threads. One at a time has the role of taking calls, and
+ * serves what it takes, then takes the next: a MARK answered early and
+ * the UNMARK its caller makes next meet no second thread on the file's
+ * lock. But a call may wait in the library (a lock a stopped process
+ * keeps, for VOLATILE_LOCK_WAIT), and the calls behind it, of other files,
+ * must not wait with it (SPEC 9): one more thread watches, and takes the
+ * role from a thread that has served one call for WATCH_MS; that one, its
+ * call served, watches in turn (or goes, if another does). So a thread
+ * per call held up, SERVERS at most.
+ */
+#define SERVERS 64
+#define WATCH_MS 10
+#define WATCHES_IDLE 100 /* the watcher sleeps once no call came for so many watches */
+
 struct server {
 	int listener;
-	struct seccomp_notif *req;
-	struct seccomp_notif_resp *resp;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;  /* the watcher's: a call came while it slept */
+	const void *owner;    /* the thread with the role (NULL: none) */
+	int busy;             /* it is serving a call */
+	uint64_t calls;       /* calls taken so far */
+	int watchers;         /* threads waiting for the role */
+	int asleep;           /* a watcher waits for a call to come, with no time limit */
+	int done;             /* the listener failed: no process uses the filter any more */
+	int total;
 };
 
+static int start_one(struct server *sv);
+
 /*
- * The serving thread: one call at a time, each answered (unless its caller
- * is gone), until the listener fails (no process uses the filter any
- * more) or the process exits with CMD.
+ * Wait for the role, sv->lock held: 1 once this thread (me) has it, 0 if
+ * it should go (another watches already).
+ */
+static int watch(struct server *sv, const void *me, int may_go)
+{
+	int idle = 0;
+
+	if (sv->done || (may_go && sv->watchers > 0))
+		return 0;
+	sv->watchers++;
+	while (sv->owner != NULL && !sv->done) {
+		uint64_t calls = sv->calls;
+		int busy = sv->busy;
+		struct timespec until;
+
+		if (idle >= WATCHES_IDLE) {
+			sv->asleep = 1;
+			pthread_cond_wait(&sv->wake, &sv->lock);
+			sv->asleep = 0;
+			idle = 0;
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += WATCH_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		(void)pthread_cond_timedwait(&sv->wake, &sv->lock, &until);
+		if (sv->owner != NULL && busy && sv->busy && sv->calls == calls)
+			break; /* the same call all along: take the role from its thread */
+		idle = sv->calls == calls && !sv->busy ? idle + 1 : 0;
+	}
+	sv->watchers--;
+	if (sv->done)
+		return 0;
+	sv->owner = me;
+	sv->busy = 0;
+	/* someone to watch the calls this thread takes */
+	if (sv->watchers == 0 && sv->total < SERVERS) {
+		sv->total++;
+		if (start_one(sv) != 0)
+			sv->total--;
+	}
+	return 1;
+}
+
+/*
+ * A serving thread: takes calls while it has the role, each answered
+ * (unless its caller is gone), until the listener fails (no process uses
+ * the filter any more) or the process exits with CMD.
  */
 static void *serve_loop(void *arg)
 {
 	struct server *sv = arg;
+	struct seccomp_notif *req;
+	struct seccomp_notif_resp *resp;
+	const void *me = &req; /* this thread, as sv->owner names it */
 
+	if (seccomp_notify_alloc(&req, &resp) != 0) {
+		pthread_mutex_lock(&sv->lock);
+		sv->total--;
+		pthread_mutex_unlock(&sv->lock);
+		return NULL;
+	}
+	pthread_mutex_lock(&sv->lock);
+	if (!watch(sv, me, 0))
+		goto out;
 	for (;;) {
-		struct seccomp_notif *req = sv->req;
-		struct seccomp_notif_resp *resp = sv->resp;
 		enum verdict v;
 
+		pthread_mutex_unlock(&sv->lock);
 		memset(req, 0, sizeof(*req));
 		if (seccomp_notify_receive(sv->listener, req) != 0) {
+			pthread_mutex_lock(&sv->lock);
 			/* ENOENT: a caller gone before we looked */
 			if (errno == EINTR || errno == ENOENT)
 				continue;
-			return NULL;
+			sv->owner = NULL;
+			sv->done = 1; /* the watchers go too */
+			pthread_cond_broadcast(&sv->wake);
+			break;
 		}
+		pthread_mutex_lock(&sv->lock);
+		sv->busy = 1;
+		sv->calls++;
+		if (sv->asleep)
+			pthread_cond_signal(&sv->wake);
+		pthread_mutex_unlock(&sv->lock);
+
 		memset(resp, 0, sizeof(*resp));
 		resp->id = req->id;
 		v = serve(sv->listener, req, resp);
-		if (v == NOBODY)
-			continue;
 		if (v == CONTINUE) {
 			resp->error = 0;
 			resp->val = 0;
 			resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 		}
 		/* ENOENT: the caller was killed meanwhile; nothing waits for the answer */
-		(void)seccomp_notify_respond(sv->listener, resp);
+		if (v != NOBODY)
+			(void)seccomp_notify_respond(sv->listener, resp);
+
+		pthread_mutex_lock(&sv->lock);
+		if (sv->owner == me)
+			sv->busy = 0;
+		else if (!watch(sv, me, 1)) /* the role was taken meanwhile */
+			break;
 	}
+out:
+	sv->total--;
+	pthread_mutex_unlock(&sv->lock);
+	seccomp_notify_free(req, resp);
+	return NULL;
 }
 
-/* Serve listener in a thread of its own: 0, or -1 (nothing served). */
-static int start_server(int listener)
+/* One more serving thread (counted by the caller): 0, or -1. */
+static int start_one(struct server *sv)
 {
-	static struct server sv;
 	pthread_attr_t attr;
 	pthread_t t;
 	int err;
 
-	for (int i = 0; i < THREADS; i++)
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* the signals stay blocked in it (inherited): they are the main thread's */
+	err = pthread_create(&t, &attr, serve_loop, sv);
+	pthread_attr_destroy(&attr);
+	return err == 0 ? 0 : -1;
+}
+
+/* Serve listener in threads of their own: 0, or -1 (nothing served). */
+static int start_server(int listener)
+{
+	static struct server sv;
+	pthread_condattr_t ca;
+
+	for (int i = 0; i < THREADS; i++) {
+		pthread_mutex_init(&threads[i].lock, NULL);
 		threads[i].pidfd = -1;
+	}
 	nr_native = seccomp_syscall_resolve_name("fallocate");
 	if (seccomp_arch_native() == SCMP_ARCH_X86_64)
 		nr_x86 = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86, "fallocate");
-	if (seccomp_notify_alloc(&sv.req, &sv.resp) != 0)
-		return -1;
 	sv.listener = listener;
+	pthread_mutex_init(&sv.lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&sv.wake, &ca);
+	pthread_condattr_destroy(&ca);
 	/*
 	 * The caller waits while we serve, and we wait while it runs: woken
 	 * on the CPU of the one that wakes it (Linux 6.6), each call is two
@@ -411,12 +548,10 @@ static int start_server(int listener)
 	 * microseconds each on a virtual machine). Older kernels: EINVAL.
 	 */
 	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	/* the signals stay blocked in it (inherited): they are the main thread's */
-	err = pthread_create(&t, &attr, serve_loop, &sv);
-	pthread_attr_destroy(&attr);
-	return err == 0 ? 0 : -1;
+	sv.total = 1;
+	if (start_one(&sv) != 0)
+		return -1;
+	return 0;
 }
 
 #endif
