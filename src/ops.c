@@ -483,18 +483,23 @@ static int mark(const struct vl_region *r, int fdnum, const struct vl_caller *as
 		return err;
 	f = vl_file_at(r, fd.fi);
 	spare = get_spare(r, fd.fi, &lock_err);
-	/*
-	 * With the file locked (no other process's change of it comes
-	 * between) and a node in hand (no ENOMEM can follow), the MARK will
-	 * be made: its caller may be told so now (ops.h).
-	 */
-	if (as->early != NULL && spare != VL_NIL)
-		as->early(as->arg);
-
 	VL_STEP("mark: spare taken, file locked");
-	err = vl_ranges_mark(r, &f->h.root, fd.fi, s, e, spare, &c);
-	if (err == -ENOMEM && lock_err != 0)
-		err = lock_err; /* no node, and the region lock was not had to look for one */
+	if (as->early != NULL && spare == VL_NIL) {
+		/*
+		 * Answered early, a MARK must not fail after: with no node, one
+		 * that needs one fails (ENOMEM, or why the region lock was not
+		 * had), and one that needs none cannot be told apart before the
+		 * change. Failed here, nothing changed: the caller is told so.
+		 */
+		err = lock_err != 0 ? lock_err : -ENOMEM;
+	} else {
+		/* with the file locked and a node had, no other process's change comes between */
+		if (as->early != NULL)
+			as->early(as->arg);
+		err = vl_ranges_mark(r, &f->h.root, fd.fi, s, e, spare, &c);
+		if (err == -ENOMEM && lock_err != 0)
+			err = lock_err; /* no node, and the region lock was not had to look for one */
+	}
 	VL_STEP("mark: tree changed, not committed");
 	if (err == 0 && c.punch_end > c.punch_start) {
 		/*

@@ -1,4 +1,3 @@
-/* SPDX-License-Identifier: MIT */
 /*
  * ops.h - MARK and UNMARK (DESIGN 3), and the whole volatile
  * fallocate as the shim and the command call it.
@@ -16,13 +15,14 @@
  * A call made for another process (`volatile run`'s supervisor, DESIGN 21):
  * the holder a MARK notes, the process and descriptor purgers are to
  * reach the file through (not the supervisor's copy); and `early`, which
- * a MARK calls (at most once) when it will succeed, before anything
- * changes: its file locked and a node in hand. The caller may be told 0
- * then. A supervisor killed after that leaves a MARK the caller believes
- * made and is not (its bytes stay as they are: safe); one killed after
- * the change and before its answer would leave the caller believing it
- * failed, and its bytes volatile. A region with no node to hand
- * (ENOMEM to come, or a MARK that needs none) answers after the change.
+ * a MARK calls once, with its file locked and the node it may need had,
+ * before anything changes, so that the caller may be told 0 then. (With
+ * no node to be had, a MARK for such a caller fails, ENOMEM or the region
+ * lock's errno, even one that would have needed none: it must not be
+ * answered 0 and then fail for want of one.) A supervisor killed after that
+ * leaves a MARK the caller believes made and is not (its bytes stay as
+ * they are: safe); one killed after the change and before its answer
+ * would leave the caller believing it failed, and its bytes volatile.
  */
 struct vl_caller {
 	struct vl_holder holder;

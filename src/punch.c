@@ -149,7 +149,10 @@ static long status_field(const char *buf, const char *name)
  * SIGSYS to the thread, which blocks every signal, and a blocked SIGSYS
  * that the kernel forces kills the process. Such a host leaves files it
  * does not hold to other processes (the daemon, volatile purge). Asked at
- * each purge visit: a host may install a filter at any time. The filters
+ * each purge visit: a host may install a filter at any time. A filter is
+ * a thread's (one installed without TSYNC is its thread's alone), and the
+ * punch thread inherits the calling thread's: so this thread's status is
+ * read, /proc/thread-self, not the main thread's (/proc/self). The filters
  * are all volatile run's when there are as many as it said it installed
  * (VOLATILE_SECCOMP_FILTERS): they send only volatile fallocate calls,
  * which the thread never makes, to the supervisor, and no signal.
@@ -163,7 +166,7 @@ int vl_punch_ready(void)
 
 	if (here)
 		return 1;
-	fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC);
+	fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/thread-self/status", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);

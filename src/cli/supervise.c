@@ -1,11 +1,10 @@
-/* SPDX-License-Identifier: MIT */
 /*
  * supervise.c - `volatile run`'s supervisor (DESIGN 21): the volatile
  * fallocate calls that the preload cannot see, served through the
  * listener of the filter the child installed (filter.c).
  *
  * run stays CMD's parent: its main thread forwards signals and waits for
- * CMD; a thread of its own serves the calls, one at a time:
+ * CMD; threads of its own serve the calls, each call in one of them:
  *
  *   receive          the call's thread, fd, mode, offset, length
  *   pidfd            the calling thread's (kept from its last call), or one
@@ -17,10 +16,12 @@
  *                    through it, not through our copy, closed at once
  *   respond          the result, or the errno, as the shim would give it
  *
- * A caller that cannot be looked into (not dumpable, ptrace refused), a
- * shortage of ours, or an alias mode on a file that is not tmpfs, is let
- * through to the kernel, which answers as without the library (EOPNOTSUPP
- * for a volatile mode). Once run is gone, the kernel answers ENOSYS.
+ * A caller that cannot be looked into (not dumpable, ptrace refused), one
+ * of another effective user (run as root, CMD dropping to a user: that
+ * user's region is its own), a shortage of ours, or an alias mode on a
+ * file that is not tmpfs, is let through to the kernel, which answers as
+ * without the library (EOPNOTSUPP for a volatile mode). Once run is gone,
+ * the kernel answers ENOSYS.
  */
 #include "cli.h"
 
@@ -34,7 +35,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +43,7 @@
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifdef HAVE_SECCOMP
@@ -117,10 +118,13 @@ static int decode(const struct seccomp_data *d, struct call *c)
  * id, so is the caller that waits with that id; once the thread is gone
  * it fails, and the id is looked up again. (A pidfd of a process, all a
  * kernel before 6.9 opens, would stay good after the thread's id went to
- * another process's thread: never kept.)
+ * another process's thread: never kept.) Each entry has its lock: the
+ * serving threads share them, and one must not close a kept pidfd that
+ * another is using (its number could be reused meanwhile).
  */
 #define THREADS 64
 static struct thread {
+	pthread_mutex_t lock;
 	pid_t tid, tgid;
 	int pidfd; /* -1: none kept */
 } threads[THREADS];
@@ -145,6 +149,70 @@ static pid_t tgid_of(pid_t tid)
 	return tgid > 0 ? tgid : tid;
 }
 
+/*
+ * What PIDFD_GET_INFO (Linux 6.13) says of a pidfd's task; the first
+ * version's layout (64 bytes), of which only the credentials are read.
+ */
+struct pidfd_info_ {
+	uint64_t mask, cgroupid;
+	uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+	int32_t exit_code;
+};
+#define PIDFD_GET_INFO_ _IOWR(0xFF, 11, struct pidfd_info_)
+#define PIDFD_INFO_CREDS_ (1UL << 1)
+
+/*
+ * The effective user of thread tid, whose pidfd is `thread` (a pidfd of
+ * that very thread, or -1): credentials are a thread's, and the region a
+ * program uses is its effective user's (DESIGN 9). -1 if it cannot tell.
+ */
+static long euid_of(int thread, pid_t tid)
+{
+	char path[64], line[128];
+	long euid = -1;
+	FILE *f;
+
+	if (thread >= 0) {
+		struct pidfd_info_ info;
+
+		memset(&info, 0, sizeof(info));
+		info.mask = PIDFD_INFO_CREDS_;
+		if (ioctl(thread, PIDFD_GET_INFO_, &info) == 0 && (info.mask & PIDFD_INFO_CREDS_))
+			return (long)info.euid;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "Uid:", 4) == 0) {
+			char *end;
+			long real = strtol(line + 4, &end, 10);
+
+			euid = end != line + 4 && real >= 0 ? strtol(end, NULL, 10) : -1;
+			break;
+		}
+	fclose(f);
+	return euid;
+}
+
+/*
+ * Our descriptor got of the caller's fd, if the caller is of our user;
+ * else closed, and NOT_OURS: another user's region is its own, never ours
+ * to change (nor its ranges ours to keep), and its call goes on to the
+ * kernel, as without run. Its thread waits, so cannot change its
+ * credentials meanwhile.
+ */
+#define NOT_OURS (-EREMOTE) /* another user's call (take_fd) */
+
+static int ours(int got, int thread, pid_t tid)
+{
+	if (got < 0 || euid_of(thread, tid) == (long)geteuid())
+		return got;
+	close(got);
+	return NOT_OURS;
+}
+
 static void forget_thread(struct thread *t)
 {
 	if (t->pidfd >= 0)
@@ -159,17 +227,17 @@ static void forget_thread(struct thread *t)
  * Our own descriptor of the caller's fd, and the caller's process in
  * *tgid: the descriptor, or -errno (-EBADF: not open; GONE).
  */
-static int take_fd(int listener, const struct seccomp_notif *req, int fd, pid_t *tgid)
+static int take_fd_locked(int listener, const struct seccomp_notif *req, struct thread *t, int fd,
+			  pid_t *tgid)
 {
 	pid_t tid = (pid_t)req->pid;
-	struct thread *t = &threads[(unsigned int)tid % THREADS];
 	int pidfd, got, kept = 0;
 
 	if (t->tid == tid && t->pidfd >= 0) {
 		got = pidfd_getfd_(t->pidfd, fd);
 		if (got >= 0 || errno == EBADF) {
 			*tgid = t->tgid;
-			return got >= 0 ? got : -EBADF;
+			return got >= 0 ? ours(got, t->pidfd, tid) : -EBADF;
 		}
 	}
 	if (t->tid != 0)
@@ -191,8 +259,7 @@ static int take_fd(int listener, const struct seccomp_notif *req, int fd, pid_t 
 		return GONE;
 	}
 	got = pidfd_getfd_(pidfd, fd);
-	if (got < 0)
-		got = -errno;
+	got = got < 0 ? -errno : ours(got, kept ? pidfd : -1, tid);
 	if (kept) {
 		t->tid = tid;
 		t->tgid = *tgid;
@@ -200,6 +267,17 @@ static int take_fd(int listener, const struct seccomp_notif *req, int fd, pid_t 
 	} else {
 		close(pidfd);
 	}
+	return got;
+}
+
+static int take_fd(int listener, const struct seccomp_notif *req, int fd, pid_t *tgid)
+{
+	struct thread *t = &threads[(unsigned int)req->pid % THREADS];
+	int got;
+
+	pthread_mutex_lock(&t->lock);
+	got = take_fd_locked(listener, req, t, fd, tgid);
+	pthread_mutex_unlock(&t->lock);
 	return got;
 }
 
@@ -237,6 +315,13 @@ static void answer_early(void *arg)
  * (ops.h says why); an UNMARK once it is made: run killed before it
  * answers leaves the caller an ENOSYS, and the bytes taken for purged.
  */
+/* An UNMARK, or its 2012 alias (the filter sends the alias only when it is on) */
+static int is_unmark(int mode)
+{
+	return (mode & FALLOC_FL_UNMARK_VOLATILE) ||
+	       (!(mode & FALLOC_FL_MARK_VOLATILE) && (mode & ~FALLOC_FL_KEEP_SIZE) == VL_ALIAS_UNMARK);
+}
+
 static enum verdict serve(int listener, const struct seccomp_notif *req,
 			  struct seccomp_notif_resp *resp)
 {
@@ -253,6 +338,17 @@ static enum verdict serve(int listener, const struct seccomp_notif *req,
 		return NOBODY;
 	if (fd == -EBADF) {
 		resp->error = -EBADF; /* the caller's: DESIGN 5's first row */
+		return ANSWER;
+	}
+	if (fd < 0 && fd != NOT_OURS && is_unmark(c.mode)) {
+		/*
+		 * A caller we may not look into (it made itself non-dumpable
+		 * since its MARK, say): its range stays volatile. A failure it
+		 * takes for purged (DESIGN 5), not the kernel's EOPNOTSUPP,
+		 * which it might take for "no volatile ranges: my bytes are
+		 * pinned".
+		 */
+		resp->error = -EPERM;
 		return ANSWER;
 	}
 	if (fd < 0)
@@ -286,39 +382,139 @@ static enum verdict serve(int listener, const struct seccomp_notif *req,
 }
 
 /*
- * Held while a call is served: CMD's end waits for the call under way
- * (bounded by the library's lock waits), so that run never exits with a
- * file's lock held, which the next locker would then have to repair.
+ * The serving threads. One at a time has the role of taking calls, and
+ * serves what it takes, then takes the next: a MARK answered early and
+ * the UNMARK its caller makes next meet no second thread on the file's
+ * lock. But a call may wait in the library (a lock a stopped process
+ * keeps, for VOLATILE_LOCK_WAIT), and the calls behind it, of other files,
+ * must not wait with it (SPEC 9): one more thread watches, and takes the
+ * role from a thread that has served one call for WATCH_MS; that one, its
+ * call served, watches in turn (or goes, if another does). So a thread
+ * per call held up, SERVERS at most.
  */
-static pthread_mutex_t serving = PTHREAD_MUTEX_INITIALIZER;
+#define SERVERS 64
+#define WATCH_MS 10
+#define WATCHES_IDLE 100 /* the watcher sleeps once no call came for so many watches */
+
+struct server {
+	int listener;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;  /* the watcher's: a call came while it slept */
+	const void *owner;    /* the thread with the role (NULL: none) */
+	int busy;             /* it is serving a call */
+	uint64_t calls;       /* calls taken so far */
+	int watchers;         /* threads waiting for the role */
+	int asleep;           /* a watcher waits for a call to come, with no time limit */
+	int done;             /* the listener failed: no process uses the filter any more */
+	int total;
+	int inflight;         /* calls being served */
+	int exiting;          /* CMD ended: serve no more, run waits for inflight == 0 */
+	pthread_cond_t idle;  /* inflight fell to 0 while exiting */
+};
+
+static struct server the_server;
+
+static int start_one(struct server *sv);
 
 /*
- * The serving thread: one call at a time, each answered (unless its caller
- * is gone), until the listener fails (no process uses the filter any
- * more) or the process exits with CMD. The ioctls themselves, not
- * libseccomp's wrappers, whose errors do not tell a caller gone (ENOENT)
- * from a listener that failed.
+ * Wait for the role, sv->lock held: 1 once this thread (me) has it, 0 if
+ * it should go (another watches already).
+ */
+static int watch(struct server *sv, const void *me, int may_go)
+{
+	int idle = 0;
+
+	if (sv->done || (may_go && sv->watchers > 0))
+		return 0;
+	sv->watchers++;
+	while (sv->owner != NULL && !sv->done) {
+		uint64_t calls = sv->calls;
+		int busy = sv->busy;
+		struct timespec until;
+
+		if (idle >= WATCHES_IDLE) {
+			sv->asleep = 1;
+			pthread_cond_wait(&sv->wake, &sv->lock);
+			sv->asleep = 0;
+			idle = 0;
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += WATCH_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		(void)pthread_cond_timedwait(&sv->wake, &sv->lock, &until);
+		if (sv->owner != NULL && busy && sv->busy && sv->calls == calls)
+			break; /* the same call all along: take the role from its thread */
+		idle = sv->calls == calls && !sv->busy ? idle + 1 : 0;
+	}
+	sv->watchers--;
+	if (sv->done)
+		return 0;
+	sv->owner = me;
+	sv->busy = 0;
+	/* someone to watch the calls this thread takes */
+	if (sv->watchers == 0 && sv->total < SERVERS) {
+		sv->total++;
+		if (start_one(sv) != 0)
+			sv->total--;
+	}
+	return 1;
+}
+
+/*
+ * A serving thread: takes calls while it has the role, each answered
+ * (unless its caller is gone), until the listener fails (no process uses
+ * the filter any more) or the process exits with CMD.
  */
 static void *serve_loop(void *arg)
 {
-	int listener = (int)(intptr_t)arg;
+	struct server *sv = arg;
+	struct seccomp_notif req;
+	struct seccomp_notif_resp resp;
+	const void *me = &req; /* this thread, as sv->owner names it */
 
+	pthread_mutex_lock(&sv->lock);
+	if (!watch(sv, me, 0))
+		goto out;
 	for (;;) {
-		struct seccomp_notif req;
-		struct seccomp_notif_resp resp;
 		enum verdict v;
 
+		pthread_mutex_unlock(&sv->lock);
+		/*
+		 * The ioctls themselves, not libseccomp's wrappers, whose errors
+		 * do not tell a caller gone (ENOENT) from a listener that failed.
+		 */
 		memset(&req, 0, sizeof(req));
-		if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0) {
+		if (ioctl(sv->listener, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0) {
+			pthread_mutex_lock(&sv->lock);
 			/* ENOENT: a caller gone before we looked */
 			if (errno == EINTR || errno == ENOENT)
 				continue;
-			return NULL;
+			sv->owner = NULL;
+			sv->done = 1; /* the watchers go too */
+			pthread_cond_broadcast(&sv->wake);
+			break;
 		}
+		pthread_mutex_lock(&sv->lock);
+		if (sv->exiting) {
+			/* run exits with CMD: the caller gets ENOSYS from the kernel */
+			pthread_mutex_unlock(&sv->lock);
+			for (;;)
+				pause();
+		}
+		sv->busy = 1;
+		sv->calls++;
+		sv->inflight++;
+		if (sv->asleep)
+			pthread_cond_signal(&sv->wake);
+		pthread_mutex_unlock(&sv->lock);
+
 		memset(&resp, 0, sizeof(resp));
 		resp.id = req.id;
-		pthread_mutex_lock(&serving);
-		v = serve(listener, &req, &resp);
+		v = serve(sv->listener, &req, &resp);
 		if (v == CONTINUE) {
 			resp.error = 0;
 			resp.val = 0;
@@ -326,23 +522,75 @@ static void *serve_loop(void *arg)
 		}
 		/* ENOENT: the caller was killed meanwhile; nothing waits for the answer */
 		if (v != NOBODY)
-			(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
-		pthread_mutex_unlock(&serving);
+			(void)ioctl(sv->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+
+		pthread_mutex_lock(&sv->lock);
+		if (--sv->inflight == 0 && sv->exiting)
+			pthread_cond_broadcast(&sv->idle);
+		if (sv->owner == me)
+			sv->busy = 0;
+		else if (!watch(sv, me, 1)) /* the role was taken meanwhile */
+			break;
 	}
+out:
+	sv->total--;
+	pthread_mutex_unlock(&sv->lock);
+	return NULL;
 }
 
-/* Serve listener in a thread of its own: 0, or -1 (nothing served). */
-static int start_server(int listener)
+/*
+ * CMD ended: wait for the calls being served (bounded by the library's lock
+ * waits), so that run never exits with a file's lock held, which the next
+ * locker would then have to repair; take no more.
+ */
+static void quiesce(void)
+{
+	struct server *sv = &the_server;
+
+	if (sv->total == 0 && sv->listener == 0)
+		return; /* never started */
+	pthread_mutex_lock(&sv->lock);
+	sv->exiting = 1;
+	while (sv->inflight > 0)
+		pthread_cond_wait(&sv->idle, &sv->lock);
+	pthread_mutex_unlock(&sv->lock);
+}
+
+/* One more serving thread (counted by the caller): 0, or -1. */
+static int start_one(struct server *sv)
 {
 	pthread_attr_t attr;
 	pthread_t t;
 	int err;
 
-	for (int i = 0; i < THREADS; i++)
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* the signals stay blocked in it (inherited): they are the main thread's */
+	err = pthread_create(&t, &attr, serve_loop, sv);
+	pthread_attr_destroy(&attr);
+	return err == 0 ? 0 : -1;
+}
+
+/* Serve listener in threads of their own: 0, or -1 (nothing served). */
+static int start_server(int listener)
+{
+	struct server *sv = &the_server;
+	pthread_condattr_t ca;
+
+	for (int i = 0; i < THREADS; i++) {
+		pthread_mutex_init(&threads[i].lock, NULL);
 		threads[i].pidfd = -1;
+	}
 	nr_native = seccomp_syscall_resolve_name("fallocate");
 	if (seccomp_arch_native() == SCMP_ARCH_X86_64)
 		nr_x86 = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86, "fallocate");
+	sv->listener = listener;
+	pthread_mutex_init(&sv->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&sv->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_cond_init(&sv->idle, NULL);
 	/*
 	 * The caller waits while we serve, and we wait while it runs: woken
 	 * on the CPU of the one that wakes it (Linux 6.6), each call is two
@@ -350,12 +598,10 @@ static int start_server(int listener)
 	 * microseconds each on a virtual machine). Older kernels: EINVAL.
 	 */
 	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	/* the signals stay blocked in it (inherited): they are the main thread's */
-	err = pthread_create(&t, &attr, serve_loop, (void *)(intptr_t)listener);
-	pthread_attr_destroy(&attr);
-	return err == 0 ? 0 : -1;
+	sv->total = 1;
+	if (start_one(sv) != 0)
+		return -1;
+	return 0;
 }
 
 #endif
@@ -417,7 +663,7 @@ void vl_sv_serve(pid_t child, int listener, int sigfd)
 		/* CMD's descendants still under the filter get ENOSYS once we are gone */
 		if (waitpid(child, &status, WNOHANG) == child) {
 #ifdef HAVE_SECCOMP
-			pthread_mutex_lock(&serving);
+			quiesce();
 #endif
 			exit_as(status);
 		}

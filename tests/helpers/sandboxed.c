@@ -4,16 +4,24 @@
  * answers them from a SIGSYS handler, as browser sandboxes do (issue 12,
  * the second attack).
  *
- *   sandboxed
+ *   sandboxed [thread]
  *
  * With the shim and VOLATILE_BUDGET=64K. Traps pidfd_open and pidfd_getfd
  * (the handler answers EPERM), then marks 64K of one memfd and 64K of
  * another: the budget wants the first purged, which the library cannot
  * punch from where it is (a file it does not hold through the fd the
  * MARK gave it). The program must run to its end as without the library.
- * Prints each call's result and how many SIGSYS it handled.
+ * Prints each call's result.
+ *
+ * With "thread": a second thread installs the filter (no TSYNC: the
+ * filter is that thread's alone, /proc/self/status, the main thread's,
+ * says Seccomp: 0, or only volatile run's filters) and makes the calls.
+ * The budget may then want a file of another process purged (one marked
+ * before this program started).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <signal.h>
@@ -51,7 +59,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *ctx)
 #endif
 }
 
-int main(void)
+static void *sandboxed(void *arg)
 {
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
@@ -61,29 +69,43 @@ int main(void)
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
 	};
 	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
-	struct sigaction sa;
 	static char buf[65536];
 	int a, b;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_sigsys;
-	sa.sa_flags = SA_SIGINFO;
-	sigaction(SIGSYS, &sa, NULL);
+	(void)arg;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
 	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
 		printf("no seccomp here: %s\n", strerror(errno));
-		return 77;
+		exit(77);
 	}
 	memset(buf, 'A', sizeof(buf));
 	a = memfd_create("a", 0);
 	b = memfd_create("b", 0);
 	if (pwrite(a, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf) ||
 	    pwrite(b, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf))
-		return 2;
+		exit(2);
 	printf("mark a = %d\n", fallocate(a, FALLOC_FL_MARK_VOLATILE, 0, 65536));
 	printf("mark b = %d\n", fallocate(b, FALLOC_FL_MARK_VOLATILE, 0, 65536));
 	printf("unmark a = %d\n", fallocate(a, FALLOC_FL_UNMARK_VOLATILE, 0, 65536));
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa;
+	pthread_t t;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigsys;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGSYS, &sa, NULL);
+	if (argc > 1 && strcmp(argv[1], "thread") == 0) {
+		if (pthread_create(&t, NULL, sandboxed, NULL) != 0 || pthread_join(t, NULL) != 0)
+			return 2;
+	} else {
+		sandboxed(NULL);
+	}
 	printf("the end\n");
 	return 0;
 }

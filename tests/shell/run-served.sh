@@ -1,0 +1,121 @@
+#!/bin/sh
+# `volatile run`'s supervisor (seccomp user notification, supervise.c):
+# a static program's volatile fallocate calls, served by run, give what
+# the same calls give through the preload: every row of DESIGN 5, and the
+# region's own errors. A static vt (tests/helpers/vt.c built with
+# -static: its fallocate() is the system call) against vt with the shim.
+#
+# ENOMEM: a MARK is answered 0 early, once its file is locked (ops.h); it
+# was answered before the node it needs was had, so a full region's MARK
+# said 0 through run (nothing marked) where the preload says ENOMEM.
+. "$(dirname "$0")/lib.sh"
+
+need_cmd
+: "${VL_TOP_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
+CC=${VL_CC:-cc}
+supervised || skip "volatile run has no supervisor here"
+# shellcheck disable=SC2086 # CC may carry words
+$CC -D_GNU_SOURCE -static -I"$VL_TOP_SRCDIR/include" -o "$WORK/vts" \
+	"$VL_TOP_SRCDIR/tests/helpers/vt.c" 2>"$WORK/cc.err" ||
+	skip "$CC cannot link a static program: $(head -n 2 "$WORK/cc.err")"
+
+D=$WORK/d
+mkdir "$D" || fail "mkdir $D"
+: >"$D/f"
+[ -n "$DISK" ] && : >"$DISK/f"
+
+# same NAME VT-ARGS...: the preload's output and run's must be the same
+same() {
+	_n=$1
+	shift
+	new_region
+	run "$_n.pre" svt "$@"
+	_pre=$rc
+	new_region
+	run "$_n.run" timeout "$VL_TIMEOUT" "$VOLATILE_CMD" run -- "$WORK/vts" "$@"
+	if [ "$rc" -ne "$_pre" ] || ! cmp -s "$WORK/$_n.pre.out" "$WORK/$_n.run.out" ||
+		[ -s "$WORK/$_n.run.err" ]; then
+		echo "---- $_n: through the preload (exit status $_pre)" >&2
+		cat "$WORK/$_n.pre.out" "$WORK/$_n.pre.err" >&2
+		echo "---- $_n: through run's supervisor (exit status $rc)" >&2
+		cat "$WORK/$_n.run.out" "$WORK/$_n.run.err" >&2
+		FAILED=1
+	fi
+}
+
+# ---- 1. DESIGN 5, row by row ------------------------------------------------------
+same closed close fa MARK 0 4K
+same opath open "$D/f" path fa MARK -1 4K
+same negative memfd m 8K fa MARK -1 4K
+same zero memfd m 8K fa UNMARK 0 0
+same both memfd m 8K fa 'MARK|UNMARK' 0 4K
+same flags memfd m 8K fa 'MARK|PUNCH_HOLE' 0 4K fa 'MARK|0x100' 0 4K fa 'UNMARK|0x40000000' 0 4K
+same keep memfd m 8K fa 'MARK|KEEP_SIZE' 0 4K fa 'UNMARK|KEEP_SIZE' 0 4K
+same rdonly open "$D/f" r fa MARK 0 4K fa MARK -1 4K
+same pipe pipe fa MARK 0 4K
+same socket socket fa MARK 0 4K
+same chardev open /dev/null rw fa MARK 0 4K
+same dir open "$D" dir fa UNMARK 0 4K
+same efbig memfd m 8K fa MARK max 1 fa UNMARK 1 max
+same sealed memfd m 8K seal write fa MARK 0 4K fa UNMARK 0 4K
+same badfd fd 100000 fa MARK 0 4K
+[ -n "$DISK" ] && same disk open "$DISK/f" rw fa MARK 0 4K fa UNMARK 0 4K
+same pair memfd m 8K fill 0 8K x mark 0 8K unmark 0 4K mark 0 2K unmark 0 8K expect 0 8K x
+
+# ---- 2. a full region: ENOMEM, nothing marked -------------------------------------
+args="memfd m 1M"
+i=0
+while [ "$i" -lt 12 ]; do
+	args="$args mark $((i * 8))K 4K"
+	i=$((i + 1))
+done
+VOLATILE_REGION_RANGES=8
+export VOLATILE_REGION_RANGES
+# shellcheck disable=SC2086 # $args: words
+same enomem $args
+unset VOLATILE_REGION_RANGES
+
+# ---- 3. a caller of another user ----------------------------------------------------
+if [ "$(id -u)" -ne 0 ]; then
+	say "not root: no caller of another user (part 3)"
+elif ! command -v setpriv >/dev/null 2>&1; then
+	say "no setpriv (util-linux): no caller of another user (part 3)"
+else
+	new_region
+	N=$WORK/nobody
+	chmod 755 "$WORK" "$WORK/vts"
+	{ mkdir "$N" && chown 65534:65534 "$N"; } || fail "cannot make $N for nobody"
+	# nobody's own program (the preload, from run's LD_PRELOAD) marks its
+	# file in nobody's region; nobody's static program, under root's run,
+	# unmarks it and marks part of it again
+	# shellcheck disable=SC2016 # for the inner sh
+	run other timeout "$VL_TIMEOUT" "$VOLATILE_CMD" run -- \
+		setpriv --reuid=65534 --regid=65534 --clear-groups env VOLATILE_REGION="$N/region" \
+		sh -c '"$1" open "$3/f" rwc fill 0 8K x mark 0 8K >"$3/dyn.out" &&
+			exec "$2" open "$3/f" rw unmark 0 8K mark 0 4K' \
+		sh "$VT" "$WORK/vts" "$N"
+	[ "$rc" -eq 0 ] || { show other; fail "other: exit status $rc"; }
+	grep -qxF 'mark 0 8K = 0' "$N/dyn.out" || { cat "$N/dyn.out" >&2; fail "other: nobody's own MARK failed"; }
+	printf 'open %s/f rw = 3\nunmark 0 8K = -1 EOPNOTSUPP\nmark 0 4K = -1 EOPNOTSUPP\n' "$N" |
+		soft expect_out other
+	# root's region: nothing of nobody's (made or not)
+	if [ -e "$VOLATILE_REGION" ]; then
+		run other-status vol status
+		grep -q '^files: *0 with volatile ranges' "$WORK/other-status.out" ||
+			{ show other-status; echo "FAIL: root's region has a range of nobody's file" >&2; FAILED=1; }
+	fi
+
+	# ---- 4. a caller that can no longer be looked into --------------------------
+	# run as nobody; its static program marks, then makes itself non-dumpable:
+	# run cannot take its fd (no ptrace rights), so its range stays volatile.
+	# The UNMARK fails with EPERM, which a program takes for purged (DESIGN 5),
+	# not the kernel's EOPNOTSUPP ("no volatile ranges: my bytes are pinned");
+	# a MARK gets the kernel's EOPNOTSUPP, nothing marked.
+	run nodump timeout "$VL_TIMEOUT" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		env VOLATILE_REGION="$N/region.nodump" "$VOLATILE_CMD" run -- \
+		"$WORK/vts" memfd m 8K mark 0 8K nodump unmark 0 8K mark 0 4K
+	[ "$rc" -eq 0 ] || { show nodump; fail "nodump: exit status $rc"; }
+	printf 'memfd m 8K = 3\nmark 0 8K = 0\nnodump = 0\nunmark 0 8K = -1 EPERM\nmark 0 4K = -1 EOPNOTSUPP\n' |
+		soft expect_out nodump
+fi
+exit "$FAILED"

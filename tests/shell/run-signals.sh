@@ -1,0 +1,73 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# `volatile run` stays CMD's parent (its supervisor, DESIGN 21) and
+# forwards to CMD the signals a process sends to run, once each: a signal
+# sent to run's pid reaches CMD once; one CMD sends to its own process
+# group (which holds run too) is not sent back to it; one a terminal sends
+# the foreground group (SI_KERNEL) is not forwarded. (A signal another
+# process sends the whole group reaches CMD twice, from the sender and from
+# run: README, The command. Not asserted here.)
+#
+# CMD here is a program counting SIGUSR1s.
+. "$(dirname "$0")/lib.sh"
+
+need_cmd
+need_python
+command -v setsid >/dev/null 2>&1 || skip "no setsid (util-linux)"
+
+# a counter that counts each delivery (a shell's trap runs once for
+# signals that arrived together); with "self" it sends SIGUSR1 to its own
+# process group once
+CC=${VL_CC:-cc}
+cat >"$WORK/count.c" <<'EOF'
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+static volatile sig_atomic_t n;
+static void on_usr1(int sig) { (void)sig; n++; }
+int main(int argc, char **argv)
+{
+	struct timespec t = { 0, 50000000 };
+	FILE *f;
+
+	signal(SIGUSR1, on_usr1);
+	if (argc != 3 || (f = fopen(argv[1], "w")) == NULL)
+		return 2;
+	fclose(f);
+	if (strcmp(argv[2], "self") == 0)
+		kill(0, SIGUSR1);
+	for (int i = 0; i < 40; i++)
+		nanosleep(&t, NULL);
+	printf("SIGUSR1 x%d\n", (int)n);
+	return 0;
+}
+EOF
+# shellcheck disable=SC2086 # CC may carry words
+$CC -o "$WORK/count" "$WORK/count.c" 2>"$WORK/cc.err" ||
+	skip "$CC cannot build a program: $(head -n 2 "$WORK/cc.err")"
+
+# in a process group of its own (setsid), with SIGUSR1 ignored by the
+# shell that waits for it, so that only run and CMD take it
+# shellcheck disable=SC2016 # for the inner sh
+run self timeout 30 setsid sh -c 'trap : USR1; "$@"' sh \
+	"$VOLATILE_CMD" run -- "$WORK/count" "$WORK/self.ready" self
+expect_out self <<EOF
+SIGUSR1 x1
+EOF
+
+# sent to run's pid: forwarded, once
+rm -f "$WORK/bypid.ready"
+"$VOLATILE_CMD" run -- "$WORK/count" "$WORK/bypid.ready" wait >"$WORK/bypid.out" 2>&1 &
+runpid=$!
+i=0
+while [ ! -e "$WORK/bypid.ready" ] && [ "$i" -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+[ -e "$WORK/bypid.ready" ] || fail "CMD did not start under run"
+kill -USR1 "$runpid"
+wait "$runpid"
+rc=$?
+[ "$rc" -eq 0 ] || { show bypid; fail "bypid: exit status $rc"; }
+expect_out bypid <<EOF
+SIGUSR1 x1
+EOF
+exit 0

@@ -1,0 +1,52 @@
+#!/bin/sh
+# A process stopped at any instant delays only operations on the files it
+# was changing (SPEC 9), under `volatile run` too. Its supervisor serves
+# the calls of every process under it (static programs, raw system
+# calls) one at a time, in one thread: a call on a file whose lock a
+# stopped process keeps waits VOLATILE_LOCK_WAIT there, and every call
+# behind it, on any file, of any process under run, waits with it (each
+# call on the locked file queued before them adds its own wait).
+#
+# A (vt under the fault-injecting library) stops holding the lock of
+# file F. Under run, a static vt MARKs F (it waits, then EAGAIN); while it
+# waits, another static vt MARKs a memfd of its own: as through the
+# preload, it must be answered at once (within 2 s here, where the wait
+# on F's lock is 5 s).
+. "$(dirname "$0")/lib.sh"
+
+need_cmd
+: "${VL_TOP_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
+CC=${VL_CC:-cc}
+FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
+[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
+supervised || skip "volatile run has no supervisor here"
+# shellcheck disable=SC2086 # CC may carry words
+$CC -D_GNU_SOURCE -static -I"$VL_TOP_SRCDIR/include" -o "$WORK/vts" \
+	"$VL_TOP_SRCDIR/tests/helpers/vt.c" 2>"$WORK/cc.err" ||
+	skip "$CC cannot link a static program: $(head -n 2 "$WORK/cc.err")"
+
+F=$WORK/f
+mkfile "$F" 64K x
+VOLATILE_LOCK_WAIT=5s
+export VOLATILE_LOCK_WAIT
+bg holder env LD_PRELOAD="$FAULT_LIB" VT_STOP_AT="mark: spare taken, file locked" \
+	timeout 60 "$VT" pid open "$F" rw mark 0 4K echo over
+wait_match holder out '^pid = '
+hpid=$(sed -n 's/^pid = //p' "$WORK/holder.out")
+wait_stopped holder "$hpid" "the holder never stopped holding F's lock"
+
+# shellcheck disable=SC2016 # for the inner sh
+run served timeout 30 "$VOLATILE_CMD" run -- sh -c '
+	"$1" open "$2" rw mark 8K 4K >"$3/onf.out" &
+	sleep 0.5
+	timeout 2 "$1" memfd g 4K mark 0 4K
+	echo "memfd: exit status $?"
+	wait' sh "$WORK/vts" "$F" "$WORK"
+kill -CONT "$hpid" 2>/dev/null
+wait_bg holder
+expect_out served <<EOF
+memfd g 4K = 3
+mark 0 4K = 0
+memfd: exit status 0
+EOF
+exit 0

@@ -1,0 +1,48 @@
+#!/bin/sh
+# A host whose seccomp filter is one thread's: a thread that installs a
+# filter without TSYNC has it alone, and so does the punch thread the
+# library clones from it. Whether a punch thread may be made is asked of
+# the calling thread's status (/proc/thread-self), not of the main
+# thread's (/proc/self): there it said "Seccomp: 0" (or only volatile
+# run's filters), the punch thread was made under the host's trapping
+# filter, and the SIGSYS the kernel forced on it (every signal blocked)
+# killed the host ("Bad system call") in a budget's purge.
+. "$(dirname "$0")/lib.sh"
+
+need_cmd
+SANDBOXED=$VL_TOP_BUILDDIR/tests/helpers/sandboxed
+[ -x "$SANDBOXED" ] || fail "$SANDBOXED is not built (make check builds it)"
+
+# the filter in the main thread, as posix-locks.sh part 5, then in a thread
+for how in main thread; do
+	new_region
+	arg=
+	[ "$how" = thread ] && arg=thread
+	# shellcheck disable=SC2086 # $arg: none or one word
+	run "$how" env VOLATILE_BUDGET=64K LD_PRELOAD="$VOLATILE_LIBRARY" timeout 60 "$SANDBOXED" $arg
+	[ "$rc" -eq 77 ] && skip "no seccomp filters here"
+	[ "$rc" -eq 0 ] || { show "$how"; fail "$how: a sandboxed host died (exit status $rc) in a purge"; }
+	expect_out "$how" <<EOF
+mark a = 0
+mark b = 0
+unmark a = 0
+the end
+EOF
+done
+
+# under volatile run: run's filter in every thread (VOLATILE_SECCOMP_FILTERS
+# says it is run's), the host's in one thread only
+if supervised; then
+	new_region
+	run run-thread timeout 60 "$VOLATILE_CMD" run --budget 64K -- "$SANDBOXED" thread
+	[ "$rc" -eq 0 ] || { show run-thread; fail "run-thread: a sandboxed host died (exit status $rc) in a purge"; }
+	expect_out run-thread <<EOF
+mark a = 0
+mark b = 0
+unmark a = 0
+the end
+EOF
+else
+	say "volatile run has no supervisor here: its part is not run"
+fi
+exit 0
