@@ -29,11 +29,16 @@
 #include <unistd.h>
 
 static const char help[] =
-	"Usage: volatile status [--json]\n"
-	"Show the region: its files with volatile ranges and their ranges (offset,\n"
-	"length, purged or not, age in MARKs since), the volatile and purged bytes,\n"
-	"capacity, the budget in force for this environment, and available memory.\n"
-	"  --json   one JSON object instead of text\n";
+	"Usage: volatile status [--ranges] [--json]\n"
+	"Show the region: its files with volatile ranges, each with a summary and its\n"
+	"oldest ranges (offset, length, purged or not, age in MARKs since), the\n"
+	"volatile and purged bytes, capacity, the budget in force for this\n"
+	"environment, and available memory.\n"
+	"  --ranges every range of every file, in offset order\n"
+	"  --json   one JSON object instead of text, every range in it\n";
+
+/* ranges a file shows in the text without --ranges: its oldest */
+#define OLDEST_SHOWN 5
 
 struct range_out {
 	uint64_t start, end;
@@ -427,7 +432,64 @@ static void print_json(const struct snapshot *s, const struct vl_config *cfg)
 	printf("]}\n");
 }
 
-static void print_text(const struct snapshot *s, const struct vl_config *cfg)
+static void print_range(const struct range_out *x)
+{
+	printf("  %-20llu %-20llu %-8s %u\n", (unsigned long long)x->start,
+	       (unsigned long long)(x->end - x->start), x->purged ? "purged" : "volatile", x->age);
+}
+
+/* oldest first: the largest age */
+static int older_first(const void *a, const void *b)
+{
+	const struct range_out *x = *(const struct range_out *const *)a;
+	const struct range_out *y = *(const struct range_out *const *)b;
+
+	return x->age != y->age ? (x->age < y->age ? 1 : -1) : (x->start > y->start) - (x->start < y->start);
+}
+
+/*
+ * A file's ranges in the text: a summary, then every range in offset order
+ * (--ranges), or its OLDEST_SHOWN oldest, oldest first (the next to go):
+ * a file of a million ranges is a few lines, not a million.
+ */
+static void print_ranges(const struct file_out *f, int all)
+{
+	const struct range_out **by_age;
+	uint64_t vbytes = 0, pbytes = 0;
+	size_t purged = 0, shown;
+
+	for (size_t k = 0; k < f->n; k++) {
+		uint64_t len = f->ranges[k].end - f->ranges[k].start;
+
+		purged += f->ranges[k].purged != 0;
+		*(f->ranges[k].purged ? &pbytes : &vbytes) += len;
+	}
+	printf("  %zu range%s (%zu purged): %llu bytes volatile, %llu bytes purged\n", f->n,
+	       f->n == 1 ? "" : "s", purged, (unsigned long long)vbytes,
+	       (unsigned long long)pbytes);
+	if (f->n == 0)
+		return;
+	printf("  %-20s %-20s %-8s %s\n", "offset", "length", "state", "age");
+	if (all || f->n <= OLDEST_SHOWN) {
+		for (size_t k = 0; k < f->n; k++)
+			print_range(&f->ranges[k]);
+		return;
+	}
+	by_age = malloc(f->n * sizeof(*by_age));
+	if (by_age == NULL)
+		die("out of memory");
+	for (size_t k = 0; k < f->n; k++)
+		by_age[k] = &f->ranges[k];
+	qsort(by_age, f->n, sizeof(*by_age), older_first);
+	shown = OLDEST_SHOWN;
+	for (size_t k = 0; k < shown; k++)
+		print_range(by_age[k]);
+	printf("  ... and %zu more, newer (volatile status --ranges lists them all)\n",
+	       f->n - shown);
+	free(by_age);
+}
+
+static void print_text(const struct snapshot *s, const struct vl_config *cfg, int all_ranges)
 {
 	char a[32], b[32], c[32], d[40];
 	struct pressure p;
@@ -497,26 +559,27 @@ static void print_text(const struct snapshot *s, const struct vl_config *cfg)
 		for (int h = 0; h < VL_HOLDERS; h++)
 			if (f->t.holders[h].pid > 0)
 				printf(" [pid %d fd %d]", f->t.holders[h].pid, f->t.holders[h].fd);
-		printf("\n  %-20s %-20s %-8s %s\n", "offset", "length", "state", "age");
-		for (size_t k = 0; k < f->n; k++)
-			printf("  %-20llu %-20llu %-8s %u\n", (unsigned long long)f->ranges[k].start,
-			       (unsigned long long)(f->ranges[k].end - f->ranges[k].start),
-			       f->ranges[k].purged ? "purged" : "volatile", f->ranges[k].age);
+		printf("\n");
+		print_ranges(f, all_ranges);
 	}
 }
 
 int cmd_status(int argc, char **argv)
 {
 	static const struct option opts[] = { { "json", no_argument, NULL, 'j' },
+					      { "ranges", no_argument, NULL, 'r' },
 					      { "help", no_argument, NULL, 'h' },
 					      { 0 } };
 	struct snapshot s;
-	int c, json = 0;
+	int c, json = 0, all_ranges = 0;
 
 	optind = 1;
-	while ((c = next_opt(argc, argv, "+jh", opts, help)) != -1)
+	while ((c = next_opt(argc, argv, "+jrh", opts, help)) != -1) {
 		if (c == 'j')
 			json = 1;
+		else if (c == 'r')
+			all_ranges = 1;
+	}
 	if (optind != argc)
 		die("status takes no arguments (try 'volatile status --help')");
 	/* a look, not a wait: a lock a live process keeps is reported, not waited for */
@@ -526,7 +589,7 @@ int cmd_status(int argc, char **argv)
 	if (json)
 		print_json(&s, vl_config());
 	else
-		print_text(&s, vl_config());
+		print_text(&s, vl_config(), all_ranges);
 	for (size_t i = 0; i < s.nfiles; i++)
 		free(s.files[i].ranges);
 	free(s.files);

@@ -1,0 +1,44 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# `volatile status` of a file with many ranges (issue 17): a summary per
+# file and its few oldest ranges by default, every range with --ranges,
+# every range in --json. Before, the text listed every range: 1,000,014
+# lines for a file of a million.
+. "$(dirname "$0")/lib.sh"
+
+need_cmd
+need_python
+new_region
+f=$WORK/many
+args=
+i=0
+while [ "$i" -lt 1000 ]; do
+	args="$args mark $((i * 8192)) 4096"
+	i=$((i + 1))
+done
+# shellcheck disable=SC2086 # $args: words
+ok marks svt open "$f" rwc truncate 8M $args
+ok purge1 vol purge --bytes 4K
+
+ok text vol status
+lines=$(wc -l <"$WORK/text.out")
+[ "$lines" -le 40 ] || { head -n 30 "$WORK/text.out" >&2; fail "status of 1,000 ranges printed $lines lines, want a summary (<= 40)"; }
+expect_line text "  1000 ranges (1 purged): 4091904 bytes volatile, 4096 bytes purged"
+expect_line text "  ... and 995 more, newer (volatile status --ranges lists them all)"
+# the oldest first: the purged one (age 999), then the next to go
+grep -A 3 '^  offset ' "$WORK/text.out" | sed -n 2,3p >"$WORK/oldest.out"
+expect_out oldest <<EOF2
+  0                    4096                 purged   999
+  8192                 4096                 volatile 998
+EOF2
+
+ok all vol status --ranges
+n=$(grep -c '^  [0-9][0-9]* *4096 *\(volatile\|purged\)' "$WORK/all.out")
+[ "$n" -eq 1000 ] || fail "status --ranges listed $n ranges, want 1000"
+# in offset order
+grep '^  [0-9][0-9]* *4096 ' "$WORK/all.out" | awk '{print $1}' >"$WORK/offsets"
+sort -n "$WORK/offsets" | cmp -s - "$WORK/offsets" || fail "status --ranges: not in offset order"
+
+status_json js
+expect_eq "ranges in --json" "$(jq_py js 'len(d["file_list"][0]["ranges"])')" 1000
+exit 0
