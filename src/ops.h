@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ops.h - MARK and UNMARK (DESIGN 3), and the whole volatile
  * fallocate as the shim and the command call it.

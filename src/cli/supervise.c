@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * supervise.c - `volatile run`'s supervisor (DESIGN 21): the volatile
  * fallocate calls that the preload cannot see, served through the
@@ -611,9 +612,19 @@ static void exit_as(int status)
 {
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);
+		/*
+		 * The kernel's sigaction itself: a sanitizer runtime in this
+		 * program would keep its own SIGSEGV handler through signal().
+		 */
+		struct {
+			void (*handler)(int);
+			unsigned long flags;
+			void (*restorer)(void);
+			uint64_t mask;
+		} dfl = { SIG_DFL, 0, NULL, 0 };
 		sigset_t all;
 
-		signal(sig, SIG_DFL);
+		syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(dfl.mask));
 		sigemptyset(&all);
 		sigaddset(&all, sig);
 		sigprocmask(SIG_UNBLOCK, &all, NULL);

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # `volatile run`'s supervisor (seccomp user notification, supervise.c):
 # a static program's volatile fallocate calls, served by run, give what
 # the same calls give through the preload: every row of DESIGN 5, and the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A process stopped at any instant delays only operations on the files it
 # was changing (SPEC 9), under `volatile run` too. Its supervisor serves
 # the calls of every process under it (static programs, raw system

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A host whose seccomp filter is one thread's: a thread that installs a
 # filter without TSYNC has it alone, and so does the punch thread the
 # library clones from it. Whether a punch thread may be made is asked of
