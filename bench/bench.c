@@ -96,7 +96,7 @@ double median(double *v, int n)
 
 struct figure *add_figure(const char *key, const char *label)
 {
-	struct figure *f = &figures[nfigures < 31 ? nfigures++ : 31];
+	struct figure *f = &figures[nfigures < 39 ? nfigures++ : 39];
 
 	memset(f, 0, sizeof(*f));
 	f->key = key;

@@ -18,9 +18,14 @@
  * MemAvailable (no cgroup; the threshold just below what is available).
  * A daemon is started for each trial, with VOLATILE_MIN_AVAILABLE set,
  * and stopped after it; the holder puts its cache back between trials.
+ *
+ * And how often the daemon wakes when nothing presses: a holder with a
+ * small cache marked volatile, the daemon with the default threshold
+ * (10%), its voluntary context switches (each sleep it wakes from) in 10 s.
  */
 #include "bench.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -47,6 +52,11 @@
 #define SYS_RANGE (2 * MiB)
 #define SYS_MARGIN (64 * MiB)
 #define SYS_STEP (2 * MiB)
+
+/* the wake-ups row: 8 MiB of cache, for 10 s */
+#define IDLE_CACHE (8 * MiB)
+#define IDLE_RANGE (2 * MiB)
+#define IDLE_S 10
 
 #define MAX_SAMPLES 40000
 #define POLL_NS 100000ull /* 100 us between readings */
@@ -347,7 +357,10 @@ static pid_t start_daemon(const struct run *r, uint64_t threshold, int *err_fd)
 		unsetenv("LD_PRELOAD");
 		setenv("VOLATILE_REGION", r->region, 1);
 		snprintf(t, sizeof(t), "%llu", (unsigned long long)threshold);
-		setenv("VOLATILE_MIN_AVAILABLE", t, 1);
+		if (threshold)
+			setenv("VOLATILE_MIN_AVAILABLE", t, 1);
+		else
+			unsetenv("VOLATILE_MIN_AVAILABLE"); /* the default, 10% */
 		setenv("VOLATILE_TMPFS_MIN_FREE", "0", 1);
 		if (r->cgdir)
 			execl(r->bin, "volatile", "daemon", "--foreground", "--cgroup", r->cgdir,
@@ -457,10 +470,116 @@ static void trials(struct run *r, struct figure *f, int n, const char *level, ui
 		 n2, failed, spoiled, n1 ? median(t1, n1) : -1.0, mib / (n2 + failed));
 }
 
+/* A process's voluntary context switches, all its threads: the sleeps it woke from. */
+static long long wakeups(pid_t pid)
+{
+	char path[300], line[128];
+	long long sum = 0, v;
+	struct dirent *e;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (dir == NULL)
+		return 0;
+	while ((e = readdir(dir)) != NULL) {
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/status", (int)pid, e->d_name);
+		f = fopen(path, "re");
+		if (f == NULL)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "voluntary_ctxt_switches: %lld", &v) == 1)
+				sum += v;
+		fclose(f);
+	}
+	closedir(dir);
+	return sum;
+}
+
+/* MemTotal and MemAvailable, bytes */
+static void meminfo(uint64_t *total, uint64_t *avail)
+{
+	char buf[4096];
+	int fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	const char *p;
+
+	*total = *avail = 0;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	if ((p = strstr(buf, "MemTotal:")) != NULL)
+		*total = strtoull(p + 9, NULL, 10) * 1024;
+	if ((p = strstr(buf, "MemAvailable:")) != NULL)
+		*avail = strtoull(p + 13, NULL, 10) * 1024;
+}
+
+/* The daemon's wake-ups in IDLE_S seconds, ranges present, memory plenty. */
+static void idle_wakeups(struct run *r, struct figure *f)
+{
+	uint64_t total, avail, threshold;
+	long long w0, w1;
+	char line[256];
+	int efd = -1;
+	pid_t d;
+
+	f->unit = "wake-ups";
+	f->target = "<= 10";
+	r->cgdir = NULL;
+	r->holder = start_holder(r, "/proc/meminfo", IDLE_CACHE, IDLE_RANGE, IDLE_RANGE, 0);
+	if (r->holder < 0 || read_line(r->from, line, sizeof(line), 30000) != 0 ||
+	    strncmp(line, "ready ", 6) != 0) {
+		f->status = SKIPPED;
+		snprintf(f->note, sizeof(f->note), "skipped: the holder process failed");
+		goto out;
+	}
+	meminfo(&total, &avail);
+	threshold = total / 10;
+	d = start_daemon(r, 0, &efd);
+	if (d < 0) {
+		f->status = SKIPPED;
+		snprintf(f->note, sizeof(f->note), "skipped: the daemon did not start");
+		goto out;
+	}
+	sleep_ns(200000000ull); /* past its first look */
+	w0 = wakeups(d);
+	sleep_ns(IDLE_S * 1000000000ull);
+	w1 = wakeups(d);
+	stop(d);
+	close(efd);
+	f->value = (double)(w1 - w0);
+	/* plenty: far enough above the threshold for the longest sleep, 1 s at 4 GiB/s */
+	if (avail > threshold + (4ull << 30)) {
+		f->status = met_if(f->value <= 10);
+		snprintf(f->note, sizeof(f->note),
+			 "%.1f GiB available, threshold 10%% (%.1f GiB); 20 ms polls made ~500",
+			 (double)avail / (1u << 30), (double)threshold / (1u << 30));
+	} else {
+		f->status = NA;
+		snprintf(f->note, sizeof(f->note),
+			 "memory not plenty here: %.1f GiB available, threshold %.1f GiB",
+			 (double)avail / (1u << 30), (double)threshold / (1u << 30));
+	}
+out:
+	if (r->holder > 0) {
+		dprintf(r->to, "quit\n");
+		close(r->to);
+		close(r->from);
+		waitpid(r->holder, NULL, 0);
+	}
+}
+
 void bench_reaction(const char *bin, int n)
 {
 	struct figure *fc = add_figure("reaction_cgroup", "daemon reaction, cgroup v1 (512 MiB)");
 	struct figure *fs = add_figure("reaction_system", "daemon reaction, MemAvailable");
+	struct figure *fw = add_figure("daemon_wakeups", "daemon wake-ups in 10 s, memory plenty");
 	char region[128], lock[160], base[900], dir[1024];
 	struct run r;
 	ssize_t n_self;
@@ -468,16 +587,18 @@ void bench_reaction(const char *bin, int n)
 
 	memset(&r, 0, sizeof(r));
 	if (bin == NULL || access(bin, X_OK) != 0) {
-		fc->status = fs->status = SKIPPED;
+		fc->status = fs->status = fw->status = SKIPPED;
 		snprintf(fc->note, sizeof(fc->note), "skipped: no volatile command (--volatile PATH)");
 		snprintf(fs->note, sizeof(fs->note), "skipped: no volatile command (--volatile PATH)");
+		snprintf(fw->note, sizeof(fw->note), "skipped: no volatile command (--volatile PATH)");
 		return;
 	}
 	n_self = readlink("/proc/self/exe", r.self, sizeof(r.self) - 1);
 	if (n_self <= 0) {
-		fc->status = fs->status = SKIPPED;
+		fc->status = fs->status = fw->status = SKIPPED;
 		snprintf(fc->note, sizeof(fc->note), "skipped: /proc/self/exe unreadable");
 		snprintf(fs->note, sizeof(fs->note), "skipped: /proc/self/exe unreadable");
+		snprintf(fw->note, sizeof(fw->note), "skipped: /proc/self/exe unreadable");
 		return;
 	}
 	r.self[n_self] = '\0';
@@ -534,6 +655,10 @@ void bench_reaction(const char *bin, int n)
 
 	r.cgdir = NULL;
 	trials(&r, fs, n, "/proc/meminfo", SYS_CACHE, SYS_RANGE, SYS_STEP, 0, 0, SYS_MARGIN);
+	unlink(lock);
+	unlink(region);
+
+	idle_wakeups(&r, fw);
 	unlink(lock);
 	unlink(region);
 }

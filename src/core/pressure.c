@@ -203,3 +203,18 @@ uint64_t vl_purge_need(uint64_t have, uint64_t threshold, uint64_t min_room)
 	room = threshold / 4 > min_room ? threshold / 4 : min_room;
 	return threshold - have + room;
 }
+
+unsigned vl_poll_ms(uint64_t gap, uint64_t rate, unsigned min_ms, unsigned max_ms)
+{
+	uint64_t per_ms = rate / 1000, ms;
+
+	if (rate == 0)
+		ms = max_ms;
+	else
+		ms = gap / (per_ms ? per_ms : 1);
+	if (ms > max_ms)
+		ms = max_ms;
+	if (ms < min_ms)
+		ms = min_ms;
+	return (unsigned)ms;
+}

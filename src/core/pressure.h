@@ -72,4 +72,13 @@ uint64_t vl_threshold_bytes(const struct vl_threshold *t, uint64_t whole);
  */
 uint64_t vl_purge_need(uint64_t have, uint64_t threshold, uint64_t min_room);
 
+/*
+ * How long the daemon may sleep before it looks again, in ms: the time
+ * `gap` bytes (between what is available, or free, and the threshold)
+ * take to go at `rate` bytes a second, within [min_ms, max_ms] (min_ms
+ * wins if it is the larger). A gap of 0 (at or below the threshold):
+ * min_ms. A rate of 0: max_ms.
+ */
+unsigned vl_poll_ms(uint64_t gap, uint64_t rate, unsigned min_ms, unsigned max_ms);
+
 #endif

@@ -165,6 +165,16 @@ START_TEST(test_arithmetic)
 	/* small thresholds: at least min_room more */
 	ck_assert_uint_eq(vl_purge_need(1000, 2000, MiB), 1000 + MiB);
 	ck_assert_uint_eq(vl_purge_need(1000, 2000, 0), 1000 + 500);
+
+	/* the daemon's sleep: the time the gap takes to go at the rate, within bounds */
+	ck_assert_uint_eq(vl_poll_ms(400 * MiB, 4 * GiB, 20, 1000), 97); /* 400 MiB at 4 GiB/s */
+	ck_assert_uint_eq(vl_poll_ms(64 * MiB, 4 * GiB, 20, 1000), 20);  /* 15.6 ms: the floor */
+	ck_assert_uint_eq(vl_poll_ms(0, 4 * GiB, 20, 1000), 20);
+	ck_assert_uint_eq(vl_poll_ms(20 * GiB, 4 * GiB, 20, 1000), 1000);
+	ck_assert_uint_eq(vl_poll_ms(VL_UNLIMITED, 4 * GiB, 20, 1000), 1000);
+	ck_assert_uint_eq(vl_poll_ms(20 * GiB, 0, 20, 1000), 1000);
+	ck_assert_uint_eq(vl_poll_ms(5000, 999, 20, 1000), 1000); /* under 1 byte a ms */
+	ck_assert_uint_eq(vl_poll_ms(0, 4 * GiB, 5000, 1000), 5000); /* the floor wins */
 }
 END_TEST
 
