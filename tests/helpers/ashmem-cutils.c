@@ -16,6 +16,7 @@
  *
  *   create NAME SIZE     ashmem_create_region: the current fd
  *   map LEN P            mmap(LEN, P, MAP_SHARED); P: none r w x rw rx rwx
+ *   unmap                munmap the current mapping
  *   fill OFF LEN C       write C (or "zero") into the mapping
  *   expect OFF LEN C     check the mapping: "... ok" or "... MISMATCH" (exit 1)
  *   addseal WHICH        fcntl(F_ADD_SEALS); WHICH: seal shrink grow write
@@ -162,6 +163,14 @@ static int c_map(struct state *s, char **a)
 	return 0;
 }
 
+static int c_unmap(struct state *s, char **a)
+{
+	(void)a;
+	printf("unmap = %d\n", munmap(s->map, s->map_len));
+	s->map = NULL;
+	return 0;
+}
+
 static int c_fill(struct state *s, char **a)
 {
 	size_t off = (size_t)num(a[1]), len = (size_t)num(a[2]);
@@ -287,7 +296,8 @@ static const struct command {
 	int nargs;
 	int (*run)(struct state *s, char **a);
 } commands[] = {
-	{ "create", 2, c_create },   { "map", 2, c_map },	    { "fill", 3, c_fill },
+	{ "create", 2, c_create },   { "map", 2, c_map },	    { "unmap", 0, c_unmap },
+	{ "fill", 3, c_fill },
 	{ "expect", 3, c_expect },   { "addseal", 1, c_addseal }, { "getseals", 0, c_getseals },
 	{ "getprot", 0, c_getprot }, { "setprot", 1, c_setprot }, { "ioprot", 1, c_ioprot },
 	{ "setsize", 1, c_setsize }, { "getsize", 0, c_getsize }, { "pin", 2, c_pin },
