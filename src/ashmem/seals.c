@@ -33,7 +33,9 @@ void vl_ash_seal_begin(int fd, unsigned seals, struct vl_ash_sealing *c)
 	struct target t;
 
 	memset(c, 0, sizeof(*c));
-	if (!(seals & (VL_SEAL_WRITE | VL_SEAL_FUTURE_WRITE)) || vl_enter() != 0)
+	/* as mmap asks (mmap.c): no region made or mapped for a memfd that cannot be one */
+	if (!(seals & (VL_SEAL_WRITE | VL_SEAL_FUTURE_WRITE)) ||
+	    (!vl_region_attached() && !ash_named_region(fd)) || vl_enter() != 0)
 		return;
 	c->entered = 1;
 	if (!ash_identify(fd, &t) || !ash_is_ash(&t) || ash_lock_target(&t) != 0)
