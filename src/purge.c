@@ -218,19 +218,16 @@ static void note_reach(const struct vl_region *r, uint32_t fi, uint32_t gen,
 	vl_unlock_region(r);
 }
 
-int vl_drop_file(const struct vl_region *r, uint32_t fi, uint32_t gen, int how)
+int vl_drop_file_locked(const struct vl_region *r, uint32_t fi, uint32_t gen, int how)
 {
 	int unpurged_only = how == VL_DROP_UNPURGED;
 	struct vl_file *f = vl_file_at(r, fi);
 	struct vl_change c;
 	int err;
 
-	err = vl_lock_file(r, fi);
-	if (err)
-		return err;
 	err = vl_lock_region(r);
 	if (err)
-		goto out;
+		return err;
 	if (f->h.gen != gen || f->h.state != VL_FILE_LIVE || !vl_file_ok(r, f)) {
 		err = -ESTALE;
 	} else if (how == VL_DROP_UNLESS_PURGED && f->h.npurged != 0) {
@@ -248,7 +245,16 @@ int vl_drop_file(const struct vl_region *r, uint32_t fi, uint32_t gen, int how)
 		}
 	}
 	vl_unlock_region(r);
-out:
+	return err;
+}
+
+int vl_drop_file(const struct vl_region *r, uint32_t fi, uint32_t gen, int how)
+{
+	int err = vl_lock_file(r, fi);
+
+	if (err)
+		return err;
+	err = vl_drop_file_locked(r, fi, gen, how);
 	vl_unlock_file(r, fi);
 	return err;
 }

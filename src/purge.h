@@ -56,5 +56,7 @@ int vl_collect_ashmem(const struct vl_region *r, struct vl_purge_report *rep);
  */
 enum { VL_DROP_ALL, VL_DROP_UNPURGED, VL_DROP_UNLESS_PURGED };
 int vl_drop_file(const struct vl_region *r, uint32_t fi, uint32_t gen, int how);
+/* The same, file fi's lock held by the caller (and kept). */
+int vl_drop_file_locked(const struct vl_region *r, uint32_t fi, uint32_t gen, int how);
 
 #endif

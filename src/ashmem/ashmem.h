@@ -65,6 +65,21 @@ struct vl_ash_closing {
 void vl_ash_close_begin(int fd, struct vl_ash_closing *c);
 void vl_ash_close_end(int fd, const struct vl_ash_closing *c, int closed);
 
+/*
+ * fcntl(F_ADD_SEALS, seals) of a flagged fd: begin before the real call,
+ * end after it (sealed: it succeeded). A write seal (F_SEAL_WRITE,
+ * F_SEAL_FUTURE_WRITE) on a region is added under the region's lock, and
+ * the region's unpurged unpinned ranges are pinned again under it: the
+ * kernel will never punch the memfd (seals.c).
+ */
+struct vl_ash_sealing {
+	int entered, locked, fd;
+	struct vl_region *r;
+	uint32_t fi, gen;
+};
+void vl_ash_seal_begin(int fd, unsigned seals, struct vl_ash_sealing *c);
+void vl_ash_seal_end(struct vl_ash_sealing *c, int sealed);
+
 /* After a munmap, when regions wait among the dying: settle them if it is time. */
 void vl_ash_munmapped(void);
 

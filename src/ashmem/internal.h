@@ -77,6 +77,9 @@ int ash_raw_ftruncate(int fd, uint64_t size);
 int ash_file_size(int fd, uint64_t *size);
 int ash_memfd_name(int fd, char *name, size_t size);
 int ash_apply_size(int fd, uint64_t size);
+/* F_GET_SEALS: the memfd's seals, or -errno; is it sealed against writing? */
+int ash_seals(int fd);
+int ash_write_sealed(int fd);
 
 /* user.c: the caller's memory, never a fault: 0 or -EFAULT */
 int ash_copy_in(void *dst, const void *user, size_t n);
@@ -92,6 +95,9 @@ int ash_make_record(const struct vl_region *r, const struct vl_stat *st, int fd,
 int ash_lock_rec(const struct vl_region *r, const struct rec *x, int want_ash);
 int ash_is_ash(const struct target *t);
 int ash_lock_target(struct target *t);
+
+/* ioctl.c: 1 if fd is a memfd (its record looked up in *t), 0 if not (region entered) */
+int ash_identify(int fd, struct target *t);
 
 /* made.c: regions made here */
 int ash_fds_holding(const struct vl_ident *ids, int n, int skip, int *held);

@@ -21,7 +21,7 @@
 /* ---- ioctl ---------------------------------------------------------------- */
 
 /* 1: a memfd (region or not), 0: not ours, for the real ioctl. Region entered. */
-static int identify(int fd, struct target *t)
+int ash_identify(int fd, struct target *t)
 {
 	memset(t, 0, sizeof(*t));
 	t->fd = fd;
@@ -211,18 +211,28 @@ static int set_size(struct target *t, uint64_t size)
 	if (err == 0) {
 		int ferr = ash_apply_size(t->fd, size);
 
-		if (ferr) /* the driver takes any size: the first mmap says what the file says */
+		if (ferr == -EPERM) /* F_SEAL_GROW or F_SEAL_SHRINK: the memfd's size is fixed */
+			err = ferr;
+		else if (ferr) /* the driver takes any size: the first mmap says what the file says */
 			vl_log("ashmem: fd %d: size %llu not applied yet: %s", t->fd,
 			       (unsigned long long)size, strerror(-ferr));
-		a->size = size;
+		if (err == 0)
+			a->size = size;
 	}
 	vl_unlock_file(t->r, t->x.fi);
 	return err;
 }
 
+/*
+ * The mask can only lose bits, and a write seal (F_SEAL_WRITE,
+ * F_SEAL_FUTURE_WRITE) has taken PROT_WRITE from it for good: the seals
+ * are read first, and a seal added after that read is a change the
+ * program made after asking (the driver's order: a racing SET_PROT_MASK).
+ */
 static int set_prot(struct target *t, uint64_t prot)
 {
 	int rie = (personality(0xffffffff) & READ_IMPLIES_EXEC) != 0;
+	int seals = ash_seals(t->fd);
 	struct vl_ashmem *a;
 	uint32_t p;
 	int err = ensure_record(t);
@@ -233,7 +243,7 @@ static int set_prot(struct target *t, uint64_t prot)
 	if (err)
 		return err;
 	a = &vl_file_at(t->r, t->x.fi)->ash;
-	err = vl_ash_set_prot(a->prot, prot, rie, &p);
+	err = vl_ash_set_prot(vl_ash_prot_sealed(a->prot, seals), prot, rie, &p);
 	if (err == 0)
 		a->prot = p;
 	vl_unlock_file(t->r, t->x.fi);
@@ -370,7 +380,8 @@ static long dispatch(struct target *t, const struct vl_ash_req *q, unsigned long
 		return set_prot(t, vl_ash_arg_value(q, arg));
 	case VL_ASH_GET_PROT_MASK:
 		err = snapshot(t, &a);
-		return err ? err : (long)a.prot;
+		/* a write-sealed memfd answers without PROT_WRITE, as the kernel's memfds do */
+		return err ? err : (long)vl_ash_prot_sealed(a.prot, ash_seals(t->fd));
 	case VL_ASH_PIN:
 	case VL_ASH_UNPIN:
 	case VL_ASH_GET_PIN_STATUS:
@@ -412,7 +423,7 @@ long vl_ash_ioctl(int fd, unsigned long req, unsigned long arg, int *handled)
 		*handled = 1;
 		return -EINTR;
 	}
-	if (!identify(fd, &t)) {
+	if (!ash_identify(fd, &t)) {
 		vl_leave();
 		return 0;
 	}
@@ -425,6 +436,16 @@ long vl_ash_ioctl(int fd, unsigned long req, unsigned long arg, int *handled)
 		ret = vl_volatile_fallocate(fd, d.mode, (int64_t)d.s, (int64_t)(d.e - d.s));
 		if (ret > 0)
 			ret = 1; /* ASHMEM_WAS_PURGED */
+		/*
+		 * MARK refuses a memfd sealed against writing: the kernel will
+		 * never punch it (EPERM), so nothing of it could ever go. Its
+		 * UNPIN is then what libcutils' memfd backend makes every UNPIN:
+		 * 0, and nothing marked (vl_check refused before any change).
+		 */
+		if (ret == -EPERM && d.mode == FALLOC_FL_MARK_VOLATILE && ash_write_sealed(fd)) {
+			vl_log("ashmem: fd %d: UNPIN of a write-sealed memfd: nothing can go", fd);
+			ret = 0;
+		}
 	}
 	vl_log("ashmem: ioctl fd %d 0x%lx -> %ld%s%s", fd, req, ret < 0 ? -1 : ret,
 	       ret < 0 ? " " : "", ret < 0 ? strerror((int)-ret) : "");

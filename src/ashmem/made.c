@@ -91,7 +91,13 @@ int vl_ash_new(const char *name, uint64_t size, int dev, int cloexec)
 	uint32_t epoch = vl_here_epoch(); /* before the memfd: a fork from now on is after */
 
 	vl_ash_memfd_name(name, mname, sizeof(mname));
-	fd = ash_raw_memfd(mname, cloexec ? MFD_CLOEXEC : 0);
+	/*
+	 * ashmem_create_region's memfd takes seals, as libcutils' memfd
+	 * backend makes it (a program may add F_SEAL_FUTURE_WRITE itself);
+	 * one opened as /dev/ashmem takes none, as the driver's file took
+	 * none (F_SEAL_SEAL from the start: F_ADD_SEALS says EPERM).
+	 */
+	fd = ash_raw_memfd(mname, (cloexec ? MFD_CLOEXEC : 0) | (dev ? 0 : MFD_ALLOW_SEALING));
 	if (fd < 0)
 		return fd;
 	if (size > 0 && (err = ash_raw_ftruncate(fd, size)) != 0) {

@@ -26,6 +26,20 @@ int ash_raw_ftruncate(int fd, uint64_t size)
 	return syscall(SYS_ftruncate, fd, (off_t)size) < 0 ? -errno : 0;
 }
 
+int ash_seals(int fd)
+{
+	long r = syscall(SYS_fcntl, fd, F_GET_SEALS);
+
+	return r < 0 ? -errno : (int)r;
+}
+
+int ash_write_sealed(int fd)
+{
+	int seals = ash_seals(fd);
+
+	return seals > 0 && ((unsigned)seals & (VL_SEAL_WRITE | VL_SEAL_FUTURE_WRITE)) != 0;
+}
+
 int ash_file_size(int fd, uint64_t *size)
 {
 	struct stat st;

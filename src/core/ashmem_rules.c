@@ -94,6 +94,13 @@ int vl_ash_set_prot(uint32_t cur, uint64_t want, int read_implies_exec, uint32_t
 	return 0;
 }
 
+uint32_t vl_ash_prot_sealed(uint32_t mask, int seals)
+{
+	if (seals > 0 && ((uint32_t)seals & (VL_SEAL_WRITE | VL_SEAL_FUTURE_WRITE)))
+		return mask & ~(uint32_t)PROT_WRITE;
+	return mask;
+}
+
 int vl_ash_mmap_check(const struct vl_ashmem *a, int prot, uint64_t len, uint64_t page)
 {
 	/* the driver's order: no size, too long, then the mask */

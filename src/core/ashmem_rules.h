@@ -74,6 +74,18 @@ int vl_ash_pin_range(uint32_t off, uint32_t len, uint64_t size, uint64_t page, u
  */
 int vl_ash_set_prot(uint32_t cur, uint64_t want, int read_implies_exec, uint32_t *out);
 
+/* The memfd seals that stop writes (F_SEAL_WRITE, F_SEAL_FUTURE_WRITE), as the kernel numbers them */
+#define VL_SEAL_WRITE 0x0008u
+#define VL_SEAL_FUTURE_WRITE 0x0010u
+
+/*
+ * The mask GET_PROT_MASK answers, and SET_PROT_MASK may only take bits
+ * from: the region's mask, without PROT_WRITE when the memfd's seals
+ * (F_GET_SEALS; negative: not known) stop writes, as the kernel answers
+ * for a memfd sealed so and libcutils' memfd backend reads it.
+ */
+uint32_t vl_ash_prot_sealed(uint32_t mask, int seals);
+
 /*
  * May a region in state a be mapped with prot for len bytes? 0, -EINVAL
  * (no size yet, or longer than the page-rounded size), -EPERM (prot asks

@@ -8,7 +8,8 @@
  * when used. A region fd sent over a socket (sendmsg, sendmmsg) is
  * noted, so SET_NAME no longer swaps its memfd (ashmem/ioctl.c, rename_memfd);
  * close (and dup2/dup3 over a region fd) may forget the region (ashmem/dying.c,
- * vl_ash_close_begin).
+ * vl_ash_close_begin); a write seal added to a region pins its unpinned
+ * ranges again (ashmem/seals.c).
  * Each call costs a compare or two on top of the next definition.
  */
 #include "ashmem/ashmem.h"
@@ -164,9 +165,28 @@ VL_EXPORT int dup3(int fd, int to, int flags)
 	DUP_OVER(VL_NEXT(dup3_fn, "dup3", raw_dup3)(fd, to, flags));
 }
 
+/* F_ADD_SEALS of a region: a write seal pins its unpinned ranges again (ashmem/seals.c) */
+static int add_seals(fcntl_fn next, int fd, void *arg)
+{
+	struct vl_ash_sealing c;
+	int r, saved = errno;
+
+	vl_ash_seal_begin(fd, (unsigned)(uintptr_t)arg, &c);
+	errno = saved;
+	r = next(fd, F_ADD_SEALS, arg);
+	saved = errno;
+	vl_ash_seal_end(&c, r == 0);
+	errno = saved;
+	return r;
+}
+
 static int fcntl_common(fcntl_fn next, int fd, int cmd, void *arg)
 {
-	int r = next(fd, cmd, arg);
+	int r;
+
+	if (__builtin_expect(cmd == F_ADD_SEALS, 0) && vl_ash_flagged(fd))
+		return add_seals(next, fd, arg);
+	r = next(fd, cmd, arg);
 
 	if (__builtin_expect(cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC, 0))
 		follow(fd, r);

@@ -10,6 +10,8 @@
  * as "= -1 ENAME"):
  *
  *   open [PATH]          open(PATH or /dev/ashmem, O_RDWR); the current fd
+ *   memfd NAME SIZE      memfd_create(NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING) and
+ *                        ftruncate: a plain memfd, the current fd
  *   openx                open("/dev/ashmem", O_RDWR) without O_CLOEXEC
  *   exec CMD...          exec this program again, the current fd kept: it goes
  *                        on with CMD... (its first command is "usefd FD")
@@ -24,6 +26,9 @@
  *   setprot P            ASHMEM_SET_PROT_MASK, P: none r w x rw rx rwx or a
  *                        number; setprot32: the 32-bit encoding
  *   getprot              ASHMEM_GET_PROT_MASK
+ *   addseal WHICH        fcntl(F_ADD_SEALS); WHICH: seal shrink grow write
+ *                        future-write, joined by commas
+ *   getseals             fcntl(F_GET_SEALS): "getseals = seal,future-write" or "none"
  *   map LEN P            mmap(LEN, P, MAP_SHARED) of the current fd; the
  *                        mapping becomes current; mapp: MAP_PRIVATE
  *   protect P            mprotect the current mapping to P
@@ -310,6 +315,19 @@ static int c_open(struct state *s, char **a)
 	return took;
 }
 
+static int c_memfd(struct state *s, char **a)
+{
+	char what[512];
+
+	snprintf(what, sizeof(what), "memfd %s %s", a[1], a[2]);
+	errno = SENTINEL;
+	s->fd = memfd_create(a[1], MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (s->fd >= 0 && ftruncate(s->fd, (off_t)num(a[2])) != 0)
+		die("ftruncate");
+	result(s, what, s->fd);
+	return 0;
+}
+
 static int c_openx(struct state *s, char **a)
 {
 	(void)a;
@@ -449,6 +467,35 @@ static int c_getprot(struct state *s, char **a)
 {
 	(void)a;
 	result(s, "getprot", io(s, A_GET_PROT, 0));
+	return 0;
+}
+
+static int c_addseal(struct state *s, char **a)
+{
+	char what[512];
+	int bits = seals_of(a[1]);
+
+	if (bits < 0) {
+		fprintf(stderr, "addseal: unknown seal in %s\n", a[1]);
+		exit(2);
+	}
+	snprintf(what, sizeof(what), "addseal %s", a[1]);
+	errno = SENTINEL;
+	result(s, what, fcntl(s->fd, F_ADD_SEALS, bits));
+	return 0;
+}
+
+static int c_getseals(struct state *s, char **a)
+{
+	int r;
+
+	(void)a;
+	errno = SENTINEL;
+	r = fcntl(s->fd, F_GET_SEALS);
+	if (r < 0)
+		result(s, "getseals", r);
+	else
+		printf("getseals = %s\n", seals_str(r));
 	return 0;
 }
 
@@ -936,6 +983,7 @@ static const struct command {
 	const char *help;
 } commands[] = {
 	{ "open", 0, c_open, "[PATH]: open it (or /dev/ashmem), the current fd" },
+	{ "memfd", 2, c_memfd, "NAME SIZE: a plain memfd that allows sealing" },
 	{ "openx", 0, c_openx, "open /dev/ashmem without O_CLOEXEC" },
 	{ "exec", 0, c_exec, "CMD...: exec this program again on usefd FD CMD..." },
 	{ "usefd", 1, c_usefd, "N: the current fd is N" },
@@ -950,6 +998,8 @@ static const struct command {
 	{ "setprot", 1, c_setprot, "P: ASHMEM_SET_PROT_MASK" },
 	{ "setprot32", 1, c_setprot32, "P: ASHMEM_SET_PROT_MASK, 32-bit" },
 	{ "getprot", 0, c_getprot, "ASHMEM_GET_PROT_MASK" },
+	{ "addseal", 1, c_addseal, "WHICH: fcntl(F_ADD_SEALS)" },
+	{ "getseals", 0, c_getseals, "fcntl(F_GET_SEALS)" },
 	{ "map", 2, c_map, "LEN P: mmap MAP_SHARED, the current mapping" },
 	{ "mapp", 2, c_mapp, "LEN P: mmap MAP_PRIVATE, the current mapping" },
 	{ "protect", 1, c_protect, "P: mprotect the current mapping" },

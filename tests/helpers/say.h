@@ -75,4 +75,67 @@ static inline int in_futex(pid_t tid)
 	return 0;
 }
 
+/* ---- memfd seals, by name: "seal", "shrink", "grow", "write", "future-write" ---- */
+
+#ifdef F_ADD_SEALS
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE 0x0010
+#endif
+
+/* The k-th seal's name and bit (k < 5), in the kernel's order; NULL past the last. */
+static inline const char *seal_name(size_t k, int *bit)
+{
+	static const char *const names[] = { "seal", "shrink", "grow", "write", "future-write" };
+	static const int bits[] = { F_SEAL_SEAL, F_SEAL_SHRINK, F_SEAL_GROW, F_SEAL_WRITE,
+				    F_SEAL_FUTURE_WRITE };
+
+	if (k >= sizeof(names) / sizeof(names[0]))
+		return NULL;
+	*bit = bits[k];
+	return names[k];
+}
+
+/* "write,future-write" -> the bits; -1 for a word it does not know */
+static inline int seals_of(const char *s)
+{
+	int bits = 0, bit;
+
+	while (*s != '\0') {
+		size_t n = strcspn(s, ","), k;
+		const char *name;
+
+		for (k = 0; (name = seal_name(k, &bit)) != NULL; k++)
+			if (strlen(name) == n && strncmp(s, name, n) == 0)
+				break;
+		if (name == NULL)
+			return -1;
+		bits |= bit;
+		s += n + (s[n] == ',');
+	}
+	return bits;
+}
+
+/* the bits -> "seal,future-write", "none" for 0 */
+static inline const char *seals_str(int bits)
+{
+	static char buf[128];
+	const char *name;
+	int bit;
+
+	buf[0] = '\0';
+	for (size_t k = 0; (name = seal_name(k, &bit)) != NULL; k++) {
+		if (!(bits & bit))
+			continue;
+		if (buf[0] != '\0')
+			strcat(buf, ",");
+		strcat(buf, name);
+		bits &= ~bit;
+	}
+	if (bits != 0)
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s0x%x",
+			 buf[0] != '\0' ? "," : "", (unsigned)bits);
+	return buf[0] != '\0' ? buf : "none";
+}
+#endif
+
 #endif

@@ -220,6 +220,19 @@ END_TEST
 
 /* ---- mmap, and name and size after it -------------------------------------- */
 
+START_TEST(test_prot_sealed)
+{
+	/* a write seal takes PROT_WRITE out of what the mask says, nothing else */
+	ck_assert_uint_eq(vl_ash_prot_sealed(7, 0), 7);
+	ck_assert_uint_eq(vl_ash_prot_sealed(7, -1), 7);
+	ck_assert_uint_eq(vl_ash_prot_sealed(7, 0x1 | 0x2 | 0x4), 7); /* seal, shrink, grow */
+	ck_assert_uint_eq(vl_ash_prot_sealed(7, VL_SEAL_WRITE), PROT_READ | PROT_EXEC);
+	ck_assert_uint_eq(vl_ash_prot_sealed(7, VL_SEAL_FUTURE_WRITE | 0x1), PROT_READ | PROT_EXEC);
+	ck_assert_uint_eq(vl_ash_prot_sealed(PROT_READ, VL_SEAL_FUTURE_WRITE), PROT_READ);
+	ck_assert_uint_eq(vl_ash_prot_sealed(0, VL_SEAL_WRITE), 0);
+}
+END_TEST
+
 START_TEST(test_mmap_rules)
 {
 	struct vl_ashmem a;
@@ -370,6 +383,7 @@ static Suite *ashmem_suite(void)
 	tc = tcase_create("prot, mmap, names");
 	tcase_add_test(tc, test_prot_only_loses_bits);
 	tcase_add_test(tc, test_prot_read_implies_exec);
+	tcase_add_test(tc, test_prot_sealed);
 	tcase_add_test(tc, test_mmap_rules);
 	tcase_add_test(tc, test_map_readonly);
 	tcase_add_test(tc, test_settable_before_mmap_only);
