@@ -236,12 +236,16 @@ static void v2_events(struct watch *w)
 	}
 }
 
-/* Read a flagged memory.events.local again, so that poll waits for the next change. */
-static void rearm(struct watch *w, int i)
+/*
+ * Read a flagged memory.events.local again, so that poll waits for the
+ * next change. A file of a removed cgroup polls POLLERR for good, and
+ * its read fails.
+ */
+static void rearm(struct watch *w, int i, short revents)
 {
 	char buf[256];
 
-	if (pread(w->v2_events[i], buf, sizeof(buf), 0) < 0) {
+	if ((revents & (POLLERR | POLLNVAL)) || pread(w->v2_events[i], buf, sizeof(buf), 0) < 0) {
 		/* it would stay flagged: stop watching it rather than spin */
 		close(w->v2_events[i]);
 		w->v2_events[i] = -1;
@@ -675,11 +679,21 @@ int cmd_daemon(int argc, char **argv)
 			say("exiting on a signal");
 			return 0;
 		}
+		/*
+		 * The trigger of a cgroup removed since (--cgroup, a stopped
+		 * service's) polls POLLERR|POLLPRI for good: stop watching it,
+		 * rather than wake at once, again and again.
+		 */
+		if (pfd[1].revents & (POLLERR | POLLNVAL | POLLHUP)) {
+			say("the PSI trigger is gone (its cgroup removed?): polling");
+			close(w.psi);
+			w.psi = -1;
+		}
 		drain(w.v1_level);
 		drain(w.v1_usage);
 		for (int i = 0; i < w.n_events; i++)
 			if (pfd[4 + i].revents)
-				rearm(&w, i);
+				rearm(&w, i, pfd[4 + i].revents);
 		relieve(&w);
 	}
 }
