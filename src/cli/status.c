@@ -89,8 +89,11 @@ static int32_t holder_pid(const struct vl_region *r, const struct vl_lock *l)
 						      __ATOMIC_RELAXED);
 }
 
-/* The ranges of file f, as they are now (no lock: the caller checks vers after). */
-static void copy_ranges(const struct vl_region *r, const struct vl_file *f, uint32_t seq,
+/*
+ * The ranges of file f, as they are now (no lock: the caller checks vers
+ * after), each with its MARK's stamp where its age goes (ages_now).
+ */
+static void copy_ranges(const struct vl_region *r, const struct vl_file *f,
 			struct file_out *out)
 {
 	size_t cap = 0;
@@ -112,14 +115,13 @@ static void copy_ranges(const struct vl_region *r, const struct vl_file *f, uint
 		out->ranges[out->n].start = x->start;
 		out->ranges[out->n].end = x->end;
 		out->ranges[out->n].purged = vl_node_purged(x);
-		out->ranges[out->n].age = seq - x->seq;
+		out->ranges[out->n].age = x->seq;
 		out->n++;
 	}
 }
 
 /* File fi's record (its ways, an ashmem region's state) and ranges, as they are now. */
-static void copy_record(const struct vl_region *r, uint32_t fi, uint32_t seq,
-			struct file_out *out)
+static void copy_record(const struct vl_region *r, uint32_t fi, struct file_out *out)
 {
 	const struct vl_file *f = vl_file_at(r, fi);
 
@@ -130,7 +132,25 @@ static void copy_record(const struct vl_region *r, uint32_t fi, uint32_t seq,
 		out->ash_name[sizeof(out->ash_name) - 1] = '\0';
 		out->ash_size = f->ash.size;
 	}
-	copy_ranges(r, f, seq, out);
+	copy_ranges(r, f, out);
+}
+
+/*
+ * A copy found whole: each range's age, the MARKs made since its own,
+ * against the region's count read now, after the copy. Not against one
+ * count read before all the files: a range marked since would have a
+ * later stamp than it, and its age would wrap to some 2^32 (listed as
+ * the oldest). Every stamp copied was taken (an atomic add) before its
+ * file's vers or lock let us see it, so none is later than this count.
+ */
+static void ages_now(const struct vl_region *r, struct file_out *out)
+{
+	uint32_t now;
+
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	now = __atomic_load_n(&r->hdr->c.seq, __ATOMIC_RELAXED);
+	for (size_t k = 0; k < out->n; k++)
+		out->ranges[k].age = now - out->ranges[k].age;
 }
 
 static void sleep_ms(long ms)
@@ -150,7 +170,7 @@ static void sleep_ms(long ms)
  * Returns 0 if the slot holds no file (any more), or a record with
  * nothing to show (no range, not an ashmem region).
  */
-static int copy_file(const struct vl_region *r, uint32_t fi, uint32_t seq, struct file_out *out)
+static int copy_file(const struct vl_region *r, uint32_t fi, struct file_out *out)
 {
 	struct vl_file *f = vl_file_at(r, fi);
 	int repaired = 0;
@@ -174,12 +194,14 @@ static int copy_file(const struct vl_region *r, uint32_t fi, uint32_t seq, struc
 			continue;
 		}
 		gen = __atomic_load_n(&f->h.gen, __ATOMIC_ACQUIRE);
-		copy_record(r, fi, seq, out);
+		copy_record(r, fi, out);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		v2 = __atomic_load_n(&f->h.vers, __ATOMIC_RELAXED);
 		if (v1 == v2 && gen == __atomic_load_n(&f->h.gen, __ATOMIC_RELAXED) &&
-		    gen == out->t.gen)
+		    gen == out->t.gen) {
+			ages_now(r, out);
 			return out->n > 0 || out->ashmem;
+		}
 		sleep_ms(1);
 		waited++;
 	}
@@ -192,7 +214,8 @@ static int copy_file(const struct vl_region *r, uint32_t fi, uint32_t seq, struc
 		int show = 0;
 
 		if (f->h.state == VL_FILE_LIVE) {
-			copy_record(r, fi, seq, out);
+			copy_record(r, fi, out);
+			ages_now(r, out);
 			show = out->n > 0 || out->ashmem;
 		}
 		vl_unlock_file(r, fi);
@@ -208,7 +231,7 @@ static int copy_file(const struct vl_region *r, uint32_t fi, uint32_t seq, struc
 static void take_snapshot(struct snapshot *s)
 {
 	struct vl_region r;
-	uint32_t hwm, seq;
+	uint32_t hwm;
 	size_t cap = 0;
 
 	memset(s, 0, sizeof(*s));
@@ -227,13 +250,12 @@ static void take_snapshot(struct snapshot *s)
 			  (uint64_t)s->g.hash_cap * sizeof(uint32_t) +
 			  (uint64_t)s->c.node_hwm * sizeof(struct vl_node);
 	hwm = s->c.file_hwm < r.file_cap ? s->c.file_hwm : r.file_cap;
-	seq = s->c.seq;
 	for (uint32_t fi = 1; fi < hwm; fi++) {
 		if (s->nfiles == cap) {
 			cap = cap ? 2 * cap : 16;
 			s->files = grow(s->files, cap, sizeof(*s->files));
 		}
-		if (copy_file(&r, fi, seq, &s->files[s->nfiles]))
+		if (copy_file(&r, fi, &s->files[s->nfiles]))
 			s->with_ranges += s->files[s->nfiles++].n > 0;
 	}
 	vl_region_unmap(&r);
