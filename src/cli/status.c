@@ -471,7 +471,8 @@ static int older_first(const void *a, const void *b)
 
 /*
  * A file's ranges in the text: a summary, then every range in offset order
- * (--ranges), or its OLDEST_SHOWN oldest, oldest first (the next to go):
+ * (--ranges), or its OLDEST_SHOWN oldest, oldest first (the next to go),
+ * however many it has:
  * a file of a million ranges is a few lines, not a million.
  */
 static void print_ranges(const struct file_out *f, int all)
@@ -492,7 +493,7 @@ static void print_ranges(const struct file_out *f, int all)
 	if (f->n == 0)
 		return;
 	printf("  %-20s %-20s %-8s %s\n", "offset", "length", "state", "age");
-	if (all || f->n <= OLDEST_SHOWN) {
+	if (all) {
 		for (size_t k = 0; k < f->n; k++)
 			print_range(&f->ranges[k]);
 		return;
@@ -503,11 +504,12 @@ static void print_ranges(const struct file_out *f, int all)
 	for (size_t k = 0; k < f->n; k++)
 		by_age[k] = &f->ranges[k];
 	qsort(by_age, f->n, sizeof(*by_age), older_first);
-	shown = OLDEST_SHOWN;
+	shown = f->n < OLDEST_SHOWN ? f->n : OLDEST_SHOWN;
 	for (size_t k = 0; k < shown; k++)
 		print_range(by_age[k]);
-	printf("  ... and %zu more, newer (volatile status --ranges lists them all)\n",
-	       f->n - shown);
+	if (f->n > shown)
+		printf("  ... and %zu more, newer (volatile status --ranges lists them all)\n",
+		       f->n - shown);
 	free(by_age);
 }
 

@@ -41,4 +41,16 @@ sort -n "$WORK/offsets" | cmp -s - "$WORK/offsets" || fail "status --ranges: not
 
 status_json js
 expect_eq "ranges in --json" "$(jq_py js 'len(d["file_list"][0]["ranges"])')" 1000
+
+# a file of fewer ranges than are shown: all of them, oldest first too
+new_region
+ok few svt open "$WORK/few" rwc truncate 1M mark 0 4K mark 64K 4K mark 16K 4K
+ok ftext vol status
+grep -A 3 '^  offset ' "$WORK/ftext.out" | sed -n 2,4p | awk '{print $1, $4}' >"$WORK/fewages.out"
+expect_out fewages <<EOF2
+0 2
+65536 1
+16384 0
+EOF2
+grep -q 'more, newer' "$WORK/ftext.out" && fail "a file of 3 ranges says there are more"
 exit 0
