@@ -66,7 +66,7 @@ static const char help[] =
 	"                  /sys/fs/cgroup) instead of the daemon's own\n"
 	"  --interval MS   the shortest poll, when available memory (a tmpfs's free\n"
 	"                  space) is near the threshold (20); far from it, once a\n"
-	"                  second\n"
+	"                  second (an MS above 1000: every poll that long)\n"
 	"\n"
 	"It wakes on PSI triggers and cgroup pressure events where the kernel\n"
 	"offers them, and polls in proportion to how near the threshold is: as long\n"
