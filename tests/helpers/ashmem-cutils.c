@@ -98,32 +98,6 @@ struct state {
 	size_t map_len;
 };
 
-static uint64_t num(const char *s)
-{
-	char *end;
-	uint64_t v = strtoull(s, &end, 0);
-
-	switch (*end) {
-	case 'K': v <<= 10; break;
-	case 'M': v <<= 20; break;
-	default: break;
-	}
-	return v;
-}
-
-static int prot_of(const char *s)
-{
-	int p = 0;
-
-	if (strcmp(s, "none") == 0)
-		return 0;
-	if (s[0] >= '0' && s[0] <= '9')
-		return (int)num(s);
-	for (; *s; s++)
-		p |= *s == 'r' ? PROT_READ : *s == 'w' ? PROT_WRITE : *s == 'x' ? PROT_EXEC : 0;
-	return p;
-}
-
 /* "CMD ARGS = R", or "= -1 ENAME"; errno must be the sentinel after a success */
 static void result(struct state *s, char **a, int nargs, long r)
 {
@@ -143,18 +117,18 @@ static void result(struct state *s, char **a, int nargs, long r)
 static int c_create(struct state *s, char **a)
 {
 	errno = SENTINEL;
-	s->fd = ashmem_create_region(a[1], (size_t)num(a[2]));
+	s->fd = ashmem_create_region(a[1], (size_t)say_num(a[2]));
 	result(s, a, 2, s->fd);
 	return 0;
 }
 
 static int c_map(struct state *s, char **a)
 {
-	size_t len = (size_t)num(a[1]);
+	size_t len = (size_t)say_num(a[1]);
 	void *m;
 
 	errno = SENTINEL;
-	m = mmap(NULL, len, prot_of(a[2]), MAP_SHARED, s->fd, 0);
+	m = mmap(NULL, len, say_prot(a[2]), MAP_SHARED, s->fd, 0);
 	if (m != MAP_FAILED) {
 		s->map = m;
 		s->map_len = len;
@@ -173,7 +147,7 @@ static int c_unmap(struct state *s, char **a)
 
 static int c_fill(struct state *s, char **a)
 {
-	size_t off = (size_t)num(a[1]), len = (size_t)num(a[2]);
+	size_t off = (size_t)say_num(a[1]), len = (size_t)say_num(a[2]);
 
 	if (s->map == NULL || off + len > s->map_len)
 		die("fill: outside the mapping");
@@ -184,7 +158,7 @@ static int c_fill(struct state *s, char **a)
 
 static int c_expect(struct state *s, char **a)
 {
-	size_t off = (size_t)num(a[1]), len = (size_t)num(a[2]);
+	size_t off = (size_t)say_num(a[1]), len = (size_t)say_num(a[2]);
 	int ok;
 
 	if (s->map == NULL || off + len > s->map_len)
@@ -232,21 +206,21 @@ static int c_getprot(struct state *s, char **a)
 static int c_setprot(struct state *s, char **a)
 {
 	errno = SENTINEL;
-	result(s, a, 1, ashmem_set_prot_region(s->fd, prot_of(a[1])));
+	result(s, a, 1, ashmem_set_prot_region(s->fd, say_prot(a[1])));
 	return 0;
 }
 
 static int c_ioprot(struct state *s, char **a)
 {
 	errno = SENTINEL;
-	result(s, a, 1, ioctl(s->fd, ASHMEM_SET_PROT_MASK, (unsigned long)prot_of(a[1])));
+	result(s, a, 1, ioctl(s->fd, ASHMEM_SET_PROT_MASK, (unsigned long)say_prot(a[1])));
 	return 0;
 }
 
 static int c_setsize(struct state *s, char **a)
 {
 	errno = SENTINEL;
-	result(s, a, 1, ioctl(s->fd, ASHMEM_SET_SIZE, (size_t)num(a[1])));
+	result(s, a, 1, ioctl(s->fd, ASHMEM_SET_SIZE, (size_t)say_num(a[1])));
 	return 0;
 }
 
@@ -260,20 +234,20 @@ static int c_getsize(struct state *s, char **a)
 static int c_pin(struct state *s, char **a)
 {
 	errno = SENTINEL;
-	result(s, a, 2, ashmem_pin_region(s->fd, (size_t)num(a[1]), (size_t)num(a[2])));
+	result(s, a, 2, ashmem_pin_region(s->fd, (size_t)say_num(a[1]), (size_t)say_num(a[2])));
 	return 0;
 }
 
 static int c_unpin(struct state *s, char **a)
 {
 	errno = SENTINEL;
-	result(s, a, 2, ashmem_unpin_region(s->fd, (size_t)num(a[1]), (size_t)num(a[2])));
+	result(s, a, 2, ashmem_unpin_region(s->fd, (size_t)say_num(a[1]), (size_t)say_num(a[2])));
 	return 0;
 }
 
 static int c_pinstatus(struct state *s, char **a)
 {
-	struct ashmem_pin p = { (uint32_t)num(a[1]), (uint32_t)num(a[2]) };
+	struct ashmem_pin p = { (uint32_t)say_num(a[1]), (uint32_t)say_num(a[2]) };
 
 	errno = SENTINEL;
 	result(s, a, 2, ioctl(s->fd, ASHMEM_GET_PIN_STATUS, &p));

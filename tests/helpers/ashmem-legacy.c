@@ -130,33 +130,6 @@ struct state {
 	char *self;		/* argv[0]: exec and pspawn run this program again */
 };
 
-static uint64_t num(const char *s)
-{
-	char *end;
-	uint64_t v = strtoull(s, &end, 0);
-
-	switch (*end) {
-	case 'K': v <<= 10; break;
-	case 'M': v <<= 20; break;
-	case 'G': v <<= 30; break;
-	default: break;
-	}
-	return v;
-}
-
-static int prot_of(const char *s)
-{
-	int p = 0;
-
-	if (strcmp(s, "none") == 0)
-		return 0;
-	if (s[0] >= '0' && s[0] <= '9')
-		return (int)num(s);
-	for (; *s; s++)
-		p |= *s == 'r' ? PROT_READ : *s == 'w' ? PROT_WRITE : *s == 'x' ? PROT_EXEC : 0;
-	return p;
-}
-
 /* This program's argv again, on "usefd FD" and the n words at cmds: exec, pspawn. */
 static char **again_with_fd(struct state *s, char **cmds, int n)
 {
@@ -322,7 +295,7 @@ static int c_memfd(struct state *s, char **a)
 	snprintf(what, sizeof(what), "memfd %s %s", a[1], a[2]);
 	errno = SENTINEL;
 	s->fd = memfd_create(a[1], MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (s->fd >= 0 && ftruncate(s->fd, (off_t)num(a[2])) != 0)
+	if (s->fd >= 0 && ftruncate(s->fd, (off_t)say_num(a[2])) != 0)
 		die("ftruncate");
 	result(s, what, s->fd);
 	return 0;
@@ -354,7 +327,7 @@ static int c_exec(struct state *s, char **a)
 
 static int c_usefd(struct state *s, char **a)
 {
-	s->fd = (int)num(a[1]);
+	s->fd = (int)say_num(a[1]);
 	printf("usefd %d\n", s->fd);
 	return 0;
 }
@@ -364,7 +337,7 @@ static int c_nofile(struct state *s, char **a)
 	struct rlimit rl;
 	char what[512];
 
-	rl.rlim_cur = rl.rlim_max = (rlim_t)num(a[1]);
+	rl.rlim_cur = rl.rlim_max = (rlim_t)say_num(a[1]);
 	snprintf(what, sizeof(what), "nofile %s", a[1]);
 	errno = SENTINEL;
 	result(s, what, setrlimit(RLIMIT_NOFILE, &rl));
@@ -378,8 +351,8 @@ static int c_dupto(struct state *s, char **a)
 
 	snprintf(what, sizeof(what), "dupto %s", a[1]);
 	errno = SENTINEL;
-	hi = fcntl(s->fd, F_DUPFD, (int)num(a[1]));
-	result(s, what, hi < 0 ? -1 : hi >= (int)num(a[1]));
+	hi = fcntl(s->fd, F_DUPFD, (int)say_num(a[1]));
+	result(s, what, hi < 0 ? -1 : hi >= (int)say_num(a[1]));
 	if (hi >= 0) {
 		close(s->fd);
 		s->fd = hi;
@@ -399,7 +372,7 @@ static int c_setname(struct state *s, char **a)
 static int c_longname(struct state *s, char **a)
 {
 	static char big[600];
-	size_t n = (size_t)num(a[1]);
+	size_t n = (size_t)say_num(a[1]);
 	char what[512];
 
 	memset(big, 'x', sizeof(big));
@@ -438,12 +411,12 @@ static int set(struct state *s, char **a, unsigned long req, unsigned long v)
 
 static int c_setsize(struct state *s, char **a)
 {
-	return set(s, a, A_SET_SIZE, (unsigned long)num(a[1]));
+	return set(s, a, A_SET_SIZE, (unsigned long)say_num(a[1]));
 }
 
 static int c_setsize32(struct state *s, char **a)
 {
-	return set(s, a, A_SET_SIZE32, (unsigned long)num(a[1]));
+	return set(s, a, A_SET_SIZE32, (unsigned long)say_num(a[1]));
 }
 
 static int c_getsize(struct state *s, char **a)
@@ -455,12 +428,12 @@ static int c_getsize(struct state *s, char **a)
 
 static int c_setprot(struct state *s, char **a)
 {
-	return set(s, a, A_SET_PROT, (unsigned long)prot_of(a[1]));
+	return set(s, a, A_SET_PROT, (unsigned long)say_prot(a[1]));
 }
 
 static int c_setprot32(struct state *s, char **a)
 {
-	return set(s, a, A_SET_PROT32, (unsigned long)prot_of(a[1]));
+	return set(s, a, A_SET_PROT32, (unsigned long)say_prot(a[1]));
 }
 
 static int c_getprot(struct state *s, char **a)
@@ -502,12 +475,12 @@ static int c_getseals(struct state *s, char **a)
 /* map, mapp: the mapping becomes the current one */
 static int do_map(struct state *s, char **a, int flags)
 {
-	size_t len = (size_t)num(a[1]);
+	size_t len = (size_t)say_num(a[1]);
 	char what[512];
 	void *m;
 
 	errno = SENTINEL;
-	m = mmap(NULL, len, prot_of(a[2]), flags, s->fd, 0);
+	m = mmap(NULL, len, say_prot(a[2]), flags, s->fd, 0);
 	snprintf(what, sizeof(what), "%s %s %s", a[0], a[1], a[2]);
 	if (m == MAP_FAILED) {
 		result(s, what, -1);
@@ -535,7 +508,7 @@ static int c_protect(struct state *s, char **a)
 
 	errno = SENTINEL;
 	snprintf(what, sizeof(what), "protect %s", a[1]);
-	result(s, what, mprotect(s->map, s->map_len, prot_of(a[1])));
+	result(s, what, mprotect(s->map, s->map_len, say_prot(a[1])));
 	return 0;
 }
 
@@ -553,8 +526,8 @@ static int do_pin(struct state *s, char **a, unsigned long req)
 	struct pin p;
 	char what[512];
 
-	p.offset = (uint32_t)num(a[1]);
-	p.len = (uint32_t)num(a[2]);
+	p.offset = (uint32_t)say_num(a[1]);
+	p.len = (uint32_t)say_num(a[2]);
 	snprintf(what, sizeof(what), "%s %s %s", a[0], a[1], a[2]);
 	result(s, what, io(s, req, (unsigned long)&p));
 	return 0;
@@ -617,7 +590,7 @@ static int c_ioctl(struct state *s, char **a)
 	char what[512];
 
 	snprintf(what, sizeof(what), "ioctl %s %s", a[1], a[2]);
-	result(s, what, io(s, (unsigned long)num(a[1]), (unsigned long)num(a[2])));
+	result(s, what, io(s, (unsigned long)say_num(a[1]), (unsigned long)say_num(a[2])));
 	return 0;
 }
 
@@ -649,9 +622,9 @@ static int c_bad(struct state *s, char **a)
 /* fill, expect: where OFF LEN starts in the mapping (exit 1 if it is not all there) */
 static size_t span(struct state *s, char **a, size_t *len)
 {
-	size_t off = (size_t)num(a[1]);
+	size_t off = (size_t)say_num(a[1]);
 
-	*len = (size_t)num(a[2]);
+	*len = (size_t)say_num(a[2]);
 	if (s->map == NULL || off + *len > s->map_len) {
 		printf("%s: no mapping there\n", a[0]);
 		exit(1);
@@ -775,7 +748,7 @@ static int c_write(struct state *s, char **a)
 static int c_pread(struct state *s, char **a)
 {
 	char buf[256], what[512];
-	size_t n = (size_t)num(a[1]);
+	size_t n = (size_t)say_num(a[1]);
 	ssize_t r;
 
 	if (n >= sizeof(buf))
@@ -822,7 +795,7 @@ static int c_getfl(struct state *s, char **a)
 /* churn N [MODE]: MODE is taken if it is one of map, nomap, late */
 static int c_churn(struct state *s, char **a)
 {
-	long n = (long)num(a[1]), k, slow = 0;
+	long n = (long)say_num(a[1]), k, slow = 0;
 	const char *mode = a[2] != NULL && a[2][0] >= 'a' &&
 				   (strcmp(a[2], "map") == 0 || strcmp(a[2], "nomap") == 0 ||
 				    strcmp(a[2], "late") == 0)

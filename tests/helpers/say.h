@@ -10,9 +10,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <time.h>
@@ -137,5 +139,34 @@ static inline const char *seals_str(int bits)
 	return buf[0] != '\0' ? buf : "none";
 }
 #endif
+
+/* A size or number argument: decimal, 0x hex or octal, with K, M or G (powers of 1024). */
+static inline uint64_t say_num(const char *s)
+{
+	char *end;
+	uint64_t v = strtoull(s, &end, 0);
+
+	switch (*end) {
+	case 'K': v <<= 10; break;
+	case 'M': v <<= 20; break;
+	case 'G': v <<= 30; break;
+	default: break;
+	}
+	return v;
+}
+
+/* A protection argument: "none", a number, or letters of "rwx". */
+static inline int say_prot(const char *s)
+{
+	int p = 0;
+
+	if (strcmp(s, "none") == 0)
+		return 0;
+	if (s[0] >= '0' && s[0] <= '9')
+		return (int)say_num(s);
+	for (; *s; s++)
+		p |= *s == 'r' ? PROT_READ : *s == 'w' ? PROT_WRITE : *s == 'x' ? PROT_EXEC : 0;
+	return p;
+}
 
 #endif
