@@ -88,7 +88,7 @@ VL_EXPORT int volatile_stats(struct volatile_stats *out, size_t size)
 
 VL_EXPORT int64_t volatile_purge(uint64_t bytes)
 {
-	struct vl_goal g = { .bytes = bytes };
+	struct vl_goal g = { .bytes = bytes, .reason = VL_PURGE_API };
 	struct vl_purge_report rep;
 	struct vl_region *r;
 	int err, saved = errno;

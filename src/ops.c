@@ -398,7 +398,8 @@ static VL_COLD void note_path(const struct vl_region *r, uint32_t fi, int fdnum)
 static VL_COLD void enforce_budget(const struct vl_region *r, const struct found *fd, int fdnum)
 {
 	const struct vl_config *cfg = vl_config();
-	struct vl_goal g = { .ceiling = cfg->budget, .use_ceiling = 1, .bounded = 1 };
+	struct vl_goal g = { .ceiling = cfg->budget, .use_ceiling = 1, .bounded = 1,
+			      .reason = VL_PURGE_BUDGET };
 	struct vl_hint h = { fd->fi, fd->gen, fdnum };
 	struct vl_purge_report rep;
 

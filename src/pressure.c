@@ -233,7 +233,8 @@ int vl_relieve_memory(const struct vl_region *r, const struct vl_cgroup *cg,
 		      uint64_t *threshold, struct vl_purge_report *rep)
 {
 	/* a hint: a MARK calls, and must not stall on the machine */
-	struct vl_goal g = { .thorough = thorough, .bounded = hint != NULL };
+	struct vl_goal g = { .thorough = thorough, .bounded = hint != NULL,
+			      .reason = VL_PURGE_MEMORY };
 	int err = vl_memstate_read(cg, ms);
 
 	if (err)
@@ -251,7 +252,8 @@ int vl_relieve_tmpfs(const struct vl_region *r, uint64_t dev, uint64_t free_byte
 		     uint64_t size_bytes, const struct vl_hint *hint, int thorough,
 		     uint64_t *threshold, struct vl_purge_report *rep)
 {
-	struct vl_goal g = { .use_dev = 1, .dev = dev, .thorough = thorough, .bounded = hint != NULL };
+	struct vl_goal g = { .use_dev = 1, .dev = dev, .thorough = thorough, .bounded = hint != NULL,
+			      .reason = VL_PURGE_TMPFS };
 
 	*threshold = vl_threshold_bytes(&vl_config()->tmpfs_min_free, size_bytes);
 	g.bytes = vl_purge_need(free_bytes, *threshold, 0);

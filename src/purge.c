@@ -56,6 +56,7 @@
 #include "reach.h"
 #include "punch.h"
 #include "region.h"
+#include "self.h"
 #include "sys.h"
 
 #include <errno.h>
@@ -592,6 +593,12 @@ int vl_purge(const struct vl_region *r, const struct vl_goal *goal, const struct
 	while (rounds++ < limit && purge_one(&p, goal, rep) != STOP)
 		;
 	end_pass(&p);
+	if (rep->ranges > 0) {
+		struct vl_self_id me;
+
+		vl_purge_log_add(&r->hdr->log, vl_now_ms(), rep->bytes, rep->ranges,
+				 vl_self_id(&me) == 0 ? (int32_t)me.pid : 0, goal->reason);
+	}
 	return 0;
 }
 

@@ -16,6 +16,7 @@ struct vl_goal {
 	uint64_t dev;
 	int thorough;        /* tools: may search a tmpfs for a renamed file */
 	int bounded;         /* inside a MARK: cheap routes only (reach.h) */
+	uint32_t reason;     /* enum vl_purge_reason: what the region's log says */
 };
 
 /* The caller's own file and fd, usable without reopening (MARK + budget). */

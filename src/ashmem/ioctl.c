@@ -337,7 +337,7 @@ static long pin_ops(struct target *t, const struct vl_ash_req *q, unsigned long 
 
 static long purge_all(struct target *t)
 {
-	struct vl_goal g = { .bytes = UINT64_MAX };
+	struct vl_goal g = { .bytes = UINT64_MAX, .reason = VL_PURGE_ASHMEM };
 	struct vl_purge_report rep;
 	uint64_t pages;
 	int err;

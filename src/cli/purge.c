@@ -24,7 +24,7 @@ int cmd_purge(int argc, char **argv)
 					      { "bytes", required_argument, NULL, 'b' },
 					      { "help", no_argument, NULL, 'h' },
 					      { 0 } };
-	struct vl_goal goal = { .bytes = UINT64_MAX, .thorough = 1 };
+	struct vl_goal goal = { .bytes = UINT64_MAX, .thorough = 1, .reason = VL_PURGE_COMMAND };
 	struct vl_purge_report rep = { 0 };
 	struct vl_region r;
 	int c, all = 0, bytes = 0;

@@ -170,3 +170,54 @@ void vl_region_format(void *base, const struct vl_geometry *g)
 	h->c.node_hwm = 1; /* slot 0 is the sentinel */
 	h->c.file_hwm = 1;
 }
+
+void vl_purge_log_add(struct vl_purge_log *l, uint64_t at_ms, uint64_t bytes, uint32_t ranges,
+		      int32_t pid, uint32_t reason)
+{
+	uint64_t i = __atomic_fetch_add(&l->next, 1, __ATOMIC_RELAXED);
+	struct vl_purge_entry *e = &l->e[i % VL_PURGE_LOG];
+
+	__atomic_store_n(&e->seq, 2 * i + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&e->at_ms, at_ms, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->bytes, bytes, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->ranges, ranges, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->pid, pid, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->reason, reason, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->seq, 2 * i + 2, __ATOMIC_RELEASE);
+}
+
+int vl_purge_log_read(const struct vl_purge_log *l, struct vl_purge_entry *out, int max)
+{
+	uint64_t next = __atomic_load_n(&l->next, __ATOMIC_ACQUIRE);
+	int n = 0;
+
+	for (uint64_t k = 0; k < VL_PURGE_LOG && k < next && n < max; k++) {
+		uint64_t i = next - 1 - k;
+		const struct vl_purge_entry *e = &l->e[i % VL_PURGE_LOG];
+		uint64_t s1 = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE), s2;
+
+		if (s1 != 2 * i + 2)
+			continue; /* being written, or overtaken */
+		out[n].at_ms = __atomic_load_n(&e->at_ms, __ATOMIC_RELAXED);
+		out[n].bytes = __atomic_load_n(&e->bytes, __ATOMIC_RELAXED);
+		out[n].ranges = __atomic_load_n(&e->ranges, __ATOMIC_RELAXED);
+		out[n].pid = __atomic_load_n(&e->pid, __ATOMIC_RELAXED);
+		out[n].reason = __atomic_load_n(&e->reason, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		s2 = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
+		if (s2 != s1)
+			continue;
+		out[n].seq = s1;
+		n++;
+	}
+	return n;
+}
+
+const char *vl_purge_reason_name(uint32_t reason)
+{
+	static const char *const names[] = { "other",	"budget", "memory", "tmpfs",
+					     "command", "api",	  "ashmem" };
+
+	return reason < sizeof(names) / sizeof(names[0]) ? names[reason] : "other";
+}

@@ -39,13 +39,14 @@
 
 /* "VOLATILE" read as a little-endian u64 */
 #define VL_MAGIC 0x454c4954414c4f56ull
-#define VL_VERSION 5u /* 2: ashmem state in file records; 3: a spare node per file,
+#define VL_VERSION 6u /* 2: ashmem state in file records; 3: a spare node per file,
 			    records found without the region lock, one mix in a node's sum;
 			    4: the inode's generation in a file's identity, the
 			    library's own locks and table of processes, the
 			    region's byte counts in 128 bits; 5: ages kept per
 			    file, nodes allocated and counters kept without a
-			    lock, records kept while empty */
+			    lock, records kept while empty; 6: the log of the
+			    last purges */
 
 /* ---- ranges ------------------------------------------------------------ */
 
@@ -459,12 +460,55 @@ struct vl_fate {
 	} moved_from[VL_MOVED_MAX]; /* guarded by the region lock */
 };
 
+/*
+ * The last purges, for `volatile status` (what was purged, when, by whom,
+ * why): a ring that every purge that freed something writes one entry of,
+ * with no lock. An entry's seq is odd while it is written and 2i + 2 once
+ * entry i is whole; a reader takes an entry only between two equal even
+ * values that name the index it wants, so a torn or overtaken entry is
+ * skipped, never shown. Nothing decides anything from it.
+ */
+enum vl_purge_reason {
+	VL_PURGE_OTHER = 0,
+	VL_PURGE_BUDGET = 1,  /* VOLATILE_BUDGET, at a MARK */
+	VL_PURGE_MEMORY = 2,  /* low memory, at a MARK or by the daemon */
+	VL_PURGE_TMPFS = 3,   /* a nearly full tmpfs, at a MARK or by the daemon */
+	VL_PURGE_COMMAND = 4, /* volatile purge */
+	VL_PURGE_API = 5,     /* volatile_purge() */
+	VL_PURGE_ASHMEM = 6,  /* ASHMEM_PURGE_ALL_CACHES */
+};
+
+#define VL_PURGE_LOG 32
+
+struct vl_purge_entry {
+	uint64_t seq;
+	uint64_t at_ms;   /* CLOCK_MONOTONIC_COARSE, milliseconds */
+	uint64_t bytes;
+	uint32_t ranges;
+	int32_t pid;      /* the purging process, as /proc shows it */
+	uint32_t reason;  /* enum vl_purge_reason */
+	uint32_t pad;
+};
+
+struct vl_purge_log {
+	uint64_t next; /* entries written so far */
+	struct vl_purge_entry e[VL_PURGE_LOG] __attribute__((aligned(64)));
+};
+
+void vl_purge_log_add(struct vl_purge_log *l, uint64_t at_ms, uint64_t bytes, uint32_t ranges,
+		      int32_t pid, uint32_t reason);
+/* Up to max of the last entries, newest first, copied whole: how many. */
+int vl_purge_log_read(const struct vl_purge_log *l, struct vl_purge_entry *out, int max);
+/* "budget", "memory"...; "other" for a reason not known */
+const char *vl_purge_reason_name(uint32_t reason);
+
 struct vl_header {
 	struct vl_geometry geo;
 	/* its own cache line: the geometry is read-only after creation */
 	struct vl_lock lock __attribute__((aligned(64))); /* the region lock */
 	struct vl_counters c;       /* guarded by lock */
 	struct vl_fate fate __attribute__((aligned(64)));
+	struct vl_purge_log log __attribute__((aligned(64)));
 };
 
 /*

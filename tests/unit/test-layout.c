@@ -6,6 +6,7 @@
 #include "harness.h"
 
 #include <stddef.h>
+#include <string.h>
 
 _Static_assert(sizeof(struct vl_node) == 48, "a range node is 48 bytes");
 _Static_assert(sizeof(struct vl_file) == VL_FILE_SIZE, "a file record is 512 bytes");
@@ -579,6 +580,47 @@ START_TEST(test_u128_compare)
 }
 END_TEST
 
+
+/* The log of purges: newest first, at most VL_PURGE_LOG, whole entries only. */
+START_TEST(test_purge_log)
+{
+	static struct vl_purge_log log;
+	struct vl_purge_entry out[VL_PURGE_LOG + 4];
+	int n;
+
+	memset(&log, 0, sizeof(log));
+	ck_assert_int_eq(vl_purge_log_read(&log, out, VL_PURGE_LOG), 0);
+	vl_purge_log_add(&log, 1000, 4096, 1, 42, VL_PURGE_BUDGET);
+	vl_purge_log_add(&log, 2000, 8192, 2, 43, VL_PURGE_COMMAND);
+	n = vl_purge_log_read(&log, out, VL_PURGE_LOG);
+	ck_assert_int_eq(n, 2);
+	ck_assert_uint_eq(out[0].at_ms, 2000);
+	ck_assert_uint_eq(out[0].bytes, 8192);
+	ck_assert_uint_eq(out[0].ranges, 2);
+	ck_assert_int_eq(out[0].pid, 43);
+	ck_assert_str_eq(vl_purge_reason_name(out[0].reason), "command");
+	ck_assert_str_eq(vl_purge_reason_name(out[1].reason), "budget");
+	ck_assert_int_eq(vl_purge_log_read(&log, out, 1), 1);
+	ck_assert_uint_eq(out[0].at_ms, 2000);
+
+	/* wrapped: the last VL_PURGE_LOG, newest first */
+	for (int i = 0; i < 3 * VL_PURGE_LOG; i++)
+		vl_purge_log_add(&log, 10000 + (uint64_t)i, 1, 1, i, VL_PURGE_MEMORY);
+	n = vl_purge_log_read(&log, out, VL_PURGE_LOG + 4);
+	ck_assert_int_eq(n, VL_PURGE_LOG);
+	for (int i = 0; i < n; i++)
+		ck_assert_uint_eq(out[i].at_ms, 10000 + 3 * VL_PURGE_LOG - 1 - (uint64_t)i);
+
+	/* an entry being written (odd seq), or one a scribble left naming another index: not shown */
+	log.e[(log.next - 1) % VL_PURGE_LOG].seq |= 1;
+	log.e[(log.next - 2) % VL_PURGE_LOG].seq += 2 * VL_PURGE_LOG;
+	n = vl_purge_log_read(&log, out, VL_PURGE_LOG);
+	ck_assert_int_eq(n, VL_PURGE_LOG - 2);
+	ck_assert_uint_eq(out[0].at_ms, 10000 + 3 * VL_PURGE_LOG - 3);
+	ck_assert_str_eq(vl_purge_reason_name(99), "other");
+}
+END_TEST
+
 static Suite *layout_suite(void)
 {
 	Suite *s = suite_create("layout");
@@ -603,6 +645,7 @@ static Suite *layout_suite(void)
 	tcase_add_test(tc, test_u128_carry_borrow);
 	tcase_add_test(tc, test_u128_three_huge_ranges);
 	tcase_add_test(tc, test_u128_compare);
+	tcase_add_test(tc, test_purge_log);
 	suite_add_tcase(s, tc);
 	return s;
 }
