@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * status.c - `volatile status [--json]`.
+ * status.c - `volatile status [--ranges] [--json] [--watch]`: the snapshot
+ * (status.h), and the command; status_print.c prints it.
  *
  * Read with no lock: each file's record and ranges between two equal even
  * values of its `vers` (odd while its lock is held), the counters as they
@@ -9,8 +10,10 @@
  * named; one whose holder is gone is taken, so that it is repaired.
  */
 #include "cli.h"
+#include "status.h"
 
 #include "env.h"
+#include "sys.h"
 #include "lock.h"
 #include "core/ashmem_rules.h"
 #include "core/pool.h"
@@ -26,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char help[] =
@@ -35,39 +39,14 @@ static const char help[] =
 	"volatile and purged bytes, capacity, the budget in force for this\n"
 	"environment, and available memory.\n"
 	"  --ranges every range of every file, in offset order\n"
-	"  --json   one JSON object instead of text, every range in it\n";
+	"  --json   one JSON object instead of text, every range in it\n"
+	"  --watch  redraw once a second: the totals, memory against the threshold,\n"
+	"           the files with the most volatile bytes, the last purges and why\n"
+	"           (plain frames when the output is not a terminal; Ctrl-C ends it)\n"
+	"  --count N  with --watch: stop after N frames\n";
 
 /* ranges a file shows in the text without --ranges: its oldest */
 #define OLDEST_SHOWN 5
-
-struct range_out {
-	uint64_t start, end;
-	uint32_t age;
-	int purged;
-};
-
-struct file_out {
-	struct vl_target t;
-	int unread;                      /* its lock was kept by a live process */
-	int32_t holder;                  /* ... this one (0: not known) */
-	size_t n;
-	struct range_out *ranges;
-	int ashmem;                      /* an ashmem region: its name and size */
-	char ash_name[VL_ASH_NAME_LEN];
-	uint64_t ash_size;
-};
-
-struct snapshot {
-	int exists;
-	int waiting;          /* made anew, older regions not moved in yet (ESTALE) */
-	int retired;          /* its records moved to the region new processes find */
-	struct vl_counters c;
-	struct vl_geometry g;
-	uint64_t region_bytes;
-	size_t nfiles;
-	struct file_out *files;
-	uint32_t with_ranges; /* files of the list with a range (records: c.files_used) */
-};
 
 static void *grow(void *p, size_t n, size_t size)
 {
@@ -78,7 +57,6 @@ static void *grow(void *p, size_t n, size_t size)
 }
 
 #define STATUS_TRIES 20    /* ms of looking with no lock before the lock is asked for */
-#define STATUS_WAIT_MS "100"
 
 /* The pid of the process that holds l, as its slot says (0: none, or not known). */
 static int32_t holder_pid(const struct vl_region *r, const struct vl_lock *l)
@@ -228,7 +206,7 @@ static int copy_file(const struct vl_region *r, uint32_t fi, struct file_out *ou
 	return 1;
 }
 
-static void take_snapshot(struct snapshot *s)
+void take_snapshot(struct snapshot *s)
 {
 	struct vl_region r;
 	uint32_t hwm;
@@ -258,20 +236,21 @@ static void take_snapshot(struct snapshot *s)
 		if (copy_file(&r, fi, &s->files[s->nfiles]))
 			s->with_ranges += s->files[s->nfiles++].n > 0;
 	}
+	s->npurges = vl_purge_log_read(&r.hdr->log, s->purges, VL_PURGE_LOG);
+	s->now_ms = vl_now_ms();
 	vl_region_unmap(&r);
 }
 
-/* Memory as the library sees it for this process (DESIGN 6). */
-struct pressure {
-	struct vl_cgroup cg;
-	int have_cg;
-	struct vl_memstate ms;
-	int known;
-	uint64_t threshold;
-	int low;
-};
+void free_snapshot(struct snapshot *s)
+{
+	for (size_t i = 0; i < s->nfiles; i++)
+		free(s->files[i].ranges);
+	free(s->files);
+	s->files = NULL;
+	s->nfiles = 0;
+}
 
-static void pressure_now(struct pressure *p)
+void pressure_now(struct pressure *p)
 {
 	const struct vl_config *cfg = vl_config();
 
@@ -302,12 +281,12 @@ static const char *human2(uint64_t hi, uint64_t lo, char *buf, size_t size)
 	return buf;
 }
 
-static const char *human(uint64_t v, char *buf, size_t size)
+const char *human(uint64_t v, char *buf, size_t size)
 {
 	return human2(0, v, buf, size);
 }
 
-static const char *human128(const struct vl_u128 *v, char *buf, size_t size)
+const char *human128(const struct vl_u128 *v, char *buf, size_t size)
 {
 	return human2(v->hi, v->lo, buf, size);
 }
@@ -316,7 +295,7 @@ static const char *human128(const struct vl_u128 *v, char *buf, size_t size)
  * A region's count in decimal, exactly (up to 39 digits). Long division
  * by 10 of its four 32-bit limbs, so each step fits in 64 bits.
  */
-static const char *dec128(const struct vl_u128 *v, char buf[40])
+const char *dec128(const struct vl_u128 *v, char buf[40])
 {
 	uint32_t limb[4] = { (uint32_t)(v->hi >> 32), (uint32_t)v->hi, (uint32_t)(v->lo >> 32),
 			     (uint32_t)v->lo };
@@ -337,285 +316,84 @@ static const char *dec128(const struct vl_u128 *v, char buf[40])
 	return p;
 }
 
-static void json_string(const char *s)
+/* "---- HH:MM:SS", the line before each frame that is not drawn over the last */
+static void print_clock(int blank_before)
 {
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
+	char when[16] = "";
+	time_t t = time(NULL);
+	struct tm tm;
 
-		if (ch == '"' || ch == '\\')
-			printf("\\%c", ch);
-		else if (ch < 0x20)
-			printf("\\u%04x", ch);
-		else
-			putchar(ch);
-	}
-	putchar('"');
-}
-
-static void json_limit(const char *key, uint64_t v)
-{
-	if (v == VL_UNLIMITED)
-		printf(", \"%s\": null", key);
-	else
-		printf(", \"%s\": %llu", key, (unsigned long long)v);
-}
-
-/* Over 80 lines: one printf per field of the JSON, in the order they appear. */
-static void print_json(const struct snapshot *s, const struct vl_config *cfg)
-{
-	struct pressure p;
-	char a[32], b[32], d[40];
-
-	pressure_now(&p);
-	printf("{\"region\": ");
-	json_string(cfg->region);
-	printf(", \"region_why\": ");
-	json_string(cfg->region_why);
-	printf(", \"exists\": %s", s->exists ? "true" : "false");
-	printf(", \"state\": \"%s\"", !s->exists ? "none" : s->retired ? "retired" : s->waiting ? "waiting" : "in use");
-	printf(", \"files\": %u, \"records\": %u, \"ranges\": %u, \"ranges_purged\": %u",
-	       s->with_ranges, s->c.files_used, s->c.ranges, s->c.ranges_purged);
-	/* exact, past 2^64 too: a JSON number has no bound */
-	printf(", \"volatile_bytes\": %s", dec128(&s->c.volatile_bytes, d));
-	printf(", \"purged_bytes\": %s", dec128(&s->c.purged_bytes, d));
-	printf(", \"purges\": %llu, \"purged_total\": %s", (unsigned long long)s->c.purges,
-	       dec128(&s->c.purged_total, d));
-	printf(", \"evicted\": %u", s->c.evicted);
-	printf(", \"capacity_ranges\": %u, \"capacity_files\": %u",
-	       s->exists ? s->g.node_cap - 1 : 0, s->exists ? s->g.file_cap - 1 : 0);
-	printf(", \"region_bytes\": %llu", (unsigned long long)s->region_bytes);
-	if (cfg->has_budget)
-		printf(", \"budget\": %llu", (unsigned long long)cfg->budget);
-	else
-		printf(", \"budget\": null");
-	printf(", \"memory\": {\"available\": %llu, \"total\": %llu",
-	       (unsigned long long)p.ms.available, (unsigned long long)p.ms.total);
-	printf(", \"mem_available\": %llu, \"mem_total\": %llu",
-	       (unsigned long long)p.ms.mem_available, (unsigned long long)p.ms.mem_total);
-	printf(", \"cgroup\": ");
-	if (p.have_cg)
-		json_string(p.cg.dir);
-	else
-		printf("null");
-	printf(", \"cgroup_version\": %d", p.have_cg ? p.cg.version : 0);
-	json_limit("cgroup_limit", p.ms.cg_limit);
-	json_limit("cgroup_headroom", p.ms.cg_headroom);
-	printf("}, \"pressure\": {\"state\": \"%s\", \"min_available\": \"%s\""
-	       ", \"min_available_bytes\": %llu, \"tmpfs_min_free\": \"%s\"}",
-	       !vl_threshold_on(&cfg->min_available) ? "off"
-	       : !p.known                             ? "unknown"
-	       : p.low                                ? "low"
-						      : "ok",
-	       threshold_text(&cfg->min_available, a, sizeof(a)), (unsigned long long)p.threshold,
-	       threshold_text(&cfg->tmpfs_min_free, b, sizeof(b)));
-	printf(", \"file_list\": [");
-	for (size_t i = 0; i < s->nfiles; i++) {
-		const struct file_out *f = &s->files[i];
-		int first = 1;
-
-		printf("%s{\"dev\": \"%u:%u\", \"ino\": %llu, \"path\": ", i ? ", " : "",
-		       major(f->t.id.dev), minor(f->t.id.dev), (unsigned long long)f->t.id.ino);
-		if (f->t.path_len)
-			json_string(f->t.path);
-		else
-			printf("null");
-		printf(", \"ashmem\": ");
-		if (f->ashmem) {
-			printf("{\"name\": ");
-			json_string(f->ash_name);
-			printf(", \"size\": %llu}", (unsigned long long)f->ash_size);
-		} else {
-			printf("null");
-		}
-		printf(", \"unread\": %s", f->unread ? "true" : "false");
-		if (f->unread)
-			printf(", \"locked_by\": %d", f->holder);
-		printf(", \"birth\": \"%lld.%09u\", \"anonymous\": %s, \"unreachable\": %s"
-		       ", \"gone\": %s, \"holders\": [",
-		       (long long)f->t.id.btime_sec, f->t.id.btime_nsec,
-		       (f->t.flags & VL_FF_ANON) ? "true" : "false", f->t.checked_at ? "true" : "false",
-		       f->t.gone_since ? "true" : "false");
-		for (int h = 0; h < VL_HOLDERS; h++) {
-			if (f->t.holders[h].pid <= 0)
-				continue;
-			printf("%s{\"pid\": %d, \"fd\": %d}", first ? "" : ", ", f->t.holders[h].pid,
-			       f->t.holders[h].fd);
-			first = 0;
-		}
-		printf("], \"ranges\": [");
-		for (size_t k = 0; k < f->n; k++)
-			printf("%s{\"offset\": %llu, \"length\": %llu, \"purged\": %s, \"age\": %u}",
-			       k ? ", " : "", (unsigned long long)f->ranges[k].start,
-			       (unsigned long long)(f->ranges[k].end - f->ranges[k].start),
-			       f->ranges[k].purged ? "true" : "false", f->ranges[k].age);
-		printf("]}");
-	}
-	printf("]}\n");
-}
-
-static void print_range(const struct range_out *x)
-{
-	printf("  %-20llu %-20llu %-8s %u\n", (unsigned long long)x->start,
-	       (unsigned long long)(x->end - x->start), x->purged ? "purged" : "volatile", x->age);
-}
-
-/* oldest first: the largest age */
-static int older_first(const void *a, const void *b)
-{
-	const struct range_out *x = *(const struct range_out *const *)a;
-	const struct range_out *y = *(const struct range_out *const *)b;
-
-	return x->age != y->age ? (x->age < y->age ? 1 : -1) : (x->start > y->start) - (x->start < y->start);
+	if (localtime_r(&t, &tm) != NULL)
+		strftime(when, sizeof(when), "%H:%M:%S", &tm);
+	printf("%s---- %s\n", blank_before ? "\n" : "", when);
 }
 
 /*
- * A file's ranges in the text: a summary, then every range in offset order
- * (--ranges), or its OLDEST_SHOWN oldest, oldest first (the next to go),
- * however many it has:
- * a file of a million ranges is a few lines, not a million.
+ * --watch: a frame a second until interrupted (or `count` frames). On a
+ * terminal each frame is drawn over the last; elsewhere (a pipe, a log)
+ * frames follow each other, each after a line with the time.
  */
-static void print_ranges(const struct file_out *f, int all)
+static int watch(uint64_t count)
 {
-	const struct range_out **by_age;
-	uint64_t vbytes = 0, pbytes = 0;
-	size_t purged = 0, shown;
+	int tty = isatty(STDOUT_FILENO);
 
-	for (size_t k = 0; k < f->n; k++) {
-		uint64_t len = f->ranges[k].end - f->ranges[k].start;
+	for (uint64_t n = 0; count == 0 || n < count; n++) {
+		struct snapshot s;
+		struct timespec one = { 1, 0 };
 
-		purged += f->ranges[k].purged != 0;
-		*(f->ranges[k].purged ? &pbytes : &vbytes) += len;
-	}
-	printf("  %zu range%s (%zu purged): %llu bytes volatile, %llu bytes purged\n", f->n,
-	       f->n == 1 ? "" : "s", purged, (unsigned long long)vbytes,
-	       (unsigned long long)pbytes);
-	if (f->n == 0)
-		return;
-	printf("  %-20s %-20s %-8s %s\n", "offset", "length", "state", "age");
-	if (all) {
-		for (size_t k = 0; k < f->n; k++)
-			print_range(&f->ranges[k]);
-		return;
-	}
-	by_age = malloc(f->n * sizeof(*by_age));
-	if (by_age == NULL)
-		die("out of memory");
-	for (size_t k = 0; k < f->n; k++)
-		by_age[k] = &f->ranges[k];
-	qsort(by_age, f->n, sizeof(*by_age), older_first);
-	shown = f->n < OLDEST_SHOWN ? f->n : OLDEST_SHOWN;
-	for (size_t k = 0; k < shown; k++)
-		print_range(by_age[k]);
-	if (f->n > shown)
-		printf("  ... and %zu more, newer (volatile status --ranges lists them all)\n",
-		       f->n - shown);
-	free(by_age);
-}
-
-static void print_text(const struct snapshot *s, const struct vl_config *cfg, int all_ranges)
-{
-	char a[32], b[32], c[32], d[40];
-	struct pressure p;
-
-	pressure_now(&p);
-	printf("region:   %s%s%s\n", cfg->region, s->exists ? "" : " (not created yet)",
-	       s->retired ? " (retired: its records are moved to a newer one)"
-	       : s->waiting ? " (waiting: older regions still in use are not moved in yet)" : "");
-	printf("          (%s)\n", cfg->region_why);
-	printf("files:    %u with volatile ranges", s->with_ranges);
-	if (s->c.files_used != s->with_ranges) /* ashmem regions keep a record without */
-		printf(" (%u records in all)", s->c.files_used);
-	printf("\n");
-	printf("ranges:   %u (%u purged)\n", s->c.ranges, s->c.ranges_purged);
-	printf("volatile: %s bytes (%s) not purged\n", dec128(&s->c.volatile_bytes, d),
-	       human128(&s->c.volatile_bytes, a, sizeof(a)));
-	printf("purged:   %s bytes (%s) in purged ranges;", dec128(&s->c.purged_bytes, d),
-	       human128(&s->c.purged_bytes, a, sizeof(a)));
-	printf(" %s bytes in %llu purges so far\n", dec128(&s->c.purged_total, d),
-	       (unsigned long long)s->c.purges);
-	if (s->c.evicted)
-		printf("evicted:  %u records of silent, unreachable files, to make room\n",
-		       s->c.evicted);
-	if (s->exists)
-		printf("capacity: %u ranges, %u files; the region uses %s\n", s->g.node_cap - 1,
-		       s->g.file_cap - 1, human(s->region_bytes, a, sizeof(a)));
-	if (cfg->has_budget)
-		printf("budget:   %llu bytes (%s)\n", (unsigned long long)cfg->budget,
-		       human(cfg->budget, a, sizeof(a)));
-	else
-		printf("budget:   none\n");
-	printf("memory:   %s available of %s%s\n", human(p.ms.available, a, sizeof(a)),
-	       human(p.ms.total, b, sizeof(b)), p.ms.by_cgroup ? " (the cgroup's headroom)" : "");
-	if (p.have_cg)
-		printf("cgroup:   %s (v%d), limit %s\n", p.cg.dir, p.cg.version,
-		       p.ms.cg_limit == VL_UNLIMITED ? "none" : human(p.ms.cg_limit, c, sizeof(c)));
-	if (!vl_threshold_on(&cfg->min_available))
-		printf("pressure: off (VOLATILE_MIN_AVAILABLE=0)\n");
-	else
-		printf("pressure: %s; purging below %s available (%s)\n",
-		       !p.known ? "unknown" : p.low ? "LOW" : "ok",
-		       threshold_text(&cfg->min_available, a, sizeof(a)),
-		       human(p.threshold, b, sizeof(b)));
-	if (!vl_threshold_on(&cfg->tmpfs_min_free))
-		printf("tmpfs:    off (VOLATILE_TMPFS_MIN_FREE=0)\n");
-	else
-		printf("tmpfs:    purging a tmpfs's own ranges below %s of it free\n",
-		       threshold_text(&cfg->tmpfs_min_free, c, sizeof(c)));
-	for (size_t i = 0; i < s->nfiles; i++) {
-		const struct file_out *f = &s->files[i];
-
-		if (f->unread) {
-			printf("\nfile not read: its lock is held by pid %d, which has not let go in "
-			       "%s ms (stopped?)\n", f->holder, STATUS_WAIT_MS);
-			continue;
-		}
-		printf("\nfile %u:%u:%llu ", major(f->t.id.dev), minor(f->t.id.dev),
-		       (unsigned long long)f->t.id.ino);
-		if (f->ashmem)
-			printf("ashmem region \"%s\", %llu bytes", f->ash_name,
-			       (unsigned long long)f->ash_size);
+		if (n > 0)
+			nanosleep(&one, NULL);
+		take_snapshot(&s);
+		if (tty)
+			printf("\033[H\033[2J");
 		else
-			printf("%s", f->t.path_len ? f->t.path
-				     : (f->t.flags & VL_FF_ANON) ? "(memfd or unlinked)" : "(no path)");
-		printf("%s", f->t.gone_since ? " (gone, to be forgotten)"
-			     : f->t.checked_at ? " (unreachable)" : "");
-		for (int h = 0; h < VL_HOLDERS; h++)
-			if (f->t.holders[h].pid > 0)
-				printf(" [pid %d fd %d]", f->t.holders[h].pid, f->t.holders[h].fd);
-		printf("\n");
-		print_ranges(f, all_ranges);
+			print_clock(n > 0);
+		print_watch(&s, vl_config());
+		free_snapshot(&s);
+		if (fflush(stdout) != 0)
+			return EXIT_USAGE;
 	}
+	return 0;
 }
 
 int cmd_status(int argc, char **argv)
 {
 	static const struct option opts[] = { { "json", no_argument, NULL, 'j' },
 					      { "ranges", no_argument, NULL, 'r' },
+					      { "watch", no_argument, NULL, 'w' },
+					      { "count", required_argument, NULL, 'n' },
 					      { "help", no_argument, NULL, 'h' },
 					      { 0 } };
 	struct snapshot s;
-	int c, json = 0, all_ranges = 0;
+	int c, json = 0, all_ranges = 0, watching = 0;
+	uint64_t count = 0;
 
 	optind = 1;
-	while ((c = next_opt(argc, argv, "+jrh", opts, help)) != -1) {
+	while ((c = next_opt(argc, argv, "+jrwn:h", opts, help)) != -1) {
 		if (c == 'j')
 			json = 1;
 		else if (c == 'r')
 			all_ranges = 1;
+		else if (c == 'w')
+			watching = 1;
+		else if (c == 'n')
+			count = size_arg("count", optarg);
 	}
 	if (optind != argc)
 		die("status takes no arguments (try 'volatile status --help')");
 	/* a look, not a wait: a lock a live process keeps is reported, not waited for */
 	setenv("VOLATILE_LOCK_WAIT", STATUS_WAIT_MS, 1);
 	vl_config_reload();
+	if (watching) {
+		if (json || all_ranges)
+			die("status --watch takes neither --json nor --ranges");
+		return watch(count);
+	}
 	take_snapshot(&s);
 	if (json)
 		print_json(&s, vl_config());
 	else
 		print_text(&s, vl_config(), all_ranges);
-	for (size_t i = 0; i < s.nfiles; i++)
-		free(s.files[i].ranges);
-	free(s.files);
+	free_snapshot(&s);
 	return fflush(stdout) == 0 ? 0 : EXIT_USAGE;
 }

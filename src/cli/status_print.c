@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * status_print.c - `volatile status` printed: text, JSON, and the frame
+ * of --watch, from a snapshot (status.h).
+ */
+#include "cli.h"
+#include "status.h"
+
+#include "env.h"
+#include "lock.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+/* ranges a file shows in the text without --ranges: its oldest */
+#define OLDEST_SHOWN 5
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+static void json_limit(const char *key, uint64_t v)
+{
+	if (v == VL_UNLIMITED)
+		printf(", \"%s\": null", key);
+	else
+		printf(", \"%s\": %llu", key, (unsigned long long)v);
+}
+
+/* Over 80 lines: one printf per field of the JSON, in the order they appear. */
+/* The newest max of the region's last purges: when, why, how much, by whom. */
+static void print_purges(const struct snapshot *s, int max)
+{
+	char a[32];
+
+	if (s->npurges == 0) {
+		printf("last purges: none logged\n");
+		return;
+	}
+	printf("last purges:\n");
+	for (int i = 0; i < s->npurges && i < max; i++) {
+		const struct vl_purge_entry *e = &s->purges[i];
+		uint64_t ago = s->now_ms > e->at_ms ? s->now_ms - e->at_ms : 0;
+
+		printf("  %7llu.%01llu s ago  %-8s %s in %u range%s, by pid %d\n",
+		       (unsigned long long)(ago / 1000), (unsigned long long)(ago % 1000 / 100),
+		       vl_purge_reason_name(e->reason), human(e->bytes, a, sizeof(a)), e->ranges,
+		       e->ranges == 1 ? "" : "s", e->pid);
+	}
+}
+
+/* a file's unpurged bytes, from its copied ranges */
+static uint64_t volatile_bytes_of(const struct file_out *f)
+{
+	uint64_t v = 0;
+
+	for (size_t k = 0; k < f->n; k++)
+		if (!f->ranges[k].purged)
+			v += f->ranges[k].end - f->ranges[k].start;
+	return v;
+}
+
+static int more_volatile_first(const void *a, const void *b)
+{
+	uint64_t x = volatile_bytes_of(*(const struct file_out *const *)a);
+	uint64_t y = volatile_bytes_of(*(const struct file_out *const *)b);
+
+	return (x < y) - (x > y);
+}
+
+#define WATCH_FILES 8
+#define WATCH_PURGES 10
+
+void print_watch(const struct snapshot *s, const struct vl_config *cfg)
+{
+	const struct file_out *top[WATCH_FILES], **all;
+	char a[32], b[32], d[40];
+	struct pressure p;
+	size_t n = 0;
+
+	pressure_now(&p);
+	printf("volatile status --watch   region %s%s\n", cfg->region,
+	       s->exists ? "" : " (not created yet)");
+	printf("volatile: %-12s in %u ranges of %u files; purged: %s in %u ranges\n",
+	       human128(&s->c.volatile_bytes, a, sizeof(a)), s->c.ranges - s->c.ranges_purged,
+	       s->with_ranges, human128(&s->c.purged_bytes, b, sizeof(b)), s->c.ranges_purged);
+	printf("purges:   %llu so far, %s bytes in all\n", (unsigned long long)s->c.purges,
+	       dec128(&s->c.purged_total, d));
+	if (!p.known)
+		printf("memory:   unknown\n");
+	else if (!vl_threshold_on(&cfg->min_available))
+		printf("memory:   %s available; pressure purging off\n",
+		       human(p.ms.available, a, sizeof(a)));
+	else
+		printf("memory:   %s available, threshold %s: %s\n", human(p.ms.available, a, sizeof(a)),
+		       human(p.threshold, b, sizeof(b)), p.low ? "LOW, purging" : "ok");
+	if (cfg->has_budget)
+		printf("budget:   %s\n", human(cfg->budget, a, sizeof(a)));
+	all = malloc((s->nfiles ? s->nfiles : 1) * sizeof(*all));
+	if (all == NULL)
+		die("out of memory");
+	for (size_t i = 0; i < s->nfiles; i++)
+		if (!s->files[i].unread && s->files[i].n > 0)
+			all[n++] = &s->files[i];
+	qsort(all, n, sizeof(*all), more_volatile_first);
+	printf("\nfiles with the most volatile bytes:\n");
+	if (n == 0)
+		printf("  none\n");
+	for (size_t i = 0; i < n && i < WATCH_FILES; i++) {
+		const struct file_out *f = top[i] = all[i];
+
+		printf("  %-10s %6zu ranges  %s\n", human(volatile_bytes_of(f), a, sizeof(a)), f->n,
+		       f->ashmem ? f->ash_name
+		       : f->t.path_len ? f->t.path
+		       : (f->t.flags & VL_FF_ANON) ? "(memfd or unlinked)" : "(no path)");
+	}
+	free(all);
+	printf("\n");
+	print_purges(s, WATCH_PURGES);
+}
+
+void print_json(const struct snapshot *s, const struct vl_config *cfg)
+{
+	struct pressure p;
+	char a[32], b[32], d[40];
+
+	pressure_now(&p);
+	printf("{\"region\": ");
+	json_string(cfg->region);
+	printf(", \"region_why\": ");
+	json_string(cfg->region_why);
+	printf(", \"exists\": %s", s->exists ? "true" : "false");
+	printf(", \"state\": \"%s\"", !s->exists ? "none" : s->retired ? "retired" : s->waiting ? "waiting" : "in use");
+	printf(", \"files\": %u, \"records\": %u, \"ranges\": %u, \"ranges_purged\": %u",
+	       s->with_ranges, s->c.files_used, s->c.ranges, s->c.ranges_purged);
+	/* exact, past 2^64 too: a JSON number has no bound */
+	printf(", \"volatile_bytes\": %s", dec128(&s->c.volatile_bytes, d));
+	printf(", \"purged_bytes\": %s", dec128(&s->c.purged_bytes, d));
+	printf(", \"purges\": %llu, \"purged_total\": %s", (unsigned long long)s->c.purges,
+	       dec128(&s->c.purged_total, d));
+	printf(", \"evicted\": %u", s->c.evicted);
+	printf(", \"capacity_ranges\": %u, \"capacity_files\": %u",
+	       s->exists ? s->g.node_cap - 1 : 0, s->exists ? s->g.file_cap - 1 : 0);
+	printf(", \"region_bytes\": %llu", (unsigned long long)s->region_bytes);
+	if (cfg->has_budget)
+		printf(", \"budget\": %llu", (unsigned long long)cfg->budget);
+	else
+		printf(", \"budget\": null");
+	printf(", \"memory\": {\"available\": %llu, \"total\": %llu",
+	       (unsigned long long)p.ms.available, (unsigned long long)p.ms.total);
+	printf(", \"mem_available\": %llu, \"mem_total\": %llu",
+	       (unsigned long long)p.ms.mem_available, (unsigned long long)p.ms.mem_total);
+	printf(", \"cgroup\": ");
+	if (p.have_cg)
+		json_string(p.cg.dir);
+	else
+		printf("null");
+	printf(", \"cgroup_version\": %d", p.have_cg ? p.cg.version : 0);
+	json_limit("cgroup_limit", p.ms.cg_limit);
+	json_limit("cgroup_headroom", p.ms.cg_headroom);
+	printf("}, \"pressure\": {\"state\": \"%s\", \"min_available\": \"%s\""
+	       ", \"min_available_bytes\": %llu, \"tmpfs_min_free\": \"%s\"}",
+	       !vl_threshold_on(&cfg->min_available) ? "off"
+	       : !p.known                             ? "unknown"
+	       : p.low                                ? "low"
+						      : "ok",
+	       threshold_text(&cfg->min_available, a, sizeof(a)), (unsigned long long)p.threshold,
+	       threshold_text(&cfg->tmpfs_min_free, b, sizeof(b)));
+	printf(", \"last_purges\": [");
+	for (int i = 0; i < s->npurges; i++) {
+		const struct vl_purge_entry *e = &s->purges[i];
+
+		printf("%s{\"ago_ms\": %llu, \"reason\": \"%s\", \"bytes\": %llu, \"ranges\": %u"
+		       ", \"pid\": %d}",
+		       i ? ", " : "",
+		       (unsigned long long)(s->now_ms > e->at_ms ? s->now_ms - e->at_ms : 0),
+		       vl_purge_reason_name(e->reason), (unsigned long long)e->bytes, e->ranges, e->pid);
+	}
+	printf("]");
+	printf(", \"file_list\": [");
+	for (size_t i = 0; i < s->nfiles; i++) {
+		const struct file_out *f = &s->files[i];
+		int first = 1;
+
+		printf("%s{\"dev\": \"%u:%u\", \"ino\": %llu, \"path\": ", i ? ", " : "",
+		       major(f->t.id.dev), minor(f->t.id.dev), (unsigned long long)f->t.id.ino);
+		if (f->t.path_len)
+			json_string(f->t.path);
+		else
+			printf("null");
+		printf(", \"ashmem\": ");
+		if (f->ashmem) {
+			printf("{\"name\": ");
+			json_string(f->ash_name);
+			printf(", \"size\": %llu}", (unsigned long long)f->ash_size);
+		} else {
+			printf("null");
+		}
+		printf(", \"unread\": %s", f->unread ? "true" : "false");
+		if (f->unread)
+			printf(", \"locked_by\": %d", f->holder);
+		printf(", \"birth\": \"%lld.%09u\", \"anonymous\": %s, \"unreachable\": %s"
+		       ", \"gone\": %s, \"holders\": [",
+		       (long long)f->t.id.btime_sec, f->t.id.btime_nsec,
+		       (f->t.flags & VL_FF_ANON) ? "true" : "false", f->t.checked_at ? "true" : "false",
+		       f->t.gone_since ? "true" : "false");
+		for (int h = 0; h < VL_HOLDERS; h++) {
+			if (f->t.holders[h].pid <= 0)
+				continue;
+			printf("%s{\"pid\": %d, \"fd\": %d}", first ? "" : ", ", f->t.holders[h].pid,
+			       f->t.holders[h].fd);
+			first = 0;
+		}
+		printf("], \"ranges\": [");
+		for (size_t k = 0; k < f->n; k++)
+			printf("%s{\"offset\": %llu, \"length\": %llu, \"purged\": %s, \"age\": %u}",
+			       k ? ", " : "", (unsigned long long)f->ranges[k].start,
+			       (unsigned long long)(f->ranges[k].end - f->ranges[k].start),
+			       f->ranges[k].purged ? "true" : "false", f->ranges[k].age);
+		printf("]}");
+	}
+	printf("]}\n");
+}
+
+static void print_range(const struct range_out *x)
+{
+	printf("  %-20llu %-20llu %-8s %u\n", (unsigned long long)x->start,
+	       (unsigned long long)(x->end - x->start), x->purged ? "purged" : "volatile", x->age);
+}
+
+/* oldest first: the largest age */
+static int older_first(const void *a, const void *b)
+{
+	const struct range_out *x = *(const struct range_out *const *)a;
+	const struct range_out *y = *(const struct range_out *const *)b;
+
+	return x->age != y->age ? (x->age < y->age ? 1 : -1) : (x->start > y->start) - (x->start < y->start);
+}
+
+/*
+ * A file's ranges in the text: a summary, then every range in offset order
+ * (--ranges), or its OLDEST_SHOWN oldest, oldest first (the next to go),
+ * however many it has:
+ * a file of a million ranges is a few lines, not a million.
+ */
+static void print_ranges(const struct file_out *f, int all)
+{
+	const struct range_out **by_age;
+	uint64_t vbytes = 0, pbytes = 0;
+	size_t purged = 0, shown;
+
+	for (size_t k = 0; k < f->n; k++) {
+		uint64_t len = f->ranges[k].end - f->ranges[k].start;
+
+		purged += f->ranges[k].purged != 0;
+		*(f->ranges[k].purged ? &pbytes : &vbytes) += len;
+	}
+	printf("  %zu range%s (%zu purged): %llu bytes volatile, %llu bytes purged\n", f->n,
+	       f->n == 1 ? "" : "s", purged, (unsigned long long)vbytes,
+	       (unsigned long long)pbytes);
+	if (f->n == 0)
+		return;
+	printf("  %-20s %-20s %-8s %s\n", "offset", "length", "state", "age");
+	if (all) {
+		for (size_t k = 0; k < f->n; k++)
+			print_range(&f->ranges[k]);
+		return;
+	}
+	by_age = malloc(f->n * sizeof(*by_age));
+	if (by_age == NULL)
+		die("out of memory");
+	for (size_t k = 0; k < f->n; k++)
+		by_age[k] = &f->ranges[k];
+	qsort(by_age, f->n, sizeof(*by_age), older_first);
+	shown = f->n < OLDEST_SHOWN ? f->n : OLDEST_SHOWN;
+	for (size_t k = 0; k < shown; k++)
+		print_range(by_age[k]);
+	if (f->n > shown)
+		printf("  ... and %zu more, newer (volatile status --ranges lists them all)\n",
+		       f->n - shown);
+	free(by_age);
+}
+
+void print_text(const struct snapshot *s, const struct vl_config *cfg, int all_ranges)
+{
+	char a[32], b[32], c[32], d[40];
+	struct pressure p;
+
+	pressure_now(&p);
+	printf("region:   %s%s%s\n", cfg->region, s->exists ? "" : " (not created yet)",
+	       s->retired ? " (retired: its records are moved to a newer one)"
+	       : s->waiting ? " (waiting: older regions still in use are not moved in yet)" : "");
+	printf("          (%s)\n", cfg->region_why);
+	printf("files:    %u with volatile ranges", s->with_ranges);
+	if (s->c.files_used != s->with_ranges) /* ashmem regions keep a record without */
+		printf(" (%u records in all)", s->c.files_used);
+	printf("\n");
+	printf("ranges:   %u (%u purged)\n", s->c.ranges, s->c.ranges_purged);
+	printf("volatile: %s bytes (%s) not purged\n", dec128(&s->c.volatile_bytes, d),
+	       human128(&s->c.volatile_bytes, a, sizeof(a)));
+	printf("purged:   %s bytes (%s) in purged ranges;", dec128(&s->c.purged_bytes, d),
+	       human128(&s->c.purged_bytes, a, sizeof(a)));
+	printf(" %s bytes in %llu purges so far\n", dec128(&s->c.purged_total, d),
+	       (unsigned long long)s->c.purges);
+	if (s->c.evicted)
+		printf("evicted:  %u records of silent, unreachable files, to make room\n",
+		       s->c.evicted);
+	if (s->exists)
+		printf("capacity: %u ranges, %u files; the region uses %s\n", s->g.node_cap - 1,
+		       s->g.file_cap - 1, human(s->region_bytes, a, sizeof(a)));
+	if (cfg->has_budget)
+		printf("budget:   %llu bytes (%s)\n", (unsigned long long)cfg->budget,
+		       human(cfg->budget, a, sizeof(a)));
+	else
+		printf("budget:   none\n");
+	printf("memory:   %s available of %s%s\n", human(p.ms.available, a, sizeof(a)),
+	       human(p.ms.total, b, sizeof(b)), p.ms.by_cgroup ? " (the cgroup's headroom)" : "");
+	if (p.have_cg)
+		printf("cgroup:   %s (v%d), limit %s\n", p.cg.dir, p.cg.version,
+		       p.ms.cg_limit == VL_UNLIMITED ? "none" : human(p.ms.cg_limit, c, sizeof(c)));
+	if (!vl_threshold_on(&cfg->min_available))
+		printf("pressure: off (VOLATILE_MIN_AVAILABLE=0)\n");
+	else
+		printf("pressure: %s; purging below %s available (%s)\n",
+		       !p.known ? "unknown" : p.low ? "LOW" : "ok",
+		       threshold_text(&cfg->min_available, a, sizeof(a)),
+		       human(p.threshold, b, sizeof(b)));
+	if (!vl_threshold_on(&cfg->tmpfs_min_free))
+		printf("tmpfs:    off (VOLATILE_TMPFS_MIN_FREE=0)\n");
+	else
+		printf("tmpfs:    purging a tmpfs's own ranges below %s of it free\n",
+		       threshold_text(&cfg->tmpfs_min_free, c, sizeof(c)));
+	print_purges(s, 5);
+	for (size_t i = 0; i < s->nfiles; i++) {
+		const struct file_out *f = &s->files[i];
+
+		if (f->unread) {
+			printf("\nfile not read: its lock is held by pid %d, which has not let go in "
+			       "%s ms (stopped?)\n", f->holder, STATUS_WAIT_MS);
+			continue;
+		}
+		printf("\nfile %u:%u:%llu ", major(f->t.id.dev), minor(f->t.id.dev),
+		       (unsigned long long)f->t.id.ino);
+		if (f->ashmem)
+			printf("ashmem region \"%s\", %llu bytes", f->ash_name,
+			       (unsigned long long)f->ash_size);
+		else
+			printf("%s", f->t.path_len ? f->t.path
+				     : (f->t.flags & VL_FF_ANON) ? "(memfd or unlinked)" : "(no path)");
+		printf("%s", f->t.gone_since ? " (gone, to be forgotten)"
+			     : f->t.checked_at ? " (unreachable)" : "");
+		for (int h = 0; h < VL_HOLDERS; h++)
+			if (f->t.holders[h].pid > 0)
+				printf(" [pid %d fd %d]", f->t.holders[h].pid, f->t.holders[h].fd);
+		printf("\n");
+		print_ranges(f, all_ranges);
+	}
+}
