@@ -621,6 +621,45 @@ START_TEST(test_purge_log)
 }
 END_TEST
 
+/*
+ * Two writers on one slot: one took entry i and stalled inside it (its seq
+ * odd) while VL_PURGE_LOG more purges came, the last of them taking the same
+ * slot for i + VL_PURGE_LOG. The stalled writer's stores then land over the
+ * newer entry: a reader must never show an entry whose fields mix the two.
+ */
+START_TEST(test_purge_log_two_writers)
+{
+	static struct vl_purge_log log;
+	struct vl_purge_entry out[VL_PURGE_LOG];
+	uint64_t i0;
+	int n;
+
+	memset(&log, 0, sizeof(log));
+	i0 = log.next++;
+	log.e[i0 % VL_PURGE_LOG].seq = 2 * i0 + 1; /* stalled here */
+	for (int k = 0; k < VL_PURGE_LOG; k++)
+		vl_purge_log_add(&log, 5000 + (uint64_t)k, 4096, 1, 100 + k, VL_PURGE_BUDGET);
+	/* the stalled writer goes on: its fields, then its seq */
+	log.e[i0 % VL_PURGE_LOG].at_ms = 1;
+	log.e[i0 % VL_PURGE_LOG].bytes = 1 << 30;
+	log.e[i0 % VL_PURGE_LOG].ranges = 9;
+	for (int pass = 0; pass < 2; pass++) {
+		n = vl_purge_log_read(&log, out, VL_PURGE_LOG);
+		ck_assert_int_ge(n, VL_PURGE_LOG - 1);
+		for (int k = 0; k < n; k++) {
+			ck_assert_uint_eq(out[k].bytes, 4096);
+			ck_assert_uint_eq(out[k].ranges, 1);
+			ck_assert_uint_eq(out[k].at_ms, 5000 + out[k].seq / 2 - 2);
+		}
+		log.e[i0 % VL_PURGE_LOG].seq = 2 * i0 + 2;
+	}
+	/* and the log goes on after it */
+	vl_purge_log_add(&log, 9000, 8192, 2, 7, VL_PURGE_API);
+	ck_assert_int_ge(vl_purge_log_read(&log, out, 1), 1);
+	ck_assert_uint_eq(out[0].at_ms, 9000);
+}
+END_TEST
+
 static Suite *layout_suite(void)
 {
 	Suite *s = suite_create("layout");
@@ -646,6 +685,7 @@ static Suite *layout_suite(void)
 	tcase_add_test(tc, test_u128_three_huge_ranges);
 	tcase_add_test(tc, test_u128_compare);
 	tcase_add_test(tc, test_purge_log);
+	tcase_add_test(tc, test_purge_log_two_writers);
 	suite_add_tcase(s, tc);
 	return s;
 }
