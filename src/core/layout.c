@@ -171,13 +171,42 @@ void vl_region_format(void *base, const struct vl_geometry *g)
 	h->c.file_hwm = 1;
 }
 
+/*
+ * An odd seq this far (in entries, either way) from the one a writer wants
+ * is taken as left by a writer that died inside it, or by a scribble: the
+ * slot is taken over. Nearer, another writer is inside the slot (the ring
+ * wrapped onto it while it was stalled): the entry is dropped, as two
+ * writers' stores in one slot would make an entry that mixes two purges.
+ */
+#define VL_PURGE_LOG_STALE (1024 * VL_PURGE_LOG)
+
+/* Make e's seq 2i + 1 unless another writer is inside e: 1 if done. */
+static int purge_log_claim(struct vl_purge_entry *e, uint64_t i)
+{
+	uint64_t want = 2 * i + 1, cur = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
+
+	for (int tries = 0; tries < 4; tries++) { /* bounded: a scribbler may race us */
+		if (cur & 1) {
+			int64_t d = (int64_t)(want - cur) / 2;
+
+			if (d < VL_PURGE_LOG_STALE && d > -VL_PURGE_LOG_STALE)
+				return 0;
+		}
+		if (__atomic_compare_exchange_n(&e->seq, &cur, want, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED))
+			return 1;
+	}
+	return 0;
+}
+
 void vl_purge_log_add(struct vl_purge_log *l, uint64_t at_ms, uint64_t bytes, uint32_t ranges,
 		      int32_t pid, uint32_t reason)
 {
 	uint64_t i = __atomic_fetch_add(&l->next, 1, __ATOMIC_RELAXED);
 	struct vl_purge_entry *e = &l->e[i % VL_PURGE_LOG];
 
-	__atomic_store_n(&e->seq, 2 * i + 1, __ATOMIC_RELAXED);
+	if (!purge_log_claim(e, i))
+		return;
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	__atomic_store_n(&e->at_ms, at_ms, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->bytes, bytes, __ATOMIC_RELAXED);

@@ -466,7 +466,10 @@ struct vl_fate {
  * with no lock. An entry's seq is odd while it is written and 2i + 2 once
  * entry i is whole; a reader takes an entry only between two equal even
  * values that name the index it wants, so a torn or overtaken entry is
- * skipped, never shown. Nothing decides anything from it.
+ * skipped, never shown. A writer claims its entry's slot by compare-and-swap
+ * and drops its entry if another writer is still inside that slot (the ring
+ * wrapped onto a stalled writer), so no two writers' stores ever mix in one
+ * entry. Nothing decides anything from it.
  */
 enum vl_purge_reason {
 	VL_PURGE_OTHER = 0,
