@@ -46,6 +46,17 @@ grep -q "^memory: .* available, threshold .*: ok$" "$WORK/w.out" ||
 grep -qF "$f" "$WORK/w.out" || { show w; fail "--watch does not list the file"; }
 run bad vol status --watch --json
 [ "$rc" -eq 2 ] || fail "--watch --json: exit status $rc, want 2"
+# bad --count: exit status 2 and one line, never a watch that does not end
+for args in "--watch --count 0" "--watch --count x" "--count 2" "--watch --ranges"; do
+	# shellcheck disable=SC2086
+	run badc vol status $args
+	[ "$rc" -eq 2 ] || { show badc; fail "status $args: exit status $rc, want 2"; }
+	[ "$(wc -l <"$WORK/badc.err")" -eq 1 ] || { show badc; fail "status $args: not one line"; }
+done
+# a reader that goes away (SIGPIPE): --watch ends at its next frame
+s0=$(date +%s)
+timeout "$VL_TIMEOUT" "$VOLATILE_CMD" status --watch | head -n 3 >/dev/null
+[ $(($(date +%s) - s0)) -le 5 ] || fail "--watch | head -3 did not end within 5 s"
 
 # ---- on a terminal, as a person sees it (tmux) -------------------------------------
 command -v tmux >/dev/null 2>&1 || { say "no tmux: the terminal part is not run"; exit 0; }
