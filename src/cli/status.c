@@ -376,14 +376,16 @@ int cmd_status(int argc, char **argv)
 			all_ranges = 1;
 		else if (c == 'w')
 			watching = 1;
-		else if (c == 'n')
-			count = size_arg("count", optarg);
+		else if (c == 'n' && (count = size_arg("count", optarg)) == 0)
+			die("status: --count must be 1 or more frames");
 	}
 	if (optind != argc)
 		die("status takes no arguments (try 'volatile status --help')");
 	/* a look, not a wait: a lock a live process keeps is reported, not waited for */
 	setenv("VOLATILE_LOCK_WAIT", STATUS_WAIT_MS, 1);
 	vl_config_reload();
+	if (count && !watching)
+		die("status: --count goes with --watch");
 	if (watching) {
 		if (json || all_ranges)
 			die("status --watch takes neither --json nor --ranges");
