@@ -17,20 +17,70 @@
 /* ranges a file shows in the text without --ranges: its oldest */
 #define OLDEST_SHOWN 5
 
+/* The length of the valid UTF-8 sequence at s (1 to 4), or 0 if it is not one. */
+static int utf8_len(const unsigned char *s)
+{
+	int n = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] <= 0xdf ? 2
+				 : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+				 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
+								: 0;
+
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	/* overlong three- and four-byte forms, surrogates, past U+10FFFF */
+	if ((n == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0))) ||
+	    (n == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))))
+		return 0;
+	return n;
+}
+
+/*
+ * A name (a path, an ashmem region's name: anything a program chose) as a
+ * JSON string: a byte that is not UTF-8 as U+FFFD, so that the output is
+ * always valid JSON.
+ */
 static void json_string(const char *s)
 {
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
+	const unsigned char *p = (const unsigned char *)s;
 
-		if (ch == '"' || ch == '\\')
-			printf("\\%c", ch);
-		else if (ch < 0x20)
-			printf("\\u%04x", ch);
+	putchar('"');
+	while (*p) {
+		int n = utf8_len(p);
+
+		if (*p == '"' || *p == '\\')
+			printf("\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			printf("\\u%04x", *p);
+		else if (n == 0)
+			printf("\\ufffd");
 		else
-			putchar(ch);
+			fwrite(p, 1, (size_t)n, stdout);
+		p += n ? n : 1;
 	}
 	putchar('"');
+}
+
+/*
+ * A name in the text: control bytes and bytes that are not UTF-8 as \xNN,
+ * a backslash doubled, so that no name can move the cursor or clear a
+ * terminal (--watch draws on one) or break a line.
+ */
+static void text_name(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		int n = utf8_len(p);
+
+		if (*p == '\\')
+			fputs("\\\\", stdout);
+		else if (*p < 0x20 || *p == 0x7f || n == 0)
+			printf("\\x%02x", *p);
+		else
+			fwrite(p, 1, (size_t)n, stdout);
+		p += n ? n : 1;
+	}
 }
 
 static void json_limit(const char *key, uint64_t v)
@@ -123,10 +173,12 @@ void print_watch(const struct snapshot *s, const struct vl_config *cfg)
 	for (size_t i = 0; i < n && i < WATCH_FILES; i++) {
 		const struct file_out *f = top[i] = all[i];
 
-		printf("  %-10s %6zu ranges  %s\n", human(volatile_bytes_of(f), a, sizeof(a)), f->n,
-		       f->ashmem ? f->ash_name
-		       : f->t.path_len ? f->t.path
-		       : (f->t.flags & VL_FF_ANON) ? "(memfd or unlinked)" : "(no path)");
+		printf("  %-10s %6zu ranges  ", human(volatile_bytes_of(f), a, sizeof(a)), f->n);
+		if (f->ashmem || f->t.path_len)
+			text_name(f->ashmem ? f->ash_name : f->t.path);
+		else
+			printf("%s", (f->t.flags & VL_FF_ANON) ? "(memfd or unlinked)" : "(no path)");
+		printf("\n");
 	}
 	free(all);
 	printf("\n");
@@ -355,12 +407,15 @@ void print_text(const struct snapshot *s, const struct vl_config *cfg, int all_r
 		}
 		printf("\nfile %u:%u:%llu ", major(f->t.id.dev), minor(f->t.id.dev),
 		       (unsigned long long)f->t.id.ino);
-		if (f->ashmem)
-			printf("ashmem region \"%s\", %llu bytes", f->ash_name,
-			       (unsigned long long)f->ash_size);
-		else
-			printf("%s", f->t.path_len ? f->t.path
-				     : (f->t.flags & VL_FF_ANON) ? "(memfd or unlinked)" : "(no path)");
+		if (f->ashmem) {
+			printf("ashmem region \"");
+			text_name(f->ash_name);
+			printf("\", %llu bytes", (unsigned long long)f->ash_size);
+		} else if (f->t.path_len) {
+			text_name(f->t.path);
+		} else {
+			printf("%s", (f->t.flags & VL_FF_ANON) ? "(memfd or unlinked)" : "(no path)");
+		}
 		printf("%s", f->t.gone_since ? " (gone, to be forgotten)"
 			     : f->t.checked_at ? " (unreachable)" : "");
 		for (int h = 0; h < VL_HOLDERS; h++)
