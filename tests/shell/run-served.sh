@@ -107,13 +107,18 @@ else
 	fi
 
 	# ---- 4. a caller that can no longer be looked into --------------------------
-	# run as nobody; its static program marks, then makes itself non-dumpable:
+	# run as another user; its static program marks, then makes itself non-dumpable:
 	# run cannot take its fd (no ptrace rights), so its range stays volatile.
 	# The UNMARK fails with EPERM, which a program takes for purged (DESIGN 5),
 	# not the kernel's EOPNOTSUPP ("no volatile ranges: my bytes are pinned");
 	# a MARK gets the kernel's EOPNOTSUPP, nothing marked.
-	run nodump timeout "$VL_TIMEOUT" setpriv --reuid=65534 --regid=65534 --clear-groups \
-		env VOLATILE_REGION="$N/region.nodump" "$VOLATILE_CMD" run -- \
+	# (a uid of its own, not nobody: a process of nobody's that cannot be
+	# looked into would keep gc.sh, running beside this, from ever finding
+	# nobody's files gone)
+	D=$WORK/nodump
+	{ mkdir "$D" && chown 64990:64990 "$D"; } || fail "cannot make $D for uid 64990"
+	run nodump timeout "$VL_TIMEOUT" setpriv --reuid=64990 --regid=64990 --clear-groups \
+		env VOLATILE_REGION="$D/region" "$VOLATILE_CMD" run -- \
 		"$WORK/vts" memfd m 8K mark 0 8K nodump unmark 0 8K mark 0 4K
 	[ "$rc" -eq 0 ] || { show nodump; fail "nodump: exit status $rc"; }
 	printf 'memfd m 8K = 3\nmark 0 8K = 0\nnodump = 0\nunmark 0 8K = -1 EPERM\nmark 0 4K = -1 EOPNOTSUPP\n' |
