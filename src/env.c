@@ -127,7 +127,8 @@ static void load(void)
 	config.lock_wait_ms = wait_from("VOLATILE_LOCK_WAIT", LOCK_WAIT_MS);
 	/* volatile run's to set (supervise.c); anything but a small count is none */
 	v = secure_getenv("VOLATILE_SECCOMP_FILTERS");
-	if (v != NULL && v[0] >= '1' && v[0] <= '9' && (v[1] == '\0' || (v[1] >= '0' && v[1] <= '9' && v[2] == '\0')))
+	if (v != NULL && v[0] >= '1' && v[0] <= '9' &&
+	    (v[1] == '\0' || (v[1] >= '0' && v[1] <= '9' && v[2] == '\0')))
 		config.run_filters = (uint32_t)strtoul(v, NULL, 10);
 }
 

@@ -67,6 +67,13 @@ const char *threshold_text(const struct vl_threshold *t, char *buf, size_t size)
  */
 int open_region(struct vl_region *r, int create);
 
+/*
+ * Number nth (0: the first) of the line of a /proc status file that begins
+ * with key ("Tgid:", "Uid:"), or -1: no such line or number, or the file
+ * cannot be read (vl_each_line: no stdio, so a forked child may ask too).
+ */
+long proc_status_number(const char *path, const char *key, int nth);
+
 struct stat;
 /* Why st is not a private file of this user (in buf, or a constant); NULL if it is one. */
 const char *not_private_file(const struct stat *st, char *buf, size_t size);

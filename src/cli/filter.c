@@ -170,17 +170,7 @@ out:
 /* This process's seccomp filters (/proc/self/status), or -1 if it cannot tell. */
 static long filters_now(void)
 {
-	char line[256];
-	long n = -1;
-	FILE *f = fopen("/proc/self/status", "re");
-
-	if (f == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strncmp(line, "Seccomp_filters:", 16) == 0)
-			n = strtol(line + 16, NULL, 10);
-	fclose(f);
-	return n;
+	return proc_status_number("/proc/self/status", "Seccomp_filters:", 0);
 }
 
 /*

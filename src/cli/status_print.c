@@ -124,10 +124,15 @@ static uint64_t volatile_bytes_of(const struct file_out *f)
 	return v;
 }
 
+/* a file and its unpurged bytes, summed once for the sort */
+struct by_bytes {
+	const struct file_out *f;
+	uint64_t vbytes;
+};
+
 static int more_volatile_first(const void *a, const void *b)
 {
-	uint64_t x = volatile_bytes_of(*(const struct file_out *const *)a);
-	uint64_t y = volatile_bytes_of(*(const struct file_out *const *)b);
+	uint64_t x = ((const struct by_bytes *)a)->vbytes, y = ((const struct by_bytes *)b)->vbytes;
 
 	return (x < y) - (x > y);
 }
@@ -137,7 +142,7 @@ static int more_volatile_first(const void *a, const void *b)
 
 void print_watch(const struct snapshot *s, const struct vl_config *cfg)
 {
-	const struct file_out *top[WATCH_FILES], **all;
+	struct by_bytes *all;
 	char a[32], b[32], d[40];
 	struct pressure p;
 	size_t n = 0;
@@ -164,16 +169,18 @@ void print_watch(const struct snapshot *s, const struct vl_config *cfg)
 	if (all == NULL)
 		die("out of memory");
 	for (size_t i = 0; i < s->nfiles; i++)
-		if (!s->files[i].unread && s->files[i].n > 0)
-			all[n++] = &s->files[i];
+		if (!s->files[i].unread && s->files[i].n > 0) {
+			all[n].f = &s->files[i];
+			all[n++].vbytes = volatile_bytes_of(&s->files[i]);
+		}
 	qsort(all, n, sizeof(*all), more_volatile_first);
 	printf("\nfiles with the most volatile bytes:\n");
 	if (n == 0)
 		printf("  none\n");
 	for (size_t i = 0; i < n && i < WATCH_FILES; i++) {
-		const struct file_out *f = top[i] = all[i];
+		const struct file_out *f = all[i].f;
 
-		printf("  %-10s %6zu ranges  ", human(volatile_bytes_of(f), a, sizeof(a)), f->n);
+		printf("  %-10s %6zu ranges  ", human(all[i].vbytes, a, sizeof(a)), f->n);
 		if (f->ashmem || f->t.path_len)
 			text_name(f->ashmem ? f->ash_name : f->t.path);
 		else

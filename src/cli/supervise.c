@@ -130,24 +130,20 @@ static struct thread {
 	int pidfd; /* -1: none kept */
 } threads[THREADS];
 
+/* /proc/TID/status, in buf */
+static const char *status_path(pid_t tid, char *buf, size_t size)
+{
+	snprintf(buf, size, "/proc/%d/status", (int)tid);
+	return buf;
+}
+
 /* tid's process, from /proc: the holder a MARK notes (a guess purgers check) */
 static pid_t tgid_of(pid_t tid)
 {
-	char path[64], line[128];
-	pid_t tgid = tid;
-	FILE *f;
+	char path[64];
+	long tgid = proc_status_number(status_path(tid, path, sizeof(path)), "Tgid:", 0);
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "re");
-	if (f == NULL)
-		return tid;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strncmp(line, "Tgid:", 5) == 0) {
-			tgid = (pid_t)strtol(line + 5, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return tgid > 0 ? tgid : tid;
+	return tgid > 0 ? (pid_t)tgid : tid;
 }
 
 /*
@@ -169,9 +165,7 @@ struct pidfd_info_ {
  */
 static long euid_of(int thread, pid_t tid)
 {
-	char path[64], line[128];
-	long euid = -1;
-	FILE *f;
+	char path[64];
 
 	if (thread >= 0) {
 		struct pidfd_info_ info;
@@ -181,20 +175,8 @@ static long euid_of(int thread, pid_t tid)
 		if (ioctl(thread, PIDFD_GET_INFO_, &info) == 0 && (info.mask & PIDFD_INFO_CREDS_))
 			return (long)info.euid;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "re");
-	if (f == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strncmp(line, "Uid:", 4) == 0) {
-			char *end;
-			long real = strtol(line + 4, &end, 10);
-
-			euid = end != line + 4 && real >= 0 ? strtol(end, NULL, 10) : -1;
-			break;
-		}
-	fclose(f);
-	return euid;
+	/* "Uid:	real	effective	saved	fs" */
+	return proc_status_number(status_path(tid, path, sizeof(path)), "Uid:", 1);
 }
 
 /*

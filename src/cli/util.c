@@ -7,6 +7,7 @@
 #include "env.h"
 #include "core/parse.h"
 #include "region.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <pwd.h>
@@ -150,4 +151,37 @@ int open_region(struct vl_region *r, int create)
 	/* a region made anew looks for older ones to take in (move.c) */
 	vl_region_settle(r);
 	return 0;
+}
+
+struct status_field {
+	const char *key;
+	size_t len;
+	int nth;
+	long value;
+};
+
+static int on_status_field(void *arg, char *line)
+{
+	struct status_field *sf = arg;
+	char *p = line + sf->len, *end;
+
+	if (strncmp(line, sf->key, sf->len) != 0)
+		return 0;
+	for (int i = 0; i <= sf->nth; i++, p = end) {
+		long v = strtol(p, &end, 10);
+
+		if (end == p)
+			return 1; /* fewer numbers than asked for: -1 */
+		if (i == sf->nth)
+			sf->value = v;
+	}
+	return 1;
+}
+
+long proc_status_number(const char *path, const char *key, int nth)
+{
+	struct status_field sf = { key, strlen(key), nth, -1 };
+
+	vl_each_line(path, on_status_field, &sf);
+	return sf.value;
 }
