@@ -195,6 +195,8 @@ END_TEST
  */
 #define AT_THREADS 4
 #define AT_CAP 64
+#define AT_ALLOCS 400000L /* nodes taken by the threads together */
+#define AT_STEPS_MAX 50000000L /* by one thread: only a list that never gives */
 
 struct alloc_race {
 	struct th_region t;
@@ -202,7 +204,7 @@ struct alloc_race {
 	uint32_t owner[AT_CAP + 1];
 	uint32_t held[AT_THREADS][AT_CAP];
 	uint32_t nheld[AT_THREADS];
-	long twice, bad, allocs, sweeps;
+	long twice, bad, allocs, allocs_seen, sweeps;
 	int start, stop;
 };
 
@@ -222,14 +224,23 @@ static void *alloc_racer(void *arg)
 
 	while (!__atomic_load_n(&x->start, __ATOMIC_ACQUIRE))
 		;
-	for (int step = 0; step < 200000; step++) {
+	/*
+	 * Until the threads together have taken AT_ALLOCS nodes: a count of
+	 * steps would not do, since how many of them find the list empty
+	 * depends on the scheduler (under ASan on two CPUs, most of them).
+	 */
+	for (long step = 0; step < AT_STEPS_MAX; step++) {
+		if ((step & 255) == 0 &&
+		    __atomic_load_n(&x->allocs_seen, __ATOMIC_RELAXED) >= AT_ALLOCS)
+			break;
 		if (n < AT_CAP && (n == 0 || th_below(&rng, 2))) {
 			uint32_t k = vl_node_alloc(r, a->id), none = 0;
 			struct vl_node *nd;
 
 			if (k == VL_NIL)
 				continue;
-			allocs++;
+			if ((++allocs & 255) == 0)
+				__atomic_fetch_add(&x->allocs_seen, 256, __ATOMIC_RELAXED);
 			if (k >= r->node_cap ||
 			    !__atomic_compare_exchange_n(&x->owner[k], &none, a->id, 0, __ATOMIC_ACQ_REL,
 							 __ATOMIC_RELAXED)) {
@@ -307,7 +318,7 @@ START_TEST(test_alloc_concurrent)
 	ck_assert_msg(x->twice == 0, "%ld nodes handed out while another thread held them",
 		      x->twice);
 	ck_assert_msg(x->bad == 0, "%ld nodes not ours, or written by another holder", x->bad);
-	ck_assert_int_gt(x->allocs, 100000);
+	ck_assert_int_ge(x->allocs, AT_ALLOCS);
 	/* every slot in exactly one place: held by one thread, or on the free list */
 	memset(seen, 0, sizeof(seen));
 	for (int i = 0; i < AT_THREADS; i++) {
