@@ -37,7 +37,7 @@
  *   pid                  "pid = N"
  *   procpid              "procpid = N": this process's pid under /proc
  *   echo WORD            "WORD"
- *   wait PATH            block until PATH exists (10 s at most, else
+ *   wait PATH            block until PATH exists (60 s at most, else
  *                        "wait PATH TIMEOUT", exit status 1)
  *   nodump               prctl(PR_SET_DUMPABLE, 0): the user's other processes
  *                        can no longer look into this one's /proc files
@@ -742,7 +742,7 @@ static int c_wait(struct state *s, char **a)
 {
 	int waited = 0;
 
-	while (access(a[1], F_OK) != 0 && waited < 10000) {
+	while (access(a[1], F_OK) != 0 && waited < 60000) {
 		sleep_ms(5);
 		waited += 5;
 	}
@@ -1002,7 +1002,7 @@ static const struct command {
 	{ "pid", 0, c_pid, "this process's pid" },
 	{ "procpid", 0, c_procpid, "this process's pid under /proc" },
 	{ "echo", 1, c_echo, "WORD: print it" },
-	{ "wait", 1, c_wait, "PATH: until it exists (10 s at most)" },
+	{ "wait", 1, c_wait, "PATH: until it exists (60 s at most)" },
 	{ "nodump", 0, c_nodump, "prctl(PR_SET_DUMPABLE, 0)" },
 	{ "lock", 0, c_lock, "a POSIX write lock on the whole current file" },
 	{ "lease", 0, c_lease, "a write lease on the current fd" },
