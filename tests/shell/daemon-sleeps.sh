@@ -41,6 +41,19 @@ count() {
 	n=$((_b - _a))
 }
 
+# quiet NAME PID SECONDS MAX: count, up to three windows, until one has at
+# most MAX wake-ups (in $n: the last window's). A window may be disturbed:
+# tests beside this one in make -jN check press on memory in cgroups below
+# the daemon's, and the kernel's pressure events reach it (a wake each, as
+# they should). A daemon that polls fast is over MAX in every window.
+quiet() {
+	for _w in 1 2 3; do
+		count "$1" "$2" "$3"
+		[ "$n" -le "$4" ] && return 0
+		say "$1: $n wake-ups in $3 s (window $_w), over $4: once more"
+	done
+}
+
 # most SECONDS GAP_BYTES: the wake-ups the rule allows in SECONDS with a gap
 # of GAP_BYTES to the threshold (one poll every GAP / 4 GiB/s, 20 ms to 1 s),
 # plus two: where the window falls, and one wake the kernel may signal
@@ -74,10 +87,10 @@ bg d1 env VOLATILE_MIN_AVAILABLE=1M "$VOLATILE_CMD" daemon --foreground
 wait_match d1 err '^volatile daemon: watching region '
 eval "pid=\$BG_d1"
 sleep 0.2
-count d1 "$pid" 5
 max=$(most 5 $((avail - 1048576)))
+quiet d1 "$pid" 5 "$max"
 say "memory: $n wake-ups in 5 s ($avail bytes available, threshold 1M; at most $max)"
-[ "$n" -le "$max" ] || { show d1; fail "memory far above the threshold: $n wake-ups in 5 s, want <= $max"; }
+[ "$n" -le "$max" ] || { show d1; fail "memory far above the threshold: $n wake-ups in 5 s, three times, want <= $max"; }
 stop_daemon d1
 release 1
 
@@ -93,10 +106,10 @@ bg d2 env VOLATILE_MIN_AVAILABLE=0 VOLATILE_TMPFS_MIN_FREE=10% "$VOLATILE_CMD" d
 wait_match d2 err '^volatile daemon: watching region '
 eval "pid=\$BG_d2"
 sleep 0.2
-count d2 "$pid" 3
 max=$(most 3 "$gap")
+quiet d2 "$pid" 3 "$max"
 say "tmpfs: $n wake-ups in 3 s ($gap bytes above 10% free; at most $max)"
-[ "$n" -le "$max" ] || { show d2; fail "a tmpfs far from full: $n wake-ups in 3 s, want <= $max"; }
+[ "$n" -le "$max" ] || { show d2; fail "a tmpfs far from full: $n wake-ups in 3 s, three times, want <= $max"; }
 stop_daemon d2
 release 2
 
