@@ -19,7 +19,9 @@
  *
  * A caller that cannot be looked into (not dumpable, ptrace refused), one
  * of another effective user (run as root, CMD dropping to a user: that
- * user's region is its own), a shortage of ours, or an alias mode on a
+ * user's region is its own), one in a user namespace that maps our user
+ * to another (its library takes itself for that user: its region is
+ * another), a shortage of ours, or an alias mode on a
  * file that is not tmpfs, is let through to the kernel, which answers as
  * without the library (EOPNOTSUPP for a volatile mode). Once run is gone,
  * the kernel answers ENOSYS.
@@ -29,6 +31,7 @@
 #include "ident.h"
 #include "log.h"
 #include "ops.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,6 +45,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -188,9 +192,77 @@ static long euid_of(int thread, pid_t tid)
  */
 #define NOT_OURS (-EREMOTE) /* another user's call (take_fd) */
 
+/* run's own user namespace, as stat shows /proc/self/ns/user (start_server) */
+static dev_t own_userns_dev;
+static ino_t own_userns_ino;
+static int own_userns_known;
+
+struct uid_map_arg {
+	unsigned long euid; /* the caller's effective user, as we see it */
+	int found;
+	unsigned long inside; /* what it is in the caller's user namespace */
+};
+
+/* "INSIDE OUTSIDE COUNT", OUTSIDE in our user namespace (we read the file) */
+static int on_uid_map(void *arg, char *line)
+{
+	struct uid_map_arg *m = arg;
+	unsigned long in, out, n;
+	char *p = line, *end;
+
+	in = strtoul(p, &end, 10);
+	if (end == p)
+		return 0;
+	out = strtoul(p = end, &end, 10);
+	if (end == p)
+		return 0;
+	n = strtoul(p = end, &end, 10);
+	if (end == p)
+		return 0;
+	if (m->euid >= out && m->euid - out < n) {
+		m->inside = in + (m->euid - out);
+		m->found = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Does thread tid's library take itself for our user, euid (ours, as we
+ * see its credentials)? Its region is then ours: the default names are
+ * made of the effective user each process sees in its own user namespace
+ * (where.c), and a file's owner is checked against it (region.c). In our
+ * user namespace, yes; in another, the user its uid_map maps ours to must
+ * be ours too (a namespace that maps the user to itself, as bwrap and
+ * unshare --map-current-user do); a namespace that maps ours to another
+ * user (unshare -U --map-user, --map-root-user), or not at all, has
+ * programs whose preloaded library keeps their ranges in another region,
+ * where an UNMARK we made in ours would find nothing and say 0. 0 if it
+ * cannot tell.
+ */
+static int same_user_view(pid_t tid, uid_t euid)
+{
+	char path[64];
+	struct stat st;
+	struct uid_map_arg m = { (unsigned long)euid, 0, 0 };
+
+	if (!own_userns_known)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)tid);
+	if (stat(path, &st) != 0)
+		return 0;
+	if (st.st_dev == own_userns_dev && st.st_ino == own_userns_ino)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)tid);
+	if (vl_each_line(path, on_uid_map, &m) < 0)
+		return 0;
+	return m.found && m.inside == (unsigned long)euid;
+}
+
 static int ours(int got, int thread, pid_t tid)
 {
-	if (got < 0 || euid_of(thread, tid) == (long)geteuid())
+	if (got < 0 ||
+	    (euid_of(thread, tid) == (long)geteuid() && same_user_view(tid, geteuid())))
 		return got;
 	close(got);
 	return NOT_OURS;
@@ -560,6 +632,15 @@ static int start_server(int listener)
 	struct server *sv = &the_server;
 	pthread_condattr_t ca;
 
+	{
+		struct stat st;
+
+		if (stat("/proc/self/ns/user", &st) == 0) {
+			own_userns_dev = st.st_dev;
+			own_userns_ino = st.st_ino;
+			own_userns_known = 1;
+		}
+	}
 	for (int i = 0; i < THREADS; i++) {
 		pthread_mutex_init(&threads[i].lock, NULL);
 		threads[i].pidfd = -1;
