@@ -259,6 +259,17 @@ static int same_user_view(pid_t tid, uid_t euid)
 	return m.found && m.inside == (unsigned long)euid;
 }
 
+static void note_own_userns(void)
+{
+	struct stat st;
+
+	if (stat("/proc/self/ns/user", &st) == 0) {
+		own_userns_dev = st.st_dev;
+		own_userns_ino = st.st_ino;
+		own_userns_known = 1;
+	}
+}
+
 static int ours(int got, int thread, pid_t tid)
 {
 	if (got < 0 ||
@@ -632,15 +643,7 @@ static int start_server(int listener)
 	struct server *sv = &the_server;
 	pthread_condattr_t ca;
 
-	{
-		struct stat st;
-
-		if (stat("/proc/self/ns/user", &st) == 0) {
-			own_userns_dev = st.st_dev;
-			own_userns_ino = st.st_ino;
-			own_userns_known = 1;
-		}
-	}
+	note_own_userns();
 	for (int i = 0; i < THREADS; i++) {
 		pthread_mutex_init(&threads[i].lock, NULL);
 		threads[i].pidfd = -1;
