@@ -48,7 +48,8 @@ static inline void sleep_ms(long ms)
 }
 
 /*
- * Wait (5 s at most) until thread tid of this process sleeps in a futex:
+ * Wait (15 s at most: a loaded machine may take seconds to get the thread
+ * there) until thread tid of this process sleeps in a futex:
  * inside the library that is a wait for a lock of the region (its own
  * locks never sleep there otherwise). 1 seen; 0 not seen, or
  * /proc/self/task/TID/syscall cannot be read here: then half a second has
@@ -59,7 +60,7 @@ static inline int in_futex(pid_t tid)
 	char path[64], buf[64];
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-	for (int i = 0; i < 500; i++) {
+	for (int i = 0; i < 1500; i++) {
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
 		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
 

@@ -47,7 +47,9 @@
  *   reuse SECS     another thread dups and closes an fd on a region Z in a
  *                  loop, while this one makes a region Y (prot mask
  *                  PROT_READ), dups it to N, closes Y's first fd and asks
- *                  N: "lost = K" (times N's prot mask was found gone)
+ *                  N: "lost = K" (times N's prot mask was found gone),
+ *                  "iterations = enough" once 10,000 ran (for SECS at
+ *                  least, up to 5 * SECS until then)
  *
  * Exit status 0 when it ran to its end (the shell tests read the lines),
  * 2 on a failed step of the setup, 77 when the machine forbids a step.
@@ -441,7 +443,7 @@ static void *dup_close(void *arg)
 
 static int reuse(int secs)
 {
-	time_t end = time(NULL) + secs;
+	time_t start = time(NULL), end = start + secs;
 	long lost = 0, iters = 0;
 	pthread_t t;
 
@@ -450,7 +452,12 @@ static int reuse(int secs)
 		die("region Z");
 	if (pthread_create(&t, NULL, dup_close, NULL) != 0)
 		die("pthread_create");
-	while (time(NULL) < end) {
+	/*
+	 * At least secs seconds; longer (up to 5 times) on a loaded machine
+	 * where fewer than 10,000 iterations ran in them: the count of races
+	 * run is what the test is worth, not the time.
+	 */
+	while (time(NULL) < end || (iters < 10000 && time(NULL) < start + 5 * secs)) {
 		int y = open("/dev/ashmem", O_RDWR | O_CLOEXEC), n;
 
 		if (y < 0 || ioctl(y, ASHMEM_SET_SIZE, (size_t)4096) != 0 ||

@@ -91,7 +91,7 @@ expect_line b4 "pinstatus 0 4K = 0"
 new_region
 bg a5 leg open setsize 8K map 8K rw fill 0 8K P unpin 0 4K purgeall unmap pid \
 	wait "$WORK/b5" close touch "$WORK/a5"
-for _ in $(seq 100); do
+for _ in $(seq 600); do
 	grep -q "^pid = " "$WORK/a5.out" 2>/dev/null && break
 	sleep 0.1
 done

@@ -100,7 +100,7 @@ while :; do
 	run st5 vol status
 	grep -q '^ranges:   3 (3 purged)$' "$WORK/st5.out" && break
 	i=$((i + 1))
-	[ "$i" -le 500 ] || { show st5; fail "the detached daemon did not purge"; }
+	[ "$i" -le 1500 ] || { show st5; fail "the detached daemon did not purge"; }
 	sleep 0.02
 done
 touch "$WORK/go.5"
@@ -110,7 +110,7 @@ kill -TERM "$dpid"
 i=0
 while kill -0 "$dpid" 2>/dev/null; do
 	i=$((i + 1))
-	[ "$i" -le 500 ] || fail "the detached daemon did not exit on SIGTERM"
+	[ "$i" -le 1500 ] || fail "the detached daemon did not exit on SIGTERM"
 	sleep 0.02
 done
 

@@ -41,7 +41,7 @@ workload() {
 # that says 0 covers intact bytes.
 check_file_after() {
 	_what=$1 _file=$2 _marked=$3 _fill=$4
-	run chk timeout 5 "$VT" open "$_file" rw expect "$_marked" $((64 - ${_marked%K}))K "$_fill" \
+	run chk timeout "$VL_TIMEOUT" "$VT" open "$_file" rw expect "$_marked" $((64 - ${_marked%K}))K "$_fill" \
 		unmark 0 "$_marked"
 	[ "$rc" -ne 124 ] || fail "$_what: a fresh process hung (a lock never repaired)"
 	[ "$rc" -eq 0 ] || { show chk; fail "$_what: bytes of $_file never marked were changed"; }
@@ -57,9 +57,9 @@ check_file_after() {
 # invariant, and a region that works.
 check_after() {
 	check_file_after "$1" "$f" 48K A
-	run again timeout 5 "$VT" open "$f" rw mark 0 4K unmark 0 4K
+	run again timeout "$VL_TIMEOUT" "$VT" open "$f" rw mark 0 4K unmark 0 4K
 	grep -qx 'unmark 0 4K = 0' "$WORK/again.out" || { show again; fail "$1: the region does not work as new"; }
-	run st timeout 5 "$VOLATILE_CMD" status --json
+	run st timeout "$VL_TIMEOUT" "$VOLATILE_CMD" status --json
 	[ "$rc" -eq 0 ] || { show st; fail "$1: volatile status failed"; }
 }
 
@@ -126,7 +126,7 @@ workload_full() {
 check_after_full() {
 	check_file_after "$1" "$f" 60K A
 	check_file_after "$1" "$g" 8K G
-	run again timeout 5 "$VT" open "$f" rw mark 0 4K mark 8K 4K unmark 0 12K
+	run again timeout "$VL_TIMEOUT" "$VT" open "$f" rw mark 0 4K mark 8K 4K unmark 0 12K
 	grep -qx 'unmark 0 12K = 0' "$WORK/again.out" || { show again; fail "$1: the region does not work as new"; }
 }
 

@@ -11,7 +11,11 @@
 #      held by a thread it does not have, and waited for ever;
 #   b. a SIGALRM handler that interrupted that first MARK calls fork():
 #      fork's handler waited for the attach lock its own thread held.
-# Both the parent and the child must go on once the holder goes on.
+# Both the parent and the child must go on once the holder goes on. The
+# waits are bounded by a VOLATILE_LOCK_WAIT of 40 s, not 1 s: a loaded
+# machine may take more than a second from the first MARK's wait to the
+# holder's going on, and the calls then fail with EAGAIN (a hang is still
+# one: behave gives a child 8 s once the holder goes on).
 . "$(dirname "$0")/lib.sh"
 
 BEHAVE=$VL_TOP_BUILDDIR/tests/helpers/behave
@@ -30,7 +34,7 @@ holder_done() {
 # ---- a. _Fork in another thread --------------------------------------------------
 part_a() {
 	region_held_stopped a
-	run a env LD_PRELOAD="$VOLATILE_LIBRARY" timeout 30 "$BEHAVE" attachfork "$hpid"
+	run a env LD_PRELOAD="$VOLATILE_LIBRARY" VOLATILE_LOCK_WAIT=40s timeout 60 "$BEHAVE" attachfork "$hpid"
 	holder_done a
 	grep -q '^child: HUNG' "$WORK/a.out" &&
 		{ show a; fail "a: the _Fork child's MARK hung while its parent's first attach waited"; }
@@ -46,8 +50,11 @@ EOT
 # ---- b. fork() in a signal handler that interrupted the attach ---------------------
 part_b() {
 	region_held_stopped b
-	bg b env LD_PRELOAD="$VOLATILE_LIBRARY" timeout 20 "$BEHAVE" attachsig
-	sleep 1
+	bg b env LD_PRELOAD="$VOLATILE_LIBRARY" VOLATILE_LOCK_WAIT=40s BEHAVE_ALARMED="$WORK/b.alarmed" \
+		timeout 60 "$BEHAVE" attachsig
+	# the holder goes on once the handler has forked in the wait, not after
+	# a fixed second, which a loaded machine may not give the MARK to get there
+	wait_file "$WORK/b.alarmed"
 	kill -CONT "$hpid"
 	wait_bg b
 	holder_done b

@@ -302,33 +302,40 @@ expect_eq() {
 	[ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
 }
 
-# wait_file PATH: until PATH exists (10 s at most)
+# How long wait_file, wait_line, wait_match and wait_stopped wait before
+# they fail, in hundredths of a second: 60 s. The bound only says when to
+# give up on something that never happens: a loaded machine (make -j check
+# beside other work, under the sanitizers) can take seconds to start a
+# process, and a test must not fail for that.
+VL_WAIT_TICKS=6000
+
+# wait_file PATH: until PATH exists (60 s at most)
 wait_file() {
 	_i=0
 	while [ ! -e "$1" ]; do
 		_i=$((_i + 1))
-		[ "$_i" -le 1000 ] || fail "timed out waiting for $1"
+		[ "$_i" -le "$VL_WAIT_TICKS" ] || fail "timed out waiting for $1"
 		sleep 0.01
 	done
 }
 
-# wait_line NAME LINE: until NAME's output has LINE (10 s at most)
+# wait_line NAME LINE: until NAME's output has LINE (60 s at most)
 wait_line() {
 	_i=0
 	while ! grep -qxF -- "$2" "$WORK/$1.out" 2>/dev/null; do
 		_i=$((_i + 1))
-		[ "$_i" -le 1000 ] || { show "$1"; fail "timed out waiting for '$2' from $1"; }
+		[ "$_i" -le "$VL_WAIT_TICKS" ] || { show "$1"; fail "timed out waiting for '$2' from $1"; }
 		sleep 0.01
 	done
 }
 
 # wait_match NAME out|err ERE: until NAME's stdout or stderr has a line
-# matching the extended regular expression ERE (10 s at most)
+# matching the extended regular expression ERE (60 s at most)
 wait_match() {
 	_i=0
 	while ! grep -qE -- "$3" "$WORK/$1.$2" 2>/dev/null; do
 		_i=$((_i + 1))
-		[ "$_i" -le 1000 ] || { show "$1"; fail "timed out waiting for /$3/ in $1's std$2"; }
+		[ "$_i" -le "$VL_WAIT_TICKS" ] || { show "$1"; fail "timed out waiting for /$3/ in $1's std$2"; }
 		sleep 0.01
 	done
 }
@@ -378,12 +385,12 @@ print(json.dumps(r) if not isinstance(r, str) else r)
 }
 
 # wait_stopped NAME PID WHY: until process PID (NAME's, as bg started it)
-# is stopped, 5 s at most; else show NAME and fail with WHY
+# is stopped, 60 s at most; else show NAME and fail with WHY
 wait_stopped() {
 	_ws=0
 	until [ "$(awk '{print $3}' "/proc/$2/stat" 2>/dev/null)" = T ]; do
 		_ws=$((_ws + 1))
-		[ "$_ws" -le 500 ] || { show "$1"; fail "$3"; }
+		[ "$_ws" -le "$VL_WAIT_TICKS" ] || { show "$1"; fail "$3"; }
 		sleep 0.01
 	done
 }

@@ -72,7 +72,7 @@ for args in "status" "status --json" "purge --all" "mark $f 0 4K" "unmark $f 0 4
 	"daemon --foreground"; do
 	n=$((n + 1))
 	# shellcheck disable=SC2086
-	run "cmd-$n" env VOLATILE_REGION=region timeout 5 "$VOLATILE_CMD" $args
+	run "cmd-$n" env VOLATILE_REGION=region timeout "$VL_TIMEOUT" "$VOLATILE_CMD" $args
 	if [ "$rc" -ne 2 ] || [ "$(wc -l <"$WORK/cmd-$n.err")" -ne 1 ] ||
 		! grep -q "VOLATILE_REGION=region is not an absolute path" "$WORK/cmd-$n.err"; then
 		show "cmd-$n"
@@ -105,6 +105,6 @@ mkdir -p "${long%/region}" || fail "mkdir"
 ok long svte VOLATILE_REGION="$long" -- memfd m 64K mark 0 4K unmark 0 4K
 expect_line long "mark 0 4K = -1 ENAMETOOLONG"
 [ ! -e "$long" ] || fail "a region was made at a name too long"
-run long-cmd env VOLATILE_REGION="$long" timeout 5 "$VOLATILE_CMD" status
+run long-cmd env VOLATILE_REGION="$long" timeout "$VL_TIMEOUT" "$VOLATILE_CMD" status
 [ "$rc" -eq 2 ] || { show long-cmd; fail "volatile status with a name too long: exit status $rc"; }
 exit 0

@@ -10,7 +10,9 @@
 #   a. the real thing first: an UNMARK of G fails with EAGAIN after
 #      VOLATILE_LOCK_WAIT=300ms. Then H's token is written into F's lock
 #      word: an UNMARK of F and a MARK of F by other processes each fail
-#      with EAGAIN within 300-600 ms; F's record and its nodes (a digest of
+#      with EAGAIN within 300-600 ms (a slow answer is timed again, three
+#      times at most: a loaded machine may take that long to start a
+#      process); F's record and its nodes (a digest of
 #      all of them but the lock word) and the region's counts are what they
 #      were; volatile status (within 1 s, with no lock) reads F, which no
 #      one is changing, and lists G as not read, locked by H. The scribble
@@ -84,6 +86,24 @@ timed() {
 	ms=$(($(ms_now) - _t))
 }
 
+# timed_again NAME LINE ARGS...: timed, and while NAME said LINE (a call
+# that changes nothing) but took BOUND_MAX_MS or more, once more, three
+# times at most: a loaded machine (make -j6 check beside busy loops, under
+# ASan) may take that long to start a process. A call that waits longer
+# than the bound is slow every time, and waited fails it.
+timed_again() {
+	_ta=1
+	_tan=$1 _tal=$2
+	shift 2
+	timed "$_tan" "$@"
+	while [ "$_ta" -lt 3 ] && [ "$ms" -ge "$BOUND_MAX_MS" ] &&
+		grep -qxF -- "$_tal" "$WORK/$_tan.out"; do
+		say "$_tan: '$_tal' in $ms ms (try $_ta): once more"
+		_ta=$((_ta + 1))
+		timed "$_tan" "$@"
+	done
+}
+
 # waited WHAT: the last call failed with EAGAIN after the bound, not more
 waited() {
 	[ "$ms" -ge "$WAIT_MS" ] && [ "$ms" -lt "$BOUND_MAX_MS" ] ||
@@ -97,26 +117,34 @@ intact() {
 }
 
 # ---- a. a live holder's token ------------------------------------------------------
-timed ag open "$G" rw unmark 0 16K
+timed_again ag "unmark 0 16K = -1 EAGAIN" open "$G" rw unmark 0 16K
 expect_line ag "unmark 0 16K = -1 EAGAIN"
 waited "a, G held by H"
 say "a: UNMARK of G, held by H (stopped): EAGAIN in $ms ms"
 
 before=$(lw digest "$sf" counts | tr '\n' ' ')
 lw set "$sf" "$token" >/dev/null
-timed au open "$F" rw unmark 0 16K
+timed_again au "unmark 0 16K = -1 EAGAIN" open "$F" rw unmark 0 16K
 expect_line au "unmark 0 16K = -1 EAGAIN"
 waited "a, UNMARK of F"
 say "a: UNMARK of F, H's token scribbled in its lock: EAGAIN in $ms ms"
-timed am open "$F" rw mark 8K 16K
+timed_again am "mark 8K 16K = -1 EAGAIN" open "$F" rw mark 8K 16K
 expect_line am "mark 8K 16K = -1 EAGAIN"
 waited "a, MARK of F"
 say "a: MARK of F, H's token scribbled in its lock: EAGAIN in $ms ms"
 expect_eq "a: F's record and nodes, and the counts, after the failed calls" \
 	"$(lw digest "$sf" counts | tr '\n' ' ')" "$before"
-_t=$(ms_now)
-ok ast vol status --json
-ms=$(($(ms_now) - _t))
+# status reads and changes nothing: a slow one (a loaded machine) is run
+# again, three times at most
+_try=0
+while :; do
+	_try=$((_try + 1))
+	_t=$(ms_now)
+	ok ast vol status --json
+	ms=$(($(ms_now) - _t))
+	[ "$ms" -ge "$CALL_MAX_MS" ] && [ "$_try" -lt 3 ] || break
+	say "a: volatile status in $ms ms (try $_try): once more"
+done
 [ "$ms" -lt "$CALL_MAX_MS" ] || fail "a: volatile status took $ms ms"
 "$PYTHON" -m json.tool "$WORK/ast.out" >/dev/null || fail "a: volatile status --json is not valid JSON"
 # status reads with no lock: F, whose lock word lies but which nobody is
@@ -152,14 +180,30 @@ done
 n=0
 for w in $words; do
 	n=$((n + 1))
-	ok "b$n.p" svt open "$F" rw mark 0 16K mark 32K 16K
-	before=$(lw digest "$sf" counts | tr '\n' ' ')
-	lw set "$sf" "${w#0x}" >/dev/null
 	want=$(predict "$w")
-	_t=$(ms_now)
-	run "b$n" svte VOLATILE_LOCK_WAIT=${WAIT_MS}ms -- open "$F" rw unmark 0 16K
-	ms=$(($(ms_now) - _t))
-	[ "$rc" -eq 0 ] || { show "b$n"; fail "b, word $w: the locker's exit status $rc (a crash, or a hang)"; }
+	case $want in
+	0) right="unmark 0 16K = 0" slow_ms=$CALL_MAX_MS ;;
+	EAGAIN) right="unmark 0 16K = -1 EAGAIN" slow_ms=$BOUND_MAX_MS ;;
+	*) right="unmark 0 16K = -1 $want" slow_ms=$CALL_MAX_MS ;;
+	esac
+	# the UNMARK says what it should but slowly (over the bound it is
+	# judged by below: a loaded machine may take that long to start a
+	# process): the word is undone, and F marked and the word set again,
+	# three times at most. A locker that waits too long is slow every time.
+	try=0
+	while :; do
+		try=$((try + 1))
+		ok "b$n.p" svt open "$F" rw mark 0 16K mark 32K 16K
+		before=$(lw digest "$sf" counts | tr '\n' ' ')
+		lw set "$sf" "${w#0x}" >/dev/null
+		_t=$(ms_now)
+		run "b$n" svte VOLATILE_LOCK_WAIT=${WAIT_MS}ms -- open "$F" rw unmark 0 16K
+		ms=$(($(ms_now) - _t))
+		[ "$rc" -eq 0 ] || { show "b$n"; fail "b, word $w: the locker's exit status $rc (a crash, or a hang)"; }
+		[ "$try" -lt 3 ] && [ "$ms" -ge "$slow_ms" ] && grep -qxF -- "$right" "$WORK/b$n.out" || break
+		say "b: word $w: '$right' in $ms ms (try $try): once more"
+		[ "$want" = 0 ] || lw set "$sf" 0 >/dev/null
+	done
 	[ "$ms" -lt "$CALL_MAX_MS" ] || fail "b, word $w: the UNMARK took $ms ms"
 	case $want in
 	0)

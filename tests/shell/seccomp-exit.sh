@@ -51,12 +51,12 @@ got=$(status "$VT_STATIC" memfd m 4K mark 0 4K open /nonexistent r expect 0 1 x)
 expect_eq "a static CMD that fails a check" "$got" 1
 
 # ---- signals sent to run reach CMD ----------------------------------------------------------
-bg sig vrun -- sh -c '
+bg sig timeout 120 "$VOLATILE_CMD" run -- sh -c '
 	trap "echo USR1 >>\"$WORK/sigs\"" USR1
 	trap "echo HUP >>\"$WORK/sigs\"" HUP
 	trap "echo TERM >>\"$WORK/sigs\"; exit 7" TERM
 	echo "$PPID $$" >"$WORK/runpid.tmp" && mv "$WORK/runpid.tmp" "$WORK/runpid"
-	i=0; while [ $i -lt 1000 ]; do sleep 0.02; i=$((i + 1)); done'
+	i=0; while [ $i -lt 5000 ]; do sleep 0.02; i=$((i + 1)); done'
 wait_file "$WORK/runpid"
 read -r runpid cmdpid <"$WORK/runpid"
 comm=$(comm_of "$runpid")
@@ -68,14 +68,14 @@ kill -USR1 "$runpid"
 i=0
 until grep -qx USR1 "$WORK/sigs" 2>/dev/null; do
 	i=$((i + 1))
-	[ "$i" -le 500 ] || fail "SIGUSR1 sent to the run process did not reach CMD"
+	[ "$i" -le 3000 ] || fail "SIGUSR1 sent to the run process did not reach CMD"
 	sleep 0.01
 done
 kill -HUP "$runpid"
 i=0
 until grep -qx HUP "$WORK/sigs" 2>/dev/null; do
 	i=$((i + 1))
-	[ "$i" -le 500 ] || fail "SIGHUP sent to the run process did not reach CMD"
+	[ "$i" -le 3000 ] || fail "SIGHUP sent to the run process did not reach CMD"
 	sleep 0.01
 done
 kill -TERM "$runpid"

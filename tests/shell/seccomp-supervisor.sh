@@ -30,7 +30,7 @@ kill -KILL "$runpid" || fail "cannot kill the volatile run process $runpid"
 i=0
 while alive "$runpid"; do
 	i=$((i + 1))
-	[ "$i" -le 500 ] || fail "the volatile run process $runpid does not die of SIGKILL"
+	[ "$i" -le 3000 ] || fail "the volatile run process $runpid does not die of SIGKILL"
 	sleep 0.01
 done
 touch "$WORK/go"
@@ -39,7 +39,7 @@ wait_line killed finished
 i=0
 while alive "$pid"; do
 	i=$((i + 1))
-	[ "$i" -le 500 ] || fail "CMD (pid $pid) still runs 5 s after its last command"
+	[ "$i" -le 3000 ] || fail "CMD (pid $pid) still runs 30 s after its last command"
 	sleep 0.01
 done
 sed -i 's/^pid = .*/pid = N/' "$WORK/killed.out"

@@ -5,7 +5,7 @@
 # process's UNPIN of a /dev/ashmem region (prot mask PROT_READ), or its
 # MARK of a memfd, waits for the region's lock, held by another process
 # stopped (SIGSTOP, at a step of the fault-injecting library) until the
-# test continues it a second later. A SIGALRM handler runs in that wait
+# test continues it, once the handler has run. A SIGALRM handler runs in that wait
 # and asks the region:
 #   GET_SIZE             its size, or -1 EINTR; never ENOTTY (a memfd's answer)
 #   mmap rw, MAP_SHARED  fails (EPERM, or EAGAIN); never a writable mapping
@@ -27,12 +27,15 @@ inside() {
 	VOLATILE_REGION=$WORK/region.$what
 	export VOLATILE_REGION
 	go=$WORK/go.$what
-	bg "p$what" env LD_PRELOAD="$VOLATILE_LIBRARY" VOLATILE_LOCK_WAIT=20s \
-		timeout 30 "$BEHAVE" siginlib "$what" "$go"
+	bg "p$what" env LD_PRELOAD="$VOLATILE_LIBRARY" VOLATILE_LOCK_WAIT=40s \
+		BEHAVE_ALARMED="$go.alarmed" timeout 60 "$BEHAVE" siginlib "$what" "$go"
 	wait_line "p$what" ready
 	holder_stopped "$what"
 	touch "$go"
-	sleep 1
+	# the holder goes on once the handler has run in the wait (behave makes
+	# $go.alarmed then), not after a fixed second: on a loaded machine the
+	# call may not have reached its wait by then
+	wait_file "$go.alarmed"
 	kill -CONT "$hpid"
 	wait_bg "p$what"
 	prc=$rc

@@ -54,9 +54,16 @@ for args in "--watch --count 0" "--watch --count x" "--count 2" "--watch --range
 	[ "$(wc -l <"$WORK/badc.err")" -eq 1 ] || { show badc; fail "status $args: not one line"; }
 done
 # a reader that goes away (SIGPIPE): --watch ends at its next frame
+# (at its second frame, a second after the first: 15 s at most, for a
+# loaded machine's process start; one that never ends is ended by timeout)
 s0=$(date +%s)
-timeout "$VL_TIMEOUT" "$VOLATILE_CMD" status --watch | head -n 3 >/dev/null
-[ $(($(date +%s) - s0)) -le 5 ] || fail "--watch | head -3 did not end within 5 s"
+{
+	timeout "$VL_TIMEOUT" "$VOLATILE_CMD" status --watch
+	echo "$?" >"$WORK/watch.rc"
+} | head -n 3 >/dev/null
+s1=$(date +%s)
+[ "$(cat "$WORK/watch.rc")" != 124 ] || fail "--watch | head -3 did not end"
+[ $((s1 - s0)) -le 15 ] || fail "--watch | head -3 did not end within 15 s"
 
 # ---- on a terminal, as a person sees it (tmux) -------------------------------------
 command -v tmux >/dev/null 2>&1 || { say "no tmux: the terminal part is not run"; exit 0; }
@@ -67,22 +74,28 @@ tmux -L "$sess" new-session -d -s "$sess" -x 120 -y 40 \
 trap 'tmux -L "$sess" kill-server 2>/dev/null' EXIT
 sleep 1.5
 ok p2 vol purge --all
-# the frame after the purge shows it, drawn over the last one
+# the frame after the purge shows it, drawn over the last one (frames come
+# once a second; 30 s at most, for a loaded machine)
 i=0
-while [ "$i" -lt 30 ]; do
+while [ "$i" -lt 150 ]; do
 	tmux -L "$sess" capture-pane -p -t "$sess" >"$WORK/pane.out"
 	grep -q '  command  8.0K in 2 ranges' "$WORK/pane.out" && break
 	sleep 0.2
 	i=$((i + 1))
 done
 grep -q '  command  8.0K in 2 ranges' "$WORK/pane.out" ||
-	{ cat "$WORK/pane.out" >&2; fail "the terminal does not show the purge within 6 s"; }
+	{ cat "$WORK/pane.out" >&2; fail "the terminal does not show the purge within 30 s"; }
 [ "$(grep -c '^volatile status --watch' "$WORK/pane.out")" -eq 1 ] ||
 	{ cat "$WORK/pane.out" >&2; fail "the terminal shows more than one frame: not drawn over"; }
 head -n 1 "$WORK/pane.out" | grep -q '^volatile status --watch' ||
 	{ cat "$WORK/pane.out" >&2; fail "the frame does not start at the top of the terminal"; }
 tmux -L "$sess" send-keys -t "$sess" C-c
-sleep 0.5
-tmux -L "$sess" has-session -t "$sess" 2>/dev/null &&
-	fail "Ctrl-C did not end --watch"
+# the session ends with --watch: 20 s at most (not a fixed half second,
+# which a loaded machine may not give tmux and --watch to get there)
+i=0
+while tmux -L "$sess" has-session -t "$sess" 2>/dev/null; do
+	i=$((i + 1))
+	[ "$i" -le 200 ] || fail "Ctrl-C did not end --watch"
+	sleep 0.1
+done
 exit 0
