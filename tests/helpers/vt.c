@@ -39,6 +39,8 @@
  *   echo WORD            "WORD"
  *   wait PATH            block until PATH exists (60 s at most, else
  *                        "wait PATH TIMEOUT", exit status 1)
+ *   userns UID           unshare(CLONE_NEWUSER), our user mapped to UID there
+ *                        (as root: any UID), "userns UID = 0"
  *   nodump               prctl(PR_SET_DUMPABLE, 0): the user's other processes
  *                        can no longer look into this one's /proc files
  *   lock                 F_SETLK: a POSIX write lock on the whole current file
@@ -766,6 +768,44 @@ static int c_nodump(struct state *s, char **a)
 	return 0;
 }
 
+/* write "INSIDE OUTSIDE 1" to /proc/self/FILE */
+static int map_one(const char *file, unsigned long inside, unsigned long outside)
+{
+	char path[64], line[64];
+	int fd, n, r;
+
+	snprintf(path, sizeof(path), "/proc/self/%s", file);
+	n = snprintf(line, sizeof(line), "%lu %lu 1\n", inside, outside);
+	if ((fd = open(path, O_WRONLY)) < 0)
+		return -1;
+	r = write(fd, line, (size_t)n) == n ? 0 : -1;
+	close(fd);
+	return r;
+}
+
+/* this thread (alone in its process) in a user namespace of its own */
+static int c_userns(struct state *s, char **a)
+{
+	unsigned long uid = strtoul(a[1], NULL, 10);
+	uid_t euid = geteuid();
+	gid_t egid = getegid();
+	int r, fd;
+
+	(void)s;
+	r = unshare(CLONE_NEWUSER);
+	if (r == 0 && (fd = open("/proc/self/setgroups", O_WRONLY)) >= 0) {
+		if (write(fd, "deny", 4) != 4)
+			r = -1;
+		close(fd);
+	}
+	if (r == 0)
+		r = map_one("uid_map", uid, euid);
+	if (r == 0)
+		r = map_one("gid_map", uid, egid);
+	printf("userns %s = %d%s%s\n", a[1], r, r ? " " : "", r ? strerror(errno) : "");
+	return 0;
+}
+
 /* a POSIX write lock on the whole file through the current fd */
 static int c_lock(struct state *s, char **a)
 {
@@ -1003,6 +1043,7 @@ static const struct command {
 	{ "procpid", 0, c_procpid, "this process's pid under /proc" },
 	{ "echo", 1, c_echo, "WORD: print it" },
 	{ "wait", 1, c_wait, "PATH: until it exists (60 s at most)" },
+	{ "userns", 1, c_userns, "UID: a user namespace of its own, our user UID there" },
 	{ "nodump", 0, c_nodump, "prctl(PR_SET_DUMPABLE, 0)" },
 	{ "lock", 0, c_lock, "a POSIX write lock on the whole current file" },
 	{ "lease", 0, c_lease, "a write lease on the current fd" },

@@ -13,7 +13,10 @@
 #    library itself then refuses one of the two with ESTALE: held);
 # 2. a caller in a user namespace of its own (as root: unshare -U
 #    --map-user), whose effective user, as its library sees it, names
-#    another default region, though the kernel's user is run's.
+#    another default region, though the kernel's user is run's;
+# 3. a caller that enters such a user namespace itself, after run served
+#    it (unshare(2) by a process of one thread): run keeps what it learnt
+#    of a thread between its calls, but not which namespace it is in.
 #
 # In each, a dynamic vt has run serve a MARK and an UNMARK first (run's
 # region is made and settled before the caller's exists: no process maps
@@ -79,5 +82,14 @@ else
 			spawn exec "$4" purge --all end reap expect 0 8K x' \
 		sh "$VOLATILE_LIBRARY" "$VT" "$F" "$VOLATILE_CMD"
 	check userns
+
+	# ---- 3. the same, entered by the caller after a served call ---------------------------
+	rm -f "$F"
+	run later vrun -- "$VT" open "$F" rwc fill 0 8K x sysfa MARK 0 4K sysfa UNMARK 0 4K \
+		userns 64989 mark 0 8K sysfa UNMARK 0 8K spawn exec "$VOLATILE_CMD" purge --all end reap \
+		expect 0 8K x
+	grep -qx 'userns 64989 = 0' "$WORK/later.out" || { show later; fail "later: unshare(CLONE_NEWUSER) failed"; }
+	grep -qx 'sysfa MARK 0 4K = 0' "$WORK/later.out" || { show later; fail "later: the first MARK was not served"; }
+	check later
 fi
 exit "$FAILED"
