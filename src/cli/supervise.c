@@ -28,6 +28,7 @@
  */
 #include "cli.h"
 
+#include "core/parse.h"
 #include "ident.h"
 #include "log.h"
 #include "ops.h"
@@ -192,37 +193,25 @@ static long euid_of(int thread, pid_t tid)
  */
 #define NOT_OURS (-EREMOTE) /* another user's call (take_fd) */
 
-/* run's own user namespace, as /proc/self/ns/user reads ("user:[INO]"; start_server) */
+/*
+ * run's own user namespace, as /proc/self/ns/user reads ("user:[INO]"),
+ * and its effective user: noted once (start_server); run changes neither.
+ */
 static char own_userns[64];
+static uid_t own_euid;
 
 struct uid_map_arg {
-	unsigned long euid; /* the caller's effective user, as we see it */
+	uint64_t euid; /* the caller's effective user, as we see it */
 	int found;
-	unsigned long inside; /* what it is in the caller's user namespace */
+	uint64_t inside; /* what it is in the caller's user namespace */
 };
 
-/* "INSIDE OUTSIDE COUNT", OUTSIDE in our user namespace (we read the file) */
 static int on_uid_map(void *arg, char *line)
 {
 	struct uid_map_arg *m = arg;
-	unsigned long in, out, n;
-	char *p = line, *end;
 
-	in = strtoul(p, &end, 10);
-	if (end == p)
-		return 0;
-	out = strtoul(p = end, &end, 10);
-	if (end == p)
-		return 0;
-	n = strtoul(p = end, &end, 10);
-	if (end == p)
-		return 0;
-	if (m->euid >= out && m->euid - out < n) {
-		m->inside = in + (m->euid - out);
-		m->found = 1;
-		return 1;
-	}
-	return 0;
+	m->found = vl_id_map_inside(line, m->euid, &m->inside) == 0;
+	return m->found;
 }
 
 /*
@@ -241,7 +230,7 @@ static int on_uid_map(void *arg, char *line)
 static int same_user_view(int nsdir, pid_t tid, uid_t euid)
 {
 	char path[64], ns[64];
-	struct uid_map_arg m = { (unsigned long)euid, 0, 0 };
+	struct uid_map_arg m = { euid, 0, 0 };
 	ssize_t n;
 
 	/*
@@ -266,20 +255,21 @@ static int same_user_view(int nsdir, pid_t tid, uid_t euid)
 	snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)tid);
 	if (vl_each_line(path, on_uid_map, &m) < 0)
 		return 0;
-	return m.found && m.inside == (unsigned long)euid;
+	return m.found && m.inside == euid;
 }
 
-static void note_own_userns(void)
+static void note_own_user(void)
 {
 	ssize_t n = readlink("/proc/self/ns/user", own_userns, sizeof(own_userns) - 1);
 
 	own_userns[n > 0 ? n : 0] = '\0';
+	own_euid = geteuid();
 }
 
 static int ours(int got, int thread, int nsdir, pid_t tid)
 {
 	if (got < 0 ||
-	    (euid_of(thread, tid) == (long)geteuid() && same_user_view(nsdir, tid, geteuid())))
+	    (euid_of(thread, tid) == (long)own_euid && same_user_view(nsdir, tid, own_euid)))
 		return got;
 	close(got);
 	return NOT_OURS;
@@ -659,7 +649,7 @@ static int start_server(int listener)
 	struct server *sv = &the_server;
 	pthread_condattr_t ca;
 
-	note_own_userns();
+	note_own_user();
 	for (int i = 0; i < THREADS; i++) {
 		pthread_mutex_init(&threads[i].lock, NULL);
 		threads[i].pidfd = -1;

@@ -196,6 +196,27 @@ int vl_parse_lock_line(const char *line, uint64_t *dev, uint64_t *ino, uint64_t 
 	return 0;
 }
 
+/* Past the blanks, then one unsigned decimal: 0, or -1. */
+static int blank_digits(const char **p, uint64_t *v)
+{
+	while (**p == ' ' || **p == '\t')
+		(*p)++;
+	return digits(p, v) == 0 ? 0 : -1;
+}
+
+int vl_id_map_inside(const char *line, uint64_t outside, uint64_t *inside)
+{
+	uint64_t in, out, count;
+
+	if (blank_digits(&line, &in) != 0 || blank_digits(&line, &out) != 0 ||
+	    blank_digits(&line, &count) != 0)
+		return -1;
+	if (outside < out || outside - out >= count || outside - out > UINT64_MAX - in)
+		return -1;
+	*inside = in + (outside - out);
+	return 0;
+}
+
 /* The blank-separated field at or after p: its start in *f and length in *len; NULL if none. */
 static const char *next_field(const char *p, const char **f, size_t *len)
 {

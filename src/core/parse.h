@@ -60,6 +60,14 @@ int vl_parse_proc_stat(const char *line, struct vl_proc_stat *out);
 int vl_parse_lock_line(const char *line, uint64_t *dev, uint64_t *ino, uint64_t *start);
 
 /*
+ * From a /proc/PID/uid_map (or gid_map) line, "INSIDE OUTSIDE COUNT" in
+ * blank-padded decimals (OUTSIDE as the reader's user namespace sees it):
+ * what id `outside` is inside that namespace, in *inside. 0, or -1 if the
+ * line does not parse or does not map `outside`.
+ */
+int vl_id_map_inside(const char *line, uint64_t outside, uint64_t *inside);
+
+/*
  * The fields of a /proc/PID/mountinfo line, "36 25 0:26 / /dev/shm
  * rw,nosuid shared:1 - tmpfs tmpfs rw,size=65536k" (ID PARENT MAJ:MIN
  * ROOT POINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTS): the

@@ -264,6 +264,37 @@ static int mount_ok(const char *line, struct vl_mount_fields *m)
 
 #define field_eq(f, len, s) ck_assert_msg(vl_field_is(f, len, s), "field %.*s, want %s", (int)(len), f, s)
 
+START_TEST(test_id_map)
+{
+	uint64_t in = 12345;
+
+	/* the file's padding; our 0 is 0 there */
+	ck_assert_int_eq(vl_id_map_inside("         0          0 4294967295", 0, &in), 0);
+	ck_assert_uint_eq(in, 0);
+	/* unshare -U --map-user=64989 as root: our 0 is their 64989 */
+	ck_assert_int_eq(vl_id_map_inside("     64989          0          1\n", 0, &in), 0);
+	ck_assert_uint_eq(in, 64989);
+	/* a range: the offset in it carries over; its ends */
+	ck_assert_int_eq(vl_id_map_inside("0 100000 65536", 100007, &in), 0);
+	ck_assert_uint_eq(in, 7);
+	ck_assert_int_eq(vl_id_map_inside("0 100000 65536", 165535, &in), 0);
+	ck_assert_uint_eq(in, 65535);
+	in = 12345;
+	ck_assert_int_eq(vl_id_map_inside("0 100000 65536", 165536, &in), -1);
+	ck_assert_int_eq(vl_id_map_inside("0 100000 65536", 99999, &in), -1);
+	ck_assert_int_eq(vl_id_map_inside("1000 1000 0", 1000, &in), -1); /* maps nothing */
+	/* not a map line */
+	ck_assert_int_eq(vl_id_map_inside("", 0, &in), -1);
+	ck_assert_int_eq(vl_id_map_inside("0 0", 0, &in), -1);
+	ck_assert_int_eq(vl_id_map_inside("0 x 1", 0, &in), -1);
+	ck_assert_int_eq(vl_id_map_inside("-1 0 1", 0, &in), -1);
+	ck_assert_int_eq(vl_id_map_inside("99999999999999999999 0 1", 0, &in), -1);
+	/* inside + offset past 64 bits */
+	ck_assert_int_eq(vl_id_map_inside("18446744073709551615 0 10", 5, &in), -1);
+	ck_assert_uint_eq(in, 12345); /* untouched on -1 */
+}
+END_TEST
+
 START_TEST(test_mount_line)
 {
 	struct vl_mount_fields m;
@@ -403,6 +434,7 @@ static Suite *parse_suite(void)
 	tcase_add_test(tc, test_threshold_fields_reset);
 	tcase_add_test(tc, test_proc_stat);
 	tcase_add_test(tc, test_lock_line);
+	tcase_add_test(tc, test_id_map);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("lines");
 	tcase_add_test(tc, test_each_line);
