@@ -32,30 +32,25 @@ served_cases static "$VT_STATIC" mark unmark
 served_cases sysfa "$VT" "sysfa MARK" "sysfa UNMARK"
 
 # ---- --debug: one line per call served; none for a dynamic program's calls -----------
+# debug_calls NAME PROG: the same five calls, four of them volatile, under run --debug
+debug_calls() {
+	run "$1" vrun --debug -- "$2" memfd m 64K mark 0 4K unmark 0 4K \
+		fa 'MARK|KEEP_SIZE' 8K 4K fa64 UNMARK 8K 4K fa KEEP_SIZE 0 4K
+	[ "$rc" -eq 0 ] || { show "$1"; fail "$1: exit status $rc"; }
+	expect_out "$1" <<EOF
+memfd m 64K = 3
+mark 0 4K = 0
+unmark 0 4K = 0
+fa MARK|KEEP_SIZE 8K 4K = 0
+fa64 UNMARK 8K 4K = 0
+fa KEEP_SIZE 0 4K = 0
+EOF
+}
+
 new_region
-run dyn vrun --debug -- "$VT" memfd m 64K mark 0 4K unmark 0 4K fa 'MARK|KEEP_SIZE' 8K 4K \
-	fa64 UNMARK 8K 4K fa KEEP_SIZE 0 4K
-[ "$rc" -eq 0 ] || { show dyn; fail "dyn: exit status $rc"; }
-expect_out dyn <<EOF
-memfd m 64K = 3
-mark 0 4K = 0
-unmark 0 4K = 0
-fa MARK|KEEP_SIZE 8K 4K = 0
-fa64 UNMARK 8K 4K = 0
-fa KEEP_SIZE 0 4K = 0
-EOF
+debug_calls dyn "$VT"
 [ "$(served dyn)" -eq 0 ] || { show dyn; fail "a dynamic program's calls went to the supervisor, not to the preloaded library"; }
-run stat vrun --debug -- "$VT_STATIC" memfd m 64K mark 0 4K unmark 0 4K \
-	fa 'MARK|KEEP_SIZE' 8K 4K fa64 UNMARK 8K 4K fa KEEP_SIZE 0 4K
-[ "$rc" -eq 0 ] || { show stat; fail "stat: exit status $rc"; }
-expect_out stat <<EOF
-memfd m 64K = 3
-mark 0 4K = 0
-unmark 0 4K = 0
-fa MARK|KEEP_SIZE 8K 4K = 0
-fa64 UNMARK 8K 4K = 0
-fa KEEP_SIZE 0 4K = 0
-EOF
+debug_calls stat "$VT_STATIC"
 # four volatile calls, and the KEEP_SIZE one stays in the kernel
 [ "$(served stat)" -eq 4 ] || {
 	show stat
