@@ -31,6 +31,7 @@
 #include "ident.h"
 #include "log.h"
 #include "pressure.h"
+#include "punch.h"
 #include "purge.h"
 #include "reach.h"
 #include "region.h"
@@ -469,6 +470,27 @@ static void enforce_pressure(const struct vl_region *r, const struct found *fd, 
 		relieve_tmpfs(r, &h, st);
 }
 
+/*
+ * A MARK merged into a purged range: the new bytes and the ranges they
+ * overlapped are punched, so the range's flag is true of them (DESIGN 3).
+ * Through the caller's fd as the punching thread's own copy of the fd
+ * table has it, checked there (punch.c): the number itself may name
+ * another file by now. Not punched (a seccomp filter, the thread not
+ * made, the fd another file's): the range stays flagged purged over
+ * intact bytes, and its UNMARK says 1, the safe way (file lock held).
+ */
+static VL_COLD void punch_merged(int fdnum, const struct vl_stat *st, uint64_t s, uint64_t e,
+				 const struct vl_change *c)
+{
+	struct vl_extent x = { c->punch_start, c->punch_end };
+	int done = vl_punch_ready() ? vl_punch_fd(fdnum, &st->id, &x, 1) : -EPERM;
+
+	vl_log("mark [%llu, %llu) joins a purged range: punched [%llu, %llu): %s",
+	       (unsigned long long)s, (unsigned long long)e, (unsigned long long)x.start,
+	       (unsigned long long)x.end,
+	       done == 1 ? "ok" : done < 0 ? strerror(-done) : "failed (flagged purged anyway)");
+}
+
 static int mark(const struct vl_region *r, int fdnum, const struct vl_caller *as, uint64_t s,
 		uint64_t e, const struct vl_stat *st, uint64_t now_ms)
 {
@@ -502,21 +524,8 @@ static int mark(const struct vl_region *r, int fdnum, const struct vl_caller *as
 			err = lock_err; /* no node, and the region lock was not had to look for one */
 	}
 	VL_STEP("mark: tree changed, not committed");
-	if (err == 0 && c.punch_end > c.punch_start) {
-		/*
-		 * Merged into a purged range: the flag must not lie (DESIGN 3). The
-		 * fd is the caller's, checked a moment ago; checked again here, in
-		 * case another thread of the caller reused its number.
-		 */
-		int perr = vl_fd_is(fdnum, &st->id)
-				   ? vl_sys_punch(fdnum, c.punch_start, c.punch_end - c.punch_start)
-				   : -EBADF;
-
-		vl_log("mark [%llu, %llu) joins a purged range: punched [%llu, %llu): %s",
-		       (unsigned long long)s, (unsigned long long)e,
-		       (unsigned long long)c.punch_start, (unsigned long long)c.punch_end,
-		       perr ? strerror(-perr) : "ok");
-	}
+	if (err == 0 && c.punch_end > c.punch_start)
+		punch_merged(fdnum, st, s, e, &c);
 	finish(r, fd.fi, &c, err, spare, err ? NULL : &m, now_ms);
 	VL_STEP("mark: committed, file locked");
 	if (m.want_path)

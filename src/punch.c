@@ -21,6 +21,20 @@
  * made); so it is not made under a seccomp filter (vl_punch_ready). A
  * fault in it would end the whole process, as one in the calling thread
  * would.
+ *
+ * The same thread punches through the fd a caller handed to fallocate
+ * (vl_punch_fd: a MARK that joins a purged range, a MARK's budget or
+ * pressure purge of its own file). Not through that number in the host's
+ * table: any host thread may close it or dup2 another file onto it at any
+ * instant, between a check and a punch however close, and the punch then
+ * zeroes a file nobody marked (issue 24.2: 242 of 349 checks). The
+ * thread's copy of the table is taken by the kernel when clone makes it:
+ * fd N there is the open file N named at that instant, and no thread of
+ * the host can close, renumber or replace it there. So the identity is
+ * checked in the copy, and the punch goes through the copy: what was
+ * checked is what is punched. Nothing is added to the host's table (no
+ * dup: it would take the host's lowest free number, which a fork would
+ * inherit, and could fail with EMFILE; DESIGN 17).
  */
 #include "punch.h"
 
@@ -93,7 +107,8 @@ static int writable(const struct vl_way *w, const struct vl_ident *id)
 	return fd;
 }
 
-int vl_punch_extents(int fd, const struct vl_extent *ext, int k)
+/* the k extents out of fd, writable and checked: how many were punched */
+static int punch_extents(int fd, const struct vl_extent *ext, int k)
 {
 	int done = 0;
 
@@ -113,24 +128,44 @@ static int punch_through(const struct vl_way *w, const struct vl_ident *id,
 
 	if (fd < 0)
 		return -EBADF;
-	done = vl_punch_extents(fd, ext, k);
+	done = punch_extents(fd, ext, k);
 	syscall(SYS_close, fd);
 	return done;
 }
 
+/*
+ * Through fd as this thread's table has it: in the punch thread, the copy
+ * made with it, which nothing else changes; in the command, its own table,
+ * whose every fd is closed only by the code that opened it, after its last
+ * use (a served call's fd too: supervise.c). Checked to be the file first.
+ */
+static int punch_numbered(int fd, const struct vl_ident *id, const struct vl_extent *ext, int k)
+{
+	if (fd < 0 || !vl_fd_is(fd, id))
+		return -EBADF;
+	return punch_extents(fd, ext, k);
+}
+
 struct job {
-	const struct vl_way *w;
+	const struct vl_way *w; /* NULL: through fd */
+	int fd;
 	const struct vl_ident *id;
 	const struct vl_extent *ext;
 	int k;
 	int result;
 };
 
+static int work(struct job *j)
+{
+	return j->w != NULL ? punch_through(j->w, j->id, j->ext, j->k)
+			    : punch_numbered(j->fd, j->id, j->ext, j->k);
+}
+
 static int child(void *arg)
 {
 	struct job *j = arg;
 
-	j->result = punch_through(j->w, j->id, j->ext, j->k);
+	j->result = work(j);
 	return 0;
 }
 
@@ -181,17 +216,16 @@ int vl_punch_ready(void)
 	       status_field(buf, "\nSeccomp_filters:") == (long)vl_config()->run_filters;
 }
 
-int vl_punch_way(const struct vl_way *w, const struct vl_ident *id, const struct vl_extent *ext,
-		 int k)
+/* Run the job in a thread of ours with a copy of the fd table (the command: here). */
+static int in_own_table(struct job *j)
 {
-	struct job j = { w, id, ext, k, -ECHILD };
 	sigset_t all, old;
 	int saved = errno;
 	void *stack;
 	pid_t pid;
 
 	if (here)
-		return punch_through(w, id, ext, k);
+		return work(j);
 	stack = vl_raw_mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (stack == MAP_FAILED)
@@ -199,12 +233,27 @@ int vl_punch_way(const struct vl_way *w, const struct vl_ident *id, const struct
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pid = VL_SYSCALL("clone", vl_raw_clone(child, (char *)stack + CHILD_STACK,
-					CLONE_VM | CLONE_SIGHAND | CLONE_THREAD | CLONE_VFORK, &j));
+					CLONE_VM | CLONE_SIGHAND | CLONE_THREAD | CLONE_VFORK, j));
 	/* returned once the thread has exited (CLONE_VFORK); a sandbox may forbid it */
 	if (pid < 0)
-		j.result = -errno;
+		j->result = -errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	vl_raw_munmap(stack, CHILD_STACK);
 	errno = saved;
-	return j.result;
+	return j->result;
+}
+
+int vl_punch_way(const struct vl_way *w, const struct vl_ident *id, const struct vl_extent *ext,
+		 int k)
+{
+	struct job j = { w, -1, id, ext, k, -ECHILD };
+
+	return in_own_table(&j);
+}
+
+int vl_punch_fd(int fd, const struct vl_ident *id, const struct vl_extent *ext, int k)
+{
+	struct job j = { NULL, fd, id, ext, k, -ECHILD };
+
+	return in_own_table(&j);
 }

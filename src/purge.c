@@ -25,12 +25,15 @@
  *      a freed and reused slot fails the generation or age check, a
  *      scribbled record its sum.
  *   4. The fd punched through refers to the file's identity (device,
- *      inode, birth time, generation): an fd we opened is checked once
- *      opened, and cannot change under us. The one fd we did not open, the
- *      one a caller handed to fallocate (the budget and pressure purges of
- *      its own file), is checked again right before the punch; another
- *      thread of the caller closing and reusing that number at that very
- *      instant is the only window left.
+ *      inode, birth time, generation), checked in the table the punch
+ *      goes through, which nobody but the punch changes: an fd we opened
+ *      or took, checked once we have it; the fd a caller handed to
+ *      fallocate (the budget and pressure purges of its own file), never
+ *      through its number in the host's table, which any host thread may
+ *      renumber, but through the punching thread's copy of the table,
+ *      checked there (punch.c vl_punch_fd). No thread can change what a
+ *      checked fd names before its punch; where that thread cannot be
+ *      made, nothing is punched.
  *
  * And why forgetting a file never makes UNMARK lie:
  *
@@ -520,8 +523,8 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 	w = way_for(p, &t, rep, &theirs);
 	if (w == NULL && !theirs)
 		return p->nskip < SKIP_MAX ? RETRY : STOP;
-	if (!theirs && !vl_punch_ready()) {
-		vl_log("file %u: this process may not punch files it does not hold (seccomp); "
+	if (!vl_punch_ready()) {
+		vl_log("file %u: this thread may not make the punching thread (seccomp); "
 		       "left to others", t.fi);
 		return skip_file(p, t.fi, rep);
 	}
@@ -542,6 +545,10 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 		vl_unlock_file(r, t.fi);
 		return RETRY;
 	}
+	/*
+	 * The caller's fd is looked at here only not to flag what its punch
+	 * would then miss: the punch checks it again where it cannot change.
+	 */
 	k = (theirs && !vl_fd_is(p->hint->fd, &t.id)) ? 0 : flag_batch(r, g, f, t.fi, second, ext, rep);
 	if (k == 0) {
 		/* the caller's fd is another file now, or the tree is corrupt */
@@ -562,8 +569,8 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 		k = 0;
 	}
 	if (k > 0) {
-		/* the caller's own fd, checked above under the file lock; else the way reached */
-		err = theirs ? vl_punch_extents(p->hint->fd, ext, k) : vl_punch_way(w, &t.id, ext, k);
+		/* the caller's own fd, or the way reached: each checked where it is punched */
+		err = theirs ? vl_punch_fd(p->hint->fd, &t.id, ext, k) : vl_punch_way(w, &t.id, ext, k);
 		if (err != k)
 			vl_log("file %u: %d of %d punches made%s%s (flagged purged anyway)", t.fi,
 			       err < 0 ? 0 : err, k, err < 0 ? ": " : "", err < 0 ? strerror(-err) : "");

@@ -3,7 +3,7 @@
  * fdswap - a host that renumbers the fd it hands to MARK while the
  * library works on it (DESIGN 13's point 4, DESIGN 17; issue 24.2).
  *
- *   fdswap merge|budget X F SECONDS ROUNDS
+ *   fdswap merge|budget X F SECONDS ROUNDS [raw]
  *
  * X is a file nobody marks (on a disk file system, or on tmpfs), F a file
  * on tmpfs; both 8K at least, written here with 'x' and 'f'. A thread
@@ -22,6 +22,10 @@
  * bytes intact (THE INVARIANT): F is read back at each of its 0s, X every
  * CHECK rounds and at each of its 0s; one that says 1 lets them go (they
  * are written again). Nothing of this thread's ever punches X.
+ *
+ * With "raw", the MARK through S is the system call itself, which only
+ * `volatile run` sees (DESIGN 21): run takes S's open file into its own
+ * table (pidfd_getfd) and works through that.
  *
  * Stops after ROUNDS rounds or SECONDS, whichever comes first. Prints
  *   "rounds N, marks through S: M, X zeroed at K of C checks, F zeroed at L of D checks"
@@ -87,14 +91,15 @@ int main(int argc, char **argv)
 	long rounds, n, marks = 0, xchecks = 0, xzero = 0, fchecks = 0, fzero = 0;
 	int64_t (*purge)(uint64_t);
 	double end;
-	int merge;
+	int merge, raw;
 	pthread_t t;
 
-	if (argc != 6 || (strcmp(argv[1], "merge") != 0 && strcmp(argv[1], "budget") != 0)) {
-		fprintf(stderr, "usage: fdswap merge|budget X F SECONDS ROUNDS\n");
+	if (argc < 6 || argc > 7 || (argc == 7 && strcmp(argv[6], "raw") != 0) || (strcmp(argv[1], "merge") != 0 && strcmp(argv[1], "budget") != 0)) {
+		fprintf(stderr, "usage: fdswap merge|budget X F SECONDS ROUNDS [raw]\n");
 		return 2;
 	}
 	merge = strcmp(argv[1], "merge") == 0;
+	raw = argc == 7;
 	end = now_s() + atof(argv[4]);
 	rounds = atol(argv[5]);
 	/* the library's, preloaded: this program is linked with libc only */
@@ -126,7 +131,8 @@ int main(int argc, char **argv)
 			if (purge(UINT64_MAX) < 0)
 				die("volatile_purge");
 		}
-		if (fallocate(S, FALLOC_FL_MARK_VOLATILE, 0, SIZE) == 0)
+		if ((raw ? syscall(SYS_fallocate, S, FALLOC_FL_MARK_VOLATILE, 0L, (long)SIZE)
+			 : fallocate(S, FALLOC_FL_MARK_VOLATILE, 0, SIZE)) == 0)
 			marks++;
 		fr = fallocate(ffd, FALLOC_FL_UNMARK_VOLATILE, 0, SIZE);
 		xr = fallocate(xfd, FALLOC_FL_UNMARK_VOLATILE, 0, SIZE);

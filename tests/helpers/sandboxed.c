@@ -4,7 +4,7 @@
  * answers them from a SIGSYS handler, as browser sandboxes do (issue 12,
  * the second attack).
  *
- *   sandboxed [thread]
+ *   sandboxed [thread | merge]
  *
  * With the shim and VOLATILE_BUDGET=64K. Traps pidfd_open and pidfd_getfd
  * (the handler answers EPERM), then marks 64K of one memfd and 64K of
@@ -18,7 +18,16 @@
  * says Seccomp: 0, or only volatile run's filters) and makes the calls.
  * The budget may then want a file of another process purged (one marked
  * before this program started).
+ *
+ * With "merge" (no budget): a MARK that joins a purged range, in the
+ * sandboxed host (DESIGN 3, 13 point 4). A child forked before the filter
+ * purges 4K of a memfd the host marked; the host marks 8K over it. Its
+ * punch would go through the library's punching thread, which is not
+ * made under this filter: the merged range stays flagged purged, the new
+ * 4K intact, and UNMARK says 1. Prints the two pages' state and the
+ * UNMARK.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -59,6 +68,54 @@ static void on_sigsys(int sig, siginfo_t *si, void *ctx)
 #endif
 }
 
+static int go[2], back[2];
+
+/* the purger: forked before the filter, so not under it */
+static void purger(void)
+{
+	int64_t (*purge)(uint64_t) = (int64_t(*)(uint64_t))dlsym(RTLD_DEFAULT, "volatile_purge");
+	long long n = -1;
+	char c;
+
+	if (pipe(go) != 0 || pipe(back) != 0)
+		exit(2);
+	if (fork() != 0)
+		return;
+	if (read(go[0], &c, 1) == 1 && purge != NULL)
+		n = (long long)purge(UINT64_MAX);
+	_exit(write(back[1], &n, sizeof(n)) == (ssize_t)sizeof(n) ? 0 : 2);
+}
+
+/* "zeros", "intact" ('A'), or "mixed" */
+static const char *page(int fd, off_t at)
+{
+	char buf[4096];
+	int zeros = 0, as = 0;
+
+	if (pread(fd, buf, sizeof(buf), at) != (ssize_t)sizeof(buf))
+		return "unread";
+	for (size_t i = 0; i < sizeof(buf); i++) {
+		zeros += buf[i] == 0;
+		as += buf[i] == 'A';
+	}
+	return zeros == (int)sizeof(buf) ? "zeros" : as == (int)sizeof(buf) ? "intact" : "mixed";
+}
+
+static void merge(int a)
+{
+	long long n = -1;
+	char c = 0;
+
+	printf("mark a = %d\n", fallocate(a, FALLOC_FL_MARK_VOLATILE, 0, 4096));
+	if (write(go[1], &c, 1) != 1 || read(back[0], &n, sizeof(n)) != (ssize_t)sizeof(n))
+		exit(2);
+	printf("purged = %lld\n", n);
+	printf("mark a = %d\n", fallocate(a, FALLOC_FL_MARK_VOLATILE, 0, 8192));
+	printf("page 0: %s\n", page(a, 0));
+	printf("page 1: %s\n", page(a, 4096));
+	printf("unmark a = %d\n", fallocate(a, FALLOC_FL_UNMARK_VOLATILE, 0, 8192));
+}
+
 static void *sandboxed(void *arg)
 {
 	struct sock_filter f[] = {
@@ -84,6 +141,10 @@ static void *sandboxed(void *arg)
 	if (pwrite(a, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf) ||
 	    pwrite(b, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf))
 		exit(2);
+	if (arg != NULL) {
+		merge(a);
+		return NULL;
+	}
 	printf("mark a = %d\n", fallocate(a, FALLOC_FL_MARK_VOLATILE, 0, 65536));
 	printf("mark b = %d\n", fallocate(b, FALLOC_FL_MARK_VOLATILE, 0, 65536));
 	printf("unmark a = %d\n", fallocate(a, FALLOC_FL_UNMARK_VOLATILE, 0, 65536));
@@ -100,7 +161,10 @@ int main(int argc, char **argv)
 	sa.sa_sigaction = on_sigsys;
 	sa.sa_flags = SA_SIGINFO;
 	sigaction(SIGSYS, &sa, NULL);
-	if (argc > 1 && strcmp(argv[1], "thread") == 0) {
+	if (argc > 1 && strcmp(argv[1], "merge") == 0) {
+		purger();
+		sandboxed("merge");
+	} else if (argc > 1 && strcmp(argv[1], "thread") == 0) {
 		if (pthread_create(&t, NULL, sandboxed, NULL) != 0 || pthread_join(t, NULL) != 0)
 			return 2;
 	} else {

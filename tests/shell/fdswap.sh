@@ -13,22 +13,30 @@
 # X on a disk file system (the library never marks it: MARK through S
 # then fails) and on tmpfs (MARK through S then marks it; the helper
 # unmarks it). An UNMARK that says 0 must find the bytes intact; X must
-# never be zeroed.
+# never be zeroed. Then the same under `volatile run`, the MARK through S a
+# raw system call that run serves through its own descriptor (DESIGN 21).
 . "$(dirname "$0")/lib.sh"
+need_cmd
 FDSWAP=$VL_TOP_BUILDDIR/tests/helpers/fdswap
 [ -x "$FDSWAP" ] || fail "$FDSWAP is not built (make check builds it)"
 # each race runs 20,000 rounds or 8 s, whichever comes first
 SECONDS_EACH=${FDSWAP_SECONDS:-8}
 ROUNDS=${FDSWAP_ROUNDS:-20000}
 
-race() { # NAME MODE X
+race() { # NAME X [raw]: NAME is MODE-WHERE, MODE merge or budget
 	new_region
 	mkfile "$2" 8K x
 	mkfile "$WORK/f" 8K f
 	_budget=
 	[ "$1" = "${1#budget}" ] || _budget=4K
-	run "$1" env ${_budget:+VOLATILE_BUDGET=$_budget} LD_PRELOAD="$VOLATILE_LIBRARY" \
-		timeout 120 "$FDSWAP" "${1%%-*}" "$2" "$WORK/f" "$SECONDS_EACH" "$ROUNDS"
+	if [ "${3:-}" = raw ]; then
+		# shellcheck disable=SC2086 # the budget option: none, or two words
+		run "$1" timeout 120 "$VOLATILE_CMD" run ${_budget:+--budget $_budget} -- \
+			"$FDSWAP" "${1%%-*}" "$2" "$WORK/f" "$SECONDS_EACH" "$ROUNDS" raw
+	else
+		run "$1" env ${_budget:+VOLATILE_BUDGET=$_budget} LD_PRELOAD="$VOLATILE_LIBRARY" \
+			timeout 120 "$FDSWAP" "${1%%-*}" "$2" "$WORK/f" "$SECONDS_EACH" "$ROUNDS"
+	fi
 	say "$1: $(cat "$WORK/$1.out")"
 	case $rc in
 	0) ;;
@@ -45,5 +53,13 @@ if [ -n "$DISK" ]; then
 	race budget-disk "$DISK/x"
 else
 	say "no disk file system: X on tmpfs only"
+fi
+# the MARK through S a raw system call, served by `volatile run` through its own
+# descriptor of S's open file (pidfd_getfd): no number of the caller's is punched
+if supervised; then
+	race merge-run "$WORK/x" raw
+	race budget-run "$WORK/x" raw
+else
+	say "volatile run has no supervisor here: its part is not run"
 fi
 exit 0

@@ -7,7 +7,8 @@
 # thread's (/proc/self): there it said "Seccomp: 0" (or only volatile
 # run's filters), the punch thread was made under the host's trapping
 # filter, and the SIGSYS the kernel forced on it (every signal blocked)
-# killed the host ("Bad system call") in a budget's purge.
+# killed the host ("Bad system call") in a budget's purge. And a MARK that
+# joins a purged range there leaves it flagged purged, unpunched (a false 1).
 . "$(dirname "$0")/lib.sh"
 
 need_cmd
@@ -30,6 +31,22 @@ unmark a = 0
 the end
 EOF
 done
+
+# a MARK that joins a purged range in the sandboxed host: its punch would need
+# the punching thread (DESIGN 13 point 4: never through the host's fd number),
+# so the merged range stays flagged purged, the new page intact, UNMARK says 1
+new_region
+run merge env LD_PRELOAD="$VOLATILE_LIBRARY" timeout 60 "$SANDBOXED" merge
+[ "$rc" -eq 0 ] || { show merge; fail "merge: exit status $rc"; }
+expect_out merge <<EOF
+mark a = 0
+purged = 4096
+mark a = 0
+page 0: zeros
+page 1: intact
+unmark a = 1
+the end
+EOF
 
 # under volatile run: run's filter in every thread (VOLATILE_SECCOMP_FILTERS
 # says it is run's), the host's in one thread only
