@@ -25,16 +25,16 @@
  * The same thread punches through the fd a caller handed to fallocate
  * (vl_punch_fd: a MARK that joins a purged range, a MARK's budget or
  * pressure purge of its own file). Not through that number in the host's
- * table: any host thread may close it or dup2 another file onto it at any
- * instant, between a check and a punch however close, and the punch then
- * zeroes a file nobody marked (issue 24.2: 242 of 349 checks). The
- * thread's copy of the table is taken by the kernel when clone makes it:
- * fd N there is the open file N named at that instant, and no thread of
- * the host can close, renumber or replace it there. So the identity is
- * checked in the copy, and the punch goes through the copy: what was
- * checked is what is punched. Nothing is added to the host's table (no
- * dup: it would take the host's lowest free number, which a fork would
- * inherit, and could fail with EMFILE; DESIGN 17).
+ * table: any host thread may close it or dup2 another file onto it
+ * between a check and a punch however close, and the punch then zeroes a
+ * file nobody marked (issue 24.2: 242 of 349 checks). The thread's copy
+ * of the table is taken by the kernel when clone makes it: fd N there is
+ * the open file N named when the copy was made, and no thread of the host
+ * can close, renumber or replace it there. So the identity is checked in
+ * the copy, and the punch goes through the copy: what was checked is what
+ * is punched. Nothing is added to the host's table (no dup: it would take
+ * the host's lowest free number, which a fork would inherit, and could
+ * fail with EMFILE; DESIGN 17).
  */
 #include "punch.h"
 
