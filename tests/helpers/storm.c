@@ -4,12 +4,13 @@
  * (optionally) SIGKILL at random moments; an oracle checks THE INVARIANT
  * and the truth of every UNMARK (DESIGN 4).
  *
- *   storm DIR SECONDS WORKERS THREADS PURGERS KILL
+ *   storm DIR SECONDS WORKERS THREADS PURGERS KILL [ACTIONS [X]]
  *
  * Run with LD_PRELOAD=libvolatile.so and VOLATILE_BUDGET set. Two tmpfs
  * files in DIR, PAGES pages each; every page has one owner, a thread
- * slot (worker w, thread t), which loops: pick one of its pages, maybe
- * write a new pattern, MARK it, maybe read it, UNMARK it, and check:
+ * slot (worker w, thread t), which loops: pick one of its pages, check it
+ * intact if nobody marked it, maybe write a new pattern, MARK it, maybe
+ * read it, UNMARK it, and check:
  *
  *   UNMARK 0: the page holds exactly its pattern;
  *   UNMARK 1: the page is all zeros, or (a range whose purge was cut off,
@@ -24,33 +25,86 @@
  * progress for 5 s is a hang. At the end the parent unmarks and checks
  * every page itself.
  *
+ * ACTIONS (a comma list, "all" or "none", the default) widen the storm
+ * with every way a descriptor moves (DESIGN 13, 15, 17). Pages are read
+ * and written through descriptors nobody moves; MARK and UNMARK go through
+ * the numbers the actions move:
+ *
+ *   dup2     a thread of each worker dup2()s X (a file on a disk file
+ *            system, which the library never marks) onto a storm file's
+ *            number and back, while the others MARK/UNMARK through it. A
+ *            call that may have met X (a swap counter moved) says nothing
+ *            about the page: a refusal leaves the page as it was, a 0 is
+ *            taken as an answer that may have been lost, a 1 is the page's.
+ *   getfd    a MARK and UNMARK through a sibling worker's descriptor of
+ *            the file, taken with pidfd_getfd (X when the sibling's number
+ *            was swapped then: the calls are made and their answers set
+ *            aside).
+ *   unshare  a thread takes over its slot, unshare(CLONE_FILES)s, swaps
+ *            the two storm files' numbers in its own table and puts a copy
+ *            of one at X's number (which in the process's table is X),
+ *            then works its pages through those numbers.
+ *   scm      trips: a memfd of two pages, page 0 MARKed (and half the time
+ *   uring    the region purged at once), page 1 never marked; the only
+ *   user     descriptor is then closed while the file is held elsewhere for
+ *            up to STORM_HOLD_MS (default 5000) ms, across purges: in flight
+ *            in a unix socket (scm), in an io_uring fixed-file table taken
+ *            back with IORING_OP_FIXED_FD_INSTALL (uring; left out without
+ *            liburing or that operation), by a child that setuid()s to
+ *            STORM_UID (default 65534) and sends it back (user; root only).
+ *            Back home, UNMARK page 0: 0 needs its pattern, 1 zeros or its
+ *            pattern; page 1 must hold its pattern whatever happened.
+ *
+ * X must be given for dup2 (without it the action is left out). The parent
+ * checks X never changes. Per action the counts are printed; each action
+ * asked for (and possible here) must have run.
+ *
  * Prints "storm: ..." and exits 0 only with no violation and no hang.
  *
  * Built with -DSTORM_STATIC (storm-static, linked -static: its fallocate is
  * the system call, which only `volatile run`'s supervisor serves), it links
- * no library, so it has no purgers (PURGERS must be 0): its pages are
- * purged by another storm's purgers and budget in the same region.
+ * no library, so it has no purgers (PURGERS must be 0) and no io_uring: its
+ * pages are purged by another storm's purgers and budget in the same region.
  */
 #include <volatile.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/capability.h>
+
+#if defined(HAVE_LIBURING) && !defined(STORM_STATIC)
+#include <liburing.h>
+#define STORM_URING 1
+/* Linux 6.8; liburing 2.3's header predates it */
+#define STORM_OP_FIXED_FD_INSTALL 54
+#endif
 
 #define PAGE 4096
 #define PAGES 256
 #define FILES 2
 #define MAX_SLOTS 64
 #define MAX_KIDS 32
+#define COURIERS 2   /* trip threads per worker */
+#define PRIVATE_OPS 32 /* rounds of a thread with its own fd table */
+#define XSIZE (16 * PAGE)
 
 struct page_state {
 	uint8_t expected;  /* what the page holds when not being written */
@@ -59,16 +113,41 @@ struct page_state {
 	uint8_t unmarking; /* an UNMARK may have been made, its answer lost */
 };
 
+enum { A_DUP2, A_GETFD, A_UNSHARE, A_SCM, A_URING, A_USER, NACT };
+static const char *const act_name[NACT] = { "dup2", "getfd", "unshare", "scm", "uring", "user" };
+#define TRIPS ((1 << A_SCM) | (1 << A_URING) | (1 << A_USER))
+
+struct act_count {
+	uint64_t runs;     /* swaps, calls through a sibling's fd, private threads, trips */
+	uint64_t set_aside; /* answers that may have been X's (dup2, getfd) */
+	uint64_t unmark0, unmark1, errors;
+	uint64_t held2; /* trips held 2 s or more (seen gone at two whole seconds 3 apart, maybe) */
+	uint64_t unavailable; /* the kernel or the permissions refused the move */
+};
+
 struct shared {
 	struct page_state page[FILES][PAGES];
 	uint64_t progress[MAX_SLOTS];
-	uint64_t ops, unmark0, unmark1, violations, errors;
+	uint64_t ops, unmark0, unmark1, violations, errors, collections;
+	struct act_count act[NACT];
+	pid_t wpid[MAX_KIDS];             /* worker w's process, for getfd */
+	uint32_t swapgen[MAX_KIDS][FILES]; /* odd: worker w's number is X's */
 	int stop;
 };
 
 static struct shared *sh;
-static int fds[FILES];
-static int nslots, threads;
+static int fds[FILES];  /* the numbers MARK and UNMARK go through: moved by dup2 */
+static int vfds[FILES]; /* the same files, for reads and writes: never moved */
+static int xfd = -1;    /* X: a disk file nobody can mark */
+static dev_t x_dev;
+static ino_t x_ino;
+static int nslots, threads, nworkers, actions, me = -1;
+static unsigned hold_ms = 5000;
+static uid_t other_uid = 65534;
+
+/* the numbers this thread marks through; its own after unshare */
+static __thread int tfd[FILES];
+static __thread int t_private;
 
 static uint64_t now_ms(void)
 {
@@ -78,49 +157,123 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* 0 if the page is all c, else 1 */
-static int page_is(int fi, int p, uint8_t c)
+static int stopping(void)
+{
+	return __atomic_load_n(&sh->stop, __ATOMIC_RELAXED);
+}
+
+static void count(uint64_t *c)
+{
+	__atomic_add_fetch(c, 1, __ATOMIC_RELAXED);
+}
+
+/* 0 if len bytes at off of fd are all c, else 1 */
+static int bytes_are(int fd, off_t off, size_t len, uint8_t c)
 {
 	unsigned char buf[PAGE];
 
-	if (pread(fds[fi], buf, PAGE, (off_t)p * PAGE) != PAGE)
-		return 1;
-	for (int i = 0; i < PAGE; i++)
-		if (buf[i] != c)
+	for (size_t done = 0; done < len; done += PAGE) {
+		if (pread(fd, buf, PAGE, off + (off_t)done) != PAGE)
 			return 1;
+		for (int i = 0; i < PAGE; i++)
+			if (buf[i] != c)
+				return 1;
+	}
 	return 0;
+}
+
+static int page_is(int fi, int p, uint8_t c)
+{
+	return bytes_are(vfds[fi], (off_t)p * PAGE, PAGE, c);
 }
 
 static void violation(const char *what, int fi, int p, const struct page_state *s)
 {
-	__atomic_add_fetch(&sh->violations, 1, __ATOMIC_RELAXED);
+	count(&sh->violations);
 	fprintf(stderr, "storm: VIOLATION: %s: file %d page %d (expected %u pending %u)\n", what,
 		fi, p, s->expected, s->pending);
 }
 
+static int is_x(int fd)
+{
+	struct stat st;
+
+	return xfd >= 0 && fstat(fd, &st) == 0 && st.st_dev == x_dev && st.st_ino == x_ino;
+}
+
 /*
- * UNMARK page p and check the answer against what the page may hold.
- * Whoever calls this owns the page (or is the parent, at the end).
+ * How a call went through a number: VIA_OWN through this thread's number
+ * for the file (the dup2 thread may have put X there: swapgen says), VIA_X
+ * through a descriptor known to be X, VIA_FILE through one known to be
+ * the file.
  */
-static void unmark_check(int fi, int p)
+enum via_kind { VIA_OWN, VIA_X, VIA_FILE };
+struct via {
+	int fd;
+	enum via_kind kind;
+};
+
+/*
+ * fallocate through v for page p of file fi. Returns the call's result, or
+ * -2 if the call may have met X: then *said0 says whether it answered 0
+ * where that may have been the file's answer (an UNMARK whose answer is
+ * lost) rather than certainly X's.
+ */
+static int call(int mode, int fi, int p, struct via v, int *said0)
+{
+	uint32_t g0 = 0, g1 = 0;
+	int r, maybe_x;
+
+	*said0 = 0;
+	if (v.kind == VIA_OWN && me >= 0 && !t_private)
+		g0 = __atomic_load_n(&sh->swapgen[me][fi], __ATOMIC_SEQ_CST);
+	r = fallocate(v.fd, mode, (off_t)p * PAGE, PAGE);
+	if (v.kind == VIA_OWN && me >= 0 && !t_private)
+		g1 = __atomic_load_n(&sh->swapgen[me][fi], __ATOMIC_SEQ_CST);
+	maybe_x = v.kind == VIA_X || (g0 & 1) || g0 != g1;
+	/* X never says 1: nothing of it is volatile */
+	if (!maybe_x || r == 1)
+		return r;
+	/* a 0 through a number that may have been X's may be the file's answer */
+	*said0 = r == 0 && v.kind != VIA_X;
+	return -2;
+}
+
+/*
+ * UNMARK page p through v and check the answer against what the page may
+ * hold. Whoever calls this owns the page (or is the parent, at the end).
+ * act: the action whose counts an answer set aside goes to, or -1.
+ */
+static void unmark_check(int fi, int p, struct via v, int act)
 {
 	struct page_state *s = &sh->page[fi][p];
-	int lost = s->unmarking, r;
+	int lost = s->unmarking, r, said0;
 
 	s->unmarking = 1;
-	r = fallocate(fds[fi], FALLOC_FL_UNMARK_VOLATILE, (off_t)p * PAGE, PAGE);
+	r = call(FALLOC_FL_UNMARK_VOLATILE, fi, p, v, &said0);
+	if (r == -2) {
+		count(&sh->act[act >= 0 ? act : A_DUP2].set_aside);
+		/* X's refusal changed nothing here; a 0 may have been the file's */
+		if (!said0)
+			s->unmarking = (uint8_t)lost;
+		return; /* still marked, maybe: the next round unmarks again */
+	}
 	if (r < 0) {
-		__atomic_add_fetch(&sh->errors, 1, __ATOMIC_RELAXED);
+		count(&sh->errors);
 		return; /* still marked, maybe: the next owner unmarks again */
 	}
 	if (r == 0) {
-		__atomic_add_fetch(&sh->unmark0, 1, __ATOMIC_RELAXED);
+		count(&sh->unmark0);
+		if (act >= 0)
+			count(&sh->act[act].unmark0);
 		/* zeros after a lost UNMARK that said 1 to a dead process: fine */
 		if (page_is(fi, p, s->expected) &&
 		    (s->pending == 0 || page_is(fi, p, s->pending)) && !(lost && !page_is(fi, p, 0)))
 			violation("UNMARK said 0 but the page is not intact", fi, p, s);
 	} else {
-		__atomic_add_fetch(&sh->unmark1, 1, __ATOMIC_RELAXED);
+		count(&sh->unmark1);
+		if (act >= 0)
+			count(&sh->act[act].unmark1);
 		if (page_is(fi, p, 0) && page_is(fi, p, s->expected) &&
 		    (s->pending == 0 || page_is(fi, p, s->pending)))
 			violation("UNMARK said 1 over a page neither purged nor intact", fi, p, s);
@@ -135,34 +288,82 @@ static void unmark_check(int fi, int p)
 	s->unmarking = 0;
 }
 
+static int pidfd_getfd_of(pid_t pid, int fd)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0), got;
+
+	if (pidfd < 0)
+		return -1;
+	got = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	close(pidfd);
+	return got;
+}
+
+/* a sibling worker's descriptor behind its number for file fi, or -1 */
+static int sibling_fd(int fi, unsigned *seed)
+{
+	int w;
+	pid_t pid;
+
+	if (nworkers < 2)
+		return -1;
+	w = (int)(rand_r(seed) % (unsigned)(nworkers - 1));
+	if (w >= me)
+		w++;
+	pid = __atomic_load_n(&sh->wpid[w], __ATOMIC_RELAXED);
+	return pid > 0 ? pidfd_getfd_of(pid, fds[fi]) : -1;
+}
+
 static void one_op(int slot, unsigned *seed)
 {
 	int fi = (int)(rand_r(seed) % FILES);
 	int k = (int)(rand_r(seed) % (PAGES / nslots));
 	int p = k * nslots + slot;
 	struct page_state *s = &sh->page[fi][p];
+	struct via v = { tfd[fi], VIA_OWN };
 	unsigned char buf[PAGE];
+	int act = t_private ? A_UNSHARE : -1, got = -1, said0, r;
 
 	if (s->marked || s->unmarking || s->pending)
-		unmark_check(fi, p); /* a killed owner's page, or our own */
+		unmark_check(fi, p, v, act); /* a killed owner's page, or our own */
+	else if (page_is(fi, p, s->expected))
+		violation("a page nobody marked changed", fi, p, s);
+	if ((actions & (1 << A_GETFD)) && me >= 0 && rand_r(seed) % 8 == 0) {
+		got = sibling_fd(fi, seed);
+		if (got < 0) {
+			count(&sh->act[A_GETFD].unavailable);
+		} else {
+			v = (struct via){ got, is_x(got) ? VIA_X : VIA_FILE };
+			act = A_GETFD;
+			count(&sh->act[A_GETFD].runs);
+		}
+	}
 	if (rand_r(seed) % 2) {
-		uint8_t v = (uint8_t)(1 + rand_r(seed) % 255);
+		uint8_t val = (uint8_t)(1 + rand_r(seed) % 255);
 
-		s->pending = v;
-		memset(buf, v, sizeof(buf));
-		if (pwrite(fds[fi], buf, PAGE, (off_t)p * PAGE) != PAGE)
-			__atomic_add_fetch(&sh->errors, 1, __ATOMIC_RELAXED);
-		s->expected = v;
+		s->pending = val;
+		memset(buf, val, sizeof(buf));
+		if (pwrite(vfds[fi], buf, PAGE, (off_t)p * PAGE) != PAGE)
+			count(&sh->errors);
+		s->expected = val;
 		s->pending = 0;
 	}
 	s->marked = 1;
-	if (fallocate(fds[fi], FALLOC_FL_MARK_VOLATILE, (off_t)p * PAGE, PAGE) != 0)
-		__atomic_add_fetch(&sh->errors, 1, __ATOMIC_RELAXED);
+	r = call(FALLOC_FL_MARK_VOLATILE, fi, p, v, &said0);
+	if (r == -2)
+		count(&sh->act[act >= 0 ? act : A_DUP2].set_aside);
+	else if (r != 0)
+		count(&sh->errors);
 	if (rand_r(seed) % 4 == 0)
 		usleep(rand_r(seed) % 2000);
-	unmark_check(fi, p);
-	__atomic_add_fetch(&sh->ops, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&sh->progress[slot], 1, __ATOMIC_RELAXED);
+	unmark_check(fi, p, v, act);
+	/* an answer set aside: the page is unmarked through this thread's own number */
+	if (s->marked || s->unmarking)
+		unmark_check(fi, p, (struct via){ tfd[fi], VIA_OWN }, act == A_GETFD ? -1 : act);
+	if (got >= 0)
+		close(got);
+	count(&sh->ops);
+	count(&sh->progress[slot]);
 }
 
 struct thread_arg {
@@ -170,27 +371,361 @@ struct thread_arg {
 	unsigned seed;
 };
 
+/*
+ * A thread with its own fd table: the two storm files' numbers swapped
+ * and X's number (X in the process's table) reused for one of them.
+ * Whoever resolves a number in another thread's table marks or punches
+ * the wrong file; the oracle sees it.
+ */
+static void *private_main(void *arg)
+{
+	struct thread_arg *a = arg;
+	int k = (int)(rand_r(&a->seed) % FILES);
+
+	if (unshare(CLONE_FILES) != 0) {
+		count(&sh->act[A_UNSHARE].unavailable);
+		return NULL;
+	}
+	t_private = 1;
+	/* the copy may hold X at a number the dup2 thread had swapped */
+	if (dup2(vfds[1], fds[0]) < 0 || dup2(vfds[0], fds[1]) < 0) {
+		count(&sh->act[A_UNSHARE].errors);
+		return NULL;
+	}
+	tfd[0] = fds[1];
+	tfd[1] = fds[0];
+	if (xfd >= 0 && dup2(vfds[k], xfd) == xfd)
+		tfd[k] = xfd;
+	count(&sh->act[A_UNSHARE].runs);
+	for (int i = 0; i < PRIVATE_OPS && !stopping(); i++)
+		one_op(a->slot, &a->seed);
+	return NULL; /* its table goes with it */
+}
+
 static void *thread_main(void *arg)
 {
 	struct thread_arg *a = arg;
 
-	while (!__atomic_load_n(&sh->stop, __ATOMIC_RELAXED))
+	for (int fi = 0; fi < FILES; fi++)
+		tfd[fi] = fds[fi];
+	while (!stopping()) {
+		if ((actions & (1 << A_UNSHARE)) && rand_r(&a->seed) % 128 == 0) {
+			struct thread_arg pa = { a->slot, rand_r(&a->seed) };
+			pthread_t t;
+
+			if (pthread_create(&t, NULL, private_main, &pa) == 0)
+				pthread_join(t, NULL);
+			else
+				count(&sh->act[A_UNSHARE].unavailable);
+			continue;
+		}
 		one_op(a->slot, &a->seed);
+	}
+	return NULL;
+}
+
+/* dup2 X onto a storm file's number and back, while the others use it */
+static void *swapper_main(void *arg)
+{
+	unsigned seed = *(unsigned *)arg;
+
+	while (!stopping()) {
+		int fi = (int)(rand_r(&seed) % FILES);
+
+		__atomic_add_fetch(&sh->swapgen[me][fi], 1, __ATOMIC_SEQ_CST);
+		if (dup2(xfd, fds[fi]) < 0)
+			count(&sh->act[A_DUP2].errors);
+		usleep(rand_r(&seed) % 300);
+		if (dup2(vfds[fi], fds[fi]) < 0)
+			count(&sh->act[A_DUP2].errors);
+		__atomic_add_fetch(&sh->swapgen[me][fi], 1, __ATOMIC_SEQ_CST);
+		count(&sh->act[A_DUP2].runs);
+		usleep(500 + rand_r(&seed) % 5000);
+	}
+	return NULL;
+}
+
+/* sleep up to ms, less if the storm stops */
+static void hold(unsigned ms)
+{
+	uint64_t end = now_ms() + ms;
+
+	while (!stopping() && now_ms() < end)
+		usleep(20000);
+}
+
+static int send_fd(int sock, int fd)
+{
+	char byte = 'f', cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &byte, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+
+	memset(cbuf, 0, sizeof(cbuf));
+	c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sock, &m, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+/* the descriptor in the next message on sock, within ms; -1 if none */
+static int recv_fd(int sock, int ms)
+{
+	char byte, cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &byte, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf) };
+	struct pollfd pfd = { sock, POLLIN, 0 };
+	struct cmsghdr *c;
+	int fd = -1;
+
+	if (poll(&pfd, 1, ms) != 1 || recvmsg(sock, &m, MSG_CMSG_CLOEXEC) != 1)
+		return -1;
+	c = CMSG_FIRSTHDR(&m);
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+	    c->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
+/* in flight in a unix socket, closed by the sender, received later */
+static int move_scm(int fd, unsigned ms)
+{
+	int sv[2], back;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+		return -1;
+	if (send_fd(sv[0], fd) != 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	close(fd);
+	close(sv[0]);
+	hold(ms);
+	back = recv_fd(sv[1], 1000);
+	close(sv[1]);
+	return back;
+}
+
+/* held by a child of another user, which sends it back when asked */
+static int move_user(int fd, unsigned ms)
+{
+	int sv[2], back = -1, status;
+	pid_t parent = getpid(), pid;
+	char go;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(sv[0]);
+		if (setgroups(0, NULL) != 0 || setgid(other_uid) != 0 || setuid(other_uid) != 0)
+			_exit(3);
+		/* after setuid: a change of credentials clears it */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(0);
+		if (read(sv[1], &go, 1) == 1)
+			send_fd(sv[1], fd);
+		_exit(0);
+	}
+	close(sv[1]);
+	if (pid > 0) {
+		close(fd);
+		hold(ms);
+		if (write(sv[0], "g", 1) == 1)
+			back = recv_fd(sv[0], 20000);
+		waitpid(pid, &status, 0);
+		if (back < 0 && WIFEXITED(status) && WEXITSTATUS(status) == 3)
+			count(&sh->act[A_USER].unavailable);
+	}
+	close(sv[0]);
+	return back;
+}
+
+#ifdef STORM_URING
+/* does this kernel have IORING_OP_FIXED_FD_INSTALL? */
+static int uring_usable(void)
+{
+	struct io_uring ring;
+	struct io_uring_probe *pr;
+	int ok;
+
+	if (io_uring_queue_init(4, &ring, 0) != 0)
+		return 0;
+	pr = io_uring_get_probe_ring(&ring);
+	ok = pr && io_uring_opcode_supported(pr, STORM_OP_FIXED_FD_INSTALL);
+	if (pr)
+		io_uring_free_probe(pr);
+	io_uring_queue_exit(&ring);
+	return ok;
+}
+
+/* only in an io_uring fixed-file table, then installed again */
+static int move_uring(struct io_uring *ring, int fd, unsigned ms)
+{
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	int back = -1;
+
+	if (io_uring_register_files(ring, &fd, 1) != 0)
+		return -1;
+	close(fd);
+	hold(ms);
+	sqe = io_uring_get_sqe(ring);
+	if (sqe) {
+		io_uring_prep_rw(STORM_OP_FIXED_FD_INSTALL, sqe, 0, NULL, 0, 0);
+		sqe->flags |= IOSQE_FIXED_FILE;
+		sqe->rw_flags = 0; /* install_fd_flags: close-on-exec */
+		if (io_uring_submit(ring) == 1 && io_uring_wait_cqe(ring, &cqe) == 0) {
+			back = cqe->res >= 0 ? cqe->res : -1;
+			io_uring_cqe_seen(ring, cqe);
+		}
+	}
+	io_uring_unregister_files(ring);
+	return back;
+}
+#endif
+
+/*
+ * One trip: a memfd's page 0 marked (maybe purged at once), its page 1
+ * never; the file moved out of every fd table for a while; back home,
+ * page 0's UNMARK checked and page 1 checked intact.
+ */
+static void trip(int act, unsigned *seed, void *ring)
+{
+	uint8_t v0 = (uint8_t)(1 + rand_r(seed) % 255), v1 = (uint8_t)(1 + rand_r(seed) % 255);
+	unsigned ms = hold_ms ? rand_r(seed) % hold_ms : 0;
+	unsigned char buf[PAGE];
+	struct act_count *c = &sh->act[act];
+	struct stat st;
+	uint64_t t0;
+	int fd = memfd_create("storm-trip", MFD_CLOEXEC), back = -1, r;
+
+	(void)ring;
+	if (fd < 0 || ftruncate(fd, 2 * PAGE) != 0)
+		goto error;
+	memset(buf, v0, PAGE);
+	if (pwrite(fd, buf, PAGE, 0) != PAGE)
+		goto error;
+	memset(buf, v1, PAGE);
+	if (pwrite(fd, buf, PAGE, PAGE) != PAGE)
+		goto error;
+	if (fallocate(fd, FALLOC_FL_MARK_VOLATILE, 0, PAGE) != 0)
+		goto error;
+#ifndef STORM_STATIC
+	if (rand_r(seed) % 2)
+		volatile_purge(VOLATILE_PURGE_ALL);
+#endif
+	t0 = now_ms();
+	if (act == A_SCM)
+		back = move_scm(fd, ms);
+	else if (act == A_USER)
+		back = move_user(fd, ms);
+#ifdef STORM_URING
+	else if (act == A_URING)
+		back = move_uring(ring, fd, ms);
+#endif
+	fd = -1; /* closed by the move, whatever it returned */
+	if (back < 0)
+		goto error;
+	if (now_ms() - t0 >= 2000)
+		count(&c->held2);
+	if (fstat(back, &st) != 0)
+		st.st_ino = 0;
+	r = fallocate(back, FALLOC_FL_UNMARK_VOLATILE, 0, PAGE);
+	if (r == 0) {
+		count(&c->unmark0);
+		if (bytes_are(back, 0, PAGE, v0)) {
+			count(&sh->violations);
+			fprintf(stderr, "storm: VIOLATION: %s: UNMARK said 0 but the page is not intact "
+				"(memfd inode %llu, held %llu ms, %s)\n", act_name[act],
+				(unsigned long long)st.st_ino, (unsigned long long)(now_ms() - t0),
+				bytes_are(back, 0, PAGE, 0) ? "not all zeros" : "all zeros");
+		}
+	} else if (r == 1) {
+		count(&c->unmark1);
+		if (bytes_are(back, 0, PAGE, 0) && bytes_are(back, 0, PAGE, v0)) {
+			count(&sh->violations);
+			fprintf(stderr, "storm: VIOLATION: %s: UNMARK said 1 over a page neither "
+				"purged nor intact\n", act_name[act]);
+		}
+	} else {
+		count(&c->errors);
+	}
+	if (bytes_are(back, PAGE, PAGE, v1)) {
+		count(&sh->violations);
+		fprintf(stderr, "storm: VIOLATION: %s: a page nobody marked changed (memfd inode "
+			"%llu, held %llu ms)\n", act_name[act], (unsigned long long)st.st_ino,
+			(unsigned long long)(now_ms() - t0));
+	}
+	count(&c->runs);
+	close(back);
+	return;
+error:
+	if (fd >= 0)
+		close(fd);
+	if (!stopping())
+		count(&c->errors);
+}
+
+static void *courier_main(void *arg)
+{
+	unsigned seed = *(unsigned *)arg;
+	int kinds[NACT], n = 0;
+	void *ring = NULL;
+#ifdef STORM_URING
+	struct io_uring r;
+
+	if ((actions & (1 << A_URING)) && io_uring_queue_init(4, &r, 0) == 0)
+		ring = &r;
+#endif
+	for (int a = A_SCM; a < NACT; a++)
+		if ((actions & (1 << a)) && (a != A_URING || ring))
+			kinds[n++] = a;
+	while (n > 0 && !stopping())
+		trip(kinds[rand_r(&seed) % (unsigned)n], &seed, ring);
+#ifdef STORM_URING
+	if (ring)
+		io_uring_queue_exit(&r);
+#endif
 	return NULL;
 }
 
 static void worker(int w, unsigned seed)
 {
-	pthread_t th[MAX_SLOTS];
+	pthread_t th[MAX_SLOTS], sw, cou[COURIERS];
 	struct thread_arg args[MAX_SLOTS];
+	unsigned sseed = seed * 7u + 1, cseed[COURIERS];
+	int have_sw = 0, ncou = 0;
 
+	me = w;
+	/* a killed predecessor may have left a swap half done in its own table only */
+	for (int fi = 0; fi < FILES; fi++)
+		__atomic_store_n(&sh->swapgen[w][fi], 0, __ATOMIC_SEQ_CST);
 	for (int t = 0; t < threads; t++) {
 		args[t].slot = w * threads + t;
 		args[t].seed = seed * 31u + (unsigned)t;
 		pthread_create(&th[t], NULL, thread_main, &args[t]);
 	}
+	if ((actions & (1 << A_DUP2)) && xfd >= 0)
+		have_sw = pthread_create(&sw, NULL, swapper_main, &sseed) == 0;
+	if (actions & TRIPS)
+		for (int i = 0; i < COURIERS; i++) {
+			cseed[i] = seed * 13u + (unsigned)i;
+			if (pthread_create(&cou[ncou], NULL, courier_main, &cseed[i]) == 0)
+				ncou++;
+		}
 	for (int t = 0; t < threads; t++)
 		pthread_join(th[t], NULL);
+	if (have_sw)
+		pthread_join(sw, NULL);
+	for (int i = 0; i < ncou; i++)
+		pthread_join(cou[i], NULL);
 	_exit(0);
 }
 
@@ -206,16 +741,59 @@ static int64_t no_purge(uint64_t bytes)
 
 static void purger(unsigned seed)
 {
-	while (!__atomic_load_n(&sh->stop, __ATOMIC_RELAXED)) {
+	while (!stopping()) {
 		volatile_purge(rand_r(&seed) % 2 ? VOLATILE_PURGE_ALL : 16 * PAGE);
 		usleep(rand_r(&seed) % 3000);
 	}
 	_exit(0);
 }
 
+/*
+ * `volatile purge --bytes 16K` every half second to two: a purge, then a
+ * look at every file with volatile ranges, which forgets the records of
+ * files seen gone twice some seconds apart (DESIGN 15), as the daemon does.
+ */
+static const char *collect_cmd;
+
+static void collector(unsigned seed)
+{
+	while (!stopping()) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			int null = open("/dev/null", O_WRONLY);
+
+			if (null >= 0)
+				dup2(null, 1);
+			unsetenv("LD_PRELOAD");
+			execl(collect_cmd, collect_cmd, "purge", "--bytes", "16K", (char *)NULL);
+			_exit(127);
+		}
+		if (pid > 0) {
+			int status, killed = 0;
+
+			/*
+			 * Our SIGKILL leaves the command to finish alone; the storm's
+			 * end kills it (a collector killed mid-pass is a storm event).
+			 */
+			while (waitpid(pid, &status, WNOHANG) == 0) {
+				if (stopping() && !killed)
+					killed = kill(pid, SIGKILL) == 0;
+				usleep(10000);
+			}
+			if (!killed && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+				count(&sh->errors);
+			if (!killed)
+				count(&sh->collections);
+		}
+		usleep(500000 + rand_r(&seed) % 1500000);
+	}
+	_exit(0);
+}
+
 struct kid {
 	pid_t pid;
-	int worker; /* -1: a purger */
+	int worker; /* -1: a purger; -2: the collector */
 };
 
 static pid_t start(const struct kid *k, unsigned seed)
@@ -225,32 +803,93 @@ static pid_t start(const struct kid *k, unsigned seed)
 	if (pid == 0) {
 		if (k->worker >= 0)
 			worker(k->worker, seed);
+		if (k->worker == -2)
+			collector(seed);
 		purger(seed);
 	}
+	if (pid > 0 && k->worker >= 0)
+		__atomic_store_n(&sh->wpid[k->worker], pid, __ATOMIC_RELAXED);
 	return pid;
+}
+
+/*
+ * STORM_BLIND=1: without CAP_DAC_READ_SEARCH, as a user is, the library has
+ * no kernel's word that a file is gone (src/gone.c) and must judge from the
+ * holders it can see, which a file in flight, in an io_uring table or with
+ * a holder it cannot see has none of. Root keeps CAP_SETUID for "user".
+ */
+static int go_blind(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	int i = CAP_DAC_READ_SEARCH / 32;
+	uint32_t bit = 1u << (CAP_DAC_READ_SEARCH % 32);
+
+	if (syscall(SYS_capget, &h, d) != 0)
+		return -1;
+	d[i].effective &= ~bit;
+	d[i].permitted &= ~bit;
+	d[i].inheritable &= ~bit;
+	/* and from the bounding set: root's exec of the collector gets it back otherwise */
+	if (prctl(PR_CAPBSET_DROP, CAP_DAC_READ_SEARCH, 0, 0, 0) != 0 && errno != EINVAL)
+		return -1;
+	return (int)syscall(SYS_capset, &h, d);
+}
+
+/* ACTIONS: "all", "none" or a comma list of act_name; -1 if unknown */
+static int parse_actions(const char *arg)
+{
+	char buf[256], *tok, *save = NULL;
+	int set = 0;
+
+	if (strcmp(arg, "all") == 0)
+		return (1 << NACT) - 1;
+	if (strcmp(arg, "none") == 0)
+		return 0;
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int a;
+
+		for (a = 0; a < NACT && strcmp(tok, act_name[a]) != 0; a++)
+			;
+		if (a == NACT)
+			return -1;
+		set |= 1 << a;
+	}
+	return set;
+}
+
+/* leave out, saying why, the actions this machine or build cannot do */
+static void drop(int a, const char *why)
+{
+	if (actions & (1 << a))
+		printf("storm: %s left out: %s\n", act_name[a], why);
+	actions &= ~(1 << a);
 }
 
 int main(int argc, char **argv)
 {
 	struct kid kids[MAX_KIDS];
-	int nkids = 0, workers, purgers, kill_mode, seconds, hang = 0;
+	int nkids = 0, purgers, kill_mode, seconds, hang = 0, ran_all = 1;
 	uint64_t last[MAX_SLOTS], since[MAX_SLOTS], end, kills = 0;
 	unsigned seed = 12345;
 	char path[4096];
+	const char *env;
 
-	if (argc != 7) {
-		fprintf(stderr, "usage: storm DIR SECONDS WORKERS THREADS PURGERS KILL\n");
+	if (argc < 7 || argc > 9) {
+		fprintf(stderr, "usage: storm DIR SECONDS WORKERS THREADS PURGERS KILL [ACTIONS [X]]\n");
 		return 2;
 	}
 	seconds = atoi(argv[2]);
-	workers = atoi(argv[3]);
+	nworkers = atoi(argv[3]);
 	threads = atoi(argv[4]);
 	purgers = atoi(argv[5]);
 	kill_mode = atoi(argv[6]);
-	nslots = workers * threads;
+	actions = argc > 7 ? parse_actions(argv[7]) : 0;
+	nslots = nworkers * threads;
 	if (nslots < 1 || nslots > MAX_SLOTS || PAGES % nslots != 0 ||
-	    workers + purgers > MAX_KIDS || seconds < 1) {
-		fprintf(stderr, "storm: bad numbers\n");
+	    nworkers + purgers > MAX_KIDS || seconds < 1 || actions < 0) {
+		fprintf(stderr, "storm: bad numbers or actions\n");
 		return 2;
 	}
 #ifdef STORM_STATIC
@@ -259,6 +898,20 @@ int main(int argc, char **argv)
 		return 2;
 	}
 #endif
+	if ((env = getenv("STORM_HOLD_MS")) != NULL)
+		hold_ms = (unsigned)strtoul(env, NULL, 10);
+	collect_cmd = getenv("STORM_COLLECT");
+	if (collect_cmd != NULL && nworkers + purgers + 1 > MAX_KIDS) {
+		fprintf(stderr, "storm: bad numbers\n");
+		return 2;
+	}
+	if ((env = getenv("STORM_UID")) != NULL)
+		other_uid = (uid_t)strtoul(env, NULL, 10);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if ((env = getenv("STORM_BLIND")) != NULL && strcmp(env, "1") == 0 && go_blind() != 0) {
+		fprintf(stderr, "storm: cannot give up CAP_DAC_READ_SEARCH: %s\n", strerror(errno));
+		return 2;
+	}
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED)
 		return 2;
@@ -266,21 +919,59 @@ int main(int argc, char **argv)
 		unsigned char buf[PAGE];
 
 		snprintf(path, sizeof(path), "%s/storm.%d", argv[1], fi);
-		fds[fi] = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		vfds[fi] = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		fds[fi] = vfds[fi] < 0 ? -1 : dup(vfds[fi]);
 		if (fds[fi] < 0)
 			return 2;
 		memset(buf, 'A', sizeof(buf));
 		for (int p = 0; p < PAGES; p++) {
-			if (pwrite(fds[fi], buf, PAGE, (off_t)p * PAGE) != PAGE)
+			if (pwrite(vfds[fi], buf, PAGE, (off_t)p * PAGE) != PAGE)
 				return 2;
 			sh->page[fi][p].expected = 'A';
 		}
 	}
+	if (argc > 8 && strcmp(argv[8], "-") != 0) {
+		unsigned char buf[XSIZE];
+		struct stat st;
 
-	for (int w = 0; w < workers; w++)
+		memset(buf, 'X', sizeof(buf));
+		xfd = open(argv[8], O_RDWR | O_CREAT | O_TRUNC, 0600);
+		if (xfd < 0 || pwrite(xfd, buf, XSIZE, 0) != XSIZE || fstat(xfd, &st) != 0 ||
+		    fsync(xfd) != 0) {
+			fprintf(stderr, "storm: cannot make X (%s): %s\n", argv[8], strerror(errno));
+			return 2;
+		}
+		x_dev = st.st_dev;
+		x_ino = st.st_ino;
+		if (fallocate(xfd, FALLOC_FL_MARK_VOLATILE, 0, PAGE) == 0) {
+			fprintf(stderr, "storm: X (%s) can be marked: it must be on a file system the "
+					"library refuses\n", argv[8]);
+			return 2;
+		}
+	}
+	if (xfd < 0)
+		drop(A_DUP2, "no X given");
+	if (nworkers < 2)
+		drop(A_GETFD, "one worker: no sibling");
+	if (getuid() != 0)
+		drop(A_USER, "not root: cannot setuid");
+#ifdef STORM_URING
+	if (!uring_usable())
+		drop(A_URING, "io_uring or IORING_OP_FIXED_FD_INSTALL (Linux 6.8) unavailable here");
+#else
+#ifdef STORM_STATIC
+	drop(A_URING, "a static storm links no liburing");
+#else
+	drop(A_URING, "built without liburing");
+#endif
+#endif
+
+	for (int w = 0; w < nworkers; w++)
 		kids[nkids++] = (struct kid){ 0, w };
 	for (int q = 0; q < purgers; q++)
 		kids[nkids++] = (struct kid){ 0, -1 };
+	if (collect_cmd != NULL)
+		kids[nkids++] = (struct kid){ 0, -2 };
 	for (int i = 0; i < nkids; i++)
 		kids[i].pid = start(&kids[i], seed + (unsigned)i);
 	end = now_ms() + (uint64_t)seconds * 1000;
@@ -292,7 +983,8 @@ int main(int argc, char **argv)
 	while (now_ms() < end && !hang) {
 		usleep(kill_mode ? 2000 + rand_r(&seed) % 20000 : 100000);
 		if (kill_mode) {
-			int i = (int)(rand_r(&seed) % (unsigned)nkids);
+			/* not the collector (the last kid): its commands are not ours to kill */
+			int i = (int)(rand_r(&seed) % (unsigned)(nkids - (collect_cmd != NULL)));
 
 			kill(kids[i].pid, SIGKILL);
 			waitpid(kids[i].pid, NULL, 0);
@@ -309,6 +1001,11 @@ int main(int argc, char **argv)
 				fprintf(stderr, "storm: HANG: slot %d made no progress for 5 s\n", s);
 				hang = 1;
 			}
+		}
+		if (xfd >= 0 && bytes_are(xfd, 0, XSIZE, 'X')) {
+			count(&sh->violations);
+			fprintf(stderr, "storm: VIOLATION: X, a file nobody marked, changed\n");
+			break;
 		}
 	}
 	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
@@ -331,12 +1028,35 @@ int main(int argc, char **argv)
 	/* the last word: every page, unmarked and checked here */
 	for (int fi = 0; fi < FILES; fi++)
 		for (int p = 0; p < PAGES; p++)
-			unmark_check(fi, p);
+			unmark_check(fi, p, (struct via){ fds[fi], VIA_FILE }, -1);
+	if (xfd >= 0 && bytes_are(xfd, 0, XSIZE, 'X')) {
+		count(&sh->violations);
+		fprintf(stderr, "storm: VIOLATION: X, a file nobody marked, changed\n");
+	}
+	for (int a = 0; a < NACT; a++) {
+		const struct act_count *c = &sh->act[a];
+
+		if (!(actions & (1 << a)))
+			continue;
+		printf("storm: %s: %llu runs, %llu answers set aside (X's, maybe), UNMARK said 0 %llu "
+		       "and 1 %llu times, %llu held 2 s or more, %llu errors, %llu unavailable\n",
+		       act_name[a], (unsigned long long)c->runs, (unsigned long long)c->set_aside,
+		       (unsigned long long)c->unmark0, (unsigned long long)c->unmark1,
+		       (unsigned long long)c->held2, (unsigned long long)c->errors,
+		       (unsigned long long)c->unavailable);
+		if (c->runs == 0) {
+			fprintf(stderr, "storm: the %s action never ran\n", act_name[a]);
+			ran_all = 0;
+		}
+	}
+	if (collect_cmd != NULL)
+		printf("storm: %llu collections (%s purge --bytes 16K)\n",
+		       (unsigned long long)sh->collections, collect_cmd);
 	printf("storm: %d workers x %d threads, %d purgers, %llu kills: %llu MARK/UNMARK "
 	       "rounds, UNMARK said 0 %llu and 1 %llu times, %llu errors, %llu violations%s\n",
-	       workers, threads, purgers, (unsigned long long)kills,
+	       nworkers, threads, purgers, (unsigned long long)kills,
 	       (unsigned long long)sh->ops, (unsigned long long)sh->unmark0,
 	       (unsigned long long)sh->unmark1, (unsigned long long)sh->errors,
 	       (unsigned long long)sh->violations, hang ? ", HUNG" : "");
-	return sh->violations == 0 && !hang && sh->ops > 0 && sh->unmark1 > 0 ? 0 : 1;
+	return sh->violations == 0 && !hang && ran_all && sh->ops > 0 && sh->unmark1 > 0 ? 0 : 1;
 }
