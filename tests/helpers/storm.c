@@ -54,6 +54,10 @@
  *            STORM_UID (default 65534) and sends it back (user; root only).
  *            Back home, UNMARK page 0: 0 needs its pattern, 1 zeros or its
  *            pattern; page 1 must hold its pattern whatever happened.
+ *   handoff  a trip whose file a sibling worker takes with pidfd_getfd,
+ *            after which its maker closes its own fd (a record's holder
+ *            whose number is then free for another file); the taker holds
+ *            it for up to STORM_HOLD_MS and checks it.
  *
  * X must be given for dup2 (without it the action is left out). The parent
  * checks X never changes. Per action the counts are printed; each action
@@ -102,7 +106,7 @@
 #define FILES 2
 #define MAX_SLOTS 64
 #define MAX_KIDS 32
-#define COURIERS 2   /* trip threads per worker */
+#define COURIERS 4   /* trip threads per worker */
 #define PRIVATE_OPS 32 /* rounds of a thread with its own fd table */
 #define XSIZE (16 * PAGE)
 
@@ -113,9 +117,19 @@ struct page_state {
 	uint8_t unmarking; /* an UNMARK may have been made, its answer lost */
 };
 
-enum { A_DUP2, A_GETFD, A_UNSHARE, A_SCM, A_URING, A_USER, NACT };
-static const char *const act_name[NACT] = { "dup2", "getfd", "unshare", "scm", "uring", "user" };
-#define TRIPS ((1 << A_SCM) | (1 << A_URING) | (1 << A_USER))
+enum { A_DUP2, A_GETFD, A_UNSHARE, A_SCM, A_URING, A_USER, A_HANDOFF, NACT };
+static const char *const act_name[NACT] = { "dup2",  "getfd", "unshare", "scm",
+					    "uring", "user",  "handoff" };
+#define TRIPS ((1 << A_SCM) | (1 << A_URING) | (1 << A_USER) | (1 << A_HANDOFF))
+
+/* a trip's file offered by a courier to its siblings' (handoff) */
+struct box {
+	int state; /* 0 empty, 1 offered, 2 being taken, 3 taken */
+	pid_t pid;
+	int fd;
+	uint64_t ino;
+	uint8_t v0, v1;
+};
 
 struct act_count {
 	uint64_t runs;     /* swaps, calls through a sibling's fd, private threads, trips */
@@ -132,6 +146,7 @@ struct shared {
 	struct act_count act[NACT];
 	pid_t wpid[MAX_KIDS];             /* worker w's process, for getfd */
 	uint32_t swapgen[MAX_KIDS][FILES]; /* odd: worker w's number is X's */
+	struct box box[MAX_KIDS][COURIERS];
 	int stop;
 };
 
@@ -592,47 +607,15 @@ static int move_uring(struct io_uring *ring, int fd, unsigned ms)
 #endif
 
 /*
- * One trip: a memfd's page 0 marked (maybe purged at once), its page 1
- * never; the file moved out of every fd table for a while; back home,
- * page 0's UNMARK checked and page 1 checked intact.
+ * Back home: UNMARK page 0 of the trip's file (v0 when marked) and check
+ * the answer; page 1 (v1) was never marked and must be intact.
  */
-static void trip(int act, unsigned *seed, void *ring)
+static void trip_check(int act, int back, uint8_t v0, uint8_t v1, uint64_t t0)
 {
-	uint8_t v0 = (uint8_t)(1 + rand_r(seed) % 255), v1 = (uint8_t)(1 + rand_r(seed) % 255);
-	unsigned ms = hold_ms ? rand_r(seed) % hold_ms : 0;
-	unsigned char buf[PAGE];
 	struct act_count *c = &sh->act[act];
 	struct stat st;
-	uint64_t t0;
-	int fd = memfd_create("storm-trip", MFD_CLOEXEC), back = -1, r;
+	int r;
 
-	(void)ring;
-	if (fd < 0 || ftruncate(fd, 2 * PAGE) != 0)
-		goto error;
-	memset(buf, v0, PAGE);
-	if (pwrite(fd, buf, PAGE, 0) != PAGE)
-		goto error;
-	memset(buf, v1, PAGE);
-	if (pwrite(fd, buf, PAGE, PAGE) != PAGE)
-		goto error;
-	if (fallocate(fd, FALLOC_FL_MARK_VOLATILE, 0, PAGE) != 0)
-		goto error;
-#ifndef STORM_STATIC
-	if (rand_r(seed) % 2)
-		volatile_purge(VOLATILE_PURGE_ALL);
-#endif
-	t0 = now_ms();
-	if (act == A_SCM)
-		back = move_scm(fd, ms);
-	else if (act == A_USER)
-		back = move_user(fd, ms);
-#ifdef STORM_URING
-	else if (act == A_URING)
-		back = move_uring(ring, fd, ms);
-#endif
-	fd = -1; /* closed by the move, whatever it returned */
-	if (back < 0)
-		goto error;
 	if (now_ms() - t0 >= 2000)
 		count(&c->held2);
 	if (fstat(back, &st) != 0)
@@ -664,6 +647,134 @@ static void trip(int act, unsigned *seed, void *ring)
 			(unsigned long long)(now_ms() - t0));
 	}
 	count(&c->runs);
+}
+
+/*
+ * handoff: offer the file in this courier's box; a sibling worker's
+ * courier takes it with pidfd_getfd, and this one then closes its fd:
+ * the file lives on only in the taker, which checks it (try_take). Not
+ * taken within 3 s: withdrawn, closed, counted unavailable. 0 if the
+ * file went, -1 if not.
+ */
+static int offer(int ci, int fd, uint8_t v0, uint8_t v1)
+{
+	struct box *b = &sh->box[me][ci];
+	struct stat st;
+	uint64_t until = now_ms() + 3000;
+	int expect = 1;
+
+	if (fstat(fd, &st) != 0) {
+		close(fd);
+		return -1;
+	}
+	b->pid = getpid();
+	b->fd = fd;
+	b->ino = (uint64_t)st.st_ino;
+	b->v0 = v0;
+	b->v1 = v1;
+	__atomic_store_n(&b->state, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&b->state, __ATOMIC_SEQ_CST) == 1 && now_ms() < until && !stopping())
+		usleep(2000);
+	if (__atomic_compare_exchange_n(&b->state, &expect, 0, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+		close(fd);
+		count(&sh->act[A_HANDOFF].unavailable);
+		return -1;
+	}
+	/* being taken: the taker's pidfd_getfd needs our fd until it says done (bounded: it may die) */
+	until = now_ms() + 2000;
+	while (__atomic_load_n(&b->state, __ATOMIC_SEQ_CST) == 2 && now_ms() < until)
+		usleep(1000);
+	close(fd);
+	__atomic_store_n(&b->state, 0, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+/* take a file a sibling's courier offers, hold it, check it */
+static void try_take(unsigned *seed)
+{
+	int n = nworkers * COURIERS, first = (int)(rand_r(seed) % (unsigned)n), got, i;
+	struct box *b = NULL;
+	struct box mine;
+	struct stat st;
+	uint64_t t0;
+
+	/* the first offer from the siblings' boxes, from a random one on */
+	for (i = 0; i < n && b == NULL; i++) {
+		int k = (first + i) % n, expect = 1;
+
+		if (k / COURIERS == me)
+			continue;
+		b = &sh->box[k / COURIERS][k % COURIERS];
+		if (!__atomic_compare_exchange_n(&b->state, &expect, 2, 0, __ATOMIC_SEQ_CST,
+						 __ATOMIC_SEQ_CST))
+			b = NULL;
+	}
+	if (b == NULL)
+		return;
+	mine = *b;
+	got = pidfd_getfd_of(mine.pid, mine.fd);
+	/* the offerer closes after a bounded wait: a late take may find another file there */
+	if (got >= 0 && (fstat(got, &st) != 0 || (uint64_t)st.st_ino != mine.ino)) {
+		close(got);
+		got = -1;
+	}
+	__atomic_store_n(&b->state, 3, __ATOMIC_SEQ_CST);
+	if (got < 0) {
+		count(&sh->act[A_HANDOFF].unavailable);
+		return;
+	}
+	t0 = now_ms();
+	hold(hold_ms ? rand_r(seed) % hold_ms : 0);
+	trip_check(A_HANDOFF, got, mine.v0, mine.v1, t0);
+	close(got);
+}
+
+/*
+ * One trip: a memfd's page 0 marked (maybe purged at once), its page 1
+ * never; the file moved out of every fd table for a while; back home,
+ * page 0's UNMARK checked and page 1 checked intact.
+ */
+static void trip(int act, unsigned *seed, void *ring, int ci)
+{
+	uint8_t v0 = (uint8_t)(1 + rand_r(seed) % 255), v1 = (uint8_t)(1 + rand_r(seed) % 255);
+	unsigned ms = hold_ms ? rand_r(seed) % hold_ms : 0;
+	unsigned char buf[PAGE];
+	struct act_count *c = &sh->act[act];
+	uint64_t t0;
+	int fd = memfd_create("storm-trip", MFD_CLOEXEC), back = -1;
+
+	(void)ring;
+	if (fd < 0 || ftruncate(fd, 2 * PAGE) != 0)
+		goto error;
+	memset(buf, v0, PAGE);
+	if (pwrite(fd, buf, PAGE, 0) != PAGE)
+		goto error;
+	memset(buf, v1, PAGE);
+	if (pwrite(fd, buf, PAGE, PAGE) != PAGE)
+		goto error;
+	if (fallocate(fd, FALLOC_FL_MARK_VOLATILE, 0, PAGE) != 0)
+		goto error;
+#ifndef STORM_STATIC
+	if (rand_r(seed) % 2)
+		volatile_purge(VOLATILE_PURGE_ALL);
+#endif
+	t0 = now_ms();
+	if (act == A_HANDOFF) {
+		offer(ci, fd, v0, v1);
+		return; /* the taker checks it */
+	}
+	if (act == A_SCM)
+		back = move_scm(fd, ms);
+	else if (act == A_USER)
+		back = move_user(fd, ms);
+#ifdef STORM_URING
+	else if (act == A_URING)
+		back = move_uring(ring, fd, ms);
+#endif
+	fd = -1; /* closed by the move, whatever it returned */
+	if (back < 0)
+		goto error;
+	trip_check(act, back, v0, v1, t0);
 	close(back);
 	return;
 error:
@@ -673,9 +784,15 @@ error:
 		count(&c->errors);
 }
 
+struct courier_arg {
+	unsigned seed;
+	int ci;
+};
+
 static void *courier_main(void *arg)
 {
-	unsigned seed = *(unsigned *)arg;
+	struct courier_arg *ca = arg;
+	unsigned seed = ca->seed;
 	int kinds[NACT], n = 0;
 	void *ring = NULL;
 #ifdef STORM_URING
@@ -687,8 +804,11 @@ static void *courier_main(void *arg)
 	for (int a = A_SCM; a < NACT; a++)
 		if ((actions & (1 << a)) && (a != A_URING || ring))
 			kinds[n++] = a;
-	while (n > 0 && !stopping())
-		trip(kinds[rand_r(&seed) % (unsigned)n], &seed, ring);
+	while (n > 0 && !stopping()) {
+		if (actions & (1 << A_HANDOFF))
+			try_take(&seed);
+		trip(kinds[rand_r(&seed) % (unsigned)n], &seed, ring, ca->ci);
+	}
 #ifdef STORM_URING
 	if (ring)
 		io_uring_queue_exit(&r);
@@ -700,13 +820,17 @@ static void worker(int w, unsigned seed)
 {
 	pthread_t th[MAX_SLOTS], sw, cou[COURIERS];
 	struct thread_arg args[MAX_SLOTS];
-	unsigned sseed = seed * 7u + 1, cseed[COURIERS];
+	struct courier_arg cargs[COURIERS];
+	unsigned sseed = seed * 7u + 1;
 	int have_sw = 0, ncou = 0;
 
 	me = w;
 	/* a killed predecessor may have left a swap half done in its own table only */
 	for (int fi = 0; fi < FILES; fi++)
 		__atomic_store_n(&sh->swapgen[w][fi], 0, __ATOMIC_SEQ_CST);
+	/* and an offer whose fd died with it */
+	for (int i = 0; i < COURIERS; i++)
+		__atomic_store_n(&sh->box[w][i].state, 0, __ATOMIC_SEQ_CST);
 	for (int t = 0; t < threads; t++) {
 		args[t].slot = w * threads + t;
 		args[t].seed = seed * 31u + (unsigned)t;
@@ -716,8 +840,8 @@ static void worker(int w, unsigned seed)
 		have_sw = pthread_create(&sw, NULL, swapper_main, &sseed) == 0;
 	if (actions & TRIPS)
 		for (int i = 0; i < COURIERS; i++) {
-			cseed[i] = seed * 13u + (unsigned)i;
-			if (pthread_create(&cou[ncou], NULL, courier_main, &cseed[i]) == 0)
+			cargs[i] = (struct courier_arg){ seed * 13u + (unsigned)i, i };
+			if (pthread_create(&cou[ncou], NULL, courier_main, &cargs[i]) == 0)
 				ncou++;
 		}
 	for (int t = 0; t < threads; t++)
@@ -951,8 +1075,10 @@ int main(int argc, char **argv)
 	}
 	if (xfd < 0)
 		drop(A_DUP2, "no X given");
-	if (nworkers < 2)
+	if (nworkers < 2) {
 		drop(A_GETFD, "one worker: no sibling");
+		drop(A_HANDOFF, "one worker: no sibling");
+	}
 	if (getuid() != 0)
 		drop(A_USER, "not root: cannot setuid");
 #ifdef STORM_URING

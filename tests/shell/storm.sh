@@ -12,7 +12,9 @@
 # unshare(CLONE_FILES)s and reuses fd numbers; and trips, in which a memfd
 # with a marked page, purged or not, is held only in flight in SCM_RIGHTS,
 # only in an io_uring fixed-file table (taken back with FIXED_FD_INSTALL),
-# or only by a process of another user, across purges and collections.
+# only by a process of another user, or only by a sibling that took it with
+# pidfd_getfd from its maker, which then closed its fd (handoff), across
+# purges and collections.
 #
 #   user   as root: the storm as uid 65534, which has no kernel's word that
 #          a file is gone (no CAP_DAC_READ_SEARCH) and sees only its own
