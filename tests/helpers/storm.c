@@ -7,23 +7,26 @@
  *   storm DIR SECONDS WORKERS THREADS PURGERS KILL [ACTIONS [X]]
  *
  * Run with LD_PRELOAD=libvolatile.so and VOLATILE_BUDGET set. Two tmpfs
- * files in DIR, PAGES pages each; every page has one owner, a thread
- * slot (worker w, thread t), which loops: pick one of its pages, check it
- * intact if nobody marked it, maybe write a new pattern, MARK it, maybe
- * read it, UNMARK it, and check:
+ * files in DIR, UNITS units of two pages each; every unit has one owner,
+ * a thread slot (worker w, thread t), which loops: pick one of its units,
+ * check it intact if nobody marked it, maybe write a new pattern, MARK its
+ * first page, maybe wait, maybe MARK the whole unit (which joins the first
+ * page's range, purged maybe, and then punches the merged range: DESIGN
+ * 3), UNMARK the unit, and check each page:
  *
  *   UNMARK 0: the page holds exactly its pattern;
- *   UNMARK 1: the page is all zeros, or (a range whose purge was cut off,
- *             flagged purged to be safe) all its pattern.
+ *   UNMARK 1: a page a MARK covered is all zeros, or (a range whose purge
+ *             was cut off, flagged purged to be safe) all its pattern; a
+ *             page no MARK covered holds its pattern.
  *
- * The page's state lives in memory shared with the parent, written in an
+ * The unit's state lives in memory shared with the parent, written in an
  * order that lets whoever takes over a killed worker's slot know what the
- * page may hold: `pending` is set before a write and cleared after, and
- * `marked`/`unmarking` are set before MARK/UNMARK and cleared after.
- * With KILL=1 the parent SIGKILLs a random worker or purger every few
- * milliseconds and starts another in its place; a slot that makes no
- * progress for 5 s is a hang. At the end the parent unmarks and checks
- * every page itself.
+ * unit may hold: `pending` is set before a write and cleared after, and
+ * `marked` (how many pages)/`unmarking` are set before MARK/UNMARK and
+ * cleared after. With KILL=1 the parent SIGKILLs a random worker or
+ * purger every few milliseconds and starts another in its place; a slot
+ * that makes no progress for 5 s is a hang. At the end the parent unmarks
+ * and checks every unit itself.
  *
  * ACTIONS (a comma list, "all" or "none", the default) widen the storm
  * with every way a descriptor moves (DESIGN 13, 15, 17). Pages are read
@@ -102,7 +105,9 @@
 #endif
 
 #define PAGE 4096
-#define PAGES 256
+#define HALF 2               /* pages in a unit: its first is MARKed, then maybe both */
+#define UNIT (HALF * PAGE)
+#define UNITS 128
 #define FILES 2
 #define MAX_SLOTS 64
 #define MAX_KIDS 32
@@ -110,11 +115,11 @@
 #define PRIVATE_OPS 32 /* rounds of a thread with its own fd table */
 #define XSIZE (16 * PAGE)
 
-struct page_state {
-	uint8_t expected;  /* what the page holds when not being written */
-	uint8_t pending;   /* nonzero: being written with this */
-	uint8_t marked;    /* a MARK may have been made */
-	uint8_t unmarking; /* an UNMARK may have been made, its answer lost */
+struct unit_state {
+	uint8_t expected[HALF]; /* what each page holds when not being written */
+	uint8_t pending;        /* nonzero: being written with this */
+	uint8_t marked;         /* pages a MARK may have covered: 0, 1 or HALF */
+	uint8_t unmarking;      /* an UNMARK may have been made, its answer lost */
 };
 
 enum { A_DUP2, A_GETFD, A_UNSHARE, A_SCM, A_URING, A_USER, A_HANDOFF, NACT };
@@ -140,7 +145,7 @@ struct act_count {
 };
 
 struct shared {
-	struct page_state page[FILES][PAGES];
+	struct unit_state unit[FILES][UNITS];
 	uint64_t progress[MAX_SLOTS];
 	uint64_t ops, unmark0, unmark1, violations, errors, collections;
 	struct act_count act[NACT];
@@ -197,16 +202,23 @@ static int bytes_are(int fd, off_t off, size_t len, uint8_t c)
 	return 0;
 }
 
-static int page_is(int fi, int p, uint8_t c)
+/* 1 if page h of unit u of file fi is all c */
+static int page_is(int fi, int u, int h, uint8_t c)
 {
-	return bytes_are(vfds[fi], (off_t)p * PAGE, PAGE, c);
+	return !bytes_are(vfds[fi], (off_t)u * UNIT + h * PAGE, PAGE, c);
 }
 
-static void violation(const char *what, int fi, int p, const struct page_state *s)
+/* page h holds what it held, or what was being written over it */
+static int page_intact(int fi, int u, int h, const struct unit_state *s)
+{
+	return page_is(fi, u, h, s->expected[h]) || (s->pending != 0 && page_is(fi, u, h, s->pending));
+}
+
+static void violation(const char *what, int fi, int u, int h, const struct unit_state *s)
 {
 	count(&sh->violations);
-	fprintf(stderr, "storm: VIOLATION: %s: file %d page %d (expected %u pending %u)\n", what,
-		fi, p, s->expected, s->pending);
+	fprintf(stderr, "storm: VIOLATION: %s: file %d page %d (unit %d; expected %u pending %u "
+			"marked %u)\n", what, fi, u * HALF + h, u, s->expected[h], s->pending, s->marked);
 }
 
 static int is_x(int fd)
@@ -229,12 +241,13 @@ struct via {
 };
 
 /*
- * fallocate through v for page p of file fi. Returns the call's result, or
+ * fallocate through v for the first n pages of unit u of file fi. Returns
+ * the call's result, or
  * -2 if the call may have met X: then *said0 says whether it answered 0
  * where that may have been the file's answer (an UNMARK whose answer is
  * lost) rather than certainly X's.
  */
-static int call(int mode, int fi, int p, struct via v, int *said0)
+static int call(int mode, int fi, int u, int n, struct via v, int *said0)
 {
 	uint32_t g0 = 0, g1 = 0;
 	int r, maybe_x;
@@ -242,7 +255,7 @@ static int call(int mode, int fi, int p, struct via v, int *said0)
 	*said0 = 0;
 	if (v.kind == VIA_OWN && me >= 0 && !t_private)
 		g0 = __atomic_load_n(&sh->swapgen[me][fi], __ATOMIC_SEQ_CST);
-	r = fallocate(v.fd, mode, (off_t)p * PAGE, PAGE);
+	r = fallocate(v.fd, mode, (off_t)u * UNIT, (off_t)n * PAGE);
 	if (v.kind == VIA_OWN && me >= 0 && !t_private)
 		g1 = __atomic_load_n(&sh->swapgen[me][fi], __ATOMIC_SEQ_CST);
 	maybe_x = v.kind == VIA_X || (g0 & 1) || g0 != g1;
@@ -255,17 +268,23 @@ static int call(int mode, int fi, int p, struct via v, int *said0)
 }
 
 /*
- * UNMARK page p through v and check the answer against what the page may
- * hold. Whoever calls this owns the page (or is the parent, at the end).
+ * UNMARK unit u through v and check the answer against what its pages may
+ * hold. Whoever calls this owns the unit (or is the parent, at the end).
  * act: the action whose counts an answer set aside goes to, or -1.
+ *
+ *   0: every page intact (or, after a lost UNMARK that said 1 to a dead
+ *      process, zeros);
+ *   1: every page a MARK may have covered zeros or intact; the others
+ *      intact (zeros only after a lost UNMARK, whose MARK may have covered
+ *      them).
  */
-static void unmark_check(int fi, int p, struct via v, int act)
+static void unmark_check(int fi, int u, struct via v, int act)
 {
-	struct page_state *s = &sh->page[fi][p];
+	struct unit_state *s = &sh->unit[fi][u];
 	int lost = s->unmarking, r, said0;
 
 	s->unmarking = 1;
-	r = call(FALLOC_FL_UNMARK_VOLATILE, fi, p, v, &said0);
+	r = call(FALLOC_FL_UNMARK_VOLATILE, fi, u, HALF, v, &said0);
 	if (r == -2) {
 		count(&sh->act[act >= 0 ? act : A_DUP2].set_aside);
 		/* X's refusal changed nothing here; a 0 may have been the file's */
@@ -277,27 +296,25 @@ static void unmark_check(int fi, int p, struct via v, int act)
 		count(&sh->errors);
 		return; /* still marked, maybe: the next owner unmarks again */
 	}
-	if (r == 0) {
-		count(&sh->unmark0);
-		if (act >= 0)
-			count(&sh->act[act].unmark0);
-		/* zeros after a lost UNMARK that said 1 to a dead process: fine */
-		if (page_is(fi, p, s->expected) &&
-		    (s->pending == 0 || page_is(fi, p, s->pending)) && !(lost && !page_is(fi, p, 0)))
-			violation("UNMARK said 0 but the page is not intact", fi, p, s);
-	} else {
-		count(&sh->unmark1);
-		if (act >= 0)
-			count(&sh->act[act].unmark1);
-		if (page_is(fi, p, 0) && page_is(fi, p, s->expected) &&
-		    (s->pending == 0 || page_is(fi, p, s->pending)))
-			violation("UNMARK said 1 over a page neither purged nor intact", fi, p, s);
+	count(r == 0 ? &sh->unmark0 : &sh->unmark1);
+	if (act >= 0)
+		count(r == 0 ? &sh->act[act].unmark0 : &sh->act[act].unmark1);
+	for (int h = 0; h < HALF; h++) {
+		int zeros_ok = lost || (r == 1 && h < s->marked);
+
+		if (!page_intact(fi, u, h, s) && !(zeros_ok && page_is(fi, u, h, 0)))
+			violation(r == 0 ? "UNMARK said 0 but the page is not intact"
+				  : h < s->marked ? "UNMARK said 1 over a page neither purged nor intact"
+						  : "UNMARK said 1, and a page never marked is not intact",
+				  fi, u, h, s);
 	}
-	/* what the page holds now, whatever the last owner was doing */
-	if (s->pending != 0 && page_is(fi, p, s->pending) == 0)
-		s->expected = s->pending;
-	else if (page_is(fi, p, 0) == 0)
-		s->expected = 0;
+	/* what the pages hold now, whatever the last owner was doing */
+	for (int h = 0; h < HALF; h++) {
+		if (s->pending != 0 && page_is(fi, u, h, s->pending))
+			s->expected[h] = s->pending;
+		else if (page_is(fi, u, h, 0))
+			s->expected[h] = 0;
+	}
 	s->pending = 0;
 	s->marked = 0;
 	s->unmarking = 0;
@@ -332,17 +349,22 @@ static int sibling_fd(int fi, unsigned *seed)
 static void one_op(int slot, unsigned *seed)
 {
 	int fi = (int)(rand_r(seed) % FILES);
-	int k = (int)(rand_r(seed) % (PAGES / nslots));
-	int p = k * nslots + slot;
-	struct page_state *s = &sh->page[fi][p];
+	int k = (int)(rand_r(seed) % (UNITS / nslots));
+	int u = k * nslots + slot;
+	struct unit_state *s = &sh->unit[fi][u];
 	struct via v = { tfd[fi], VIA_OWN };
-	unsigned char buf[PAGE];
+	unsigned char buf[UNIT];
 	int act = t_private ? A_UNSHARE : -1, got = -1, said0, r;
 
-	if (s->marked || s->unmarking || s->pending)
-		unmark_check(fi, p, v, act); /* a killed owner's page, or our own */
-	else if (page_is(fi, p, s->expected))
-		violation("a page nobody marked changed", fi, p, s);
+	if (s->marked || s->unmarking || s->pending) {
+		unmark_check(fi, u, v, act); /* a killed owner's unit, or our own */
+		/* not unmarked (an answer set aside, an error): the next round tries again */
+		if (s->marked || s->unmarking)
+			goto done;
+	} else
+		for (int h = 0; h < HALF; h++)
+			if (!page_is(fi, u, h, s->expected[h]))
+				violation("a page nobody marked changed", fi, u, h, s);
 	if ((actions & (1 << A_GETFD)) && me >= 0 && rand_r(seed) % 8 == 0) {
 		got = sibling_fd(fi, seed);
 		if (got < 0) {
@@ -358,25 +380,40 @@ static void one_op(int slot, unsigned *seed)
 
 		s->pending = val;
 		memset(buf, val, sizeof(buf));
-		if (pwrite(vfds[fi], buf, PAGE, (off_t)p * PAGE) != PAGE)
+		if (pwrite(vfds[fi], buf, UNIT, (off_t)u * UNIT) != UNIT)
 			count(&sh->errors);
-		s->expected = val;
+		for (int h = 0; h < HALF; h++)
+			s->expected[h] = val;
 		s->pending = 0;
 	}
 	s->marked = 1;
-	r = call(FALLOC_FL_MARK_VOLATILE, fi, p, v, &said0);
+	r = call(FALLOC_FL_MARK_VOLATILE, fi, u, 1, v, &said0);
 	if (r == -2)
 		count(&sh->act[act >= 0 ? act : A_DUP2].set_aside);
 	else if (r != 0)
 		count(&sh->errors);
 	if (rand_r(seed) % 4 == 0)
 		usleep(rand_r(seed) % 2000);
-	unmark_check(fi, p, v, act);
-	/* an answer set aside: the page is unmarked through this thread's own number */
+	/*
+	 * MARK the whole unit: if a purge came in between, this MARK joins a
+	 * purged range and punches the merged range through its fd (DESIGN
+	 * 3), the number the dup2 thread swaps (issue 24.2)
+	 */
+	if (rand_r(seed) % 2 == 0) {
+		s->marked = HALF;
+		r = call(FALLOC_FL_MARK_VOLATILE, fi, u, HALF, v, &said0);
+		if (r == -2)
+			count(&sh->act[act >= 0 ? act : A_DUP2].set_aside);
+		else if (r != 0)
+			count(&sh->errors);
+	}
+	unmark_check(fi, u, v, act);
+	/* an answer set aside: the unit is unmarked through this thread's own number */
 	if (s->marked || s->unmarking)
-		unmark_check(fi, p, (struct via){ tfd[fi], VIA_OWN }, act == A_GETFD ? -1 : act);
+		unmark_check(fi, u, (struct via){ tfd[fi], VIA_OWN }, act == A_GETFD ? -1 : act);
 	if (got >= 0)
 		close(got);
+done:
 	count(&sh->ops);
 	count(&sh->progress[slot]);
 }
@@ -439,23 +476,32 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
-/* dup2 X onto a storm file's number and back, while the others use it */
+/*
+ * dup2 X onto a storm file's number and back, while the others use it: in
+ * bursts of 1 to 256 swaps back to back (a check and a punch a few
+ * microseconds apart see the number change: issue 24.2), or one swap held
+ * up to 300 us; then the number is the file's for 1 to 6 ms.
+ */
 static void *swapper_main(void *arg)
 {
 	unsigned seed = *(unsigned *)arg;
 
 	while (!stopping()) {
-		int fi = (int)(rand_r(&seed) % FILES);
+		int fi = (int)(rand_r(&seed) % FILES), burst = rand_r(&seed) % 2;
+		int n = burst ? 1 + (int)(rand_r(&seed) % 256) : 1;
 
 		__atomic_add_fetch(&sh->swapgen[me][fi], 1, __ATOMIC_SEQ_CST);
-		if (dup2(xfd, fds[fi]) < 0)
-			count(&sh->act[A_DUP2].errors);
-		usleep(rand_r(&seed) % 300);
-		if (dup2(vfds[fi], fds[fi]) < 0)
-			count(&sh->act[A_DUP2].errors);
+		for (int i = 0; i < n; i++) {
+			if (dup2(xfd, fds[fi]) < 0)
+				count(&sh->act[A_DUP2].errors);
+			if (!burst)
+				usleep(rand_r(&seed) % 300);
+			if (dup2(vfds[fi], fds[fi]) < 0)
+				count(&sh->act[A_DUP2].errors);
+			count(&sh->act[A_DUP2].runs);
+		}
 		__atomic_add_fetch(&sh->swapgen[me][fi], 1, __ATOMIC_SEQ_CST);
-		count(&sh->act[A_DUP2].runs);
-		usleep(500 + rand_r(&seed) % 5000);
+		usleep(1000 + rand_r(&seed) % 5000);
 	}
 	return NULL;
 }
@@ -1011,7 +1057,7 @@ int main(int argc, char **argv)
 	kill_mode = atoi(argv[6]);
 	actions = argc > 7 ? parse_actions(argv[7]) : 0;
 	nslots = nworkers * threads;
-	if (nslots < 1 || nslots > MAX_SLOTS || PAGES % nslots != 0 ||
+	if (nslots < 1 || nslots > MAX_SLOTS || UNITS % nslots != 0 ||
 	    nworkers + purgers > MAX_KIDS || seconds < 1 || actions < 0) {
 		fprintf(stderr, "storm: bad numbers or actions\n");
 		return 2;
@@ -1048,10 +1094,10 @@ int main(int argc, char **argv)
 		if (fds[fi] < 0)
 			return 2;
 		memset(buf, 'A', sizeof(buf));
-		for (int p = 0; p < PAGES; p++) {
+		for (int p = 0; p < UNITS * HALF; p++) {
 			if (pwrite(vfds[fi], buf, PAGE, (off_t)p * PAGE) != PAGE)
 				return 2;
-			sh->page[fi][p].expected = 'A';
+			sh->unit[fi][p / HALF].expected[p % HALF] = 'A';
 		}
 	}
 	if (argc > 8 && strcmp(argv[8], "-") != 0) {
@@ -1153,8 +1199,8 @@ int main(int argc, char **argv)
 
 	/* the last word: every page, unmarked and checked here */
 	for (int fi = 0; fi < FILES; fi++)
-		for (int p = 0; p < PAGES; p++)
-			unmark_check(fi, p, (struct via){ fds[fi], VIA_FILE }, -1);
+		for (int u = 0; u < UNITS; u++)
+			unmark_check(fi, u, (struct via){ fds[fi], VIA_FILE }, -1);
 	if (xfd >= 0 && bytes_are(xfd, 0, XSIZE, 'X')) {
 		count(&sh->violations);
 		fprintf(stderr, "storm: VIOLATION: X, a file nobody marked, changed\n");
