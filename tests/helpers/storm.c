@@ -35,10 +35,12 @@
  *
  *   dup2     a thread of each worker dup2()s X (a file on a disk file
  *            system, which the library never marks) onto a storm file's
- *            number and back, while the others MARK/UNMARK through it. A
- *            call that may have met X (a swap counter moved) says nothing
- *            about the page: a refusal leaves the page as it was, a 0 is
- *            taken as an answer that may have been lost, a 1 is the page's.
+ *            number and back, in bursts, while the others MARK/UNMARK
+ *            through it (a whole unit's MARK that joins a purged range
+ *            punches through it). A call that may have met X (a swap
+ *            counter moved) says nothing about the unit: a refusal leaves
+ *            it as it was, a 0 is taken as an answer that may have been
+ *            lost, a 1 is the unit's.
  *   getfd    a MARK and UNMARK through a sibling worker's descriptor of
  *            the file, taken with pidfd_getfd (X when the sibling's number
  *            was swapped then: the calls are made and their answers set
@@ -46,7 +48,7 @@
  *   unshare  a thread takes over its slot, unshare(CLONE_FILES)s, swaps
  *            the two storm files' numbers in its own table and puts a copy
  *            of one at X's number (which in the process's table is X),
- *            then works its pages through those numbers.
+ *            then works its units through those numbers.
  *   scm      trips: a memfd of two pages, page 0 MARKed (and half the time
  *   uring    the region purged at once), page 1 never marked; the only
  *   user     descriptor is then closed while the file is held elsewhere for
@@ -70,8 +72,13 @@
  *
  * Built with -DSTORM_STATIC (storm-static, linked -static: its fallocate is
  * the system call, which only `volatile run`'s supervisor serves), it links
- * no library, so it has no purgers (PURGERS must be 0) and no io_uring: its
- * pages are purged by another storm's purgers and budget in the same region.
+ * no library, so it has no purgers (PURGERS must be 0) and no io_uring:
+ * its units are purged by another storm's purgers and budget in the same
+ * region.
+ *
+ * Environment: STORM_HOLD_MS, STORM_UID (above); STORM_COLLECT=PATH: a kid
+ * runs `PATH purge --bytes 16K` every 0.5-2 s (the daemon's collection of
+ * gone files, DESIGN 15); STORM_BLIND=1: without CAP_DAC_READ_SEARCH.
  */
 #include <volatile.h>
 

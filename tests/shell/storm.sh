@@ -16,10 +16,11 @@
 # pidfd_getfd from its maker, which then closed its fd (handoff), across
 # purges and collections.
 #
-#   user   as root: the storm as uid 65534, which has no kernel's word that
-#          a file is gone (no CAP_DAC_READ_SEARCH) and sees only its own
-#          processes' fds, as any user (not as root: the storm as this user)
-#   root   as root: the same as root, with the other-user holder
+#   user   as root: the storm as a uid of its own (the first of 64990-64993
+#          no process runs as), which has no kernel's word that a file is
+#          gone (no CAP_DAC_READ_SEARCH) and sees only its own processes'
+#          fds, as any user (not as root: the storm as this user, "calm")
+#   root   as root: the same as root, with the other-user holder (that uid)
 #   kill   processes SIGKILLed at random moments and replaced: whoever
 #          comes next repairs what they left, at once, and no answer lies
 #          (trips held up to 100 ms: a worker lives about that long)
@@ -34,12 +35,25 @@ STORM=$VL_TOP_BUILDDIR/tests/helpers/storm
 [ -x "$STORM" ] || fail "$STORM is not built (make check builds it)"
 STORM_COLLECT=$VOLATILE_CMD
 export STORM_COLLECT
-test_uid=65534
 
-# as a user, when root: can that user reach the programs (a build tree under /root cannot)?
+# as a user, when root: a uid no process runs as (not nobody's, which
+# evict.sh and mark-bounded.sh use beside this test in make -j2 check, nor
+# gc.sh's: our processes that end under their scans would leave those
+# incomplete); can that user reach the programs (a build tree under /root
+# cannot)?
 as_user=
+test_uid=
 if [ "$(id -u)" -eq 0 ]; then
-	if ! command -v setpriv >/dev/null 2>&1; then
+	for u in 64990 64991 64992 64993; do
+		if ! awk -v u="$u" '$1 == "Uid:" && ($2 == u || $3 == u) { found = 1 } END { exit !found }' \
+			/proc/[0-9]*/status 2>/dev/null; then
+			test_uid=$u
+			break
+		fi
+	done
+	if [ -z "$test_uid" ]; then
+		say "processes run as each of the uids 64990-64993: no storm as another user"
+	elif ! command -v setpriv >/dev/null 2>&1; then
 		say "no setpriv (util-linux): no storm as another user"
 	elif ! setpriv --reuid=$test_uid --regid=$test_uid --clear-groups \
 		sh -c 'test -x "$1" && test -r "$2" && test -x "$3"' sh \
@@ -72,7 +86,8 @@ storm() {
 		fi
 	fi
 	# shellcheck disable=SC2086 # WRAPPER: words
-	run "$1" ${4:-} env STORM_HOLD_MS="$3" VOLATILE_REGION="$VOLATILE_REGION" \
+	run "$1" ${4:-} env STORM_HOLD_MS="$3" STORM_UID="${test_uid:-65534}" \
+		VOLATILE_REGION="$VOLATILE_REGION" \
 		VOLATILE_BUDGET=64K LD_PRELOAD="$VOLATILE_LIBRARY" \
 		timeout $((secs + 60)) "$STORM" "$WORK/$1" "$secs" 4 4 2 "$2" all "$_x"
 	say "$1:"
