@@ -56,7 +56,8 @@
  *            in a unix socket (scm), in an io_uring fixed-file table taken
  *            back with IORING_OP_FIXED_FD_INSTALL (uring; left out without
  *            liburing or that operation), by a child that setuid()s to
- *            STORM_UID (default 65534) and sends it back (user; root only).
+ *            STORM_UID (default 65534) and sends it back (user; root only,
+ *            or lent to a lender: STORM_AS_UID below).
  *            Back home, UNMARK page 0: 0 needs its pattern, 1 zeros or its
  *            pattern; page 1 must hold its pattern whatever happened.
  *   handoff  a trip whose file a sibling worker takes with pidfd_getfd,
@@ -75,6 +76,10 @@
  * no library, so it has no purgers (PURGERS must be 0) and no io_uring:
  * its units are purged by another storm's purgers and budget in the same
  * region.
+ *
+ * STORM_AS_UID=U, started as root: the storm drops to uid U before it
+ * starts, and "user" lends its files to a lender of STORM_UID forked
+ * before that: a holder U's library cannot look into, as a user's.
  *
  * Environment: STORM_HOLD_MS, STORM_UID (above); STORM_COLLECT=PATH: a kid
  * runs `PATH purge --bytes 16K` every 0.5-2 s (the daemon's collection of
@@ -580,12 +585,130 @@ static int move_scm(int fd, unsigned ms)
 }
 
 /* held by a child of another user, which sends it back when asked */
+/*
+ * STORM_AS_UID=U (started as root): the storm runs as U, and a lender,
+ * a process of STORM_UID forked before the storm drops to U, holds what
+ * U's couriers lend it. Each worker has a channel to it (lend[w]): a
+ * request is a socket end and the file; the lender keeps both until a
+ * byte comes on that socket, then sends the file back on it. U's library
+ * cannot look into the lender's fds: a holder it cannot see (issue 24.1).
+ */
+#define LENT_MAX 256
+static int lend[MAX_KIDS][2] = { { -1, -1 } };
+static pid_t lender_pid;
+
+static int recv_fds(int sock, int *out, int n)
+{
+	char byte, cbuf[CMSG_SPACE(2 * sizeof(int))];
+	struct iovec iov = { &byte, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+
+	if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT) != 1)
+		return -1;
+	c = CMSG_FIRSTHDR(&m);
+	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+	    c->cmsg_len != CMSG_LEN((size_t)n * sizeof(int)))
+		return -1;
+	memcpy(out, CMSG_DATA(c), (size_t)n * sizeof(int));
+	return 0;
+}
+
+static void lender(pid_t parent)
+{
+	struct pollfd pfd[MAX_KIDS + LENT_MAX];
+	int held[LENT_MAX][2], nheld = 0;
+
+	if (setgroups(0, NULL) != 0 || setgid(other_uid) != 0 || setuid(other_uid) != 0)
+		_exit(3);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(0);
+	for (int w = 0; w < nworkers; w++)
+		close(lend[w][0]);
+	while (!stopping() || nheld > 0) {
+		int n = 0;
+
+		for (int w = 0; w < nworkers; w++)
+			pfd[n++] = (struct pollfd){ lend[w][1], POLLIN, 0 };
+		for (int i = 0; i < nheld; i++)
+			pfd[n++] = (struct pollfd){ held[i][0], POLLIN, 0 };
+		if (poll(pfd, (nfds_t)n, 100) <= 0)
+			continue;
+		for (int w = 0; w < nworkers; w++) {
+			int two[2];
+
+			if (!(pfd[w].revents & POLLIN) || recv_fds(lend[w][1], two, 2) != 0)
+				continue;
+			if (nheld < LENT_MAX) {
+				held[nheld][0] = two[0];
+				held[nheld++][1] = two[1];
+			} else {
+				close(two[0]); /* the courier sees EOF: a failed trip */
+				close(two[1]);
+			}
+		}
+		for (int i = nheld - 1; i >= 0; i--) {
+			char go;
+
+			if (!(pfd[nworkers + i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			if (read(held[i][0], &go, 1) == 1)
+				send_fd(held[i][0], held[i][1]);
+			close(held[i][0]);
+			close(held[i][1]);
+			held[i][0] = held[nheld - 1][0];
+			held[i][1] = held[--nheld][1];
+		}
+	}
+	_exit(0);
+}
+
+/* lent to the lender: our fds closed, the file back when we ask */
+static int move_lent(int fd, unsigned ms)
+{
+	int sv[2], two[2], back = -1;
+	char byte = 'l', cbuf[CMSG_SPACE(2 * sizeof(int))];
+	struct iovec iov = { &byte, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+		close(fd);
+		return -1;
+	}
+	two[0] = sv[1];
+	two[1] = fd;
+	memset(cbuf, 0, sizeof(cbuf));
+	c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(two));
+	memcpy(CMSG_DATA(c), two, sizeof(two));
+	if (sendmsg(lend[me][0], &m, MSG_NOSIGNAL) == 1) {
+		close(sv[1]);
+		close(fd);
+		hold(ms);
+		if (write(sv[0], "g", 1) == 1)
+			back = recv_fd(sv[0], 20000);
+	} else {
+		close(sv[1]);
+		close(fd);
+	}
+	close(sv[0]);
+	return back;
+}
+
 static int move_user(int fd, unsigned ms)
 {
 	int sv[2], back = -1, status;
 	pid_t parent = getpid(), pid;
 	char go;
 
+	if (lender_pid > 0)
+		return move_lent(fd, ms);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
 		return -1;
 	pid = fork();
@@ -1092,6 +1215,39 @@ int main(int argc, char **argv)
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED)
 		return 2;
+	if ((env = getenv("STORM_AS_UID")) != NULL) {
+		uid_t as = (uid_t)strtoul(env, NULL, 10);
+		pid_t parent = getpid();
+
+		if (getuid() != 0 || as == other_uid) {
+			fprintf(stderr, "storm: STORM_AS_UID needs root and a STORM_UID other than it\n");
+			return 2;
+		}
+		/* before anything of the library's: its region is the user's */
+		if (actions & (1 << A_USER)) {
+			for (int w = 0; w < nworkers; w++)
+				if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, lend[w]) != 0)
+					return 2;
+			lender_pid = fork();
+			if (lender_pid == 0)
+				lender(parent);
+			if (lender_pid < 0)
+				return 2;
+			for (int w = 0; w < nworkers; w++)
+				close(lend[w][1]);
+		}
+		if (setgroups(0, NULL) != 0 || setgid(as) != 0 || setuid(as) != 0) {
+			fprintf(stderr, "storm: cannot become uid %u: %s\n", (unsigned)as, strerror(errno));
+			return 2;
+		}
+		/*
+		 * A change of uid left us not dumpable, and every child would
+		 * inherit it: /proc/PID of ours root's, closed to the user's
+		 * library. A user's processes that exec'd are dumpable.
+		 */
+		if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0)
+			return 2;
+	}
 	for (int fi = 0; fi < FILES; fi++) {
 		unsigned char buf[PAGE];
 
@@ -1132,7 +1288,7 @@ int main(int argc, char **argv)
 		drop(A_GETFD, "one worker: no sibling");
 		drop(A_HANDOFF, "one worker: no sibling");
 	}
-	if (getuid() != 0)
+	if (getuid() != 0 && lender_pid <= 0)
 		drop(A_USER, "not root: cannot setuid");
 #ifdef STORM_URING
 	if (!uring_usable())
@@ -1204,6 +1360,19 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (lender_pid > 0) {
+		/* another user's: ours to wait for, not to kill; it ends when nothing is lent */
+		uint64_t deadline = now_ms() + 30000;
+
+		while (waitpid(lender_pid, NULL, WNOHANG) == 0) {
+			if (now_ms() > deadline) {
+				fprintf(stderr, "storm: HANG: the lender does not stop\n");
+				hang = 1;
+				break;
+			}
+			usleep(10000);
+		}
+	}
 	/* the last word: every page, unmarked and checked here */
 	for (int fi = 0; fi < FILES; fi++)
 		for (int u = 0; u < UNITS; u++)

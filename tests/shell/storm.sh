@@ -19,8 +19,11 @@
 #   user   as root: the storm as a uid of its own (the first of 64990-64993
 #          no process runs as), which has no kernel's word that a file is
 #          gone (no CAP_DAC_READ_SEARCH) and sees only its own processes'
-#          fds, as any user (not as root: the storm as this user, "calm")
-#   root   as root: the same as root, with the other-user holder (that uid)
+#          fds, as any user; its other-user holder is a lender of the next
+#          such uid, forked before the storm drops to its own (not as root:
+#          the storm as this user, "calm", with no other-user holder)
+#   root   as root: the same as root, the other-user holder a child that
+#          setuid()s to the lender's uid
 #   kill   processes SIGKILLed at random moments and replaced: whoever
 #          comes next repairs what they left, at once, and no answer lies
 #          (trips held up to 100 ms: a worker lives about that long)
@@ -36,31 +39,30 @@ STORM=$VL_TOP_BUILDDIR/tests/helpers/storm
 STORM_COLLECT=$VOLATILE_CMD
 export STORM_COLLECT
 
-# as a user, when root: a uid no process runs as (not nobody's, which
+# as a user, when root: two uids no process runs as (not nobody's, which
 # evict.sh and mark-bounded.sh use beside this test in make -j2 check, nor
 # gc.sh's: our processes that end under their scans would leave those
-# incomplete); can that user reach the programs (a build tree under /root
-# cannot)?
+# incomplete), the storm's and its lender's; can the storm's reach the
+# programs (a build tree under /root cannot)?
 as_user=
-test_uid=
+uids=
 if [ "$(id -u)" -eq 0 ]; then
 	for u in 64990 64991 64992 64993; do
-		if ! awk -v u="$u" '$1 == "Uid:" && ($2 == u || $3 == u) { found = 1 } END { exit !found }' \
-			/proc/[0-9]*/status 2>/dev/null; then
-			test_uid=$u
-			break
-		fi
+		awk -v u="$u" '$1 == "Uid:" && ($2 == u || $3 == u) { found = 1 } END { exit !found }' \
+			/proc/[0-9]*/status 2>/dev/null || uids="$uids $u"
 	done
-	if [ -z "$test_uid" ]; then
-		say "processes run as each of the uids 64990-64993: no storm as another user"
+	# shellcheck disable=SC2086 # a list of words
+	set -- $uids
+	if [ "$#" -lt 2 ]; then
+		say "processes run as three or four of the uids 64990-64993: no storm as a user"
 	elif ! command -v setpriv >/dev/null 2>&1; then
-		say "no setpriv (util-linux): no storm as another user"
-	elif ! setpriv --reuid=$test_uid --regid=$test_uid --clear-groups \
+		say "no setpriv (util-linux): no storm as a user"
+	elif ! setpriv --reuid="$1" --regid="$1" --clear-groups \
 		sh -c 'test -x "$1" && test -r "$2" && test -x "$3"' sh \
 		"$STORM" "$VOLATILE_LIBRARY" "$VOLATILE_CMD" 2>/dev/null; then
-		say "uid $test_uid cannot reach the build tree: no storm as another user"
+		say "uid $1 cannot reach the build tree: no storm as a user"
 	else
-		as_user="setpriv --reuid=$test_uid --regid=$test_uid --clear-groups"
+		as_user="STORM_AS_UID=$1 STORM_UID=$2"
 	fi
 fi
 secs=4
@@ -68,8 +70,8 @@ secs=4
 [ -n "${VL_LONG:-}" ] && secs=60
 [ -n "${VL_STORM_SECONDS:-}" ] && secs=$VL_STORM_SECONDS
 
-# storm NAME KILL HOLD_MS [WRAPPER]: the storm with every action, in
-# directories WRAPPER's user may write
+# storm NAME KILL HOLD_MS [VAR=VALUE...]: the storm with every action,
+# in directories STORM_AS_UID's user may write
 storm() {
 	new_region
 	mkdir -p "$WORK/$1" || fail "mkdir"
@@ -85,9 +87,8 @@ storm() {
 			chmod 777 "$DISK/$1" && chmod o+x "$DISK" || fail "chmod"
 		fi
 	fi
-	# shellcheck disable=SC2086 # WRAPPER: words
-	run "$1" ${4:-} env STORM_HOLD_MS="$3" STORM_UID="${test_uid:-65534}" \
-		VOLATILE_REGION="$VOLATILE_REGION" \
+	# shellcheck disable=SC2086 # VAR=VALUE words
+	run "$1" env ${4:-} STORM_HOLD_MS="$3" VOLATILE_REGION="$VOLATILE_REGION" \
 		VOLATILE_BUDGET=64K LD_PRELOAD="$VOLATILE_LIBRARY" \
 		timeout $((secs + 60)) "$STORM" "$WORK/$1" "$secs" 4 4 2 "$2" all "$_x"
 	say "$1:"
@@ -102,10 +103,12 @@ storm() {
 failed=
 if [ -n "$as_user" ]; then
 	storm user 0 5000 "$as_user"
-	storm root 0 5000
+	storm root 0 5000 "${as_user#* }"
+	storm kill 1 100 "${as_user#* }"
 else
+	# as root without a uid of our own, the other user is nobody
 	storm calm 0 5000
+	storm kill 1 100
 fi
-storm kill 1 100
 [ -z "$failed" ] || fail "storms that failed (exit status):$failed"
 exit 0
