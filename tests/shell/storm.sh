@@ -81,10 +81,12 @@ storm() {
 		_x=$DISK/$1/x
 	fi
 	if [ -n "${4:-}" ]; then
-		chmod 777 "$WORK/$1" && chmod o+x "$WORK" || fail "chmod"
+		chmod 777 "$WORK/$1" || fail "chmod"
+		chmod o+x "$WORK" || fail "chmod"
 		VOLATILE_REGION=$WORK/$1/region
 		if [ -n "$DISK" ]; then
-			chmod 777 "$DISK/$1" && chmod o+x "$DISK" || fail "chmod"
+			chmod 777 "$DISK/$1" || fail "chmod"
+			chmod o+x "$DISK" || fail "chmod"
 		fi
 	fi
 	# shellcheck disable=SC2086 # VAR=VALUE words
