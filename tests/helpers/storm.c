@@ -126,6 +126,7 @@
 #define COURIERS 4   /* trip threads per worker */
 #define PRIVATE_OPS 32 /* rounds of a thread with its own fd table */
 #define XSIZE (16 * PAGE)
+#define NERRNO 160
 
 struct unit_state {
 	uint8_t expected[HALF]; /* what each page holds when not being written */
@@ -160,6 +161,7 @@ struct shared {
 	struct unit_state unit[FILES][UNITS];
 	uint64_t progress[MAX_SLOTS];
 	uint64_t ops, unmark0, unmark1, violations, errors, collections;
+	uint64_t by_errno[NERRNO]; /* the storm files' MARK and UNMARK errors */
 	struct act_count act[NACT];
 	pid_t wpid[MAX_KIDS];             /* worker w's process, for getfd */
 	uint32_t swapgen[MAX_KIDS][FILES]; /* odd: worker w's number is X's */
@@ -272,8 +274,11 @@ static int call(int mode, int fi, int u, int n, struct via v, int *said0)
 		g1 = __atomic_load_n(&sh->swapgen[me][fi], __ATOMIC_SEQ_CST);
 	maybe_x = v.kind == VIA_X || (g0 & 1) || g0 != g1;
 	/* X never says 1: nothing of it is volatile */
-	if (!maybe_x || r == 1)
+	if (!maybe_x || r == 1) {
+		if (r < 0)
+			count(&sh->by_errno[errno > 0 && errno < NERRNO ? errno : 0]);
 		return r;
+	}
 	/* a 0 through a number that may have been X's may be the file's answer */
 	*said0 = r == 0 && v.kind != VIA_X;
 	return -2;
@@ -1397,6 +1402,10 @@ int main(int argc, char **argv)
 			ran_all = 0;
 		}
 	}
+	for (int e = 0; e < NERRNO; e++)
+		if (sh->by_errno[e])
+			printf("storm: MARK/UNMARK of the storm files failed %llu times with %s\n",
+			       (unsigned long long)sh->by_errno[e], e ? strerror(e) : "an unknown errno");
 	if (collect_cmd != NULL)
 		printf("storm: %llu collections (%s purge --bytes 16K)\n",
 		       (unsigned long long)sh->collections, collect_cmd);
