@@ -145,7 +145,7 @@ struct box {
 	int state; /* 0 empty, 1 offered, 2 being taken, 3 taken */
 	pid_t pid;
 	int fd;
-	uint64_t ino;
+	uint64_t dev, ino;
 	uint8_t v0, v1;
 };
 
@@ -348,10 +348,16 @@ static int pidfd_getfd_of(pid_t pid, int fd)
 	return got;
 }
 
-/* a sibling worker's descriptor behind its number for file fi, or -1 */
+/*
+ * A sibling worker's descriptor behind its number for file fi (or X, if
+ * the sibling's number was X's then), or -1. Checked to be one of them: a
+ * sibling killed and reaped since its pid was read leaves the pid to any
+ * process, whose fd by that number is no business of ours.
+ */
 static int sibling_fd(int fi, unsigned *seed)
 {
-	int w;
+	struct stat st, mine;
+	int w, got;
 	pid_t pid;
 
 	if (nworkers < 2)
@@ -360,7 +366,14 @@ static int sibling_fd(int fi, unsigned *seed)
 	if (w >= me)
 		w++;
 	pid = __atomic_load_n(&sh->wpid[w], __ATOMIC_RELAXED);
-	return pid > 0 ? pidfd_getfd_of(pid, fds[fi]) : -1;
+	got = pid > 0 ? pidfd_getfd_of(pid, fds[fi]) : -1;
+	if (got >= 0 && !is_x(got) &&
+	    (fstat(got, &st) != 0 || fstat(vfds[fi], &mine) != 0 || st.st_dev != mine.st_dev ||
+	     st.st_ino != mine.st_ino)) {
+		close(got);
+		got = -1;
+	}
+	return got;
 }
 
 static void one_op(int slot, unsigned *seed)
@@ -850,6 +863,7 @@ static int offer(int ci, int fd, uint8_t v0, uint8_t v1)
 	}
 	b->pid = getpid();
 	b->fd = fd;
+	b->dev = (uint64_t)st.st_dev;
 	b->ino = (uint64_t)st.st_ino;
 	b->v0 = v0;
 	b->v1 = v1;
@@ -894,8 +908,12 @@ static void try_take(unsigned *seed)
 		return;
 	mine = *b;
 	got = pidfd_getfd_of(mine.pid, mine.fd);
-	/* the offerer closes after a bounded wait: a late take may find another file there */
-	if (got >= 0 && (fstat(got, &st) != 0 || (uint64_t)st.st_ino != mine.ino)) {
+	/*
+	 * the offerer closes after a bounded wait: a late take may find another
+	 * file there, or (the offerer killed, reaped) another process at its pid
+	 */
+	if (got >= 0 && (fstat(got, &st) != 0 || (uint64_t)st.st_ino != mine.ino ||
+			 (uint64_t)st.st_dev != mine.dev)) {
 		close(got);
 		got = -1;
 	}
