@@ -38,10 +38,10 @@
  * were intact, never its data.
  *
  * The costs: false 1s, for the evicted files (a live one that could not
- * be reached, whose holder unmarks later) and for files the filter takes
- * for them by chance (tomb.h); and an evicted ashmem region's record takes
- * its name, size and prot mask with it, so the region is a plain memfd
- * from then on (README "Limits").
+ * be reached, whose holder unmarks later) and for files the tombstones
+ * take for them (born before their horizon, tomb.h); and an evicted
+ * ashmem region's record takes its name, size and prot mask with it, so
+ * the region is a plain memfd from then on (README "Limits").
  */
 #include "evict.h"
 
