@@ -16,6 +16,11 @@
  *   pipe                 a pipe; the current fd is its write end
  *                                                       "pipe = RFD WFD"
  *   socket               a socketpair(AF_UNIX); current fd is one end
+ *   sendfd N             send fd N over the current socket (SCM_RIGHTS), then
+ *                        close N: the file is in flight, in no fd table
+ *                                                       "sendfd N = 0"
+ *   recvfd               receive one fd from the current socket; it becomes
+ *                        the current fd                 "recvfd = FD"
  *   fd N                 make inherited fd N the current fd
  *   dup N                dup2(current, N); N becomes the current fd
  *   close                close the current fd (it stays current: EBADF)
@@ -547,6 +552,61 @@ static int c_socket(struct state *s, char **a)
 	return 0;
 }
 
+static int c_sendfd(struct state *s, char **a)
+{
+	int n = (int)num(a[1]);
+	char byte = 'F';
+	struct iovec iov = { &byte, 1 };
+	union {
+		struct cmsghdr h;
+		char room[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.room,
+			    .msg_controllen = sizeof(u.room) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	ssize_t r;
+
+	memset(u.room, 0, sizeof(u.room));
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &n, sizeof(int));
+	r = sendmsg(s->cur, &m, 0);
+	if (r == 1)
+		close(n);
+	printf("sendfd %d = %d%s%s\n", n, r == 1 ? 0 : -1, r == 1 ? "" : " ",
+	       r == 1 ? "" : errname(errno));
+	if (r != 1)
+		s->failed = 1;
+	return 0;
+}
+
+static int c_recvfd(struct state *s, char **a)
+{
+	char byte;
+	struct iovec iov = { &byte, 1 };
+	union {
+		struct cmsghdr h;
+		char room[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.room,
+			    .msg_controllen = sizeof(u.room) };
+	struct cmsghdr *c;
+	int fd = -1;
+
+	(void)a;
+	if (recvmsg(s->cur, &m, MSG_CMSG_CLOEXEC) == 1 && (c = CMSG_FIRSTHDR(&m)) != NULL &&
+	    c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+	    c->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	printf("recvfd = %d%s%s\n", fd, fd < 0 ? " " : "", fd < 0 ? errname(errno) : "");
+	if (fd < 0)
+		s->failed = 1;
+	else
+		s->cur = fd;
+	return 0;
+}
+
 static int c_fd(struct state *s, char **a)
 {
 	s->cur = (int)num(a[1]);
@@ -1023,6 +1083,8 @@ static const struct command {
 	{ "open", 2, c_open, "PATH MODE: open, the current fd" },
 	{ "pipe", 0, c_pipe, "a pipe: the current fd is its write end" },
 	{ "socket", 0, c_socket, "a socketpair: the current fd is one end" },
+	{ "sendfd", 1, c_sendfd, "N: send fd N over the current socket, close N" },
+	{ "recvfd", 0, c_recvfd, "receive an fd from the current socket, the current fd" },
 	{ "fd", 1, c_fd, "N: inherited fd N is the current fd" },
 	{ "dup", 1, c_dup, "N: dup2 the current fd to N, the current fd" },
 	{ "close", 0, c_close, "close the current fd" },

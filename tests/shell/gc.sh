@@ -3,10 +3,11 @@
 # Forgetting the records of files that are gone (DESIGN 15; README "Limits").
 #
 # A purge that cannot reach a file forgets its purged ranges only when the
-# file is certainly gone: no process of the user holds or maps it, every
-# process of the user could be looked into, for a named file a search of
-# its tmpfs finds no name for it, and it was found so twice, at least 3 s
-# apart. Until then UNMARK of a purged range keeps saying 1.
+# file looks gone: no process of the user holds or maps it, every process
+# of the user could be looked into, for a named file a search of its tmpfs
+# finds no name for it, and it was found so twice, at least 3 s apart.
+# Until then UNMARK of a purged range says 1 from the record; after, from
+# the tombstone the forgetting left (part e: a holder /proc did not see).
 #
 # As root, PID 1 of some sandboxes cannot be looked into even by root, and
 # then nothing is ever certainly gone; so everything here runs as an
@@ -22,6 +23,10 @@
 #   d. a named tmpfs file: unlinked, forgotten like a memfd; renamed, found
 #      again by its new name, its purged range kept. (On a private tmpfs, so
 #      that nothing else on it hides a name from the search.)
+#   e. a memfd whose only holder /proc cannot see: in flight in a Unix socket
+#      (SCM_RIGHTS) through two purges 3 s apart, so that its record is
+#      forgotten; received back, its UNMARK of the purged range says 1, from
+#      the tombstone its forgetting left (issue 24 case 1).
 . "$(dirname "$0")/lib.sh"
 
 # ---- running things as the user -----------------------------------------------------
@@ -384,6 +389,49 @@ unmark 16K 8K = 1
 expect 16K 8K zero ok
 expect 8K 8K A ok
 expect 24K 40K A ok
+EOF
+
+# ---- e. the only holder in flight: forgotten, with a tombstone ---------------------------
+# /proc sees no process holding the memfd while it is in a socket, so it
+# is "gone" twice 3 s apart and its record forgotten; what makes the
+# UNMARK say 1 after that is the tombstone (DESIGN 15), whatever /proc saw.
+gc_region
+bg e_hold usvt -- pid memfd e 1M fill 0 1M E mark 0 1M touch "$U/e-marked" wait "$U/e-purged" \
+	socket sendfd 3 touch "$U/e-flight" wait "$U/e-back" \
+	fd 5 recvfd unmark 0 1M expect 0 1M zero
+wait_file "$U/e-marked"
+holder_pid e_hold
+upurge e-purge0
+expect_line e-purge0 "purged 1 range, 1048576 bytes"
+touch "$U/e-purged"
+wait_file "$U/e-flight"
+upurge e-purge1
+sleep 3.2
+upurge e-purge2
+ustatus e-st
+# (the point is the UNMARK below; that the record was forgotten is what
+# makes it test the tombstone, so it is said, not required)
+[ "$(jq_py e-st 'd["files"]')" -eq 0 ] ||
+	say "e: the in-flight memfd's record was not forgotten: the tombstone is not what is tested"
+touch "$U/e-back"
+wait_bg e_hold
+GC_LIVE=
+[ "$rc" -eq 0 ] || { show e_hold; fail "the holder of the memfd in flight: exit status $rc"; }
+expect_out e_hold <<EOF
+pid = $(sed -n '1s/^pid = //p' "$WORK/e_hold.out")
+memfd e 1M = 3
+fill 0 1M E = ok
+mark 0 1M = 0
+touch $U/e-marked = 0
+wait $U/e-purged
+socket = 4 5
+sendfd 3 = 0
+touch $U/e-flight = 0
+wait $U/e-back
+fd 5
+recvfd = 3
+unmark 0 1M = 1
+expect 0 1M zero ok
 EOF
 
 # ---- d. named files: on a private tmpfs, in a mount namespace ---------------------------
