@@ -26,7 +26,8 @@
 #   e. a memfd whose only holder /proc cannot see: in flight in a Unix socket
 #      (SCM_RIGHTS) through two purges 3 s apart, so that its record is
 #      forgotten; received back, its UNMARK of the purged range says 1, from
-#      the tombstone its forgetting left (issue 24 case 1).
+#      the tombstone its forgetting left (issue 24 case 1);
+#   f. the same, the memfd held only in an io_uring's fixed-file table.
 . "$(dirname "$0")/lib.sh"
 
 # ---- running things as the user -----------------------------------------------------
@@ -433,6 +434,51 @@ recvfd = 3
 unmark 0 1M = 1
 expect 0 1M zero ok
 EOF
+
+# ---- f. the only holder an io_uring's fixed-file table ----------------------------------
+# The same, the memfd held by a ring alone (IORING_REGISTER_FILES, then
+# closed), taken back with IORING_OP_FIXED_FD_INSTALL: /proc lists no fd
+# of it. Not run where the kernel or a sandbox refuses io_uring.
+run f-probe usvt -- memfd p 4K uring unring
+if [ "$rc" -eq 0 ] && grep -qx 'uring = 0' "$WORK/f-probe.out" &&
+	grep -q '^unring = [0-9]' "$WORK/f-probe.out"; then
+	gc_region
+	bg f_hold usvt -- pid memfd f 1M fill 0 1M F mark 0 1M touch "$U/f-marked" \
+		wait "$U/f-purged" uring touch "$U/f-ring" wait "$U/f-back" \
+		unring unmark 0 1M expect 0 1M zero
+	wait_file "$U/f-marked"
+	holder_pid f_hold
+	upurge f-purge0
+	expect_line f-purge0 "purged 1 range, 1048576 bytes"
+	touch "$U/f-purged"
+	wait_file "$U/f-ring"
+	upurge f-purge1
+	sleep 3.2
+	upurge f-purge2
+	ustatus f-st
+	[ "$(jq_py f-st 'd["files"]')" -eq 0 ] ||
+		say "f: the ring's memfd's record was not forgotten: the tombstone is not what is tested"
+	touch "$U/f-back"
+	wait_bg f_hold
+	GC_LIVE=
+	[ "$rc" -eq 0 ] || { show f_hold; fail "the holder of the memfd in a ring: exit status $rc"; }
+	expect_out f_hold <<EOF
+pid = $(sed -n '1s/^pid = //p' "$WORK/f_hold.out")
+memfd f 1M = 3
+fill 0 1M F = ok
+mark 0 1M = 0
+touch $U/f-marked = 0
+wait $U/f-purged
+uring = 0
+touch $U/f-ring = 0
+wait $U/f-back
+unring = 3
+unmark 0 1M = 1
+expect 0 1M zero ok
+EOF
+else
+	say "io_uring with IORING_OP_FIXED_FD_INSTALL is not available here: part f not run ($(cat "$WORK/f-probe.out" "$WORK/f-probe.err" 2>/dev/null | tr '\n' ' '))"
+fi
 
 # ---- d. named files: on a private tmpfs, in a mount namespace ---------------------------
 # (Not as an unprivileged user: its mount namespace would need a user
