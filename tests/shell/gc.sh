@@ -412,8 +412,13 @@ upurge e-purge2
 ustatus e-st
 # (the point is the UNMARK below; that the record was forgotten is what
 # makes it test the tombstone, so it is said, not required)
-[ "$(jq_py e-st 'd["files"]')" -eq 0 ] ||
+if [ "$(jq_py e-st 'd["files"]')" -eq 0 ]; then
+	expect_eq "tombstones after the in-flight memfd was forgotten" "$(jq_py e-st 'd["tombstones"]')" 1
+	ok e-text uvol status
+	expect_line e-text "tombs:    1 file forgotten with purged ranges: their UNMARKs say 1"
+else
 	say "e: the in-flight memfd's record was not forgotten: the tombstone is not what is tested"
+fi
 touch "$U/e-back"
 wait_bg e_hold
 GC_LIVE=
