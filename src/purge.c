@@ -251,7 +251,7 @@ int vl_drop_file_locked(const struct vl_region *r, uint32_t fi, uint32_t gen, in
 
 		if (tomb)
 			vl_tomb_add(r->tomb, &f->h.ident);
-		VL_STEP("drop: tombstone set, record kept");
+		VL_STEP("drop: tombstone set (if purged), record kept");
 		err = unpurged_only ? vl_ranges_forget_unpurged(r, &f->h.root, fi, &c)
 				    : vl_ranges_clear(r, &f->h.root, fi, &c);
 		if (err == 0 && !tomb && !unpurged_only && c.d_purged != 0)
