@@ -27,7 +27,8 @@
 #      (SCM_RIGHTS) through two purges 3 s apart, so that its record is
 #      forgotten; received back, its UNMARK of the purged range says 1, from
 #      the tombstone its forgetting left (issue 24 case 1);
-#   f. the same, the memfd held only in an io_uring's fixed-file table.
+#   f. the same, the memfd held only in an io_uring's fixed-file table;
+#   g. the same, the memfd lent to a process of another user (as root).
 . "$(dirname "$0")/lib.sh"
 
 # ---- running things as the user -----------------------------------------------------
@@ -483,6 +484,40 @@ expect 0 1M zero ok
 EOF
 else
 	say "io_uring with IORING_OP_FIXED_FD_INSTALL is not available here: part f not run ($(cat "$WORK/f-probe.out" "$WORK/f-probe.err" 2>/dev/null | tr '\n' ' '))"
+fi
+
+# ---- g. the only holder a process of another user ---------------------------------------
+# The memfd lent, over a socket, to a process of another user (root: the
+# one that made the socket and started the user's process under setpriv),
+# whose fds the user's purges cannot look into and do not count. Only as
+# root (there is no other user to lend to otherwise).
+if [ -n "$GC_AS" ]; then
+	gc_region
+	bg g_lend "$VT" socket spawn exec "$(command -v setpriv)" --reuid="$GC_UID" --regid="$GC_UID" \
+		--clear-groups -- "$(command -v env)" LD_PRELOAD="$GC_LIB" VOLATILE_REGION="$VOLATILE_REGION" \
+		"$GC_VT" fd 4 memfd g 1M fill 0 1M G mark 0 1M touch "$U/g-marked" wait "$U/g-purged" \
+		fd 4 sendfd 5 recvfd unmark 0 1M expect 0 1M zero end \
+		fd 3 recvfd touch "$U/g-lent" wait "$U/g-back" fd 3 sendfd 5 reap
+	wait_file "$U/g-marked"
+	upurge g-purge0
+	expect_line g-purge0 "purged 1 range, 1048576 bytes"
+	touch "$U/g-purged"
+	wait_file "$U/g-lent"
+	upurge g-purge1
+	sleep 3.2
+	upurge g-purge2
+	ustatus g-st
+	[ "$(jq_py g-st 'd["files"]')" -eq 0 ] ||
+		say "g: the lent memfd's record was not forgotten: the tombstone is not what is tested"
+	touch "$U/g-back"
+	wait_bg g_lend
+	[ "$rc" -eq 0 ] || { show g_lend; fail "the lender and the user's process: exit status $rc"; }
+	expect_line g_lend "recvfd = 5"
+	expect_line g_lend "sendfd 5 = 0"
+	expect_line g_lend "unmark 0 1M = 1"
+	expect_line g_lend "expect 0 1M zero ok"
+else
+	say "not root: no other user to lend a memfd to; part g not run"
 fi
 
 # ---- d. named files: on a private tmpfs, in a mount namespace ---------------------------
