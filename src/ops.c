@@ -553,9 +553,10 @@ static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struc
 		return err;
 	/*
 	 * No record: nothing of it is volatile, unless a record of it was
-	 * evicted with purged ranges (evict.c): then 1, as the tombstone
-	 * tells; bits set before that record went, and seen since through
-	 * the region lock that find_and_lock took.
+	 * forgotten with purged ranges (purge.c point 5, evict.c): then 1,
+	 * as the tombstones tell; written before that record went, and seen
+	 * since through the region lock under which find_and_lock found no
+	 * record (they never lose an identity after: core/tomb.h).
 	 */
 	if (fd.fi == VL_NIL)
 		return vl_tomb_has(r->tomb, &st->id);

@@ -38,13 +38,18 @@
  * And why forgetting a file never makes UNMARK lie:
  *
  *   5. Unpurged ranges may always be forgotten: their bytes are intact, they
- *      just stop being volatile. Purged ranges are forgotten only when the
- *      file is certainly gone: its inode no longer exists (gone.c, where
- *      the kernel lets us ask), or (reach.c says how that is decided) seen
- *      so twice at least VL_GONE_GRACE seconds apart, so that a memfd in
- *      flight in a Unix socket is not taken for gone. Or when a full table
- *      evicts the record, leaving a tombstone that makes UNMARK say 1
- *      (evict.c).
+ *      just stop being volatile. A record is never freed with a purged
+ *      range in it unless its identity was first put in the tombstones
+ *      (core/tomb.h), under both its locks (vl_drop_file_locked, evict.c):
+ *      from then on an UNMARK of that identity that finds no record says
+ *      1, and a record made for it again is TOMB. The tombstones never
+ *      lose an identity (the horizon). So when a file is taken for gone
+ *      does not matter to the invariant: it only decides when a slot is
+ *      freed. The heuristics for that stay: the kernel's ESTALE (gone.c),
+ *      or /proc seeing no holder twice VL_GONE_GRACE seconds apart (reach.c);
+ *      /proc cannot see every holder (an fd in flight in a Unix socket, one
+ *      in an io_uring's fixed files, a process of another user or pid
+ *      namespace), and a holder it missed that UNMARKs later gets a 1.
  *
  * The region lock is never held across a punch or a reopen: only the one
  * file's lock is (DESIGN 13).
@@ -54,6 +59,7 @@
 #include "core/fault.h"
 #include "core/pool.h"
 #include "core/ranges.h"
+#include "core/tomb.h"
 #include "gone.h"
 #include "log.h"
 #include "reach.h"
@@ -237,8 +243,22 @@ int vl_drop_file_locked(const struct vl_region *r, uint32_t fi, uint32_t gen, in
 	} else if (how == VL_DROP_UNLESS_PURGED && f->h.npurged != 0) {
 		err = -EBUSY;
 	} else {
+		/*
+		 * Point 5: the tombstone before any purged range goes, while
+		 * the record still answers for the file (a crash in between
+		 * leaves both: a false 1 at worst). The count says whether one
+		 * is purged; what the clear met says it too, should the count
+		 * be wrong: before the slot is freed either way.
+		 */
+		int tomb = !unpurged_only && f->h.npurged != 0;
+
+		if (tomb)
+			vl_tomb_add(r->tomb, &f->h.ident);
+		VL_STEP("drop: tombstone set (if purged), record kept");
 		err = unpurged_only ? vl_ranges_forget_unpurged(r, &f->h.root, fi, &c)
 				    : vl_ranges_clear(r, &f->h.root, fi, &c);
+		if (err == 0 && !tomb && !unpurged_only && c.d_purged != 0)
+			vl_tomb_add(r->tomb, &f->h.ident);
 		if (err == 0) {
 			vl_commit(r, fi, &c, VL_NIL);
 			/* an ashmem region's record (its name, size, prot) goes only with it */
@@ -276,14 +296,19 @@ static int unreachable(struct pass *p, const struct vl_target *t, int err,
 	int proof;
 
 	/*
+	 * When a slot may be freed (point 5: the invariant does not rest on
+	 * it; a purged range leaves a tombstone whatever is decided here).
 	 * The kernel's word first, where it will give it (gone.h): an inode
 	 * that no longer exists cannot come back, so that needs no second
 	 * sighting; one that exists is not gone, whatever /proc showed (a
-	 * memfd in flight, a holder in another PID namespace).
+	 * memfd in flight, a holder in another PID namespace). Else /proc,
+	 * twice, VL_GONE_GRACE s apart: a guess, which keeps a memfd in
+	 * flight for a moment its record, not its answer.
 	 */
 	proof = vl_gone_by_handle(&t->id);
 	if (proof == 1 && vl_drop_file(r, t->fi, t->gen, VL_DROP_ALL) == 0) {
-		vl_log("file %u is gone (no such inode): its ranges are forgotten", t->fi);
+		vl_log("file %u is gone (no such inode): its ranges are forgotten (purged ones "
+		       "leave a tombstone)", t->fi);
 		rep->files_dropped++;
 		return 1;
 	}
@@ -293,7 +318,8 @@ static int unreachable(struct pass *p, const struct vl_target *t, int err,
 	}
 	if (err == -ENOENT && since != 0 && p->now - since >= VL_GONE_GRACE &&
 	    vl_drop_file(r, t->fi, t->gen, VL_DROP_ALL) == 0) {
-		vl_log("file %u is gone: its ranges are forgotten", t->fi);
+		vl_log("file %u is gone: its ranges are forgotten (purged ones leave a tombstone)",
+		       t->fi);
 		rep->files_dropped++;
 		return 1;
 	}
@@ -302,7 +328,7 @@ static int unreachable(struct pass *p, const struct vl_target *t, int err,
 		rep->files_dropped++;
 		return 1;
 	}
-	/* a file seen certainly gone stays so: only reaching it, or its inode, clears that */
+	/* a file seen gone stays so: only reaching it, or its inode, clears that */
 	note_reach(r, t->fi, t->gen, NULL, since ? since : err == -ENOENT ? p->now : 0, p->now);
 	vl_log("file %u unreachable (%s): left alone for now", t->fi, strerror(-err));
 	return 0;

@@ -13,7 +13,7 @@
  *   +--------------------+ 0
  *   | struct vl_header   |  geometry (checked at attach), lock, counters
  *   +--------------------+ tomb_off
- *   | uint64_t [T/64]    |  tombstones: a Bloom filter of evicted files (tomb.h)
+ *   | struct vl_tomb     |  tombstones: files forgotten with purged ranges (tomb.h)
  *   +--------------------+ files_off
  *   | struct vl_file [F] |  one per file with ranges, 512 bytes each
  *   +--------------------+ hash_off
@@ -39,14 +39,15 @@
 
 /* "VOLATILE" read as a little-endian u64 */
 #define VL_MAGIC 0x454c4954414c4f56ull
-#define VL_VERSION 6u /* 2: ashmem state in file records; 3: a spare node per file,
+#define VL_VERSION 7u /* 2: ashmem state in file records; 3: a spare node per file,
 			    records found without the region lock, one mix in a node's sum;
 			    4: the inode's generation in a file's identity, the
 			    library's own locks and table of processes, the
 			    region's byte counts in 128 bits; 5: ages kept per
 			    file, nodes allocated and counters kept without a
 			    lock, records kept while empty; 6: the log of the
-			    last purges */
+			    last purges; 7: tombstones an exact table under
+			    a rising horizon, not a Bloom filter */
 
 /* ---- ranges ------------------------------------------------------------ */
 
@@ -177,7 +178,7 @@ static inline int vl_ident_same(const struct vl_ident *a, const struct vl_ident 
 
 /*
  * A 64-bit mix, the finaliser of MurmurHash3: cheap, no table. The
- * checksums (layout.c) and the tombstone filter (tomb.c) are built on it.
+ * checksums (layout.c) and the tombstones' fingerprints (tomb.c) are built on it.
  */
 static inline uint64_t vl_mix64(uint64_t h)
 {
@@ -199,7 +200,7 @@ struct vl_holder {
 #define VL_FF_PATH_TRIED 0x2u /* we looked for a path once; don't again */
 #define VL_FF_ASHMEM 0x4u     /* an ashmem region: ash holds its state, never a path;
 				 the record lives until the file is gone, ranges or not */
-#define VL_FF_TOMB 0x8u       /* made for an identity the tombstones know (evict.c):
+#define VL_FF_TOMB 0x8u       /* made for an identity the tombstones hold (tomb.h):
 				 every UNMARK of it says 1. Set before it is LIVE,
 				 never cleared while it is */
 
@@ -526,9 +527,11 @@ struct vl_header {
 
 /* ---- a mapped region, as one process sees it --------------------------- */
 
+struct vl_tomb;
+
 struct vl_region {
 	struct vl_header *hdr;
-	uint64_t *tomb;
+	struct vl_tomb *tomb;
 	struct vl_file *files;
 	uint32_t *hash;
 	struct vl_node *nodes;

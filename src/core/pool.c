@@ -610,9 +610,9 @@ void vl_file_publish(const struct vl_region *r, uint32_t fi, const struct vl_ide
 	VL_STEP("file_create: cleared");
 	ident_store(&f->h.ident, id);
 	/*
-	 * A file whose record was evicted with purged ranges (evict.c): the
+	 * A file whose record was forgotten with purged ranges (tomb.h): the
 	 * flag is set before the record is LIVE, so no UNMARK can find the
-	 * record without it, and say 0 over bytes the evicted ranges covered.
+	 * record without it, and say 0 over bytes the forgotten ranges covered.
 	 */
 	if (vl_tomb_has(r->tomb, id))
 		f->h.flags |= VL_FF_TOMB;

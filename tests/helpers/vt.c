@@ -16,6 +16,16 @@
  *   pipe                 a pipe; the current fd is its write end
  *                                                       "pipe = RFD WFD"
  *   socket               a socketpair(AF_UNIX); current fd is one end
+ *   sendfd N             send fd N over the current socket (SCM_RIGHTS), then
+ *                        close N: the file is in flight, in no fd table
+ *                                                       "sendfd N = 0"
+ *   recvfd               receive one fd from the current socket; it becomes
+ *                        the current fd                 "recvfd = FD"
+ *   uring                an io_uring; the current fd registered as its fixed
+ *                        file 0, then closed: held by the ring alone
+ *                                     "uring = 0", or "uring = -1 ENAME"
+ *   unring               IORING_OP_FIXED_FD_INSTALL of fixed file 0: an fd
+ *                        again, the current fd   "unring = FD" (or -1 ENAME)
  *   fd N                 make inherited fd N the current fd
  *   dup N                dup2(current, N); N becomes the current fd
  *   close                close the current fd (it stays current: EBADF)
@@ -547,6 +557,178 @@ static int c_socket(struct state *s, char **a)
 	return 0;
 }
 
+static int c_sendfd(struct state *s, char **a)
+{
+	int n = (int)num(a[1]);
+	char byte = 'F';
+	struct iovec iov = { &byte, 1 };
+	union {
+		struct cmsghdr h;
+		char room[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.room,
+			    .msg_controllen = sizeof(u.room) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	ssize_t r;
+
+	memset(u.room, 0, sizeof(u.room));
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &n, sizeof(int));
+	r = sendmsg(s->cur, &m, 0);
+	if (r == 1)
+		close(n);
+	printf("sendfd %d = %d%s%s\n", n, r == 1 ? 0 : -1, r == 1 ? "" : " ",
+	       r == 1 ? "" : errname(errno));
+	if (r != 1)
+		s->failed = 1;
+	return 0;
+}
+
+static int c_recvfd(struct state *s, char **a)
+{
+	char byte;
+	struct iovec iov = { &byte, 1 };
+	union {
+		struct cmsghdr h;
+		char room[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.room,
+			    .msg_controllen = sizeof(u.room) };
+	struct cmsghdr *c;
+	int fd = -1;
+
+	(void)a;
+	if (recvmsg(s->cur, &m, MSG_CMSG_CLOEXEC) == 1 && (c = CMSG_FIRSTHDR(&m)) != NULL &&
+	    c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+	    c->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	printf("recvfd = %d%s%s\n", fd, fd < 0 ? " " : "", fd < 0 ? errname(errno) : "");
+	if (fd < 0)
+		s->failed = 1;
+	else
+		s->cur = fd;
+	return 0;
+}
+
+/*
+ * io_uring with the system calls themselves (no liburing: the static and
+ * musl builds of this file have none), just enough to hold a file in a
+ * ring's fixed-file table and take it back.
+ */
+#if defined(SYS_io_uring_setup) && defined(__has_include)
+#if __has_include(<linux/io_uring.h>)
+#include <linux/io_uring.h>
+#define VT_URING 1
+#endif
+#endif
+
+#ifdef VT_URING
+#define VT_OP_FIXED_FD_INSTALL 54 /* IORING_OP_FIXED_FD_INSTALL, Linux 6.8 */
+
+static struct {
+	int fd;
+	struct io_uring_params p;
+	char *sq, *cq;
+	struct io_uring_sqe *sqes;
+} ring = { .fd = -1 };
+
+static int ring_make(void)
+{
+	size_t sq_len, cq_len;
+
+	memset(&ring.p, 0, sizeof(ring.p));
+	ring.fd = (int)syscall(SYS_io_uring_setup, 4, &ring.p);
+	if (ring.fd < 0)
+		return -1;
+	sq_len = ring.p.sq_off.array + ring.p.sq_entries * sizeof(uint32_t);
+	cq_len = ring.p.cq_off.cqes + ring.p.cq_entries * sizeof(struct io_uring_cqe);
+	if (ring.p.features & IORING_FEAT_SINGLE_MMAP)
+		sq_len = cq_len = sq_len > cq_len ? sq_len : cq_len;
+	ring.sq = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring.fd,
+		       IORING_OFF_SQ_RING);
+	ring.cq = (ring.p.features & IORING_FEAT_SINGLE_MMAP) || ring.sq == MAP_FAILED
+			  ? ring.sq
+			  : mmap(NULL, cq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+				 ring.fd, IORING_OFF_CQ_RING);
+	ring.sqes = mmap(NULL, ring.p.sq_entries * sizeof(struct io_uring_sqe),
+			 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring.fd, IORING_OFF_SQES);
+	if (ring.sq == MAP_FAILED || ring.cq == MAP_FAILED || ring.sqes == MAP_FAILED)
+		return -1;
+	return 0;
+}
+
+static int c_uring(struct state *s, char **a)
+{
+	int fd = s->cur, r = -1;
+
+	(void)a;
+	if (ring_make() == 0 &&
+	    syscall(SYS_io_uring_register, ring.fd, IORING_REGISTER_FILES, &fd, 1) == 0) {
+		close(fd);
+		r = 0;
+	}
+	printf("uring = %d%s%s\n", r, r < 0 ? " " : "", r < 0 ? errname(errno) : "");
+	return 0;
+}
+
+static int c_unring(struct state *s, char **a)
+{
+	uint32_t *tail = (uint32_t *)(ring.sq + ring.p.sq_off.tail);
+	uint32_t *mask = (uint32_t *)(ring.sq + ring.p.sq_off.ring_mask);
+	uint32_t *array = (uint32_t *)(ring.sq + ring.p.sq_off.array);
+	uint32_t *chead = (uint32_t *)(ring.cq + ring.p.cq_off.head);
+	uint32_t *ctail = (uint32_t *)(ring.cq + ring.p.cq_off.tail);
+	uint32_t *cmask = (uint32_t *)(ring.cq + ring.p.cq_off.ring_mask);
+	struct io_uring_cqe *cqes = (struct io_uring_cqe *)(ring.cq + ring.p.cq_off.cqes);
+	struct io_uring_sqe *sqe = &ring.sqes[0];
+	uint32_t t = *tail, h;
+	int r = -1;
+
+	(void)a;
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = VT_OP_FIXED_FD_INSTALL;
+	sqe->flags = IOSQE_FIXED_FILE;
+	sqe->fd = 0; /* the fixed file's index */
+	array[t & *mask] = 0;
+	__atomic_store_n(tail, t + 1, __ATOMIC_RELEASE);
+	if (syscall(SYS_io_uring_enter, ring.fd, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) >= 0) {
+		h = *chead;
+		if (h != __atomic_load_n(ctail, __ATOMIC_ACQUIRE)) {
+			r = cqes[h & *cmask].res;
+			__atomic_store_n(chead, h + 1, __ATOMIC_RELEASE);
+			if (r < 0) {
+				errno = -r;
+				r = -1;
+			}
+		}
+	}
+	printf("unring = %d%s%s\n", r, r < 0 ? " " : "", r < 0 ? errname(errno) : "");
+	if (r < 0)
+		s->failed = 1;
+	else
+		s->cur = r;
+	return 0;
+}
+#else
+static int c_uring(struct state *s, char **a)
+{
+	(void)s;
+	(void)a;
+	printf("uring = -1 ENOSYS\n");
+	return 0;
+}
+
+static int c_unring(struct state *s, char **a)
+{
+	(void)a;
+	printf("unring = -1 ENOSYS\n");
+	s->failed = 1;
+	return 0;
+}
+#endif
+
 static int c_fd(struct state *s, char **a)
 {
 	s->cur = (int)num(a[1]);
@@ -1023,6 +1205,10 @@ static const struct command {
 	{ "open", 2, c_open, "PATH MODE: open, the current fd" },
 	{ "pipe", 0, c_pipe, "a pipe: the current fd is its write end" },
 	{ "socket", 0, c_socket, "a socketpair: the current fd is one end" },
+	{ "sendfd", 1, c_sendfd, "N: send fd N over the current socket, close N" },
+	{ "recvfd", 0, c_recvfd, "receive an fd from the current socket, the current fd" },
+	{ "uring", 0, c_uring, "an io_uring holding the current fd as fixed file 0, then closed" },
+	{ "unring", 0, c_unring, "fixed file 0 installed as an fd again, the current fd" },
 	{ "fd", 1, c_fd, "N: inherited fd N is the current fd" },
 	{ "dup", 1, c_dup, "N: dup2 the current fd to N, the current fd" },
 	{ "close", 0, c_close, "close the current fd" },
