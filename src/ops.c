@@ -551,6 +551,7 @@ static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struc
 	if (fd.fi == VL_NIL)
 		return vl_tomb_has(r->tomb, &st->id);
 	f = vl_file_at(r, fd.fi);
+	VL_STEP("unmark: file locked");
 	/* read now: finish may free the record; set before it was LIVE, never cleared */
 	tomb = (__atomic_load_n(&f->h.flags, __ATOMIC_RELAXED) & VL_FF_TOMB) != 0;
 	/* a spare taken first: an UNMARK in the middle of a range splits it */
