@@ -106,23 +106,44 @@ int vl_punch_extents(int fd, const struct vl_extent *ext, int k)
 	return done;
 }
 
-static int punch_through(const struct vl_way *w, const struct vl_ident *id,
-			 const struct vl_extent *ext, int k)
+/*
+ * Through w, or the fd number theirs (the caller's: in a thread of ours
+ * a copy of it, which nobody can renumber while we use it), once the
+ * gate opened; the gate is held across every punch.
+ */
+static int punch_through(const struct vl_way *w, int theirs, const struct vl_ident *id,
+			 const struct vl_extent *ext, int k, struct vl_gate *g)
 {
-	int fd = writable(w, id), done;
+	int fd, done;
 
-	if (fd < 0)
-		return -EBADF;
-	done = vl_punch_extents(fd, ext, k);
-	syscall(SYS_close, fd);
+	if (g != NULL && g->open(g) != 1) {
+		if (g->close != NULL)
+			g->close(g);
+		return -ESTALE;
+	}
+	if (w != NULL)
+		fd = writable(w, id);
+	else
+		fd = vl_fd_is(theirs, id) ? theirs : -1;
+	if (fd < 0) {
+		done = -EBADF;
+	} else {
+		done = vl_punch_extents(fd, ext, k);
+		if (w != NULL)
+			syscall(SYS_close, fd);
+	}
+	if (g != NULL && g->close != NULL)
+		g->close(g);
 	return done;
 }
 
 struct job {
 	const struct vl_way *w;
+	int theirs;
 	const struct vl_ident *id;
 	const struct vl_extent *ext;
 	int k;
+	struct vl_gate *g;
 	int result;
 };
 
@@ -130,7 +151,7 @@ static int child(void *arg)
 {
 	struct job *j = arg;
 
-	j->result = punch_through(j->w, j->id, j->ext, j->k);
+	j->result = punch_through(j->w, j->theirs, j->id, j->ext, j->k, j->g);
 	return 0;
 }
 
@@ -181,17 +202,15 @@ int vl_punch_ready(void)
 	       status_field(buf, "\nSeccomp_filters:") == (long)vl_config()->run_filters;
 }
 
-int vl_punch_way(const struct vl_way *w, const struct vl_ident *id, const struct vl_extent *ext,
-		 int k)
+static int punch_job(struct job *j)
 {
-	struct job j = { w, id, ext, k, -ECHILD };
 	sigset_t all, old;
 	int saved = errno;
 	void *stack;
 	pid_t pid;
 
 	if (here)
-		return punch_through(w, id, ext, k);
+		return punch_through(j->w, j->theirs, j->id, j->ext, j->k, j->g);
 	stack = vl_raw_mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (stack == MAP_FAILED)
@@ -199,12 +218,34 @@ int vl_punch_way(const struct vl_way *w, const struct vl_ident *id, const struct
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pid = VL_SYSCALL("clone", vl_raw_clone(child, (char *)stack + CHILD_STACK,
-					CLONE_VM | CLONE_SIGHAND | CLONE_THREAD | CLONE_VFORK, &j));
+					CLONE_VM | CLONE_SIGHAND | CLONE_THREAD | CLONE_VFORK, j));
 	/* returned once the thread has exited (CLONE_VFORK); a sandbox may forbid it */
 	if (pid < 0)
-		j.result = -errno;
+		j->result = -errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	vl_raw_munmap(stack, CHILD_STACK);
 	errno = saved;
-	return j.result;
+	return j->result;
+}
+
+int vl_punch_way(const struct vl_way *w, const struct vl_ident *id, const struct vl_extent *ext,
+		 int k, struct vl_gate *g)
+{
+	struct job j = { w, -1, id, ext, k, g, -ECHILD };
+
+	return punch_job(&j);
+}
+
+int vl_punch_fd(int fd, const struct vl_ident *id, const struct vl_extent *ext, int k,
+		struct vl_gate *g)
+{
+	struct job j = { NULL, fd, id, ext, k, g, -ECHILD };
+
+	/*
+	 * The gate's fds go into the thread's own table, never the host's
+	 * (DESIGN 17): where that thread may not be made, no punch.
+	 */
+	if (!here && !vl_punch_ready())
+		return -EPERM;
+	return punch_job(&j);
 }

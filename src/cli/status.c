@@ -222,7 +222,8 @@ void take_snapshot(struct snapshot *s)
 	s->c.purged_bytes = vl_u128_load(&r.hdr->c.purged_bytes);
 	s->c.purged_total = vl_u128_load(&r.hdr->c.purged_total);
 	s->g = r.hdr->geo;
-	s->waiting = __atomic_load_n(&r.hdr->fate.waiting, __ATOMIC_ACQUIRE) != 0;
+	s->waiting = __atomic_load_n(&r.hdr->fate.waiting, __ATOMIC_ACQUIRE) == VL_WAITING;
+	s->blind = __atomic_load_n(&r.hdr->fate.waiting, __ATOMIC_ACQUIRE) == VL_BLIND;
 	s->retired = __atomic_load_n(&r.hdr->fate.retired, __ATOMIC_ACQUIRE) != 0;
 	s->region_bytes = s->g.files_off + (uint64_t)s->c.file_hwm * sizeof(struct vl_file) +
 			  (uint64_t)s->g.hash_cap * sizeof(uint32_t) +

@@ -15,7 +15,8 @@
 #      zeros. (With the clock read before the change, as it was, the
 #      answer came from the old region: 0.)
 #   b. raced: the old user wakes at a random moment, 0-1.5 s after the
-#      new process's MARK, while purges run; ROUNDS rounds, three at once.
+#      new process's MARK, and purges start at another, and run until it
+#      answered; ROUNDS rounds, three at once.
 . "$(dirname "$0")/lib.sh"
 need_cmd
 
@@ -102,13 +103,17 @@ round() {
 	reg=$ud/rb$1
 	f=$ud/fb$1
 	as "$reg" "$VOLATILE_LIBRARY" open "$f" rwt fill 0 64K R >/dev/null || fail "cannot write $f"
-	ms=$(awk -v s="$1" 'BEGIN { srand(s * 7919 + '"$$"'); print int(rand() * 1500) }')
+	# when the old user wakes, and when the purges start, after the new MARK
+	set -- "$1" $(awk -v s="$1" 'BEGIN { srand(s * 7919 + '"$$"'); print int(rand() * 1500), rand() * 1.5 }')
+	ms=$2
+	pdelay=$3
 	bg "b$1" as "$reg" "$VOLATILE_LIBRARY" open "$f" rw mark 0 64K touch "$ud/b$1-ready" \
 		wait "$ud/b$1-go" sleep "$ms" unmark 0 64K
 	wait_file "$ud/b$1-ready"
 	rm "$reg"
 	served "b$1-new" "$reg" "$f"
 	touch "$ud/b$1-go"
+	sleep "$pdelay"
 	# purges until the old user answered
 	k=0
 	while kill -0 "$(eval echo \$BG_b$1)" 2>/dev/null && [ "$k" -lt 200 ]; do
