@@ -611,25 +611,34 @@ static int unmark_here(struct vl_region **r, uint64_t s, uint64_t e, const struc
 {
 	struct vl_region *next;
 	uint64_t now_ms;
-	int ret, there;
+	int ret, there, said = 0;
 
 	ret = vl_region_get_unaged(r);
 	if (ret)
 		return ret;
 	ret = unmark(*r, s, e, st, &now_ms);
-	if (ret < 0)
-		return ret;
-	switch (vl_region_confirm(*r, now_ms, &next)) {
-	case 0:
-		return ret;
-	case 1:
-		vl_log("unmark: the region was no longer the one new processes find: unmarked in "
-		       "that one too");
-		there = unmark(next, s, e, st, &now_ms);
-		return there < 0 ? 1 : ret || there;
-	default:
-		return 1;
+	/* each region followed to is judged as the first was: three at most, then 1 */
+	for (int hops = 0; ret >= 0; hops++) {
+		said |= ret;
+		switch (vl_region_confirm(*r, now_ms, &next)) {
+		case 0:
+			return said;
+		case 1:
+			if (hops == 2)
+				return 1;
+			vl_log("unmark: the region was no longer the one new processes find: "
+			       "unmarked in that one too");
+			*r = next;
+			there = unmark(next, s, e, st, &now_ms);
+			if (there < 0)
+				return 1; /* unmarked in one region, not known in the other */
+			ret = there;
+			break;
+		default:
+			return 1;
+		}
 	}
+	return ret;
 }
 
 int vl_volatile_fallocate_as(int fd, int mode, int64_t off, int64_t len,

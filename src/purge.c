@@ -28,9 +28,14 @@
  *      inode, birth time, generation): an fd we opened is checked once
  *      opened, and cannot change under us. The one fd we did not open, the
  *      one a caller handed to fallocate (the budget and pressure purges of
- *      its own file), is checked again right before the punch; another
- *      thread of the caller closing and reusing that number at that very
- *      instant is the only window left.
+ *      its own file), is checked and punched through in the punching
+ *      thread's copy of the fd table (punch.c vl_punch_fd), where no
+ *      thread of the caller can reuse its number.
+ *
+ * And why no punch lands through a region new processes no longer find:
+ *
+ *   4b. Every punch goes through the gate (attach.c): the permit, then the
+ *      look at the region's name, held across the punches (DESIGN 16).
  *
  * And why forgetting a file never makes UNMARK lie:
  *

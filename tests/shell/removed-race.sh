@@ -17,6 +17,8 @@
 #   b. raced: the old user wakes at a random moment, 0-1.5 s after the
 #      new process's MARK, and purges start at another, and run until it
 #      answered; ROUNDS rounds, three at once.
+#   c. the other way: the old user's purge stalls between its look at the
+#      name and its punch (its permit held); the new region must wait.
 . "$(dirname "$0")/lib.sh"
 need_cmd
 
@@ -94,6 +96,50 @@ for n in 1 2 3; do
 	expect_line "a$n" "unmark 0 64K = 1"
 done
 say "a: 3 of 3 stopped UNMARKs said 1 over the new region's punch"
+
+# ---- c. an old purge between its look and its punch --------------------------------------
+# The old user's budget purge waits in its punching thread, its gate open
+# (the permit held, the old region found at its name), before the punch
+# (VT_PAUSE_AT: that thread alone stalls, as a preempted one may); the
+# region is removed. The new region must not serve while that punch may
+# still land: ESTALE past its young period (5 s here); once the old
+# purge has punched, it serves, and a new process's UNMARK 0 covers bytes
+# that stay intact. (Serving at 2 s, as the young period alone would
+# allow, the old punch would land after the new UNMARK's 0.)
+reg=$ud/rc
+f=$ud/fc
+as "$reg" "$VOLATILE_LIBRARY" open "$f" rwt fill 0 64K R >/dev/null || fail "cannot write $f"
+bg c setpriv --reuid=$U --regid=$U --clear-groups -- env VOLATILE_REGION="$reg" \
+	VOLATILE_BUDGET=64K LD_PRELOAD="$FAULT_LIB" VT_PAUSE_AT="purge: flagged purged, not punched" \
+	VT_PAUSE="$ud/c-pause" timeout 120 "$VT" open "$f" rw mark 0 64K memfd m 64K fill 0 64K M \
+	mark 0 64K echo over
+wait_file "$ud/c-pause.in"
+rm "$reg"
+t0=$(date +%s)
+while [ $(($(date +%s) - t0)) -lt 5 ]; do
+	run c-new as "$reg" "$VOLATILE_LIBRARY" open "$f" rw fill 0 64K N mark 0 64K unmark 0 64K \
+		expect 0 64K N
+	grep -qx 'mark 0 64K = -1 ESTALE' "$WORK/c-new.out" ||
+		{ show c-new; fail "c: the new region served while an old purge was between its look and its punch"; }
+	sleep 0.2
+done
+touch "$ud/c-pause.go"
+wait_bg c
+[ "$rc" -eq 0 ] || { show c; fail "c: the old user: exit status $rc"; }
+expect_line c "over"
+i=0
+while :; do
+	run c-new as "$reg" "$VOLATILE_LIBRARY" open "$f" rw fill 0 64K N mark 0 64K unmark 0 64K \
+		expect 0 64K N
+	grep -qx 'mark 0 64K = -1 ESTALE' "$WORK/c-new.out" || break
+	i=$((i + 1))
+	[ "$i" -le 300 ] || { show c-new; fail "c: the new region never served once the old purge was done"; }
+	sleep 0.1
+done
+[ "$rc" -eq 0 ] || { show c-new; fail "c: the new process: exit status $rc"; }
+expect_line c-new "unmark 0 64K = 0"
+ok c-bytes vt open "$f" r expect 0 64K N
+say "c: the new region waited for the old purge's punch, then served"
 
 # ---- b. raced ------------------------------------------------------------------------------
 zeros=0
