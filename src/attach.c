@@ -164,9 +164,17 @@ static int gate_open(struct vl_gate *g)
 	fl.l_start = (off_t)permit_byte(r);
 	for (int i = 0; i < 2; i++) {
 		g->fd[i] = vl_raw_open(at[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
+		/*
+		 * A directory this user may not read (mode --x) takes no lock of
+		 * anyone of this user: the new region's test skips it too.
+		 */
+		if (g->fd[i] < 0 && errno == EACCES)
+			continue;
 		if (g->fd[i] < 0 || vl_raw_fcntl(g->fd[i], F_OFD_SETLK, &fl) != 0)
 			return 0;
 	}
+	if (g->fd[0] < 0 && g->fd[1] < 0)
+		return 0; /* no permit at all: no punch */
 	/* only now: a region made anew after this look waits for the locks above */
 	return vl_region_fresh(r) == 1;
 }
@@ -185,8 +193,8 @@ static int permit_held_in(const char *dir, uint64_t byte)
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_len = 1 };
 	int fd = vl_raw_open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY), held;
 
-	if (fd < 0)
-		return errno != ENOENT && errno != ENOTDIR; /* no such directory: no lock in it */
+	if (fd < 0) /* no such directory, or one this user may not read: no lock of ours in it */
+		return errno != ENOENT && errno != ENOTDIR && errno != EACCES;
 	fl.l_start = (off_t)byte;
 	held = vl_raw_fcntl(fd, F_OFD_GETLK, &fl) != 0 || fl.l_type != F_UNLCK;
 	vl_raw_close(fd);
