@@ -232,7 +232,18 @@ struct settle {
 	int named;   /* of which some may still have a name (could come back to ours) */
 	uint64_t seen[32][2];
 	int nseen;
+	uint64_t left[32][2]; /* those counted in pending: /proc/locks need not count them again */
+	int nleft;
 };
+
+static void left_note(struct settle *z, uint64_t dev, uint64_t ino)
+{
+	if (z->nleft < 32) {
+		z->left[z->nleft][0] = dev;
+		z->left[z->nleft][1] = ino;
+		z->nleft++;
+	}
+}
 
 /* An old region found mapped, opened by its name, or through the mapping (root). */
 static int open_old(const struct vl_mapped_region *m)
@@ -313,12 +324,14 @@ static void on_old(void *a, const struct vl_mapped_region *m)
 			z->pending++;
 			/* a name removed never comes back: a file of no link cannot be linked again */
 			z->named += !m->deleted;
+			left_note(z, m->dev, m->ino);
 		}
 	} else {
 		if (predecessor(z->cur, old.hdr->fate.path, old.hdr->fate.chosen) &&
 		    vl_region_move(&old, z->cur) != 0) {
 			z->pending++;
 			z->named++; /* opened: it may have a name */
+			left_note(z, m->dev, m->ino);
 		}
 		vl_region_unmap(&old);
 	}
@@ -362,9 +375,9 @@ static int on_lock_line(void *a, char *line)
 		return 0;
 	if (ino == u->cur->file_ino || vl_region_moved_in(u->cur, dev, ino))
 		return 0;
-	/* one seen mapped (settle's look at /proc/PID/maps) is judged there */
-	for (int i = 0; u->z != NULL && i < u->z->nseen; i++)
-		if (u->z->seen[i][0] == dev && u->z->seen[i][1] == ino)
+	/* one settle's look at /proc/PID/maps counted as left already is judged there */
+	for (int i = 0; u->z != NULL && i < u->z->nleft; i++)
+		if (u->z->left[i][0] == dev && u->z->left[i][1] == ino)
 			return 0;
 	vl_log("a region of this name (%llu:%llu) is in use by a process that cannot be looked "
 	       "into: waiting for it to be moved in", (unsigned long long)dev,
