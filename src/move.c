@@ -9,9 +9,10 @@
  *      until its maker, or any process that finds it so, has looked at
  *      every region mapped by the user's processes and moved in those it
  *      could reach; one it could not reach (its name removed, only mapped)
- *      keeps it waiting until that region's own users move it in, which
- *      they do when they next find their region stale (attach.c), or until
- *      they have all exited.
+ *      is left to its own users, who move it in when they next find their
+ *      region stale (attach.c). Until then the new one waits, or, past its
+ *      young period, serves "blind" (attach.c, DESIGN 16: why the two never
+ *      contradict each other).
  *   2. Moving starts by retiring the old region, then takes each of its
  *      file locks in turn: an operation that held one finishes first and
  *      its result is moved; one that takes it after sees the region

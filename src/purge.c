@@ -35,6 +35,11 @@
  *      checked fd names before its punch; where that thread cannot be
  *      made, nothing is punched.
  *
+ * And why no punch lands through a region new processes no longer find:
+ *
+ *   4b. Every punch goes through the gate (attach.c): the permit, then the
+ *      look at the region's name, held across the punches (DESIGN 16).
+ *
  * And why forgetting a file never makes UNMARK lie:
  *
  *   5. Unpurged ranges may always be forgotten: their bytes are intact, they
@@ -587,20 +592,24 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 	/*
 	 * Not through a region new processes no longer find (DESIGN 16): they
 	 * may have said "intact" of these bytes from the one they find. The
-	 * ranges stay flagged purged, unpunched: UNMARK says 1, the safe way.
+	 * gate (the permit, then that look) is opened in the punching thread
+	 * and held across the punches; closed, nothing is punched and the
+	 * ranges stay flagged purged: UNMARK says 1, the safe way.
 	 */
-	if (!vl_region_fresh(r)) {
-		vl_log("file %u: the region is no longer the one new processes find: not punched",
-		       t.fi);
-		k = 0;
+	{
+		struct vl_gate gate;
+
+		vl_gate_init(&gate, r);
+		/* the caller's own fd is checked again there, in a table nobody renumbers */
+		err = theirs ? vl_punch_fd(p->hint->fd, &t.id, ext, k, &gate)
+			     : vl_punch_way(w, &t.id, ext, k, &gate);
 	}
-	if (k > 0) {
-		/* the caller's own fd, or the way reached: each checked where it is punched */
-		err = theirs ? vl_punch_fd(p->hint->fd, &t.id, ext, k) : vl_punch_way(w, &t.id, ext, k);
-		if (err != k)
-			vl_log("file %u: %d of %d punches made%s%s (flagged purged anyway)", t.fi,
-			       err < 0 ? 0 : err, k, err < 0 ? ": " : "", err < 0 ? strerror(-err) : "");
-	}
+	if (err == -ESTALE)
+		vl_log("file %u: the region is no longer the one new processes find (or its "
+		       "permit is not had): not punched", t.fi);
+	else if (err != k)
+		vl_log("file %u: %d of %d punches made%s%s (flagged purged anyway)", t.fi,
+		       err < 0 ? 0 : err, k, err < 0 ? ": " : "", err < 0 ? strerror(-err) : "");
 	if (k > 0)
 		vl_log("purged file %u: %d range%s from [%llu, %llu)", t.fi, k, k == 1 ? "" : "s",
 		       (unsigned long long)ext[0].start, (unsigned long long)ext[0].end);
@@ -615,7 +624,7 @@ int vl_purge(const struct vl_region *r, const struct vl_goal *goal, const struct
 	uint64_t rounds = 0, limit;
 
 	memset(rep, 0, sizeof(*rep));
-	if (!vl_region_fresh(r)) {
+	if (vl_region_fresh(r) != 1) {
 		vl_log("purge: the region is no longer the one new processes find: nothing purged");
 		return 0;
 	}

@@ -36,6 +36,7 @@ struct file_out {
 struct snapshot {
 	int exists;
 	int waiting;          /* made anew, older regions not moved in yet (ESTALE) */
+	int blind;            /* serving, older removed regions left to their users */
 	int retired;          /* its records moved to the region new processes find */
 	struct vl_counters c;
 	struct vl_geometry g;

@@ -205,6 +205,8 @@ void print_json(const struct snapshot *s, const struct vl_config *cfg)
 	json_string(cfg->region_why);
 	printf(", \"exists\": %s", s->exists ? "true" : "false");
 	printf(", \"state\": \"%s\"", !s->exists ? "none" : s->retired ? "retired" : s->waiting ? "waiting" : "in use");
+	printf(", \"older_left\": %s", s->blind ? "true" : "false");
+	printf(", \"older_left\": %s", s->blind ? "true" : "false");
 	printf(", \"files\": %u, \"records\": %u, \"ranges\": %u, \"ranges_purged\": %u",
 	       s->with_ranges, s->c.files_used, s->c.ranges, s->c.ranges_purged);
 	/* exact, past 2^64 too: a JSON number has no bound */
@@ -386,7 +388,10 @@ void print_text(const struct snapshot *s, const struct vl_config *cfg, int all_r
 	pressure_now(&p);
 	printf("region:   %s%s%s\n", cfg->region, s->exists ? "" : " (not created yet)",
 	       s->retired ? " (retired: its records are moved to a newer one)"
-	       : s->waiting ? " (waiting: older regions still in use are not moved in yet)" : "");
+	       : s->waiting ? " (waiting: older regions still in use are not moved in yet)"
+	       : s->blind ? " (older removed regions, still in use, are left to their users: UNMARK "
+			    "says 1 of what this one does not hold)"
+			  : "");
 	printf("          (%s)\n", cfg->region_why);
 	printf("files:    %u with volatile ranges", s->with_ranges);
 	if (s->c.files_used != s->with_ranges) /* ashmem regions keep a record without */

@@ -437,16 +437,24 @@ struct vl_counters {
  * retired: 0 in use; VL_RETIRING a mover is at work (every file lock
  * taken from then on says ESTALE: the caller moves on to the new region);
  * VL_MOVED all its records are in the region named in moved_to.
- * waiting: set by the creator of a region while older regions that are
- * still mapped have not been moved into it: it answers nothing (ESTALE)
- * until they are, so that no process answers from a region that lacks
- * what another process may still be purging elsewhere. moved_from: the
+ * waiting: VL_WAITING, set by the creator of a region while older regions
+ * that are still mapped have not been moved into it: it answers nothing
+ * (ESTALE) until they are, so that no process answers from a region that
+ * lacks what another process may still be purging elsewhere; or VL_BLIND
+ * when the only ones left are removed ones nobody here can open, after
+ * the young period and with no punch of theirs in flight (attach.c): it
+ * serves, and an UNMARK says 1 of anything it does not hold whole (ops.c).
+ * moved_from: the
  * old regions (file device and inode) whose records are here, and theirs
  * in turn, so that a mapping of one of them seen later is known done.
  */
 #define VL_RETIRING 1u
 #define VL_MOVED 2u
 #define VL_MOVED_MAX 62
+/* waiting: */
+#define VL_WAITING 1u /* answers nothing (ESTALE) */
+#define VL_BLIND 2u   /* serves, though an older region whose name is gone, that no one here
+			 can open, may hold records of its files (attach.c, DESIGN 16) */
 
 struct vl_fate {
 	struct vl_lock move_lock; /* one mover at a time; taken before any other lock */
@@ -459,7 +467,15 @@ struct vl_fate {
 		uint64_t dev;
 		uint64_t ino;
 	} moved_from[VL_MOVED_MAX]; /* guarded by the region lock */
+	/*
+	 * When the region was first seen at its name by a process settling it:
+	 * (time namespace << 32) | CLOCK_MONOTONIC_COARSE in ms, mod 2^32
+	 * (never 0); 0 not yet. Set once, by compare-and-swap (attach.c). In
+	 * what was padding: regions of version 6 made before it read 0.
+	 */
+	uint64_t young;
 };
+_Static_assert(sizeof(struct vl_fate) == 1280, "the fate keeps its size: the log after it stays");
 
 /*
  * The last purges, for `volatile status` (what was purged, when, by whom,

@@ -81,7 +81,9 @@
  *                        printed first; if it fails, "exec PATH = -1 ENAME"
  *
  * With the fault-injecting library preloaded, VT_STOP_AT=WHERE stops the
- * process at the first of its steps so named (vl_fault_hook).
+ * process at the first of its steps so named (vl_fault_hook); VT_PAUSE_AT=
+ * WHERE with VT_PAUSE=PATH holds the thread that reaches it (creating
+ * PATH.in) until PATH.go exists.
  *
  * Numbers (MODE, OFF, LEN, SIZE) are decimal, 0x hex or 0 octal, with
  * optional K, M, G, T, P suffixes (powers of 1024), or "max" (LLONG_MAX),
@@ -146,12 +148,40 @@ static volatile sig_atomic_t sigios;
  * each of its steps: VT_STOP_AT=WHERE stops the process (SIGSTOP) at the
  * first step of that name, as a debugger or ^Z may at any instant.
  */
+/*
+ * VT_PAUSE_AT=WHERE with VT_PAUSE=PATH instead makes the thread that
+ * reaches that step create PATH.in and wait there (raw system calls: it
+ * may be the library's punching thread, which must take no lock) until
+ * PATH.go exists: a stop of that thread alone. (A SIGSTOP sent from the
+ * punching thread, whose caller waits for it in clone(CLONE_VFORK), did
+ * not hold it there.)
+ */
+static void pause_here(const char *path)
+{
+	char in[PATH_MAX], go[PATH_MAX];
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	long fd;
+
+	snprintf(in, sizeof(in), "%s.in", path);
+	snprintf(go, sizeof(go), "%s.go", path);
+	fd = syscall(SYS_openat, AT_FDCWD, in, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		syscall(SYS_close, fd);
+	while (syscall(SYS_faccessat, AT_FDCWD, go, F_OK) != 0)
+		syscall(SYS_nanosleep, &ts, NULL);
+}
+
 void vl_fault_hook(const char *where) __attribute__((visibility("default")));
 void vl_fault_hook(const char *where)
 {
-	static int stopped;
+	static int stopped, paused;
 	const char *at = getenv("VT_STOP_AT");
+	const char *pause_at = getenv("VT_PAUSE_AT"), *pause_path = getenv("VT_PAUSE");
 
+	if (!paused && pause_at != NULL && pause_path != NULL && strcmp(pause_at, where) == 0) {
+		paused = 1;
+		pause_here(pause_path);
+	}
 	if (stopped || at == NULL || strcmp(at, where) != 0)
 		return;
 	stopped = 1;
