@@ -29,10 +29,12 @@
 #include "cli.h"
 
 #include "core/parse.h"
+#include "env.h"
 #include "ident.h"
 #include "log.h"
 #include "ops.h"
 #include "sys.h"
+#include "where.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -46,7 +48,10 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <elf.h>
+#include <limits.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -72,6 +77,18 @@ void vl_sv_signals(sigset_t *set)
 	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
 		sigaddset(set, forwarded[i]);
 	sigaddset(set, SIGCHLD);
+}
+
+/*
+ * run's region as a caller's library would name it (env.c): "" for the
+ * user's default place, else VOLATILE_REGION spelled one way. run sets
+ * VOLATILE_REGION (--region) before its library reads it.
+ */
+void vl_sv_region_key(char *buf, size_t size)
+{
+	const struct vl_config *cfg = vl_config();
+
+	snprintf(buf, size, "%s", cfg->region_chosen ? "" : cfg->region);
 }
 
 #ifdef HAVE_SECCOMP
@@ -117,6 +134,22 @@ static int decode(const struct seccomp_data *d, struct call *c)
 }
 
 /*
+ * Which region a caller's library would use (DESIGN 9, 21), judged once
+ * per exec of its process: `ours` is 1 when it is run's. The exec is known
+ * by the 16 random bytes the kernel gives each one (AT_RANDOM: their
+ * address in the process's auxiliary vector, the bytes on its new stack):
+ * exec keeps the pid, the thread and a kept pidfd, and changes the
+ * environment; the bytes read again at that address match only in the
+ * same exec (a new one has its own at an address of its own). at_random
+ * 0: nothing known, judge again.
+ */
+struct exec_view {
+	uint64_t at_random;
+	unsigned char bytes[16];
+	int ours;
+};
+
+/*
  * The callers' threads, by thread id: a pidfd of the thread itself and
  * its process's id (the holder a MARK notes). A thread pidfd is kept: while
  * it takes a descriptor (pidfd_getfd), its thread is alive, so holds its
@@ -133,6 +166,7 @@ static struct thread {
 	pid_t tid, tgid;
 	int pidfd; /* -1: none kept */
 	int nsdir; /* its /proc/TID/ns, opened with the pidfd; -1: none */
+	struct exec_view view; /* its region, judged for one exec of its process */
 } threads[THREADS];
 
 /* /proc/TID/status, in buf */
@@ -258,21 +292,215 @@ static int same_user_view(int nsdir, pid_t tid, uid_t euid)
 	return m.found && m.inside == euid;
 }
 
+/* run's region, as vl_sv_region_key names it: noted once (start_server) */
+static char own_region[PATH_MAX];
+
+/*
+ * Whether a library given value as VOLATILE_REGION (NULL: none) uses the
+ * region key names: the default place when it is unset or empty, else the
+ * path as env.c spells it; one too long for it (refused there) is nobody's.
+ */
+static int same_region(const char *value, size_t len, const char *key)
+{
+	char path[PATH_MAX];
+
+	if (value == NULL || len == 0)
+		return key[0] == '\0';
+	if (len >= sizeof(path) || key[0] == '\0')
+		return 0;
+	memcpy(path, value, len);
+	path[len] = '\0';
+	vl_path_normalize(path);
+	return strcmp(path, key) == 0;
+}
+
+/*
+ * The first VOLATILE_REGION in the environment thread tid's process was
+ * started with (/proc/TID/environ: the strings exec put on its stack, as
+ * they read now), in value (up to size - 1 bytes; *len = size when longer):
+ * 1 found, 0 not there, -1 cannot tell. Streamed, so an environment of
+ * any size is read in bounded memory; at most ENV_MAX bytes (the kernel
+ * allows 6 MiB of strings), else it cannot tell.
+ */
+#define ENV_MAX (8u << 20)
+static int environ_region(pid_t tid, char *value, size_t size, size_t *len)
+{
+	static const char name[] = "VOLATILE_REGION=";
+	const size_t nlen = sizeof(name) - 1;
+	char path[64], buf[4096];
+	size_t at = 0, total = 0;  /* bytes into the current string; read so far */
+	int fd, head = 1, in_value = 0, found = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	*len = 0;
+	while (found < 0 && (n = read(fd, buf, sizeof(buf))) > 0) {
+		total += (size_t)n;
+		if (total > ENV_MAX)
+			break;
+		for (ssize_t i = 0; i < n && found < 0; i++) {
+			char c = buf[i];
+
+			if (in_value) {
+				if (c == '\0')
+					found = 1;
+				else if (*len < size - 1)
+					value[(*len)++] = c;
+				else
+					*len = size;
+				continue;
+			}
+			if (c == '\0') {
+				at = 0;
+				head = 1;
+				continue;
+			}
+			head = head && at < nlen && c == name[at];
+			at++;
+			if (head && at == nlen)
+				in_value = 1;
+		}
+	}
+	if (found < 0 && n == 0 && total <= ENV_MAX && !in_value)
+		found = 0; /* read to its end: none */
+	close(fd);
+	return found;
+}
+
+/*
+ * AT_RANDOM's address and AT_SECURE in thread tid's process's auxiliary
+ * vector (/proc/TID/auxv, which the process cannot change): 0, or -1.
+ * Pairs of the process's own word: a 32-bit process's on x86-64 read as
+ * 64-bit pairs give a type no kernel has (its first entry's value, never
+ * 0, in the high half), and are read again as 32-bit ones.
+ */
+static int auxv_of(pid_t tid, uint64_t *at_random, int *secure)
+{
+	char path[64];
+	unsigned char buf[1024];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	for (size_t w = sizeof(uint64_t); n > 0 && w >= sizeof(uint32_t); w /= 2) {
+		int ok = 0;
+
+		*at_random = 0;
+		*secure = 0;
+		for (size_t i = 0; i + 2 * w <= (size_t)n; i += 2 * w) {
+			uint64_t type = 0, val = 0;
+
+			memcpy(&type, buf + i, w); /* little-endian: the low bytes */
+			memcpy(&val, buf + i + w, w);
+			if (w == sizeof(uint32_t)) {
+				type = (uint32_t)type;
+				val = (uint32_t)val;
+			}
+			if (type == AT_NULL) {
+				ok = 1;
+				break;
+			}
+			if (type >= 1024)
+				break;
+			if (type == AT_RANDOM)
+				*at_random = val;
+			else if (type == AT_SECURE)
+				*secure = val != 0;
+		}
+		if (ok && *at_random != 0)
+			return 0;
+		if (sizeof(long) < sizeof(uint64_t))
+			break;
+	}
+	return -1;
+}
+
+/* the 16 bytes at AT_RANDOM in thread tid's process now: 0, or -1 */
+static int random_bytes(pid_t tid, uint64_t at, unsigned char out[16])
+{
+	struct iovec local = { out, 16 }, remote = { (void *)(uintptr_t)at, 16 };
+
+	return process_vm_readv(tid, &local, 1, &remote, 1, 0) == 16 ? 0 : -1;
+}
+
+/*
+ * Judge thread tid's region into v: ours when the VOLATILE_REGION its
+ * process was started with names run's (a secure execution reads none:
+ * the default place). Read by number: the caller checks afterwards that
+ * the call still waits (NOTIF_ID_VALID), which proves tid was the caller
+ * all along, and its process the same exec (an exec by another thread
+ * kills the caller before it changes the memory). Cannot tell: not ours,
+ * and not kept (at_random 0).
+ */
+static void judge_region(pid_t tid, struct exec_view *v)
+{
+	char value[PATH_MAX];
+	size_t len = 0;
+	int secure = 0, found;
+
+	v->ours = 0;
+	if (auxv_of(tid, &v->at_random, &secure) != 0 ||
+	    random_bytes(tid, v->at_random, v->bytes) != 0)
+		v->at_random = 0;
+	if (secure) {
+		v->ours = own_region[0] == '\0';
+		return;
+	}
+	found = environ_region(tid, value, sizeof(value), &len);
+	if (found < 0) {
+		v->at_random = 0;
+		return;
+	}
+	v->ours = same_region(found ? value : NULL, len, own_region);
+}
+
+/* Is v still the judgement of thread tid's process: the same exec? */
+static int same_exec(const struct exec_view *v, pid_t tid)
+{
+	unsigned char now[16];
+
+	return v->at_random != 0 && random_bytes(tid, v->at_random, now) == 0 &&
+	       memcmp(now, v->bytes, sizeof(now)) == 0;
+}
+
 static void note_own_user(void)
 {
 	ssize_t n = readlink("/proc/self/ns/user", own_userns, sizeof(own_userns) - 1);
 
 	own_userns[n > 0 ? n : 0] = '\0';
 	own_euid = geteuid();
+	vl_sv_region_key(own_region, sizeof(own_region));
 }
 
-static int ours(int got, int thread, int nsdir, pid_t tid)
+/*
+ * A caller of our user whose library would use another region (another
+ * VOLATILE_REGION, its own or a `volatile run` inside this one's): its
+ * ranges live there, where an UNMARK we made in ours would find nothing
+ * and say 0 (take_fd).
+ */
+#define OTHER_REGION (-EXDEV)
+
+static int ours(int got, int thread, int nsdir, pid_t tid, int region_ours)
 {
-	if (got < 0 ||
-	    (euid_of(thread, tid) == (long)own_euid && same_user_view(nsdir, tid, own_euid)))
+	if (got < 0)
 		return got;
-	close(got);
-	return NOT_OURS;
+	if (euid_of(thread, tid) != (long)own_euid || !same_user_view(nsdir, tid, own_euid)) {
+		close(got);
+		return NOT_OURS;
+	}
+	if (!region_ours) {
+		close(got);
+		return OTHER_REGION;
+	}
+	return got;
 }
 
 static void forget_thread(struct thread *t)
@@ -284,6 +512,7 @@ static void forget_thread(struct thread *t)
 	t->tid = 0;
 	t->pidfd = -1;
 	t->nsdir = -1;
+	t->view.at_random = 0;
 }
 
 #define GONE (-ESRCH) /* the caller is gone: nobody waits for an answer */
@@ -297,13 +526,28 @@ static int take_fd_locked(int listener, const struct seccomp_notif *req, struct 
 {
 	pid_t tid = (pid_t)req->pid;
 	int pidfd, got, kept = 0, nsdir;
+	struct exec_view view;
 	char path[64];
 
 	if (t->tid == tid && t->pidfd >= 0) {
 		got = pidfd_getfd_(t->pidfd, fd);
 		if (got >= 0 || errno == EBADF) {
 			*tgid = t->tgid;
-			return got >= 0 ? ours(got, t->pidfd, t->nsdir, tid) : -EBADF;
+			if (got < 0)
+				return -EBADF;
+			/*
+			 * Alive (the pidfd took its fd), so the caller; its region
+			 * as judged, unless its process exec'd since (~0.5 us).
+			 */
+			if (!same_exec(&t->view, tid)) {
+				judge_region(tid, &t->view);
+				if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) != 0) {
+					close(got);
+					t->view.at_random = 0;
+					return GONE;
+				}
+			}
+			return ours(got, t->pidfd, t->nsdir, tid, t->view.ours);
 		}
 	}
 	if (t->tid != 0)
@@ -318,6 +562,7 @@ static int take_fd_locked(int listener, const struct seccomp_notif *req, struct 
 		return errno == ESRCH ? GONE : -errno;
 	snprintf(path, sizeof(path), "/proc/%d/ns", (int)tid);
 	nsdir = kept ? open(path, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	judge_region(tid, &view);
 	/*
 	 * Opened by number: the number is the caller's only while its call
 	 * waits, and so is what /proc said of it before. (The ns directory
@@ -330,12 +575,13 @@ static int take_fd_locked(int listener, const struct seccomp_notif *req, struct 
 		return GONE;
 	}
 	got = pidfd_getfd_(pidfd, fd);
-	got = got < 0 ? -errno : ours(got, kept ? pidfd : -1, nsdir, tid);
+	got = got < 0 ? -errno : ours(got, kept ? pidfd : -1, nsdir, tid, view.ours);
 	if (kept) {
 		t->tid = tid;
 		t->tgid = *tgid;
 		t->pidfd = pidfd;
 		t->nsdir = nsdir;
+		t->view = view;
 	} else {
 		close(pidfd);
 	}
@@ -412,13 +658,16 @@ static enum verdict serve(int listener, const struct seccomp_notif *req,
 		resp->error = -EBADF; /* the caller's: DESIGN 5's first row */
 		return ANSWER;
 	}
+	if (fd == OTHER_REGION && vl_log_enabled())
+		fprintf(stderr, "volatile run: not served: pid %u: %s fd %d: its region is not run's\n",
+			req->pid, is_unmark(c.mode) ? "unmark" : "mark", c.fd);
 	if (fd < 0 && fd != NOT_OURS && is_unmark(c.mode)) {
 		/*
 		 * A caller we may not look into (it made itself non-dumpable
-		 * since its MARK, say): its range stays volatile. A failure it
-		 * takes for purged (DESIGN 5), not the kernel's EOPNOTSUPP,
-		 * which it might take for "no volatile ranges: my bytes are
-		 * pinned".
+		 * since its MARK, say), or one whose region is another: its
+		 * range stays volatile. A failure it takes for purged (DESIGN
+		 * 5), not the kernel's EOPNOTSUPP, which it might take for "no
+		 * volatile ranges: my bytes are pinned".
 		 */
 		resp->error = -EPERM;
 		return ANSWER;
@@ -654,6 +903,7 @@ static int start_server(int listener)
 		pthread_mutex_init(&threads[i].lock, NULL);
 		threads[i].pidfd = -1;
 		threads[i].nsdir = -1;
+		threads[i].view.at_random = 0;
 	}
 	nr_native = seccomp_syscall_resolve_name("fallocate");
 	if (seccomp_arch_native() == SCMP_ARCH_X86_64)
