@@ -36,8 +36,10 @@
 #include "sys.h"
 #include "where.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <pthread.h>
@@ -48,8 +50,6 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
-#include <elf.h>
-#include <limits.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -373,9 +373,12 @@ static int environ_region(pid_t tid, char *value, size_t size, size_t *len)
 /*
  * AT_RANDOM's address and AT_SECURE in thread tid's process's auxiliary
  * vector (/proc/TID/auxv, which the process cannot change): 0, or -1.
- * Pairs of the process's own word: a 32-bit process's on x86-64 read as
- * 64-bit pairs give a type no kernel has (its first entry's value, never
- * 0, in the high half), and are read again as 32-bit ones.
+ * Pairs of the process's own word, 64-bit or (a 32-bit process on x86-64)
+ * 32-bit: read as 64-bit pairs first, taken only if AT_PAGESZ reads the
+ * page size. Every vector has that entry, and 32-bit pairs read as 64-bit
+ * ones could show it only from an entry (AT_PAGESZ, 0), which none has;
+ * so the word is never mistaken, and AT_RANDOM never read from a wrong
+ * place.
  */
 static int auxv_of(pid_t tid, uint64_t *at_random, int *secure)
 {
@@ -391,6 +394,7 @@ static int auxv_of(pid_t tid, uint64_t *at_random, int *secure)
 	n = read(fd, buf, sizeof(buf));
 	close(fd);
 	for (size_t w = sizeof(uint64_t); n > 0 && w >= sizeof(uint32_t); w /= 2) {
+		uint64_t pagesz = 0;
 		int ok = 0;
 
 		*at_random = 0;
@@ -414,8 +418,10 @@ static int auxv_of(pid_t tid, uint64_t *at_random, int *secure)
 				*at_random = val;
 			else if (type == AT_SECURE)
 				*secure = val != 0;
+			else if (type == AT_PAGESZ)
+				pagesz = val;
 		}
-		if (ok && *at_random != 0)
+		if (ok && *at_random != 0 && pagesz == (uint64_t)sysconf(_SC_PAGESIZE))
 			return 0;
 		if (sizeof(long) < sizeof(uint64_t))
 			break;

@@ -83,12 +83,14 @@ unmark 0 4K = 0
 EOF
 
 # ---- 4. served, then exec with another VOLATILE_REGION: the same thread, refused -------
-rm -f "$F"
-run exec vrun --region "$A" -- "$VT_STATIC" open "$F" rwc fill 0 8K x mark 0 4K unmark 0 4K pid \
-	exec /usr/bin/env VOLATILE_REGION="$B" "$VT_STATIC" fd 3 pid mark 0 4K unmark 0 4K
-[ "$(sed -n 's/^pid = //p' "$WORK/exec.out" | sort -u | wc -l)" -eq 1 ] || { show exec; fail "exec: not one process"; }
-sed -i 's/^pid = .*/pid = N/' "$WORK/exec.out"
-expect_out exec <<EOF
+# exec_case NAME PROG: PROG (a static vt) served, then refused after its exec
+exec_case() {
+	rm -f "$F"
+	run "$1" vrun --region "$A" -- "$2" open "$F" rwc fill 0 8K x mark 0 4K unmark 0 4K pid \
+		exec /usr/bin/env VOLATILE_REGION="$B" "$2" fd 3 pid mark 0 4K unmark 0 4K
+	[ "$(sed -n 's/^pid = //p' "$WORK/$1.out" | sort -u | wc -l)" -eq 1 ] || { show "$1"; fail "$1: not one process"; }
+	sed -i 's/^pid = .*/pid = N/' "$WORK/$1.out"
+	expect_out "$1" <<EOF
 open $F rwc = 3
 fill 0 8K x = ok
 mark 0 4K = 0
@@ -100,6 +102,18 @@ pid = N
 mark 0 4K = -1 EOPNOTSUPP
 unmark 0 4K = -1 EPERM
 EOF
+}
+exec_case exec "$VT_STATIC"
+# a 32-bit program, whose auxiliary vector is of 32-bit pairs
+: "${VL_TOP_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
+CC=${VL_CC:-cc}
+# shellcheck disable=SC2086 # CC may carry words
+if [ "$(uname -m)" = x86_64 ] && $CC -m32 -static -D_GNU_SOURCE -I"$VL_TOP_SRCDIR/include" \
+	-o "$WORK/vt32" "$VL_TOP_SRCDIR/tests/helpers/vt.c" 2>"$WORK/cc32.err"; then
+	exec_case exec32 "$WORK/vt32"
+else
+	say "no 32-bit static program here (part 4): $(head -n 1 "$WORK/cc32.err")"
+fi
 
 # ---- 5. the inner run's line, with --debug -------------------------------------------
 run dsame vrun --region "$A" -- "$VOLATILE_CMD" run --debug --region "$A" -- true
