@@ -63,9 +63,11 @@ run own vrun --region "$A" -- sh -c '
 	exec "$4" open "$3" rw unmark 0 8K expect 0 8K x' \
 	sh "$VT" "$VOLATILE_CMD" "$F" "$VT_STATIC" "$B"
 check own
-# a MARK is refused with the kernel's EOPNOTSUPP: nothing marked
-run ownmark vrun --region "$A" -- env VOLATILE_REGION="$B" "$VT_STATIC" open "$F" rw mark 0 4K
+# a MARK is refused with the kernel's EOPNOTSUPP: nothing marked; --debug says why
+run ownmark vrun --debug --region "$A" -- env VOLATILE_REGION="$B" "$VT_STATIC" open "$F" rw mark 0 4K
 expect_line ownmark "mark 0 4K = -1 EOPNOTSUPP"
+grep -q "^volatile run: not served: pid [0-9]*: mark fd 3: its region is not run's$" "$WORK/ownmark.err" ||
+	{ show ownmark; fail "ownmark: --debug did not say why the MARK was not served"; }
 
 # ---- 3. nested, the same region: served by the outer run -------------------------------
 rm -f "$F"
