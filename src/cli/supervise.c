@@ -147,6 +147,7 @@ struct exec_view {
 	uint64_t at_random;
 	unsigned char bytes[16];
 	int ours;
+	int aliases; /* its library takes the 2012 modes (VOLATILE_2012_ABI=1): 1, 0, -1 unknown */
 };
 
 /*
@@ -315,59 +316,81 @@ static int same_region(const char *value, size_t len, const char *key)
 }
 
 /*
- * The first VOLATILE_REGION in the environment thread tid's process was
- * started with (/proc/TID/environ: the strings exec put on its stack, as
- * they read now), in value (up to size - 1 bytes; *len = size when longer):
- * 1 found, 0 not there, -1 cannot tell. Streamed, so an environment of
- * any size is read in bounded memory; at most ENV_MAX bytes (the kernel
- * allows 6 MiB of strings), else it cannot tell.
+ * What the environment thread tid's process was started with says to a
+ * library (env.c, shim/fallocate.c): the first VOLATILE_REGION (value,
+ * up to sizeof(value) - 1 bytes; len past that when longer), and whether
+ * the first VOLATILE_2012_ABI is "1". From /proc/TID/environ, the strings
+ * exec put on its stack, as they read now.
+ */
+struct env_seen {
+	int region; /* VOLATILE_REGION found */
+	char value[PATH_MAX];
+	size_t len;
+	int aliases;
+};
+
+/*
+ * Streamed, so an environment of any size is read in bounded memory; at
+ * most ENV_MAX bytes (the kernel allows 6 MiB of strings): 0, or -1 if it
+ * cannot tell.
  */
 #define ENV_MAX (8u << 20)
-static int environ_region(pid_t tid, char *value, size_t size, size_t *len)
+static int environ_of(pid_t tid, struct env_seen *e)
 {
-	static const char name[] = "VOLATILE_REGION=";
-	const size_t nlen = sizeof(name) - 1;
-	char path[64], buf[4096];
-	size_t at = 0, total = 0;  /* bytes into the current string; read so far */
-	int fd, head = 1, in_value = 0, found = -1;
-	ssize_t n;
+	static const char *const names[2] = { "VOLATILE_REGION=", "VOLATILE_2012_ABI=" };
+	char path[64], buf[4096], abi[2];
+	size_t at = 0, total = 0, alen = 0; /* bytes into the string; read so far */
+	int fd, head[2] = { 1, 1 }, found[2] = { 0, 0 };
+	int in = -1; /* in the value of names[in]; -1 its name; -2 another string */
+	ssize_t n = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/environ", (int)tid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	*len = 0;
-	while (found < 0 && (n = read(fd, buf, sizeof(buf))) > 0) {
+	memset(e, 0, sizeof(*e));
+	while (!(found[0] && found[1]) && total <= ENV_MAX && (n = read(fd, buf, sizeof(buf))) > 0) {
 		total += (size_t)n;
-		if (total > ENV_MAX)
-			break;
-		for (ssize_t i = 0; i < n && found < 0; i++) {
+		for (ssize_t i = 0; i < n; i++) {
 			char c = buf[i];
+			int any = 0;
 
-			if (in_value) {
-				if (c == '\0')
-					found = 1;
-				else if (*len < size - 1)
-					value[(*len)++] = c;
-				else
-					*len = size;
-				continue;
-			}
 			if (c == '\0') {
+				if (in >= 0)
+					found[in] = 1;
+				in = -1;
 				at = 0;
-				head = 1;
-				continue;
+				head[0] = head[1] = 1;
+			} else if (in == 0) {
+				/* len reaches sizeof(value) only for a value too long */
+				if (e->len < sizeof(e->value) - 1)
+					e->value[e->len] = c;
+				if (e->len < sizeof(e->value))
+					e->len++;
+			} else if (in == 1) {
+				if (alen < sizeof(abi))
+					abi[alen] = c;
+				alen += alen < sizeof(abi);
+			} else if (in == -1) {
+				/* the first of each name counts, as for getenv */
+				for (int k = 0; k < 2; k++) {
+					head[k] = head[k] && c == names[k][at];
+					if (head[k] && names[k][at + 1] == '\0')
+						in = found[k] ? -2 : k;
+					any |= head[k];
+				}
+				at++;
+				if (in == -1 && !any)
+					in = -2;
 			}
-			head = head && at < nlen && c == name[at];
-			at++;
-			if (head && at == nlen)
-				in_value = 1;
 		}
 	}
-	if (found < 0 && n == 0 && total <= ENV_MAX && !in_value)
-		found = 0; /* read to its end: none */
 	close(fd);
-	return found;
+	if (n < 0 || in >= 0 || (!(found[0] && found[1]) && total > ENV_MAX))
+		return -1; /* a read failed, a string without its end, or too much */
+	e->region = found[0];
+	e->aliases = found[1] && alen == 1 && abi[0] == '1';
+	return 0;
 }
 
 /*
@@ -448,24 +471,25 @@ static int random_bytes(pid_t tid, uint64_t at, unsigned char out[16])
  */
 static void judge_region(pid_t tid, struct exec_view *v)
 {
-	char value[PATH_MAX];
-	size_t len = 0;
-	int secure = 0, found;
+	struct env_seen e;
+	int secure = 0;
 
 	v->ours = 0;
+	v->aliases = -1;
 	if (auxv_of(tid, &v->at_random, &secure) != 0 ||
 	    random_bytes(tid, v->at_random, v->bytes) != 0)
 		v->at_random = 0;
 	if (secure) {
 		v->ours = own_region[0] == '\0';
+		v->aliases = 0;
 		return;
 	}
-	found = environ_region(tid, value, sizeof(value), &len);
-	if (found < 0) {
+	if (environ_of(tid, &e) != 0) {
 		v->at_random = 0;
 		return;
 	}
-	v->ours = same_region(found ? value : NULL, len, own_region);
+	v->ours = same_region(e.region ? e.value : NULL, e.len, own_region);
+	v->aliases = e.aliases;
 }
 
 /* Is v still the judgement of thread tid's process: the same exec? */
@@ -524,11 +548,12 @@ static void forget_thread(struct thread *t)
 #define GONE (-ESRCH) /* the caller is gone: nobody waits for an answer */
 
 /*
- * Our own descriptor of the caller's fd, and the caller's process in
- * *tgid: the descriptor, or -errno (-EBADF: not open; GONE).
+ * Our own descriptor of the caller's fd, the caller's process in *tgid,
+ * and in *aliases whether its library takes the 2012 modes (exec_view):
+ * the descriptor, or -errno (-EBADF: not open; GONE).
  */
 static int take_fd_locked(int listener, const struct seccomp_notif *req, struct thread *t, int fd,
-			  pid_t *tgid)
+			  pid_t *tgid, int *aliases)
 {
 	pid_t tid = (pid_t)req->pid;
 	int pidfd, got, kept = 0, nsdir;
@@ -553,6 +578,7 @@ static int take_fd_locked(int listener, const struct seccomp_notif *req, struct 
 					return GONE;
 				}
 			}
+			*aliases = t->view.aliases;
 			return ours(got, t->pidfd, t->nsdir, tid, t->view.ours);
 		}
 	}
@@ -582,6 +608,7 @@ static int take_fd_locked(int listener, const struct seccomp_notif *req, struct 
 	}
 	got = pidfd_getfd_(pidfd, fd);
 	got = got < 0 ? -errno : ours(got, kept ? pidfd : -1, nsdir, tid, view.ours);
+	*aliases = view.aliases;
 	if (kept) {
 		t->tid = tid;
 		t->tgid = *tgid;
@@ -594,13 +621,15 @@ static int take_fd_locked(int listener, const struct seccomp_notif *req, struct 
 	return got;
 }
 
-static int take_fd(int listener, const struct seccomp_notif *req, int fd, pid_t *tgid)
+static int take_fd(int listener, const struct seccomp_notif *req, int fd, pid_t *tgid,
+		   int *aliases)
 {
 	struct thread *t = &threads[(unsigned int)req->pid % THREADS];
 	int got;
 
 	pthread_mutex_lock(&t->lock);
-	got = take_fd_locked(listener, req, t, fd, tgid);
+	*aliases = -1;
+	got = take_fd_locked(listener, req, t, fd, tgid, aliases);
 	pthread_mutex_unlock(&t->lock);
 	return got;
 }
@@ -653,16 +682,27 @@ static enum verdict serve(int listener, const struct seccomp_notif *req,
 	struct call c;
 	struct vl_caller as;
 	pid_t tgid = 0;
-	int fd, ret;
+	int fd, ret, aliases;
 
 	if (decode(&req->data, &c) != 0)
 		return CONTINUE;
-	fd = take_fd(listener, req, c.fd, &tgid);
+	fd = take_fd(listener, req, c.fd, &tgid, &aliases);
 	if (fd == GONE)
 		return NOBODY;
 	if (fd == -EBADF) {
 		resp->error = -EBADF; /* the caller's: DESIGN 5's first row */
 		return ANSWER;
+	}
+	if (aliases == 0 && !(c.mode & (FALLOC_FL_MARK_VOLATILE | FALLOC_FL_UNMARK_VOLATILE))) {
+		/*
+		 * A 2012 mode from a process whose environment has no
+		 * VOLATILE_2012_ABI=1: its own library passes it to the kernel
+		 * (NO_HIDE_STALE, COLLAPSE_RANGE), and so do we, whatever run's
+		 * --2012-abi; served as an UNMARK it would take a range away.
+		 */
+		if (fd >= 0)
+			close(fd);
+		return CONTINUE;
 	}
 	if (fd == OTHER_REGION && vl_log_enabled())
 		fprintf(stderr, "volatile run: not served: pid %u: %s fd %d: its region is not run's\n",

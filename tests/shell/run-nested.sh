@@ -18,7 +18,10 @@
 # 3. nested, the same region: the outer run serves the inner one's CMD;
 # 4. a process served in A that execs itself with VOLATILE_REGION=B (the
 #    same pid, the same thread): served no more;
-# 5. --debug's line of the inner run, for each case.
+# 5. the 2012 modes: `volatile run --2012-abi` serves them as MARK and
+#    UNMARK only for a process whose environment has VOLATILE_2012_ABI=1,
+#    as its library would take them; without it they go to the kernel;
+# 6. --debug's line of the inner run, for each case.
 #
 # (Found by the adversarial pass: in 1 and 2 the UNMARK said 0, then
 # 8,192 zero bytes were read, 4 of 4.)
@@ -117,7 +120,24 @@ else
 	say "no 32-bit static program here (part 4): $(head -n 1 "$WORK/cc32.err")"
 fi
 
-# ---- 5. the inner run's line, with --debug -------------------------------------------
+# ---- 5. the 2012 modes as the caller's library takes them -------------------------------
+# run --2012-abi, a process started without VOLATILE_2012_ABI=1: its library
+# passes 0x04 and 0x08 to the kernel (NO_HIDE_STALE, COLLAPSE_RANGE), and
+# so does run; with it, they are MARK and UNMARK
+run abioff vrun --2012-abi -- env -u VOLATILE_2012_ABI "$VT_STATIC" memfd m 8K fa 0x04 0 4K fa 0x08 0 4K
+expect_out abioff <<EOF
+memfd m 8K = 3
+fa 0x04 0 4K = -1 EOPNOTSUPP
+fa 0x08 0 4K = -1 EOPNOTSUPP
+EOF
+run abion vrun --2012-abi -- "$VT_STATIC" memfd m 8K fa 0x04 0 4K fa 0x08 0 4K
+expect_out abion <<EOF
+memfd m 8K = 3
+fa 0x04 0 4K = 0
+fa 0x08 0 4K = 0
+EOF
+
+# ---- 6. the inner run's line, with --debug -------------------------------------------
 run dsame vrun --region "$A" -- "$VOLATILE_CMD" run --debug --region "$A" -- true
 n=$(grep -c '^volatile run:' "$WORK/dsame.err")
 [ "$n" -eq 1 ] || { show dsame; fail "dsame: $n lines 'volatile run: ...' (want 1)"; }
