@@ -24,6 +24,7 @@
 . "$(dirname "$0")/seccomp-lib.sh"
 need_seccomp
 need_static
+need_prog "$STORM_STATIC" "${VL_CC:-cc} cannot link -static programs here"
 
 # closed CMD...: CMD with fds 0, 1 and 2 closed, fd 9 on $WORK/closed.out
 closed() {
