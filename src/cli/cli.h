@@ -26,14 +26,16 @@ int cmd_daemon(int argc, char **argv);
  * `volatile run`'s supervisor (supervise.c, DESIGN 21). vl_sv_signals:
  * the signals run forwards to CMD, and SIGCHLD. vl_sv_install: in the
  * child, before exec, the seccomp filter; its listener (or why not) sent
- * over sock. vl_sv_receive: in run, the listener, or -errno and why.
+ * over sock, and VOLATILE_RUN_REGION set to region (vl_sv_region_key:
+ * the region run serves) for CMD. vl_sv_receive: in run, the listener, or -errno and why.
  * vl_sv_serve: serve the listener (-1: none) and forward signals (sigfd
  * reads vl_sv_signals) until CMD ends, then exit as CMD did.
  */
 #include <signal.h>
 #include <sys/types.h>
 void vl_sv_signals(sigset_t *set);
-void vl_sv_install(int sock, int aliases);
+void vl_sv_install(int sock, int aliases, const char *region);
+void vl_sv_region_key(char *buf, size_t size);
 /* Is arch i386 on an x86-64 machine (the filter's second ABI)? */
 int vl_sv_x86_compat(uint32_t arch);
 int vl_sv_receive(int sock, char *why, size_t size);
