@@ -124,13 +124,13 @@ fi
 # run --2012-abi, a process started without VOLATILE_2012_ABI=1: its library
 # passes 0x04 and 0x08 to the kernel (NO_HIDE_STALE, COLLAPSE_RANGE), and
 # so does run; with it, they are MARK and UNMARK
-run abioff vrun --2012-abi -- env -u VOLATILE_2012_ABI "$VT_STATIC" memfd m 8K fa 0x04 0 4K fa 0x08 0 4K
+run abioff vrun --region "$A" --2012-abi -- env -u VOLATILE_2012_ABI "$VT_STATIC" memfd m 8K fa 0x04 0 4K fa 0x08 0 4K
 expect_out abioff <<EOF
 memfd m 8K = 3
 fa 0x04 0 4K = -1 EOPNOTSUPP
 fa 0x08 0 4K = -1 EOPNOTSUPP
 EOF
-run abion vrun --2012-abi -- "$VT_STATIC" memfd m 8K fa 0x04 0 4K fa 0x08 0 4K
+run abion vrun --region "$A" --2012-abi -- "$VT_STATIC" memfd m 8K fa 0x04 0 4K fa 0x08 0 4K
 expect_out abion <<EOF
 memfd m 8K = 3
 fa 0x04 0 4K = 0
