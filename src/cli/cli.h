@@ -41,6 +41,26 @@ int vl_sv_x86_compat(uint32_t arch);
 int vl_sv_receive(int sock, char *why, size_t size);
 void vl_sv_serve(pid_t child, int listener, int sigfd) __attribute__((noreturn));
 
+/*
+ * Where a caller's fd is (place.c, DESIGN 21), learnt without asking its
+ * file system: vl_sv_place_init once, before serving; vl_sv_place(nsdir,
+ * tid, fd, c), nsdir the thread's /proc/TID/ns kept with its pidfd (or -1:
+ * /proc/TID by number, checked by the caller afterwards), c what is kept
+ * with them (vl_sv_place_forget when they are closed): TAKE (the memfds'
+ * mount, the kernel's internal ones, tmpfs and local file systems: the
+ * file may be taken), LEAVE (another file system: the kernel answers),
+ * -EBADF (not open), -ESRCH (the thread is gone), or another -errno
+ * (cannot tell).
+ */
+#define VL_PLACE_LEAVE 0
+#define VL_PLACE_TAKE 1
+struct vl_sv_fdinfo {
+	int num, fd; /* the caller's fd number, and our /proc fdinfo file of it (-1: none) */
+};
+void vl_sv_place_init(void);
+int vl_sv_place(int nsdir, pid_t tid, int fd, struct vl_sv_fdinfo *c);
+void vl_sv_place_forget(struct vl_sv_fdinfo *c);
+
 /* Print "volatile: <msg>" and exit 2. */
 void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 

@@ -11,6 +11,8 @@
  *   pidfd            the calling thread's (kept from its last call), or one
  *                    opened by number and the notification checked still
  *                    valid: the number is the caller's only while it waits
+ *   place            where the file is, from /proc: taken only on a mount
+ *                    whose file system asks no server (place.c)
  *   pidfd_getfd      our own descriptor of the caller's open file
  *   the library      vl_volatile_fallocate_as, with the caller's process and
  *                    fd noted as the holder, so purgers reach the file
@@ -21,7 +23,8 @@
  * of another effective user (run as root, CMD dropping to a user: that
  * user's region is its own), one in a user namespace that maps our user
  * to another (its library takes itself for that user: its region is
- * another), a shortage of ours, or an alias mode on a
+ * another), a file of a file system that may ask a server (FUSE, NFS), a
+ * shortage of ours, or an alias mode on a
  * file that is not tmpfs, is let through to the kernel, which answers as
  * without the library (EOPNOTSUPP for a volatile mode). Once run is gone,
  * the kernel answers ENOSYS.
@@ -168,6 +171,7 @@ static struct thread {
 	int pidfd; /* -1: none kept */
 	int nsdir; /* its /proc/TID/ns, opened with the pidfd; -1: none */
 	struct exec_view view; /* its region, judged for one exec of its process */
+	struct vl_sv_fdinfo fdinfo; /* kept through nsdir (place.c) */
 } threads[THREADS];
 
 /* /proc/TID/status, in buf */
@@ -539,6 +543,7 @@ static void forget_thread(struct thread *t)
 		close(t->pidfd);
 	if (t->nsdir >= 0)
 		close(t->nsdir);
+	vl_sv_place_forget(&t->fdinfo);
 	t->tid = 0;
 	t->pidfd = -1;
 	t->nsdir = -1;
@@ -546,6 +551,13 @@ static void forget_thread(struct thread *t)
 }
 
 #define GONE (-ESRCH) /* the caller is gone: nobody waits for an answer */
+/*
+ * The caller's file is on another file system than tmpfs, as /proc shows
+ * (place.c): not taken, the kernel answers, as without run (EOPNOTSUPP).
+ * A descriptor of it in run could ask its server and never come back: a
+ * FUSE file is flushed at every close.
+ */
+#define ELSEWHERE (-EXDEV)
 
 /*
  * Our own descriptor of the caller's fd, the caller's process in *tgid,
@@ -556,13 +568,18 @@ static int take_fd_locked(int listener, const struct seccomp_notif *req, struct 
 			  pid_t *tgid, int *aliases)
 {
 	pid_t tid = (pid_t)req->pid;
-	int pidfd, got, kept = 0, nsdir;
+	int pidfd, got, kept = 0, nsdir, place;
 	struct exec_view view;
 	char path[64];
 
 	if (t->tid == tid && t->pidfd >= 0) {
-		got = pidfd_getfd_(t->pidfd, fd);
-		if (got >= 0 || errno == EBADF) {
+		place = vl_sv_place(t->nsdir, tid, fd, &t->fdinfo);
+		if (place != VL_PLACE_TAKE && place != -ESRCH) {
+			*tgid = t->tgid;
+			return place == VL_PLACE_LEAVE ? ELSEWHERE : place;
+		}
+		got = place == -ESRCH ? -1 : pidfd_getfd_(t->pidfd, fd);
+		if (got >= 0 || (place != -ESRCH && errno == EBADF)) {
 			*tgid = t->tgid;
 			if (got < 0)
 				return -EBADF;
@@ -595,6 +612,9 @@ static int take_fd_locked(int listener, const struct seccomp_notif *req, struct 
 	snprintf(path, sizeof(path), "/proc/%d/ns", (int)tid);
 	nsdir = kept ? open(path, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
 	judge_region(tid, &view);
+	/* what was kept was of the thread t named before, if any: never of this one */
+	vl_sv_place_forget(&t->fdinfo);
+	place = vl_sv_place(nsdir, tid, fd, &t->fdinfo);
 	/*
 	 * Opened by number: the number is the caller's only while its call
 	 * waits, and so is what /proc said of it before. (The ns directory
@@ -604,10 +624,16 @@ static int take_fd_locked(int listener, const struct seccomp_notif *req, struct 
 		close(pidfd);
 		if (nsdir >= 0)
 			close(nsdir);
+		vl_sv_place_forget(&t->fdinfo);
 		return GONE;
 	}
-	got = pidfd_getfd_(pidfd, fd);
-	got = got < 0 ? -errno : ours(got, kept ? pidfd : -1, nsdir, tid, view.ours);
+	if (place == VL_PLACE_TAKE) {
+		got = pidfd_getfd_(pidfd, fd);
+		got = got < 0 ? -errno : ours(got, kept ? pidfd : -1, nsdir, tid, view.ours);
+	} else {
+		/* the caller waits: its thread is not gone, whatever /proc said */
+		got = place == VL_PLACE_LEAVE ? ELSEWHERE : place == -ESRCH ? -EIO : place;
+	}
 	*aliases = view.aliases;
 	if (kept) {
 		t->tid = tid;
@@ -707,7 +733,7 @@ static enum verdict serve(int listener, const struct seccomp_notif *req,
 	if (fd == OTHER_REGION && vl_log_enabled())
 		fprintf(stderr, "volatile run: not served: pid %u: %s fd %d: its region is not run's\n",
 			req->pid, is_unmark(c.mode) ? "unmark" : "mark", c.fd);
-	if (fd < 0 && fd != NOT_OURS && is_unmark(c.mode)) {
+	if (fd < 0 && fd != NOT_OURS && fd != ELSEWHERE && is_unmark(c.mode)) {
 		/*
 		 * A caller we may not look into (it made itself non-dumpable
 		 * since its MARK, say), or one whose region is another: its
@@ -945,11 +971,13 @@ static int start_server(int listener)
 	pthread_condattr_t ca;
 
 	note_own_user();
+	vl_sv_place_init();
 	for (int i = 0; i < THREADS; i++) {
 		pthread_mutex_init(&threads[i].lock, NULL);
 		threads[i].pidfd = -1;
 		threads[i].nsdir = -1;
 		threads[i].view.at_random = 0;
+		threads[i].fdinfo.fd = -1;
 	}
 	nr_native = seccomp_syscall_resolve_name("fallocate");
 	if (seccomp_arch_native() == SCMP_ARCH_X86_64)
