@@ -557,7 +557,7 @@ static void forget_thread(struct thread *t)
  * A descriptor of it in run could ask its server and never come back: a
  * FUSE file is flushed at every close.
  */
-#define ELSEWHERE (-EXDEV)
+#define ELSEWHERE (-EMEDIUMTYPE) /* not OTHER_REGION's -EXDEV: each has its answer */
 
 /*
  * Our own descriptor of the caller's fd, the caller's process in *tgid,
