@@ -71,6 +71,7 @@
 struct pass {
 	const struct vl_region *r;
 	const struct vl_hint *hint;
+	const struct vl_goal *goal;
 	struct vl_reach_ctx ctx;
 	uint32_t now;
 	uint32_t skip[SKIP_MAX];
@@ -132,38 +133,29 @@ static int done(const struct vl_region *r, const struct vl_goal *g,
 	return rep->bytes >= g->bytes;
 }
 
+/* Not worth trying in this pass: skipped, resting, or on another device than asked. */
+static int leave_out(void *ctx, uint32_t fi)
+{
+	const struct pass *p = ctx;
+	const struct vl_goal *g = p->goal;
+
+	return skipped(p, fi) || resting(p, fi) ||
+	       (g->use_dev &&
+		__atomic_load_n(&vl_file_at(p->r, fi)->h.ident.dev, __ATOMIC_RELAXED) != g->dev);
+}
+
 /*
  * The file whose oldest unpurged range is the oldest of all, worth trying,
  * with no lock: each file publishes its oldest range's age (pool.h), and
- * the globally oldest range is the oldest of those. *second: the age of
- * the next oldest file's oldest (0: none), up to which this visit may
- * take more of the chosen file's ranges. A guess, checked under the
- * file's lock.
+ * the globally oldest range is the oldest of those. *age: the age it
+ * published; *second: the age of the next oldest file's oldest (0: none),
+ * up to which this visit may take more of the chosen file's ranges. A
+ * guess, checked under the file's lock.
  */
-static uint32_t pick(const struct pass *p, const struct vl_goal *g, uint32_t *second)
+static uint32_t pick(struct pass *p, const struct vl_goal *g, uint32_t *age, uint32_t *second)
 {
-	const struct vl_region *r = p->r;
-	uint32_t now = __atomic_load_n(&r->hdr->c.seq, __ATOMIC_RELAXED);
-	uint32_t hwm = vl_file_hwm(r), best = VL_NIL, best_age = 0;
-
-	*second = 0;
-	for (uint32_t fi = 1; fi < hwm; fi++) {
-		const struct vl_file *f = vl_file_at(r, fi);
-		uint32_t age = __atomic_load_n(&f->h.oldest, __ATOMIC_ACQUIRE);
-
-		if (age == 0 || skipped(p, fi) || resting(p, fi) ||
-		    (g->use_dev && __atomic_load_n(&f->h.ident.dev, __ATOMIC_RELAXED) != g->dev))
-			continue;
-		if (best == VL_NIL || vl_age_older(age, best_age, now)) {
-			if (best != VL_NIL)
-				*second = best_age;
-			best = fi;
-			best_age = age;
-		} else if (*second == 0 || vl_age_older(age, *second, now)) {
-			*second = age;
-		}
-	}
-	return best;
+	p->goal = g;
+	return vl_pick_oldest(p->r, leave_out, p, age, second);
 }
 
 /*
@@ -459,6 +451,10 @@ static int flag_batch(const struct vl_region *r, const struct vl_goal *g, struct
 		uint32_t next = vl_node_at(r, n)->next; /* unpurged: no merge frees it */
 		struct vl_change c;
 
+		/* a link the two nodes disagree on ends the batch: the next visit's check sees it */
+		if (next != VL_NIL && (next >= r->node_cap || vl_node_at(r, next)->prev != n))
+			next = VL_NIL;
+
 		if (vl_ranges_purge(r, &f->h.root, fi, n, &c) != 0)
 			break;
 		vl_commit(r, fi, &c, VL_NIL);
@@ -483,6 +479,28 @@ static int skip_file(struct pass *p, uint32_t fi, struct vl_purge_report *rep)
 }
 
 /*
+ * File fi's age order failed vl_lru_check (its lock held): err 1, its
+ * published age was wrong and is its head's now; -EUCLEAN, an end of the
+ * order is not its own: its tree and age order are rebuilt from the
+ * nodes that name it, as after a holder's death (the region lock too,
+ * as vl_file_repair asks).
+ */
+static void lru_mend(const struct vl_region *r, uint32_t fi, int err)
+{
+	if (err == 1) {
+		vl_log("file %u: its published age was not its oldest range's: mended, skipped", fi);
+		return;
+	}
+	if (vl_lock_region(r) != 0) {
+		vl_log("file %u: its age order is unsound, not repaired (region lock): skipped", fi);
+		return;
+	}
+	vl_file_repair(r, fi);
+	vl_unlock_region(r);
+	vl_log("file %u: its age order was unsound: repaired, skipped", fi);
+}
+
+/*
  * One visit: choose the oldest, reach its file, lock, check again, flag,
  * punch. Over 80 lines on purpose: these are the steps of DESIGN 13 in
  * their order, each check next to the lock it needs; the proof reads it
@@ -495,12 +513,12 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 	const struct vl_way *w;
 	struct vl_target t;
 	struct vl_file *f;
-	uint32_t fi, gen, second;
+	uint32_t fi, gen, age, second;
 	int err, theirs, sound, k;
 
 	if (done(r, g, rep))
 		return STOP;
-	fi = pick(p, g, &second);
+	fi = pick(p, g, &age, &second);
 	if (fi == VL_NIL)
 		return STOP;
 	f = vl_file_at(r, fi);
@@ -532,13 +550,29 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 		vl_log("file %u: not locked (%s): skipped", t.fi, strerror(-err));
 		return err == -EAGAIN ? skip_file(p, t.fi, rep) : STOP;
 	}
-	if (f->h.gen != t.gen || f->h.state != VL_FILE_LIVE || !vl_file_ok(r, f) ||
-	    f->h.lru_head == VL_NIL || !vl_range_ok(r, f->h.lru_head, t.fi) ||
-	    vl_node_purged(vl_node_at(r, f->h.lru_head)) ||
-	    (second != 0 &&
-	     !vl_age_older(vl_node_at(r, f->h.lru_head)->seq, second,
-			   __atomic_load_n(&r->hdr->c.seq, __ATOMIC_RELAXED)))) {
-		/* changed while we were away (or no longer the oldest): choose again */
+	if (f->h.gen != t.gen || f->h.state != VL_FILE_LIVE || !vl_file_ok(r, f)) {
+		/* freed, or another file's, or scribbled, while we were away */
+		vl_unlock_file(r, t.fi);
+		return skip_file(p, t.fi, rep);
+	}
+	/*
+	 * What steers this visit (its age order's ends, the age it published)
+	 * is in no sum: checked here, where it is used, and mended (DESIGN
+	 * 13). A record that was wrong is not chosen again in this pass,
+	 * mended or not: its published age no longer says why it was chosen.
+	 */
+	err = vl_lru_check(r, t.fi);
+	if (err != 0) {
+		lru_mend(r, t.fi, err);
+		vl_unlock_file(r, t.fi);
+		return skip_file(p, t.fi, rep);
+	}
+	if (f->h.lru_head == VL_NIL || vl_node_at(r, f->h.lru_head)->seq != age) {
+		/*
+		 * A MARK, UNMARK or purge of it came between (its age order is
+		 * sound): choose again. Each such round is another caller's
+		 * change; vl_purge bounds them.
+		 */
 		vl_unlock_file(r, t.fi);
 		return RETRY;
 	}
@@ -575,6 +609,27 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 	return PURGED;
 }
 
+/*
+ * The rounds of one pass (DESIGN 13). A round flags at least one unpurged
+ * range purged (the region has had node_hwm - 1 nodes at most), skips a
+ * file (SKIP_MAX of them, then the pass stops), drops a file's records
+ * (file_hwm - 1 of them at most), or finds the file it chose changed by
+ * another caller in between (a RETRY, which only a change by someone
+ * else makes). So a pass alone in the region makes at most node_hwm +
+ * file_hwm + SKIP_MAX rounds; racing changes get as many again, then
+ * the pass ends, its goal maybe not met (the next MARK over a budget
+ * purges again). Both marks are clamped into the region's capacity: a
+ * scribbled mark can only end a pass early. Each round reads every file
+ * record once (pick) and BATCH ranges at most, and makes its system calls.
+ */
+static uint64_t rounds_max(const struct vl_region *r)
+{
+	uint32_t nodes = __atomic_load_n(&r->hdr->c.node_hwm, __ATOMIC_RELAXED);
+
+	nodes = nodes < r->node_cap ? nodes : r->node_cap;
+	return 2 * ((uint64_t)nodes + vl_file_hwm(r) + SKIP_MAX);
+}
+
 int vl_purge(const struct vl_region *r, const struct vl_goal *goal, const struct vl_hint *hint,
 	     struct vl_purge_report *rep)
 {
@@ -587,11 +642,12 @@ int vl_purge(const struct vl_region *r, const struct vl_goal *goal, const struct
 		return 0;
 	}
 	init_pass(&p, r, hint, goal->thorough, goal->bounded);
-	/* every round purges, drops or skips something, or a racer changed
-	 * the ages under us; bound the retries anyway */
-	limit = 4ull * r->node_cap + SKIP_MAX;
+	limit = rounds_max(r);
 	while (rounds++ < limit && purge_one(&p, goal, rep) != STOP)
 		;
+	if (rounds > limit)
+		vl_log("purge: %llu rounds, the most a pass makes: ended",
+		       (unsigned long long)limit);
 	end_pass(&p);
 	if (rep->ranges > 0) {
 		struct vl_self_id me;

@@ -344,6 +344,77 @@ void vl_lru_publish(const struct vl_region *r, uint32_t fi)
 	lru_publish(r, fi);
 }
 
+/*
+ * Is n a fit end of file fi's age order: a sound LIVE unpurged range of
+ * fi, with an age? (Its lock held.)
+ */
+static int lru_end_ok(const struct vl_region *r, uint32_t fi, uint32_t n)
+{
+	return vl_range_ok(r, n, fi) && !vl_node_purged(vl_node_at(r, n)) &&
+	       vl_node_at(r, n)->seq != 0;
+}
+
+int vl_lru_check(const struct vl_region *r, uint32_t fi)
+{
+	const struct vl_file *f = vl_file_at(r, fi);
+	uint32_t h = f->h.lru_head, t = f->h.lru_tail, age;
+
+	if (fi == VL_NIL || fi >= r->file_cap)
+		return -EUCLEAN;
+	if (h == VL_NIL || t == VL_NIL) {
+		/* no unpurged range: both ends and the counts say so, or the order is lost */
+		if (h != t || f->h.nranges != f->h.npurged)
+			return -EUCLEAN;
+	} else if (!lru_end_ok(r, fi, h) || vl_node_at(r, h)->prev != VL_NIL ||
+		   !lru_end_ok(r, fi, t) || vl_node_at(r, t)->next != VL_NIL) {
+		return -EUCLEAN;
+	} else if (h != t) {
+		/*
+		 * And the links next to each end agree both ways: a chain cut
+		 * after the head (a next of VL_NIL, or of another node) shows
+		 * here before the head goes, whatever the cut left behind it.
+		 */
+		uint32_t hn = vl_node_at(r, h)->next, tp = vl_node_at(r, t)->prev;
+
+		if (hn == VL_NIL || hn >= r->node_cap || vl_node_at(r, hn)->prev != h ||
+		    tp == VL_NIL || tp >= r->node_cap || vl_node_at(r, tp)->next != t)
+			return -EUCLEAN;
+	}
+	age = h == VL_NIL ? 0 : vl_node_at(r, h)->seq;
+	if (__atomic_load_n(&f->h.oldest, __ATOMIC_RELAXED) == age)
+		return 0;
+	lru_publish(r, fi);
+	return 1;
+}
+
+uint32_t vl_pick_oldest(const struct vl_region *r, int (*leave)(void *ctx, uint32_t fi),
+			void *ctx, uint32_t *age, uint32_t *second)
+{
+	uint32_t now = __atomic_load_n(&r->hdr->c.seq, __ATOMIC_RELAXED);
+	uint32_t hwm = vl_file_hwm(r), best = VL_NIL, best_age = 0;
+
+	*second = 0;
+	for (uint32_t fi = 1; fi < hwm; fi++) {
+		const struct vl_file *f = vl_file_at(r, fi);
+		uint32_t a = __atomic_load_n(&f->h.oldest, __ATOMIC_ACQUIRE);
+
+		/* a free record has no range: an age there is a scribble's */
+		if (a == 0 || __atomic_load_n(&f->h.state, __ATOMIC_RELAXED) != VL_FILE_LIVE ||
+		    (leave != NULL && leave(ctx, fi)))
+			continue;
+		if (best == VL_NIL || vl_age_older(a, best_age, now)) {
+			if (best != VL_NIL)
+				*second = best_age;
+			best = fi;
+			best_age = a;
+		} else if (*second == 0 || vl_age_older(a, *second, now)) {
+			*second = a;
+		}
+	}
+	*age = best_age;
+	return best;
+}
+
 static VL_INLINE uint32_t age_next(const struct vl_region *r)
 {
 	uint32_t *seq = &vl_counters(r)->seq;
