@@ -560,6 +560,8 @@ int vl_file_lookup(const struct vl_region *r, const struct vl_ident *id, uint32_
 		uint32_t s = r->hash[i];
 		struct vl_file *f;
 
+		VL_WALK();
+
 		if (s == VL_NIL) {
 			*fi = VL_NIL;
 			return 0;
@@ -589,6 +591,7 @@ uint32_t vl_file_probe(const struct vl_region *r, const struct vl_ident *id)
 	for (steps = 0; steps < r->hash_cap; steps++, i = (i + 1) & mask) {
 		uint32_t s = __atomic_load_n(&r->hash[i], __ATOMIC_ACQUIRE);
 
+		VL_WALK();
 		if (s == VL_NIL || s >= r->file_cap)
 			return VL_NIL;
 		if (vl_file_seems(r, s, id))
@@ -609,6 +612,7 @@ void vl_file_hash_insert(const struct vl_region *r, uint32_t fi)
 	uint32_t i = hash_of(r, f->h.ident.dev, f->h.ident.ino), steps;
 
 	for (steps = 0; steps < r->hash_cap; steps++, i = (i + 1) & (r->hash_cap - 1)) {
+		VL_WALK();
 		if (r->hash[i] == VL_NIL) {
 			hash_set(r, i, fi);
 			return;
@@ -622,9 +626,11 @@ static void hash_remove(const struct vl_region *r, uint32_t fi)
 	struct vl_file *f = vl_file_at(r, fi);
 
 	i = hash_of(r, f->h.ident.dev, f->h.ident.ino);
-	for (steps = 0; r->hash[i] != fi; i = (i + 1) & mask)
+	for (steps = 0; r->hash[i] != fi; i = (i + 1) & mask) {
+		VL_WALK();
 		if (r->hash[i] == VL_NIL || ++steps >= r->hash_cap)
 			return;
+	}
 	/*
 	 * Backward shift: pull later entries of the probe run into the hole
 	 * unless their home slot lies cyclically in (hole, j], where they
