@@ -19,11 +19,18 @@
  *
  * Why a purge never punches another file:
  *
- *   3. The victim is chosen under the region lock, but only remembered by
- *      (file slot, slot generation, node slot, node age). After taking the
- *      file lock, all four are checked again, and the file record's sum;
- *      a freed and reused slot fails the generation or age check, a
- *      scribbled record its sum.
+ *   3. The victim is chosen with no lock, by the age its file published,
+ *      and remembered by (file slot, slot generation, age). After taking
+ *      the file lock, the generation, state and record's sum are checked
+ *      again (a freed and reused slot fails the generation, a scribbled
+ *      record its sum: skipped), then the fields that steer the visit and
+ *      that no sum covers (vl_lru_check: the age order's ends are ranges
+ *      of this file, `oldest` its head's age; mended and skipped if not),
+ *      then the head's age against the chosen one (else another caller
+ *      changed it: choose again). What is flagged and punched is read from
+ *      nodes whose sum, state and file are checked (vl_ranges_purge).
+ *
+ * And why a pass ends, whatever the region holds: see rounds_max.
  *   4. The fd punched through refers to the file's identity (device,
  *      inode, birth time, generation): an fd we opened is checked once
  *      opened, and cannot change under us. The one fd we did not open, the
