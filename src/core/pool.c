@@ -249,9 +249,36 @@ int vl_lru_linked(const struct vl_region *r, uint32_t fi, uint32_t n)
 }
 
 /*
+ * Is node i one of file fi's ranges (LIVE, purged or not)? The age order
+ * writes a neighbour's link only then: a scribbled link or end (one
+ * naming another file's node) must not carry the damage into another
+ * file's order. What it leaves wrong in fi's own order, a purge's check
+ * finds (vl_lru_check) and a repair mends.
+ */
+static VL_INLINE int lru_mine(const struct vl_region *r, uint32_t fi, uint32_t i)
+{
+	return i != VL_NIL && i < r->node_cap &&
+	       (r->nodes[i].meta & (VL_META_FILE_MASK | VL_META_STATE_MASK)) ==
+		       vl_meta(fi, VL_NODE_LIVE, 0);
+}
+
+static VL_INLINE void lru_set_prev(const struct vl_region *r, uint32_t fi, uint32_t i, uint32_t v)
+{
+	if (lru_mine(r, fi, i))
+		r->nodes[i].prev = v;
+}
+
+static VL_INLINE void lru_set_next(const struct vl_region *r, uint32_t fi, uint32_t i, uint32_t v)
+{
+	if (lru_mine(r, fi, i))
+		r->nodes[i].next = v;
+}
+
+/*
  * The links come from shared memory: a scribbled prev or next (or end of
- * the list) names slot 0 to reads, and the setters drop the writes
- * through it. Only a real node n is linked or unlinked.
+ * the list) names slot 0 to reads, and the writes through it, or through
+ * a node of another file, are dropped. Only a real node n is linked or
+ * unlinked.
  */
 static VL_INLINE void lru_unlink(const struct vl_region *r, uint32_t fi, uint32_t n)
 {
@@ -261,12 +288,12 @@ static VL_INLINE void lru_unlink(const struct vl_region *r, uint32_t fi, uint32_
 	if (vl_node_w(r, n) == NULL || !lru_linked(r, fi, n))
 		return;
 	if (x->prev != VL_NIL)
-		vl_set_next(r, x->prev, x->next);
+		lru_set_next(r, fi, x->prev, x->next);
 	else
 		f->h.lru_head = x->next;
 	VL_STEP("lru_unlink: half unlinked");
 	if (x->next != VL_NIL)
-		vl_set_prev(r, x->next, x->prev);
+		lru_set_prev(r, fi, x->next, x->prev);
 	else
 		f->h.lru_tail = x->prev;
 	vl_set_prev(r, n, VL_NIL);
@@ -279,18 +306,32 @@ void vl_lru_unlink(const struct vl_region *r, uint32_t fi, uint32_t n)
 }
 
 /* Link n, a real node linked nowhere, after `after` (VL_NIL: at the head). */
-static VL_INLINE void link_after(const struct vl_region *r, struct vl_file *f, uint32_t after,
+static VL_INLINE void link_after(const struct vl_region *r, uint32_t fi, uint32_t after,
 				 uint32_t n)
 {
+	struct vl_file *f = vl_file_at(r, fi);
 	uint32_t next;
 
 	if (after == VL_NIL) { /* at the head: the oldest */
 		vl_set_next(r, n, f->h.lru_head);
 		if (f->h.lru_head != VL_NIL)
-			vl_set_prev(r, f->h.lru_head, n);
+			lru_set_prev(r, fi, f->h.lru_head, n);
 		else
 			f->h.lru_tail = n;
 		f->h.lru_head = n;
+		return;
+	}
+	if (!lru_mine(r, fi, after)) {
+		/*
+		 * A tail (or a split's other half) that is not this file's: n
+		 * becomes the tail with nothing before it, which the next
+		 * purge's check of the order finds (the tail's prev) and mends.
+		 */
+		vl_set_prev(r, n, VL_NIL);
+		vl_set_next(r, n, VL_NIL);
+		if (f->h.lru_head == VL_NIL)
+			f->h.lru_head = n;
+		f->h.lru_tail = n;
 		return;
 	}
 	next = vl_node_at(r, after)->next;
@@ -298,7 +339,7 @@ static VL_INLINE void link_after(const struct vl_region *r, struct vl_file *f, u
 	vl_set_next(r, n, next);
 	VL_STEP("lru_insert: half linked");
 	if (next != VL_NIL)
-		vl_set_prev(r, next, n);
+		lru_set_prev(r, fi, next, n);
 	else
 		f->h.lru_tail = n;
 	vl_set_next(r, after, n);
@@ -309,7 +350,7 @@ void vl_lru_insert_after(const struct vl_region *r, uint32_t fi, uint32_t after,
 	if (vl_node_w(r, n) == NULL)
 		return;
 	lru_unlink(r, fi, n);
-	link_after(r, vl_file_at(r, fi), after, n);
+	link_after(r, fi, after, n);
 }
 
 static VL_INLINE void lru_append(const struct vl_region *r, uint32_t fi, uint32_t n)
@@ -320,7 +361,7 @@ static VL_INLINE void lru_append(const struct vl_region *r, uint32_t fi, uint32_
 		return;
 	lru_unlink(r, fi, n);
 	/* the tail read after the unlink: n may have been it */
-	link_after(r, f, f->h.lru_tail, n);
+	link_after(r, fi, f->h.lru_tail, n);
 }
 
 void vl_lru_append(const struct vl_region *r, uint32_t fi, uint32_t n)

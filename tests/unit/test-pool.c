@@ -2216,6 +2216,54 @@ START_TEST(test_lru_check)
 }
 END_TEST
 
+/*
+ * A scribbled end of one file's age order names another file's range: the
+ * commits of the first file's changes write no link of the other's (its
+ * order stays whole, its check says 0); the first file's check finds its
+ * own order wrong, and a repair mends it.
+ */
+START_TEST(test_lru_no_spread)
+{
+	struct th_region t;
+	const struct vl_region *r;
+	uint32_t files[NFILES], v, w, x, head;
+	uint64_t rng = 777;
+
+	th_region_init(&t, 400, 16);
+	r = &t.r;
+	build_pool(r, 0, &rng, files);
+	v = file_with_order(r, files);
+	w = files[0] == v ? files[2] : files[0];
+	pmark(r, w, 6000, 6010);
+	pmark(r, w, 6100, 6110);
+	x = vl_file_at(r, w)->h.lru_tail;
+	head = vl_file_at(r, w)->h.lru_head;
+	ck_assert_int_eq(vl_lru_check(r, w), 0);
+
+	/* v's tail is w's tail: v's next MARK appends after it */
+	vl_file_at(r, v)->h.lru_tail = x;
+	pmark(r, v, 7000, 7010);
+	ck_assert_uint_eq(vl_node_at(r, x)->next, VL_NIL);
+	ck_assert_int_eq(vl_lru_check(r, w), 0);
+	ck_assert_uint_eq(vl_file_at(r, w)->h.lru_head, head);
+	ck_assert_int_eq(vl_lru_check(r, v), -EUCLEAN);
+	vl_file_repair(r, v);
+	ck_assert_int_eq(vl_lru_check(r, v), 0);
+	check_pool(r);
+
+	/* v's head is w's tail: an UNMARK of v's oldest unlinks it */
+	head = vl_file_at(r, v)->h.lru_head;
+	vl_node_at(r, head)->prev = x;
+	vl_lru_unlink(r, v, head);
+	ck_assert_uint_eq(vl_node_at(r, x)->next, VL_NIL);
+	ck_assert_int_eq(vl_lru_check(r, w), 0);
+	vl_file_repair(r, v);
+	ck_assert_int_eq(vl_lru_check(r, v), 0);
+	check_pool(r);
+	th_region_fini(&t);
+}
+END_TEST
+
 /* The halves of a split share an age: the repaired age order keeps them side by side. */
 START_TEST(test_repair_with_splits)
 {
@@ -2753,6 +2801,7 @@ static Suite *pool_suite(void)
 	tcase_add_loop_test(tc, test_rebuild, 0, 2);
 	tcase_add_loop_test(tc, test_repair_age_order, 0, 2);
 	tcase_add_test(tc, test_lru_check);
+	tcase_add_test(tc, test_lru_no_spread);
 	tcase_add_test(tc, test_repair_with_splits);
 	tcase_add_test(tc, test_rebuild_clamps_hwm);
 	tcase_add_test(tc, test_repair_corrects_totals);
