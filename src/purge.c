@@ -25,7 +25,8 @@
  *      again (a freed and reused slot fails the generation, a scribbled
  *      record its sum: skipped), then the fields that steer the visit and
  *      that no sum covers (vl_lru_check: the age order's ends are ranges
- *      of this file, `oldest` its head's age; mended and skipped if not),
+ *      of this file, `oldest` its head's age; mended if not, and chosen
+ *      again once; wrong again in the pass: skipped),
  *      then the head's age against the chosen one (else another caller
  *      changed it: choose again). What is flagged and punched is read from
  *      nodes whose sum, state and file are checked (vl_ranges_purge).
@@ -83,6 +84,8 @@ struct pass {
 	uint32_t now;
 	uint32_t skip[SKIP_MAX];
 	int nskip;
+	uint32_t mended[SKIP_MAX]; /* files whose age order a visit mended (lru_mend) */
+	int nmended;
 	struct {
 		uint32_t fi, gen;
 		struct vl_way way; /* an O_PATH fd: closing it releases no lock */
@@ -119,6 +122,14 @@ static void skip(struct pass *p, uint32_t fi)
 {
 	if (p->nskip < SKIP_MAX && !skipped(p, fi))
 		p->skip[p->nskip++] = fi;
+}
+
+static int mended_before(const struct pass *p, uint32_t fi)
+{
+	for (int i = 0; i < p->nmended; i++)
+		if (p->mended[i] == fi)
+			return 1;
+	return 0;
 }
 
 /* Was file fi found unreachable a moment ago? Then leave it be (a hint, read with no lock). */
@@ -495,16 +506,16 @@ static int skip_file(struct pass *p, uint32_t fi, struct vl_purge_report *rep)
 static void lru_mend(const struct vl_region *r, uint32_t fi, int err)
 {
 	if (err == 1) {
-		vl_log("file %u: its published age was not its oldest range's: mended, skipped", fi);
+		vl_log("file %u: its published age was not its oldest range's: mended", fi);
 		return;
 	}
 	if (vl_lock_region(r) != 0) {
-		vl_log("file %u: its age order is unsound, not repaired (region lock): skipped", fi);
+		vl_log("file %u: its age order is unsound, not repaired (region lock)", fi);
 		return;
 	}
 	vl_file_repair(r, fi);
 	vl_unlock_region(r);
-	vl_log("file %u: its age order was unsound: repaired, skipped", fi);
+	vl_log("file %u: its age order was unsound: repaired", fi);
 }
 
 /*
@@ -565,14 +576,19 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 	/*
 	 * What steers this visit (its age order's ends, the age it published)
 	 * is in no sum: checked here, where it is used, and mended (DESIGN
-	 * 13). A record that was wrong is not chosen again in this pass,
-	 * mended or not: its published age no longer says why it was chosen.
+	 * 13). Mended, the file may be chosen again by what it publishes now,
+	 * once: found wrong a second time in the pass, it is skipped.
 	 */
 	err = vl_lru_check(r, t.fi);
 	if (err != 0) {
+		int again = mended_before(p, t.fi);
+
 		lru_mend(r, t.fi, err);
 		vl_unlock_file(r, t.fi);
-		return skip_file(p, t.fi, rep);
+		if (again || p->nmended == SKIP_MAX)
+			return skip_file(p, t.fi, rep);
+		p->mended[p->nmended++] = t.fi;
+		return RETRY;
 	}
 	if (f->h.lru_head == VL_NIL || vl_node_at(r, f->h.lru_head)->seq != age) {
 		/*
@@ -619,22 +635,24 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 /*
  * The rounds of one pass (DESIGN 13). A round flags at least one unpurged
  * range purged (the region has had node_hwm - 1 nodes at most), skips a
- * file (SKIP_MAX of them, then the pass stops), drops a file's records
- * (file_hwm - 1 of them at most), or finds the file it chose changed by
- * another caller in between (a RETRY, which only a change by someone
- * else makes). So a pass alone in the region makes at most node_hwm +
- * file_hwm + SKIP_MAX rounds; racing changes get as many again, then
- * the pass ends, its goal maybe not met (the next MARK over a budget
- * purges again). Both marks are clamped into the region's capacity: a
- * scribbled mark can only end a pass early. Each round reads every file
- * record once (pick) and BATCH ranges at most, and makes its system calls.
+ * file (SKIP_MAX of them, then the pass stops), mends a file's age order
+ * (once per file in a pass, SKIP_MAX of them at most), drops a file's
+ * records (file_hwm - 1 of them at most), or finds the file it chose
+ * changed by another caller in between (a RETRY that only a change by
+ * someone else makes). So a pass alone in the region makes at most
+ * node_hwm + file_hwm + 2 x SKIP_MAX rounds; racing changes get as many
+ * again, then the pass ends, its goal maybe not met (the next MARK over a
+ * budget purges again). Both marks are clamped into the region's
+ * capacity: a scribbled mark can only end a pass early. Each round reads
+ * every file record once (pick) and BATCH ranges at most, and makes its
+ * system calls.
  */
 static uint64_t rounds_max(const struct vl_region *r)
 {
 	uint32_t nodes = __atomic_load_n(&r->hdr->c.node_hwm, __ATOMIC_RELAXED);
 
 	nodes = nodes < r->node_cap ? nodes : r->node_cap;
-	return 2 * ((uint64_t)nodes + vl_file_hwm(r) + SKIP_MAX);
+	return 2 * ((uint64_t)nodes + vl_file_hwm(r) + 2 * SKIP_MAX);
 }
 
 int vl_purge(const struct vl_region *r, const struct vl_goal *goal, const struct vl_hint *hint,

@@ -55,7 +55,7 @@
  *     core takes VL_WALK_BOUND steps at most, 256 x (ranges + files +
  *     table slots) of the region; and a whole purge pass, as purge.c
  *     makes it (pick, check and mend under the lock, skip, flag), alone
- *     in the region, makes node_hwm + file_hwm rounds at most, each a
+ *     in the region, makes node_cap + 128 rounds at most, each a
  *     call of that bound, and never chooses a file whose check passed
  *     with an age other than the one it chose it by.
  */
@@ -333,6 +333,8 @@ static void op_unmark(struct fz *z, const struct vl_ident *id, uint64_t s, uint6
 struct skips {
 	uint32_t fi[SKIP_MAX];
 	int n;
+	uint32_t mended[SKIP_MAX]; /* mended once: chosen again, skipped if wrong again */
+	int nmended;
 };
 
 static int skipped(void *ctx, uint32_t fi)
@@ -380,9 +382,16 @@ static int visit(struct fz *z, uint8_t skip, struct skips *k)
 	if (err < 0)
 		COUNTED_V(r, vl_file_repair(r, fi));
 	if (err != 0) {
+		int again = 0;
+
 		fail_if(err == 1 && f->h.oldest == age, "check of file %u: mended, oldest still %u",
 			fi, age);
-		skip_file(k, fi);
+		for (int i = 0; k != NULL && i < k->nmended; i++)
+			again |= k->mended[i] == fi;
+		if (k != NULL && !again && k->nmended < SKIP_MAX)
+			k->mended[k->nmended++] = fi;
+		else
+			skip_file(k, fi);
 		return 0;
 	}
 	/* what purge.c would RETRY on: alone in the region, it would choose the same again */
@@ -425,15 +434,16 @@ static void op_purge(struct fz *z, uint8_t skip)
 /*
  * vl_purge's pass, alone in the region, purging everything: every round
  * flags an unpurged range purged (node_cap - 1 of them at most: a pass
- * unpurges none) or skips a file (SKIP_MAX, then it ends).
+ * unpurges none), mends a file (once each, SKIP_MAX at most) or skips one
+ * (SKIP_MAX, then it ends).
  */
 static void op_pass(struct fz *z)
 {
 	const struct vl_region *r = &z->r;
-	uint64_t rounds = 0, most = (uint64_t)r->node_cap + SKIP_MAX;
+	uint64_t rounds = 0, most = (uint64_t)r->node_cap + 2 * SKIP_MAX;
 	struct skips k;
 
-	k.n = 0;
+	k.n = k.nmended = 0;
 	while (k.n < SKIP_MAX && visit(z, 0, &k) >= 0)
 		fail_if(++rounds > most, "a purge pass over %llu rounds (ranges %u, files %u)",
 			(unsigned long long)most, r->node_cap, r->file_cap);
