@@ -26,12 +26,10 @@
  *      record its sum: skipped), then the fields that steer the visit and
  *      that no sum covers (vl_lru_check: the age order's ends are ranges
  *      of this file, `oldest` its head's age; mended if not, and chosen
- *      again once; wrong again in the pass: skipped),
- *      then the head's age against the chosen one (else another caller
- *      changed it: choose again). What is flagged and punched is read from
- *      nodes whose sum, state and file are checked (vl_ranges_purge).
- *
- * And why a pass ends, whatever the region holds: see rounds_max.
+ *      again once; wrong again in the pass: skipped), then the head's age
+ *      against the chosen one (else another caller changed it: choose
+ *      again). What is flagged and punched is read from nodes whose sum,
+ *      state and file are checked (vl_ranges_purge).
  *   4. The fd punched through refers to the file's identity (device,
  *      inode, birth time, generation): an fd we opened is checked once
  *      opened, and cannot change under us. The one fd we did not open, the
@@ -52,7 +50,8 @@
  *      (evict.c).
  *
  * The region lock is never held across a punch or a reopen: only the one
- * file's lock is (DESIGN 13).
+ * file's lock is (DESIGN 13). And why a pass ends, whatever the region
+ * holds: rounds_max.
  */
 #include "purge.h"
 
