@@ -85,6 +85,7 @@ struct pass {
 	int nskip;
 	uint32_t mended[SKIP_MAX]; /* files whose age order a visit mended (lru_mend) */
 	int nmended;
+	int waited; /* a file lock was kept from us for the whole bound (lock_for_visit) */
 	struct {
 		uint32_t fi, gen;
 		struct vl_way way; /* an O_PATH fd: closing it releases no lock */
@@ -518,6 +519,32 @@ static void lru_mend(const struct vl_region *r, uint32_t fi, int err)
 }
 
 /*
+ * The file's lock, for a visit. A pass waits the lock bound
+ * (VOLATILE_LOCK_WAIT) once at most: after a lock a live holder kept for
+ * all of it (a stopped holder, or a lock word scribbled to name a live
+ * process), it takes only locks that are free at once, and skips the
+ * files whose are not (-EBUSY; a holder gone is then repaired by the next
+ * taker, not by this pass). So 64 such words cost a pass one wait, not 64.
+ */
+static int lock_for_visit(struct pass *p, uint32_t fi)
+{
+	int err;
+
+	if (!p->waited) {
+		err = vl_lock_file(p->r, fi);
+		p->waited = err == -EAGAIN;
+		return err;
+	}
+	err = vl_trylock_file(p->r, fi);
+	/* what vl_lock_file checks after its take (a mover takes every file lock after setting it) */
+	if (err == 0 && __atomic_load_n(&p->r->hdr->fate.retired, __ATOMIC_SEQ_CST) != 0) {
+		vl_unlock_file(p->r, fi);
+		return -ESTALE;
+	}
+	return err;
+}
+
+/*
  * One visit: choose the oldest, reach its file, lock, check again, flag,
  * punch. Over 80 lines on purpose: these are the steps of DESIGN 13 in
  * their order, each check next to the lock it needs; the proof reads it
@@ -561,11 +588,11 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 		return skip_file(p, t.fi, rep);
 	}
 
-	err = vl_lock_file(r, t.fi);
+	err = lock_for_visit(p, t.fi);
 	if (err) {
 		/* a holder that does not let go (stopped?): the file waits, the others do not */
 		vl_log("file %u: not locked (%s): skipped", t.fi, strerror(-err));
-		return err == -EAGAIN ? skip_file(p, t.fi, rep) : STOP;
+		return err == -EAGAIN || err == -EBUSY ? skip_file(p, t.fi, rep) : STOP;
 	}
 	if (f->h.gen != t.gen || f->h.state != VL_FILE_LIVE || !vl_file_ok(r, f)) {
 		/* freed, or another file's, or scribbled, while we were away */

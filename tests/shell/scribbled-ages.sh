@@ -23,6 +23,10 @@
 #      oldest while its head is not. `volatile purge --all` purges both
 #      files' ranges (before: 8.4 million visits chose F and chose again,
 #      in 340 ms, and the pass ended with 0 ranges purged).
+#   5. Three files' lock words scribbled to name a live process (L, asleep
+#      after a MARK), VOLATILE_LOCK_WAIT=300ms: a purge waits the bound for
+#      the first and skips the other two at once (they were three waits; 64
+#      such words were 64 waits, a minute), and purges G's ranges.
 # Every command has 20 s (VL_TIMEOUT); the failure was minutes.
 . "$(dirname "$0")/lib.sh"
 need_cmd
@@ -175,5 +179,48 @@ expect 12K 52K F ok
 open $G rw = 4
 unmark 0 4K = 1
 expect 4K 60K G ok
+EOF
+
+# ---- 5. lock words naming a live process: one wait a pass ---------------------------
+new_region
+for i in 1 2 3; do
+	mkfile "$WORK/F$i" 64K F
+	ok p5-$i svt open "$WORK/F$i" rw mark 0 4K
+done
+mkfile "$G" 64K G
+bg l5 env LD_PRELOAD="$VOLATILE_LIBRARY" timeout 120 "$VT" pid open "$G" rw mark 0 4K echo ready \
+	sleep 100000
+wait_match l5 out '^ready$'
+lpid=$(sed -n 's/^pid = //p' "$WORK/l5.out")
+token=$(lw token "$lpid")
+[ "$token" != none ] || fail "L ($lpid) has no token in the region"
+slots=
+for i in 1 2 3; do
+	s5=$(lw slot "$WORK/F$i")
+	lw set "$s5" "${token#0x}" >/dev/null
+	slots="$slots $s5"
+done
+run c5 env VOLATILE_DEBUG=1 VOLATILE_LOCK_WAIT=300ms timeout "$VL_TIMEOUT" "$VOLATILE_CMD" purge --all
+[ "$rc" -eq 0 ] || { show c5; fail "c5: exit status $rc"; }
+grep -q "^purged 1 range, 4096 bytes" "$WORK/c5.out" || { show c5; fail "c5: not G's one range purged"; }
+waits=$(grep -c 'not locked (Resource temporarily unavailable)' "$WORK/c5.err")
+tries=$(grep -c 'not locked (Device or resource busy)' "$WORK/c5.err")
+[ "$waits" = 1 ] && [ "$tries" = 2 ] ||
+	{ show c5; fail "c5: $waits waits of the bound and $tries skips at once (want 1 and 2)"; }
+for s5 in $slots; do
+	lw set "$s5" 0 >/dev/null
+done
+ok u5 svt open "$WORK/F1" rw unmark 0 4K open "$WORK/F2" rw unmark 0 4K \
+	open "$WORK/F3" rw unmark 0 4K expect 0 64K F open "$G" rw expect 0 4K zero
+expect_out u5 <<EOF
+open $WORK/F1 rw = 3
+unmark 0 4K = 0
+open $WORK/F2 rw = 4
+unmark 0 4K = 0
+open $WORK/F3 rw = 5
+unmark 0 4K = 0
+expect 0 64K F ok
+open $G rw = 6
+expect 0 4K zero ok
 EOF
 exit 0
