@@ -3,6 +3,10 @@
  * layout.c - region geometry, format word and integrity sums.
  */
 #include "layout.h"
+
+#ifdef VL_COUNT_STEPS
+unsigned long vl_walk_steps;
+#endif
 #include "tomb.h"
 
 #include <errno.h>

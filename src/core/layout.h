@@ -562,14 +562,41 @@ struct vl_region {
 	size_t size;
 };
 
+/*
+ * Steps (DESIGN 10: garbage is never a loop). Every loop over the region
+ * reads a node or a file record through vl_node_at or vl_file_at, or a
+ * slot of the file table (VL_WALK at the probe), at each iteration. A
+ * build with VL_COUNT_STEPS (the fuzz targets, tests/fuzz) counts those
+ * reads, so that a fuzzer holds every call of the core to VL_WALK_BOUND
+ * steps whatever the region holds; elsewhere VL_WALK is nothing.
+ */
+#ifdef VL_COUNT_STEPS
+extern unsigned long vl_walk_steps;
+#define VL_WALK() ((void)vl_walk_steps++)
+#else
+#define VL_WALK() ((void)0)
+#endif
+
+/*
+ * The most steps one call of the core takes over r, whatever r holds: a
+ * constant times the region's slots (ranges + files + the file table's).
+ * The constant is the deepest a tree walk goes for one range
+ * (VL_RB_MAX_DEPTH, rtree.h) times the few reads of one step.
+ */
+#define VL_WALK_C 256u
+#define VL_WALK_BOUND(r) \
+	((uint64_t)VL_WALK_C * ((uint64_t)(r)->node_cap + (r)->file_cap + (r)->hash_cap))
+
 /* Clamp an index read from shared memory into its array. */
 static inline struct vl_node *vl_node_at(const struct vl_region *r, uint32_t i)
 {
+	VL_WALK();
 	return &r->nodes[i < r->node_cap ? i : VL_NIL];
 }
 
 static inline struct vl_file *vl_file_at(const struct vl_region *r, uint32_t i)
 {
+	VL_WALK();
 	return &r->files[i < r->file_cap ? i : VL_NIL];
 }
 
