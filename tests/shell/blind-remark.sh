@@ -12,7 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 need_cmd
 
-U=4245
+U=4251
 [ "$(id -u)" -eq 0 ] || skip "needs root to run as another user (who cannot open map_files)"
 command -v setpriv >/dev/null 2>&1 || skip "no setpriv"
 setpriv --reuid=$U --regid=$U --clear-groups -- test -x "$VT" ||
