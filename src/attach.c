@@ -13,6 +13,7 @@
 #include "core/compiler.h"
 #include "core/fault.h"
 #include "core/pool.h"
+#include "core/tomb.h"
 #include "log.h"
 #include "move.h"
 #include "punch.h"
@@ -452,6 +453,35 @@ static int young_over(const struct vl_region *cur, uint64_t now)
 	return now - sighted.at >= YOUNG_MS;
 }
 
+/*
+ * Nothing older is left. If the region served blind, an older region it
+ * could not open was left to its users; if they exited without moving it
+ * in (an idle user never calls again), its records, purged ranges
+ * included, went with them, and nothing here says which files they
+ * named (removed-exit.sh: an UNMARK of such a file said 0 over its
+ * zeros). Each such file was born before now: the tombstones' horizon is
+ * raised to now (realtime, the births' clock), so that every file born
+ * before counts as forgotten with purged ranges (its UNMARK with no
+ * record says 1, a record made again for it is TOMB). Raised before the
+ * clear, under the region lock (a record made meanwhile is made before
+ * or after both); an UNMARK reads blind() before the tombstones.
+ */
+static int settled(const struct vl_region *cur)
+{
+	struct vl_fate *f = &cur->hdr->fate;
+	struct timespec ts;
+
+	if (vl_lock_region(cur) != 0)
+		return __atomic_load_n(&f->waiting, __ATOMIC_ACQUIRE) == VL_BLIND ? 0 : -ESTALE;
+	if (__atomic_load_n(&f->waiting, __ATOMIC_ACQUIRE) == VL_BLIND &&
+	    clock_gettime(CLOCK_REALTIME, &ts) == 0 && ts.tv_sec > 0)
+		vl_tomb_raise(cur->tomb, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+	__atomic_store_n(&f->waiting, 0, __ATOMIC_RELEASE);
+	vl_unlock_region(cur);
+	vl_log("region settled: every older region mapped here is moved in, or gone with its users");
+	return 0;
+}
+
 int vl_region_settle(const struct vl_region *cur)
 {
 	struct vl_fate *f = &cur->hdr->fate;
@@ -477,11 +507,8 @@ int vl_region_settle(const struct vl_region *cur)
 	if (vl_scan_regions(on_old, &z) != 0) /* no /proc: nothing can be known */
 		return w == VL_BLIND ? 0 : -ESTALE;
 	unseen = unseen_users(cur, &z);
-	if (!z.pending && !unseen) {
-		__atomic_store_n(&f->waiting, 0, __ATOMIC_RELEASE);
-		vl_log("region settled: every older region mapped here is moved in");
-		return 0;
-	}
+	if (!z.pending && !unseen)
+		return settled(cur);
 	if (w == VL_BLIND)
 		return 0; /* it serves already; what is left is looked at again later */
 	/*

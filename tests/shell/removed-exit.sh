@@ -69,6 +69,7 @@ while :; do
 	[ "$i" -le 300 ] || break # still blind 30 s on: it says 1, as it should
 	sleep 0.1
 done
+say "older_left: $(jq_py st 'd["older_left"]') after $i looks"
 ok g-still-zeros vt open "$g" r expect 4K 60K zero
 ok new3 as_user open "$g" rw unmark 4K 60K
 expect_line new3 "unmark 4K 60K = 1"
