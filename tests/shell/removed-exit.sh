@@ -73,4 +73,38 @@ say "older_left: $(jq_py st 'd["older_left"]') after $i looks"
 ok g-still-zeros vt open "$g" r expect 4K 60K zero
 ok new3 as_user open "$g" rw unmark 4K 60K
 expect_line new3 "unmark 4K 60K = 1"
+
+# part b: the old user exits while the new region still waits (its young
+# period, 2 s): the new region never serves blind, and its settle that
+# finds nothing left must not forget what it saw left before
+REG=$ud/region-b
+h=$ud/h
+as_user open "$h" rwt fill 0 64K H >/dev/null || fail "cannot write $h"
+rm -f "$ud/go"
+bg oldb setpriv --reuid=$U --regid=$U --clear-groups -- env VOLATILE_REGION="$REG" \
+	LD_PRELOAD="$VOLATILE_LIBRARY" timeout 120 "$VT" \
+	open "$h" rw mark 0 64K touch "$ud/h-marked" wait "$ud/go"
+wait_file "$ud/h-marked"
+run purgeb vol_user purge --all
+[ "$rc" -eq 0 ] || { show purgeb; fail "b: volatile purge: exit status $rc"; }
+ok h-zeros vt open "$h" r expect 0 64K zero
+rm "$REG"
+run b1 as_user memfd m 64K mark 0 4K
+expect_line b1 "mark 0 4K = -1 ESTALE"
+touch "$ud/go"
+wait_bg oldb
+i=0
+while :; do
+	run b2 as_user memfd m 64K mark 0 4K
+	grep -qx 'mark 0 4K = -1 ESTALE' "$WORK/b2.out" || break
+	i=$((i + 1))
+	[ "$i" -le 100 ] || { show b2; fail "b: a new process still gets ESTALE 10 s after the rm"; }
+	sleep 0.1
+done
+expect_line b2 "mark 0 4K = 0"
+run stb vol_user status --json
+say "b: older_left: $(jq_py stb 'd["older_left"]')"
+ok hb-zeros vt open "$h" r expect 0 64K zero
+ok b3 as_user open "$h" rw unmark 0 64K
+expect_line b3 "unmark 0 64K = 1"
 exit 0
