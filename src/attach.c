@@ -13,6 +13,8 @@
 #include "core/compiler.h"
 #include "core/fault.h"
 #include "core/pool.h"
+#include "core/tomb.h"
+#include "core/tomb.h"
 #include "log.h"
 #include "move.h"
 #include "punch.h"
@@ -354,6 +356,8 @@ struct unseen {
 	const struct settle *z;
 	uint64_t tag;
 	int pending;
+	uint64_t held[32][2]; /* every region of the tag in use, seen in maps or not */
+	int nheld;
 };
 
 /* "3: OFDLCK ADVISORY  READ  -1 00:1b:41747 90123 90123": a region of our tag in use */
@@ -375,6 +379,11 @@ static int on_lock_line(void *a, char *line)
 		return 0;
 	if (ino == u->cur->file_ino || vl_region_moved_in(u->cur, dev, ino))
 		return 0;
+	if (u->nheld < 32) {
+		u->held[u->nheld][0] = dev;
+		u->held[u->nheld][1] = ino;
+		u->nheld++;
+	}
 	/* one settle's look at /proc/PID/maps counted as left already is judged there */
 	for (int i = 0; u->z != NULL && i < u->z->nleft; i++)
 		if (u->z->left[i][0] == dev && u->z->left[i][1] == ino)
@@ -391,12 +400,105 @@ static int on_lock_line(void *a, char *line)
  * cannot be looked into)? A /proc without it (subset=pid) shows no such
  * user: then no.
  */
-static int unseen_users(const struct vl_region *cur, const struct settle *z)
+static int unseen_users(const struct vl_region *cur, const struct settle *z, struct unseen *u)
 {
-	struct unseen u = { cur, z, vl_region_tag(cur), 0 };
-	int e = vl_each_line("/proc/locks", on_lock_line, &u);
+	int e;
 
-	return (e != 0 && e != -ENOENT) || u.pending;
+	memset(u, 0, sizeof(*u));
+	u->cur = cur;
+	u->z = z;
+	u->tag = vl_region_tag(cur);
+	e = vl_each_line("/proc/locks", on_lock_line, u);
+	return (e != 0 && e != -ENOENT) || u->pending;
+}
+
+static int listed(const uint64_t (*l)[2], int n, uint64_t dev, uint64_t ino)
+{
+	for (int i = 0; i < n; i++)
+		if (l[i][0] == dev && l[i][1] == ino)
+			return 1;
+	return 0;
+}
+
+static void raise_to_now(const struct vl_region *cur)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_REALTIME, &ts) == 0 && ts.tv_sec > 0)
+		vl_tomb_raise(cur->tomb, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+}
+
+/*
+ * An older region left to its users (one this region could not open or
+ * move in) loses its records, purged ranges included, when they exit
+ * without moving it in: an idle user never calls again. Nothing then says
+ * which files they named (removed-exit.sh: an UNMARK of such a file said
+ * 0 over its zeros, whether this region served blind or still waited).
+ * But whatever it punched, it punched a file born before this region was
+ * at its name (its gate's look fails after, DESIGN 16 point 3): so the
+ * horizon raised to any realtime reading taken since covers every one.
+ * Raised only when one is found gone so, not when one is seen left (its
+ * users mostly move it in, and every file born before would pay): the
+ * regions seen left are listed in the tombstones' head, which every
+ * settler reads; each is struck off when moved in, or, raising the
+ * horizon first, when no process maps or locks it any more and it was
+ * not moved in. A list full, or a region seen left once waiting is 0 (no
+ * settle would look again): the raise at once. Under the region lock,
+ * before this settle may clear waiting (an UNMARK that finds no record
+ * reads blind() before the tombstones).
+ */
+static int watch_left(const struct vl_region *cur, const struct settle *z, const struct unseen *u)
+{
+	uint64_t (*l)[2] = cur->tomb->left;
+	int any = z->nleft > 0 || u->nheld > 0, raise = 0;
+
+	for (unsigned i = 0; !any && i < VL_TOMB_LEFT; i++)
+		any = __atomic_load_n(&l[i][1], __ATOMIC_RELAXED) != 0 ||
+		      __atomic_load_n(&l[i][0], __ATOMIC_RELAXED) != 0;
+	if (!any)
+		return 0;
+	if (vl_lock_region(cur) != 0)
+		return -1; /* locked out: the list stays, the next settle looks */
+	for (unsigned i = 0; i < VL_TOMB_LEFT; i++) {
+		uint64_t dev = l[i][0], ino = l[i][1];
+
+		if (dev == 0 && ino == 0)
+			continue;
+		if (vl_region_moved_in(cur, dev, ino)) {
+			l[i][0] = l[i][1] = 0;
+		} else if (!listed((const uint64_t(*)[2])z->seen, z->nseen, dev, ino) &&
+			   !listed((const uint64_t(*)[2])u->held, u->nheld, dev, ino)) {
+			raise = 1; /* gone with its users, unmoved */
+			l[i][0] = l[i][1] = 0;
+		}
+	}
+	for (int k = 0; k < z->nleft + u->nheld; k++) {
+		const uint64_t *e = k < z->nleft ? z->left[k] : u->held[k - z->nleft];
+		unsigned i, free = VL_TOMB_LEFT;
+
+		for (i = 0; i < VL_TOMB_LEFT; i++) {
+			if (l[i][0] == e[0] && l[i][1] == e[1])
+				break;
+			if (free == VL_TOMB_LEFT && l[i][0] == 0 && l[i][1] == 0)
+				free = i;
+		}
+		if (i < VL_TOMB_LEFT)
+			continue;
+		if (free == VL_TOMB_LEFT ||
+		    __atomic_load_n(&cur->hdr->fate.waiting, __ATOMIC_ACQUIRE) == 0) {
+			raise = 1;
+			continue;
+		}
+		l[free][0] = e[0];
+		l[free][1] = e[1];
+	}
+	if (raise) {
+		raise_to_now(cur);
+		vl_log("an older region left to its users went unmoved: every file born before now "
+		       "counts as forgotten with purged ranges");
+	}
+	vl_unlock_region(cur);
+	return 0;
 }
 
 /*
@@ -457,7 +559,8 @@ int vl_region_settle(const struct vl_region *cur)
 	struct vl_fate *f = &cur->hdr->fate;
 	uint32_t w, expect = VL_WAITING;
 	struct settle z;
-	int unseen;
+	struct unseen u;
+	int unseen, watched;
 
 	if (renamed_here(cur) && vl_lock_region(cur) == 0) {
 		if (renamed_here(cur)) {
@@ -476,10 +579,13 @@ int vl_region_settle(const struct vl_region *cur)
 	z.cur = cur;
 	if (vl_scan_regions(on_old, &z) != 0) /* no /proc: nothing can be known */
 		return w == VL_BLIND ? 0 : -ESTALE;
-	unseen = unseen_users(cur, &z);
-	if (!z.pending && !unseen) {
+	unseen = unseen_users(cur, &z, &u);
+	/* never cleared while what was left may not have been looked at */
+	watched = watch_left(cur, &z, &u);
+	if (!z.pending && !unseen && watched == 0) {
 		__atomic_store_n(&f->waiting, 0, __ATOMIC_RELEASE);
-		vl_log("region settled: every older region mapped here is moved in");
+		vl_log("region settled: every older region mapped here is moved in, or gone with "
+		       "its users");
 		return 0;
 	}
 	if (w == VL_BLIND)

@@ -581,7 +581,8 @@ static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struc
 	 */
 	if (fd.fi == VL_NIL) {
 		*now_ms = vl_now_ms();
-		return vl_tomb_has(r->tomb, &st->id) || blind(r);
+		/* blind first: its clear comes after the horizon's raise (attach.c settled) */
+		return blind(r) || vl_tomb_has(r->tomb, &st->id);
 	}
 	f = vl_file_at(r, fd.fi);
 	VL_STEP("unmark: file locked");

@@ -200,7 +200,8 @@ struct vl_holder {
 #define VL_FF_PATH_TRIED 0x2u /* we looked for a path once; don't again */
 #define VL_FF_ASHMEM 0x4u     /* an ashmem region: ash holds its state, never a path;
 				 the record lives until the file is gone, ranges or not */
-#define VL_FF_TOMB 0x8u       /* made for an identity the tombstones hold (tomb.h):
+#define VL_FF_TOMB 0x8u       /* made for an identity the tombstones hold (tomb.h),
+				 or while the region served blind (DESIGN 16):
 				 every UNMARK of it says 1. Set before it is LIVE,
 				 never cleared while it is */
 

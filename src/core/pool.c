@@ -731,8 +731,12 @@ void vl_file_publish(const struct vl_region *r, uint32_t fi, const struct vl_ide
 	 * A file whose record was forgotten with purged ranges (tomb.h): the
 	 * flag is set before the record is LIVE, so no UNMARK can find the
 	 * record without it, and say 0 over bytes the forgotten ranges covered.
+	 * So too a record made while the region serves blind (DESIGN 16): an
+	 * older region left to its users may have purged bytes of this file
+	 * that a MARK here would join unseen, taking them for intact.
 	 */
-	if (vl_tomb_has(r->tomb, id))
+	if (vl_tomb_has(r->tomb, id) ||
+	    __atomic_load_n(&r->hdr->fate.waiting, __ATOMIC_ACQUIRE) == VL_BLIND)
 		f->h.flags |= VL_FF_TOMB;
 	/* sealed before it is LIVE: whoever sees it LIVE sees its sum too */
 	f->h.check = vl_file_sum_as(r, f, VL_FILE_LIVE, f->h.gen);

@@ -59,12 +59,20 @@
 #define VL_TOMB_WAYS 16u
 #define VL_TOMB_SETS 255u
 #define VL_TOMB_HEAD 32u /* words before the table: the horizon, counts, room */
+#define VL_TOMB_LEFT 8u  /* older regions left, watched (attach.c) */
 
 struct vl_tomb {
 	uint64_t horizon; /* ns; 0: none yet. Only rises */
 	uint64_t added;   /* identities written into the table (hints, for status) */
 	uint64_t pushed;  /* entries pushed out of it, each raising the horizon */
-	uint64_t room[VL_TOMB_HEAD - 3];
+	/*
+	 * Older regions this one saw left to their users (dev, ino; 0 0: a
+	 * free entry), whose records may yet go with those users, unmoved:
+	 * attach.c raises the horizon when one goes so (DESIGN 16). In what
+	 * was room: a region made before reads none.
+	 */
+	uint64_t left[VL_TOMB_LEFT][2];
+	uint64_t room[VL_TOMB_HEAD - 3 - 2 * VL_TOMB_LEFT];
 	uint64_t fp[VL_TOMB_SETS][VL_TOMB_WAYS];    /* 0: a free way */
 	uint64_t birth[VL_TOMB_SETS][VL_TOMB_WAYS]; /* ns, >= 1; read by writers only */
 };

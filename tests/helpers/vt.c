@@ -47,6 +47,9 @@
  *   pid                  "pid = N"
  *   procpid              "procpid = N": this process's pid under /proc
  *   echo WORD            "WORD"
+ *   envpoke NAME VALUE   overwrite NAME's value, in place, in the environment
+ *                        strings exec left on the stack (as setproctitle
+ *                        writes over them)             "envpoke NAME = N"
  *   wait PATH            block until PATH exists (60 s at most, else
  *                        "wait PATH TIMEOUT", exit status 1)
  *   userns UID           unshare(CLONE_NEWUSER), our user mapped to UID there
@@ -952,6 +955,28 @@ static int c_echo(struct state *s, char **a)
 	return 0;
 }
 
+/*
+ * Overwrite, in place, the value of each string NAME=... of the
+ * environment exec put on the stack with VALUE (no longer than it, then a
+ * NUL), as setproctitle writes over that memory: what /proc/PID/environ
+ * shows from then on. The library read the environment already.
+ */
+static int c_envpoke(struct state *s, char **a)
+{
+	extern char **environ;
+	size_t n = strlen(a[1]), v = strlen(a[2]);
+	int k = 0;
+
+	(void)s;
+	for (char **e = environ; e != NULL && *e != NULL; e++)
+		if (strncmp(*e, a[1], n) == 0 && (*e)[n] == '=' && strlen(*e + n + 1) >= v) {
+			memcpy(*e + n + 1, a[2], v + 1);
+			k++;
+		}
+	printf("envpoke %s = %d\n", a[1], k);
+	return 0;
+}
+
 static int c_wait(struct state *s, char **a)
 {
 	int waited = 0;
@@ -1258,6 +1283,7 @@ static const struct command {
 	{ "pid", 0, c_pid, "this process's pid" },
 	{ "procpid", 0, c_procpid, "this process's pid under /proc" },
 	{ "echo", 1, c_echo, "WORD: print it" },
+	{ "envpoke", 2, c_envpoke, "NAME VALUE: overwrite NAME's value in the exec'd environment" },
 	{ "wait", 1, c_wait, "PATH: until it exists (60 s at most)" },
 	{ "userns", 1, c_userns, "UID: a user namespace of its own, our user UID there" },
 	{ "nodump", 0, c_nodump, "prctl(PR_SET_DUMPABLE, 0)" },
