@@ -3,12 +3,12 @@
  * evict.c - a full file table makes room (see evict.h).
  *
  * The records nobody can clear. A record with a purged range is kept
- * until its file is certainly gone (purge.c, point 5): forgotten sooner,
- * a later UNMARK of those bytes would say 0 over zeros. Where no proof
- * can be had (a process of the user that cannot be looked into, and no
- * CAP_DAC_READ_SEARCH for gone.c's), such records stayed for good, and
- * enough of them (an ashmem test suite left 8 a run) filled the table:
- * every MARK of a new file failed with ENOMEM from then on.
+ * until its file is taken for gone (purge.c, point 5: by the kernel's
+ * ESTALE, or by /proc twice). Where neither can be had (a process of the
+ * user that cannot be looked into, and no CAP_DAC_READ_SEARCH for
+ * gone.c's), such records stayed for good, and enough of them (an ashmem
+ * test suite left 8 a run) filled the table: every MARK of a new file
+ * failed with ENOMEM from then on.
  *
  * So a MARK (or a new ashmem region) that finds the table full makes
  * room. It frees the records of files that
@@ -19,7 +19,8 @@
  *     (vl_reach, EVICT_LOOKS of them at most per call) and fails too;
  * longest silent first, up to EVICT_BATCH per scan of the table (a scan
  * reads every record: amortised over a batch). A record whose inode the
- * kernel says is gone (gone.c) is dropped outright, with no tombstone.
+ * kernel says is gone (gone.c) is dropped outright (vl_drop_file: its
+ * purged ranges leave a tombstone, as every forgetting's do).
  * Records of files in use (changed within the minute, or reachable) are
  * never evicted: a table full of those still says ENOMEM.
  *
@@ -38,10 +39,10 @@
  * were intact, never its data.
  *
  * The costs: false 1s, for the evicted files (a live one that could not
- * be reached, whose holder unmarks later) and for files the filter takes
- * for them by chance (tomb.h); and an evicted ashmem region's record takes
- * its name, size and prot mask with it, so the region is a plain memfd
- * from then on (README "Limits").
+ * be reached, whose holder unmarks later) and for files the tombstones
+ * take for them (born before their horizon, tomb.h); and an evicted
+ * ashmem region's record takes its name, size and prot mask with it, so
+ * the region is a plain memfd from then on (README "Limits").
  */
 #include "evict.h"
 
@@ -189,10 +190,15 @@ static int evict(const struct vl_region *r, const struct cand *c)
 		 * crash between the two leaves a tombstone and the record: a
 		 * false 1 at worst.
 		 */
-		if (f->h.npurged != 0)
+		int tomb = f->h.npurged != 0;
+
+		if (tomb)
 			vl_tomb_add(r->tomb, &f->h.ident);
 		VL_STEP("evict: tombstone set, record kept");
 		err = vl_ranges_clear(r, &f->h.root, c->fi, &ch);
+		/* a purged range the count missed: its tombstone, still before the slot goes */
+		if (err == 0 && !tomb && ch.d_purged != 0)
+			vl_tomb_add(r->tomb, &f->h.ident);
 		if (err == 0) {
 			vl_commit(r, c->fi, &ch, VL_NIL);
 			vl_file_release(r, c->fi);

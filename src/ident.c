@@ -41,10 +41,23 @@
 #define MOUNT_CACHE 16
 static uint64_t mount_cache[MOUNT_CACHE];
 
+/*
+ * Asked of the kernel's memory, never of the file's file system (DESIGN
+ * 14): fstatfs of a FUSE or network file asks its server, which may never
+ * answer, and a thread waiting for an answer its server has read cannot
+ * even be killed. F_GET_SEALS answers from the file's mapping alone: only
+ * shmem (tmpfs, memfd) and hugetlbfs files have seals, every other file
+ * gets EINVAL; both keep their statfs in memory, so only they are asked
+ * it. 1, 0 (EINVAL: no file of this mount is tmpfs), or -errno: a
+ * refused F_GET_SEALS (a seccomp policy) is not known, -EOPNOTSUPP, as a
+ * refused file handle is.
+ */
 static int fd_on_tmpfs(int fd)
 {
 	struct statfs sf;
 
+	if (VL_SYSCALL("get seals", vl_raw_fcntl(fd, F_GET_SEALS)) < 0)
+		return errno == EINVAL ? 0 : -EOPNOTSUPP;
 	if (VL_SYSCALL("fstatfs", fstatfs(fd, &sf)) != 0)
 		return -errno;
 	return sf.f_type == TMPFS_MAGIC;

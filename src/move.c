@@ -9,9 +9,10 @@
  *      until its maker, or any process that finds it so, has looked at
  *      every region mapped by the user's processes and moved in those it
  *      could reach; one it could not reach (its name removed, only mapped)
- *      keeps it waiting until that region's own users move it in, which
- *      they do when they next find their region stale (attach.c), or until
- *      they have all exited.
+ *      is left to its own users, who move it in when they next find their
+ *      region stale (attach.c). Until then the new one waits, or, past its
+ *      young period, serves "blind" (attach.c, DESIGN 16: why the two never
+ *      contradict each other).
  *   2. Moving starts by retiring the old region, then takes each of its
  *      file locks in turn: an operation that held one finishes first and
  *      its result is moved; one that takes it after sees the region
@@ -231,13 +232,20 @@ int vl_region_move(const struct vl_region *old, const struct vl_region *cur)
 	if (err == 0)
 		err = vl_lock_region(cur);
 	if (err == 0) {
-		/* the tombstones too: what evicted records said must still be said */
-		for (uint32_t i = 0; i < VL_TOMB_WORDS; i++) {
-			uint64_t w = __atomic_load_n(&old->tomb[i], __ATOMIC_RELAXED);
+		/*
+		 * The tombstones too: what forgotten records said must still be
+		 * said. The horizon first, then every entry (one the new table
+		 * has no room for raises it further): no identity the old
+		 * tombstones held is without one in the new.
+		 */
+		vl_tomb_raise(cur->tomb, __atomic_load_n(&old->tomb->horizon, __ATOMIC_ACQUIRE));
+		for (uint32_t s = 0; s < VL_TOMB_SETS; s++)
+			for (uint32_t w = 0; w < VL_TOMB_WAYS; w++) {
+				uint64_t fp = __atomic_load_n(&old->tomb->fp[s][w], __ATOMIC_ACQUIRE);
 
-			if (w != 0)
-				__atomic_fetch_or(&cur->tomb[i], w, __ATOMIC_RELAXED);
-		}
+				if (fp != 0)
+					vl_tomb_add_fp(cur->tomb, fp, old->tomb->birth[s][w]);
+			}
 		note_moved(cur, old->file_dev, old->file_ino);
 		for (uint32_t i = 0; i < fate->nmoved && i < VL_MOVED_MAX; i++)
 			note_moved(cur, fate->moved_from[i].dev, fate->moved_from[i].ino);

@@ -479,11 +479,16 @@ static void enforce_pressure(const struct vl_region *r, const struct found *fd, 
  * made, the fd another file's): the range stays flagged purged over
  * intact bytes, and its UNMARK says 1, the safe way (file lock held).
  */
-static VL_COLD void punch_merged(int fdnum, const struct vl_stat *st, uint64_t s, uint64_t e,
-				 const struct vl_change *c)
+static VL_COLD void punch_merged(const struct vl_region *r, int fdnum, const struct vl_stat *st,
+				 uint64_t s, uint64_t e, const struct vl_change *c)
 {
 	struct vl_extent x = { c->punch_start, c->punch_end };
-	int done = vl_punch_ready() ? vl_punch_fd(fdnum, &st->id, &x, 1) : -EPERM;
+	struct vl_gate gate;
+	int done;
+
+	/* as a purge's punch: through the gate (DESIGN 16), in a table nobody renumbers */
+	vl_gate_init(&gate, r);
+	done = vl_punch_fd(fdnum, &st->id, &x, 1, &gate);
 
 	vl_log("mark [%llu, %llu) joins a purged range: punched [%llu, %llu): %s",
 	       (unsigned long long)s, (unsigned long long)e, (unsigned long long)x.start,
@@ -525,7 +530,7 @@ static int mark(const struct vl_region *r, int fdnum, const struct vl_caller *as
 	}
 	VL_STEP("mark: tree changed, not committed");
 	if (err == 0 && c.punch_end > c.punch_start)
-		punch_merged(fdnum, st, s, e, &c);
+		punch_merged(r, fdnum, st, s, e, &c);
 	finish(r, fd.fi, &c, err, spare, err ? NULL : &m, now_ms);
 	VL_STEP("mark: committed, file locked");
 	if (m.want_path)
@@ -539,27 +544,48 @@ static int mark(const struct vl_region *r, int fdnum, const struct vl_caller *as
 	return 0;
 }
 
+/*
+ * The region serves while an older one it could not take in may hold
+ * records of this file (VL_BLIND, DESIGN 16): read after the change, with
+ * the file's lock held, so that a settle that took the last of them in
+ * (their records added under this lock) and then cleared it came before.
+ */
+static int blind(const struct vl_region *r)
+{
+	return __atomic_load_n(&r->hdr->fate.waiting, __ATOMIC_ACQUIRE) == VL_BLIND;
+}
+
+/*
+ * *now_ms: the clock, read after the tree change (DESIGN 16: the age of
+ * the region's last look is judged from a reading taken after it).
+ */
 static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struct vl_stat *st,
-		  uint64_t now_ms)
+		  uint64_t *now_ms)
 {
 	struct found fd = { VL_NIL, 0 };
 	struct vl_change c;
 	struct vl_file *f;
 	uint32_t spare;
-	int err, tomb, lock_err;
+	int err, tomb, lock_err, whole;
 
 	err = find_and_lock(r, st, 0, &fd);
 	if (err)
 		return err;
 	/*
 	 * No record: nothing of it is volatile, unless a record of it was
-	 * evicted with purged ranges (evict.c): then 1, as the tombstone
-	 * tells; bits set before that record went, and seen since through
-	 * the region lock that find_and_lock took.
+	 * forgotten with purged ranges (purge.c point 5, evict.c): then 1,
+	 * as the tombstones tell; written before that record went, and seen
+	 * since through the region lock under which find_and_lock found no
+	 * record (they never lose an identity after: core/tomb.h). Or an
+	 * older region left to its users may hold it (DESIGN 16).
 	 */
-	if (fd.fi == VL_NIL)
-		return vl_tomb_has(r->tomb, &st->id);
+	if (fd.fi == VL_NIL) {
+		*now_ms = vl_now_ms();
+		/* blind first: its clear comes after the horizon's raise (attach.c settled) */
+		return blind(r) || vl_tomb_has(r->tomb, &st->id);
+	}
 	f = vl_file_at(r, fd.fi);
+	VL_STEP("unmark: file locked");
 	/* read now: finish may free the record; set before it was LIVE, never cleared */
 	tomb = (__atomic_load_n(&f->h.flags, __ATOMIC_RELAXED) & VL_FF_TOMB) != 0;
 	/* a spare taken first: an UNMARK in the middle of a range splits it */
@@ -572,10 +598,56 @@ static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struc
 				      : -ENOMEM;
 	}
 	VL_STEP("unmark: tree changed, not committed");
-	finish(r, fd.fi, &c, err, spare, NULL, now_ms);
+	*now_ms = vl_now_ms();
+	/* what this region does not hold whole, an older one left to its users may have purged */
+	whole = err == 0 && (uint64_t)-(c.d_vbytes + c.d_pbytes) == e - s;
+	whole = whole || !blind(r);
+	finish(r, fd.fi, &c, err, spare, NULL, *now_ms);
 	vl_unlock_file(r, fd.fi);
 	/* an evicted file's every UNMARK says 1 (evict.c says why not fewer) */
-	return err ? err : c.was_purged || tomb;
+	return err ? err : c.was_purged || tomb || !whole;
+}
+
+/*
+ * UNMARK in this process's region, its answer standing only if the
+ * region's last look at its name was read less than a second before a
+ * reading taken after the change (vl_region_confirm, DESIGN 16): else
+ * the process looks now, and if it followed to the region new processes
+ * find, the UNMARK is made there too and says 1 if either did; where it
+ * cannot be told, 1.
+ */
+static int unmark_here(struct vl_region **r, uint64_t s, uint64_t e, const struct vl_stat *st)
+{
+	struct vl_region *next;
+	uint64_t now_ms;
+	int ret, there, said = 0;
+
+	ret = vl_region_get_unaged(r);
+	if (ret)
+		return ret;
+	ret = unmark(*r, s, e, st, &now_ms);
+	/* each region followed to is judged as the first was: three at most, then 1 */
+	for (int hops = 0; ret >= 0; hops++) {
+		said |= ret;
+		switch (vl_region_confirm(*r, now_ms, &next)) {
+		case 0:
+			return said;
+		case 1:
+			if (hops == 2)
+				return 1;
+			vl_log("unmark: the region was no longer the one new processes find: "
+			       "unmarked in that one too");
+			*r = next;
+			there = unmark(next, s, e, st, &now_ms);
+			if (there < 0)
+				return 1; /* unmarked in one region, not known in the other */
+			ret = there;
+			break;
+		default:
+			return 1;
+		}
+	}
+	return ret;
 }
 
 int vl_volatile_fallocate_as(int fd, int mode, int64_t off, int64_t len,
@@ -597,22 +669,24 @@ int vl_volatile_fallocate_as(int fd, int mode, int64_t off, int64_t len,
 		 * ESTALE from a file lock: the region was being moved (move.c),
 		 * nothing was changed; the next vl_region_get follows it.
 		 */
-		/* the clock, read once for the call: vDSO reads add up on a pair */
-		uint64_t now_ms = vl_now_ms();
-
 		for (int tries = 0; tries < 2; tries++) {
-			ret = vl_region_get_at(&r, now_ms);
-			if (ret == 0 && op == VL_OP_MARK && as == NULL) {
-				self.holder.pid = vl_self();
-				self.holder.fd = fd;
-				self.early = NULL;
-				as = &self;
+			if (op == VL_OP_MARK) {
+				/* the clock, read once for the call: vDSO reads add up on a pair */
+				uint64_t now_ms = vl_now_ms();
+
+				ret = vl_region_get_at(&r, now_ms);
+				if (ret == 0 && as == NULL) {
+					self.holder.pid = vl_self();
+					self.holder.fd = fd;
+					self.early = NULL;
+					as = &self;
+				}
+				if (ret == 0)
+					ret = mark(r, fd, as, (uint64_t)off, (uint64_t)(off + len), &st,
+						   now_ms);
+			} else {
+				ret = unmark_here(&r, (uint64_t)off, (uint64_t)(off + len), &st);
 			}
-			if (ret == 0)
-				ret = op == VL_OP_MARK ? mark(r, fd, as, (uint64_t)off,
-							      (uint64_t)(off + len), &st, now_ms)
-						       : unmark(r, (uint64_t)off,
-								(uint64_t)(off + len), &st, now_ms);
 			if (ret != -ESTALE)
 				break;
 		}

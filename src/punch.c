@@ -21,20 +21,6 @@
  * made); so it is not made under a seccomp filter (vl_punch_ready). A
  * fault in it would end the whole process, as one in the calling thread
  * would.
- *
- * The same thread punches through the fd a caller handed to fallocate
- * (vl_punch_fd: a MARK that joins a purged range, a MARK's budget or
- * pressure purge of its own file). Not through that number in the host's
- * table: any host thread may close it or dup2 another file onto it
- * between a check and a punch however close, and the punch then zeroes a
- * file nobody marked (issue 24.2: 242 of 349 checks). The thread's copy
- * of the table is taken by the kernel when clone makes it: fd N there is
- * the open file N named when the copy was made, and no thread of the host
- * can close, renumber or replace it there. So the identity is checked in
- * the copy, and the punch goes through the copy: what was checked is what
- * is punched. Nothing is added to the host's table (no dup: it would take
- * the host's lowest free number, which a fork would inherit, and could
- * fail with EMFILE; DESIGN 17).
  */
 #include "punch.h"
 
@@ -107,8 +93,7 @@ static int writable(const struct vl_way *w, const struct vl_ident *id)
 	return fd;
 }
 
-/* the k extents out of fd, writable and checked: how many were punched */
-static int punch_extents(int fd, const struct vl_extent *ext, int k)
+int vl_punch_extents(int fd, const struct vl_extent *ext, int k)
 {
 	int done = 0;
 
@@ -121,51 +106,52 @@ static int punch_extents(int fd, const struct vl_extent *ext, int k)
 	return done;
 }
 
-static int punch_through(const struct vl_way *w, const struct vl_ident *id,
-			 const struct vl_extent *ext, int k)
+/*
+ * Through w, or the fd number theirs (the caller's: in a thread of ours
+ * a copy of it, which nobody can renumber while we use it), once the
+ * gate opened; the gate is held across every punch.
+ */
+static int punch_through(const struct vl_way *w, int theirs, const struct vl_ident *id,
+			 const struct vl_extent *ext, int k, struct vl_gate *g)
 {
-	int fd = writable(w, id), done;
+	int fd, done;
 
-	if (fd < 0)
-		return -EBADF;
-	done = punch_extents(fd, ext, k);
-	syscall(SYS_close, fd);
+	if (g != NULL && g->open(g) != 1) {
+		if (g->close != NULL)
+			g->close(g);
+		return -ESTALE;
+	}
+	if (w != NULL)
+		fd = writable(w, id);
+	else
+		fd = vl_fd_is(theirs, id) ? theirs : -1;
+	if (fd < 0) {
+		done = -EBADF;
+	} else {
+		done = vl_punch_extents(fd, ext, k);
+		if (w != NULL)
+			syscall(SYS_close, fd);
+	}
+	if (g != NULL && g->close != NULL)
+		g->close(g);
 	return done;
 }
 
-/*
- * Through fd as this thread's table has it: in the punch thread, the copy
- * made with it, which nothing else changes; in the command, its own table,
- * whose every fd is closed only by the code that opened it, after its last
- * use (a served call's fd too: supervise.c). Checked to be the file first.
- */
-static int punch_numbered(int fd, const struct vl_ident *id, const struct vl_extent *ext, int k)
-{
-	if (fd < 0 || !vl_fd_is(fd, id))
-		return -EBADF;
-	return punch_extents(fd, ext, k);
-}
-
 struct job {
-	const struct vl_way *w; /* NULL: through fd */
-	int fd;
+	const struct vl_way *w;
+	int theirs;
 	const struct vl_ident *id;
 	const struct vl_extent *ext;
 	int k;
+	struct vl_gate *g;
 	int result;
 };
-
-static int work(struct job *j)
-{
-	return j->w != NULL ? punch_through(j->w, j->id, j->ext, j->k)
-			    : punch_numbered(j->fd, j->id, j->ext, j->k);
-}
 
 static int child(void *arg)
 {
 	struct job *j = arg;
 
-	j->result = work(j);
+	j->result = punch_through(j->w, j->theirs, j->id, j->ext, j->k, j->g);
 	return 0;
 }
 
@@ -216,8 +202,7 @@ int vl_punch_ready(void)
 	       status_field(buf, "\nSeccomp_filters:") == (long)vl_config()->run_filters;
 }
 
-/* Run the job in a thread of ours with a copy of the fd table (the command: here). */
-static int in_own_table(struct job *j)
+static int punch_job(struct job *j)
 {
 	sigset_t all, old;
 	int saved = errno;
@@ -225,7 +210,7 @@ static int in_own_table(struct job *j)
 	pid_t pid;
 
 	if (here)
-		return work(j);
+		return punch_through(j->w, j->theirs, j->id, j->ext, j->k, j->g);
 	stack = vl_raw_mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (stack == MAP_FAILED)
@@ -244,16 +229,23 @@ static int in_own_table(struct job *j)
 }
 
 int vl_punch_way(const struct vl_way *w, const struct vl_ident *id, const struct vl_extent *ext,
-		 int k)
+		 int k, struct vl_gate *g)
 {
-	struct job j = { w, -1, id, ext, k, -ECHILD };
+	struct job j = { w, -1, id, ext, k, g, -ECHILD };
 
-	return in_own_table(&j);
+	return punch_job(&j);
 }
 
-int vl_punch_fd(int fd, const struct vl_ident *id, const struct vl_extent *ext, int k)
+int vl_punch_fd(int fd, const struct vl_ident *id, const struct vl_extent *ext, int k,
+		struct vl_gate *g)
 {
-	struct job j = { NULL, fd, id, ext, k, -ECHILD };
+	struct job j = { NULL, fd, id, ext, k, g, -ECHILD };
 
-	return in_own_table(&j);
+	/*
+	 * The gate's fds go into the thread's own table, never the host's
+	 * (DESIGN 17): where that thread may not be made, no punch.
+	 */
+	if (!here && !vl_punch_ready())
+		return -EPERM;
+	return punch_job(&j);
 }

@@ -19,11 +19,17 @@
  *
  * Why a purge never punches another file:
  *
- *   3. The victim is chosen under the region lock, but only remembered by
- *      (file slot, slot generation, node slot, node age). After taking the
- *      file lock, all four are checked again, and the file record's sum;
- *      a freed and reused slot fails the generation or age check, a
- *      scribbled record its sum.
+ *   3. The victim is chosen with no lock, by the age its file published,
+ *      and remembered by (file slot, slot generation, age). After taking
+ *      the file lock, the generation, state and record's sum are checked
+ *      again (a freed and reused slot fails the generation, a scribbled
+ *      record its sum: skipped), then the fields that steer the visit and
+ *      that no sum covers (vl_lru_check: the age order's ends are ranges
+ *      of this file, `oldest` its head's age; mended if not, and chosen
+ *      again once; wrong again in the pass: skipped), then the head's age
+ *      against the chosen one (else another caller changed it: choose
+ *      again). What is flagged and punched is read from nodes whose sum,
+ *      state and file are checked (vl_ranges_purge).
  *   4. The fd punched through refers to the file's identity (device,
  *      inode, birth time, generation), checked in the table the punch
  *      goes through, which nobody but the punch changes: an fd we opened
@@ -35,25 +41,37 @@
  *      checked fd names before its punch; where that thread cannot be
  *      made, nothing is punched.
  *
+ * And why no punch lands through a region new processes no longer find:
+ *
+ *   4b. Every punch goes through the gate (attach.c): the permit, then the
+ *      look at the region's name, held across the punches (DESIGN 16).
+ *
  * And why forgetting a file never makes UNMARK lie:
  *
  *   5. Unpurged ranges may always be forgotten: their bytes are intact, they
- *      just stop being volatile. Purged ranges are forgotten only when the
- *      file is certainly gone: its inode no longer exists (gone.c, where
- *      the kernel lets us ask), or (reach.c says how that is decided) seen
- *      so twice at least VL_GONE_GRACE seconds apart, so that a memfd in
- *      flight in a Unix socket is not taken for gone. Or when a full table
- *      evicts the record, leaving a tombstone that makes UNMARK say 1
- *      (evict.c).
+ *      just stop being volatile. A record is never freed with a purged
+ *      range in it unless its identity was first put in the tombstones
+ *      (core/tomb.h), under both its locks (vl_drop_file_locked, evict.c):
+ *      from then on an UNMARK of that identity that finds no record says
+ *      1, and a record made for it again is TOMB. The tombstones never
+ *      lose an identity (the horizon). So when a file is taken for gone
+ *      does not matter to the invariant: it only decides when a slot is
+ *      freed. The heuristics for that stay: the kernel's ESTALE (gone.c),
+ *      or /proc seeing no holder twice VL_GONE_GRACE seconds apart (reach.c);
+ *      /proc cannot see every holder (an fd in flight in a Unix socket, one
+ *      in an io_uring's fixed files, a process of another user or pid
+ *      namespace), and a holder it missed that UNMARKs later gets a 1.
  *
  * The region lock is never held across a punch or a reopen: only the one
- * file's lock is (DESIGN 13).
+ * file's lock is (DESIGN 13). And why a pass ends, whatever the region
+ * holds: rounds_max.
  */
 #include "purge.h"
 
 #include "core/fault.h"
 #include "core/pool.h"
 #include "core/ranges.h"
+#include "core/tomb.h"
 #include "gone.h"
 #include "log.h"
 #include "reach.h"
@@ -74,10 +92,14 @@
 struct pass {
 	const struct vl_region *r;
 	const struct vl_hint *hint;
+	const struct vl_goal *goal;
 	struct vl_reach_ctx ctx;
 	uint32_t now;
 	uint32_t skip[SKIP_MAX];
 	int nskip;
+	uint32_t mended[SKIP_MAX]; /* files whose age order a visit mended (lru_mend) */
+	int nmended;
+	int waited; /* a file lock was kept from us for the whole bound (lock_for_visit) */
 	struct {
 		uint32_t fi, gen;
 		struct vl_way way; /* an O_PATH fd: closing it releases no lock */
@@ -116,6 +138,14 @@ static void skip(struct pass *p, uint32_t fi)
 		p->skip[p->nskip++] = fi;
 }
 
+static int mended_before(const struct pass *p, uint32_t fi)
+{
+	for (int i = 0; i < p->nmended; i++)
+		if (p->mended[i] == fi)
+			return 1;
+	return 0;
+}
+
 /* Was file fi found unreachable a moment ago? Then leave it be (a hint, read with no lock). */
 static int resting(const struct pass *p, uint32_t fi)
 {
@@ -135,38 +165,29 @@ static int done(const struct vl_region *r, const struct vl_goal *g,
 	return rep->bytes >= g->bytes;
 }
 
+/* Not worth trying in this pass: skipped, resting, or on another device than asked. */
+static int leave_out(void *ctx, uint32_t fi)
+{
+	const struct pass *p = ctx;
+	const struct vl_goal *g = p->goal;
+
+	return skipped(p, fi) || resting(p, fi) ||
+	       (g->use_dev &&
+		__atomic_load_n(&vl_file_at(p->r, fi)->h.ident.dev, __ATOMIC_RELAXED) != g->dev);
+}
+
 /*
  * The file whose oldest unpurged range is the oldest of all, worth trying,
  * with no lock: each file publishes its oldest range's age (pool.h), and
- * the globally oldest range is the oldest of those. *second: the age of
- * the next oldest file's oldest (0: none), up to which this visit may
- * take more of the chosen file's ranges. A guess, checked under the
- * file's lock.
+ * the globally oldest range is the oldest of those. *age: the age it
+ * published; *second: the age of the next oldest file's oldest (0: none),
+ * up to which this visit may take more of the chosen file's ranges. A
+ * guess, checked under the file's lock.
  */
-static uint32_t pick(const struct pass *p, const struct vl_goal *g, uint32_t *second)
+static uint32_t pick(struct pass *p, const struct vl_goal *g, uint32_t *age, uint32_t *second)
 {
-	const struct vl_region *r = p->r;
-	uint32_t now = __atomic_load_n(&r->hdr->c.seq, __ATOMIC_RELAXED);
-	uint32_t hwm = vl_file_hwm(r), best = VL_NIL, best_age = 0;
-
-	*second = 0;
-	for (uint32_t fi = 1; fi < hwm; fi++) {
-		const struct vl_file *f = vl_file_at(r, fi);
-		uint32_t age = __atomic_load_n(&f->h.oldest, __ATOMIC_ACQUIRE);
-
-		if (age == 0 || skipped(p, fi) || resting(p, fi) ||
-		    (g->use_dev && __atomic_load_n(&f->h.ident.dev, __ATOMIC_RELAXED) != g->dev))
-			continue;
-		if (best == VL_NIL || vl_age_older(age, best_age, now)) {
-			if (best != VL_NIL)
-				*second = best_age;
-			best = fi;
-			best_age = age;
-		} else if (*second == 0 || vl_age_older(age, *second, now)) {
-			*second = age;
-		}
-	}
-	return best;
+	p->goal = g;
+	return vl_pick_oldest(p->r, leave_out, p, age, second);
 }
 
 /*
@@ -237,8 +258,22 @@ int vl_drop_file_locked(const struct vl_region *r, uint32_t fi, uint32_t gen, in
 	} else if (how == VL_DROP_UNLESS_PURGED && f->h.npurged != 0) {
 		err = -EBUSY;
 	} else {
+		/*
+		 * Point 5: the tombstone before any purged range goes, while
+		 * the record still answers for the file (a crash in between
+		 * leaves both: a false 1 at worst). The count says whether one
+		 * is purged; what the clear met says it too, should the count
+		 * be wrong: before the slot is freed either way.
+		 */
+		int tomb = !unpurged_only && f->h.npurged != 0;
+
+		if (tomb)
+			vl_tomb_add(r->tomb, &f->h.ident);
+		VL_STEP("drop: tombstone set (if purged), record kept");
 		err = unpurged_only ? vl_ranges_forget_unpurged(r, &f->h.root, fi, &c)
 				    : vl_ranges_clear(r, &f->h.root, fi, &c);
+		if (err == 0 && !tomb && !unpurged_only && c.d_purged != 0)
+			vl_tomb_add(r->tomb, &f->h.ident);
 		if (err == 0) {
 			vl_commit(r, fi, &c, VL_NIL);
 			/* an ashmem region's record (its name, size, prot) goes only with it */
@@ -276,14 +311,19 @@ static int unreachable(struct pass *p, const struct vl_target *t, int err,
 	int proof;
 
 	/*
+	 * When a slot may be freed (point 5: the invariant does not rest on
+	 * it; a purged range leaves a tombstone whatever is decided here).
 	 * The kernel's word first, where it will give it (gone.h): an inode
 	 * that no longer exists cannot come back, so that needs no second
 	 * sighting; one that exists is not gone, whatever /proc showed (a
-	 * memfd in flight, a holder in another PID namespace).
+	 * memfd in flight, a holder in another PID namespace). Else /proc,
+	 * twice, VL_GONE_GRACE s apart: a guess, which keeps a memfd in
+	 * flight for a moment its record, not its answer.
 	 */
 	proof = vl_gone_by_handle(&t->id);
 	if (proof == 1 && vl_drop_file(r, t->fi, t->gen, VL_DROP_ALL) == 0) {
-		vl_log("file %u is gone (no such inode): its ranges are forgotten", t->fi);
+		vl_log("file %u is gone (no such inode): its ranges are forgotten (purged ones "
+		       "leave a tombstone)", t->fi);
 		rep->files_dropped++;
 		return 1;
 	}
@@ -293,7 +333,8 @@ static int unreachable(struct pass *p, const struct vl_target *t, int err,
 	}
 	if (err == -ENOENT && since != 0 && p->now - since >= VL_GONE_GRACE &&
 	    vl_drop_file(r, t->fi, t->gen, VL_DROP_ALL) == 0) {
-		vl_log("file %u is gone: its ranges are forgotten", t->fi);
+		vl_log("file %u is gone: its ranges are forgotten (purged ones leave a tombstone)",
+		       t->fi);
 		rep->files_dropped++;
 		return 1;
 	}
@@ -302,7 +343,7 @@ static int unreachable(struct pass *p, const struct vl_target *t, int err,
 		rep->files_dropped++;
 		return 1;
 	}
-	/* a file seen certainly gone stays so: only reaching it, or its inode, clears that */
+	/* a file seen gone stays so: only reaching it, or its inode, clears that */
 	note_reach(r, t->fi, t->gen, NULL, since ? since : err == -ENOENT ? p->now : 0, p->now);
 	vl_log("file %u unreachable (%s): left alone for now", t->fi, strerror(-err));
 	return 0;
@@ -462,6 +503,10 @@ static int flag_batch(const struct vl_region *r, const struct vl_goal *g, struct
 		uint32_t next = vl_node_at(r, n)->next; /* unpurged: no merge frees it */
 		struct vl_change c;
 
+		/* a link the two nodes disagree on ends the batch: the next visit's check sees it */
+		if (next != VL_NIL && (next >= r->node_cap || vl_node_at(r, next)->prev != n))
+			next = VL_NIL;
+
 		if (vl_ranges_purge(r, &f->h.root, fi, n, &c) != 0)
 			break;
 		vl_commit(r, fi, &c, VL_NIL);
@@ -486,6 +531,54 @@ static int skip_file(struct pass *p, uint32_t fi, struct vl_purge_report *rep)
 }
 
 /*
+ * File fi's age order failed vl_lru_check (its lock held): err 1, its
+ * published age was wrong and is its head's now; -EUCLEAN, an end of the
+ * order is not its own: its tree and age order are rebuilt from the
+ * nodes that name it, as after a holder's death (the region lock too,
+ * as vl_file_repair asks).
+ */
+static void lru_mend(const struct vl_region *r, uint32_t fi, int err)
+{
+	if (err == 1) {
+		vl_log("file %u: its published age was not its oldest range's: mended", fi);
+		return;
+	}
+	if (vl_lock_region(r) != 0) {
+		vl_log("file %u: its age order is unsound, not repaired (region lock)", fi);
+		return;
+	}
+	vl_file_repair(r, fi);
+	vl_unlock_region(r);
+	vl_log("file %u: its age order was unsound: repaired", fi);
+}
+
+/*
+ * The file's lock, for a visit. A pass waits the lock bound
+ * (VOLATILE_LOCK_WAIT) once at most: after a lock a live holder kept for
+ * all of it (a stopped holder, or a lock word scribbled to name a live
+ * process), it takes only locks that are free at once, and skips the
+ * files whose are not (-EBUSY; a holder gone is then repaired by the next
+ * taker, not by this pass). So 64 such words cost a pass one wait, not 64.
+ */
+static int lock_for_visit(struct pass *p, uint32_t fi)
+{
+	int err;
+
+	if (!p->waited) {
+		err = vl_lock_file(p->r, fi);
+		p->waited = err == -EAGAIN;
+		return err;
+	}
+	err = vl_trylock_file(p->r, fi);
+	/* what vl_lock_file checks after its take (a mover takes every file lock after setting it) */
+	if (err == 0 && __atomic_load_n(&p->r->hdr->fate.retired, __ATOMIC_SEQ_CST) != 0) {
+		vl_unlock_file(p->r, fi);
+		return -ESTALE;
+	}
+	return err;
+}
+
+/*
  * One visit: choose the oldest, reach its file, lock, check again, flag,
  * punch. Over 80 lines on purpose: these are the steps of DESIGN 13 in
  * their order, each check next to the lock it needs; the proof reads it
@@ -498,12 +591,12 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 	const struct vl_way *w;
 	struct vl_target t;
 	struct vl_file *f;
-	uint32_t fi, gen, second;
+	uint32_t fi, gen, age, second;
 	int err, theirs, sound, k;
 
 	if (done(r, g, rep))
 		return STOP;
-	fi = pick(p, g, &second);
+	fi = pick(p, g, &age, &second);
 	if (fi == VL_NIL)
 		return STOP;
 	f = vl_file_at(r, fi);
@@ -529,19 +622,40 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 		return skip_file(p, t.fi, rep);
 	}
 
-	err = vl_lock_file(r, t.fi);
+	err = lock_for_visit(p, t.fi);
 	if (err) {
 		/* a holder that does not let go (stopped?): the file waits, the others do not */
 		vl_log("file %u: not locked (%s): skipped", t.fi, strerror(-err));
-		return err == -EAGAIN ? skip_file(p, t.fi, rep) : STOP;
+		return err == -EAGAIN || err == -EBUSY ? skip_file(p, t.fi, rep) : STOP;
 	}
-	if (f->h.gen != t.gen || f->h.state != VL_FILE_LIVE || !vl_file_ok(r, f) ||
-	    f->h.lru_head == VL_NIL || !vl_range_ok(r, f->h.lru_head, t.fi) ||
-	    vl_node_purged(vl_node_at(r, f->h.lru_head)) ||
-	    (second != 0 &&
-	     !vl_age_older(vl_node_at(r, f->h.lru_head)->seq, second,
-			   __atomic_load_n(&r->hdr->c.seq, __ATOMIC_RELAXED)))) {
-		/* changed while we were away (or no longer the oldest): choose again */
+	if (f->h.gen != t.gen || f->h.state != VL_FILE_LIVE || !vl_file_ok(r, f)) {
+		/* freed, or another file's, or scribbled, while we were away */
+		vl_unlock_file(r, t.fi);
+		return skip_file(p, t.fi, rep);
+	}
+	/*
+	 * What steers this visit (its age order's ends, the age it published)
+	 * is in no sum: checked here, where it is used, and mended (DESIGN
+	 * 13). Mended, the file may be chosen again by what it publishes now,
+	 * once: found wrong a second time in the pass, it is skipped.
+	 */
+	err = vl_lru_check(r, t.fi);
+	if (err != 0) {
+		int again = mended_before(p, t.fi);
+
+		lru_mend(r, t.fi, err);
+		vl_unlock_file(r, t.fi);
+		if (again || p->nmended == SKIP_MAX)
+			return skip_file(p, t.fi, rep);
+		p->mended[p->nmended++] = t.fi;
+		return RETRY;
+	}
+	if (f->h.lru_head == VL_NIL || vl_node_at(r, f->h.lru_head)->seq != age) {
+		/*
+		 * A MARK, UNMARK or purge of it came between (its age order is
+		 * sound): choose again. Each such round is another caller's
+		 * change; vl_purge bounds them.
+		 */
 		vl_unlock_file(r, t.fi);
 		return RETRY;
 	}
@@ -561,25 +675,52 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
 	/*
 	 * Not through a region new processes no longer find (DESIGN 16): they
 	 * may have said "intact" of these bytes from the one they find. The
-	 * ranges stay flagged purged, unpunched: UNMARK says 1, the safe way.
+	 * gate (the permit, then that look) is opened in the punching thread
+	 * and held across the punches; closed, nothing is punched and the
+	 * ranges stay flagged purged: UNMARK says 1, the safe way.
 	 */
-	if (!vl_region_fresh(r)) {
-		vl_log("file %u: the region is no longer the one new processes find: not punched",
-		       t.fi);
-		k = 0;
+	{
+		struct vl_gate gate;
+
+		vl_gate_init(&gate, r);
+		/* the caller's own fd is checked again there, in a table nobody renumbers */
+		err = theirs ? vl_punch_fd(p->hint->fd, &t.id, ext, k, &gate)
+			     : vl_punch_way(w, &t.id, ext, k, &gate);
 	}
-	if (k > 0) {
-		/* the caller's own fd, or the way reached: each checked where it is punched */
-		err = theirs ? vl_punch_fd(p->hint->fd, &t.id, ext, k) : vl_punch_way(w, &t.id, ext, k);
-		if (err != k)
-			vl_log("file %u: %d of %d punches made%s%s (flagged purged anyway)", t.fi,
-			       err < 0 ? 0 : err, k, err < 0 ? ": " : "", err < 0 ? strerror(-err) : "");
-	}
+	if (err == -ESTALE)
+		vl_log("file %u: the region is no longer the one new processes find (or its "
+		       "permit is not had): not punched", t.fi);
+	else if (err != k)
+		vl_log("file %u: %d of %d punches made%s%s (flagged purged anyway)", t.fi,
+		       err < 0 ? 0 : err, k, err < 0 ? ": " : "", err < 0 ? strerror(-err) : "");
 	if (k > 0)
 		vl_log("purged file %u: %d range%s from [%llu, %llu)", t.fi, k, k == 1 ? "" : "s",
 		       (unsigned long long)ext[0].start, (unsigned long long)ext[0].end);
 	vl_unlock_file(r, t.fi);
 	return PURGED;
+}
+
+/*
+ * The rounds of one pass (DESIGN 13). A round flags at least one unpurged
+ * range purged (the region has had node_hwm - 1 nodes at most), skips a
+ * file (SKIP_MAX of them, then the pass stops), mends a file's age order
+ * (once per file in a pass, SKIP_MAX of them at most), drops a file's
+ * records (file_hwm - 1 of them at most), or finds the file it chose
+ * changed by another caller in between (a RETRY that only a change by
+ * someone else makes). So a pass alone in the region makes at most
+ * node_hwm + file_hwm + 2 x SKIP_MAX rounds; racing changes get as many
+ * again, then the pass ends, its goal maybe not met (the next MARK over a
+ * budget purges again). Both marks are clamped into the region's
+ * capacity: a scribbled mark can only end a pass early. Each round reads
+ * every file record once (pick) and BATCH ranges at most, and makes its
+ * system calls.
+ */
+static uint64_t rounds_max(const struct vl_region *r)
+{
+	uint32_t nodes = __atomic_load_n(&r->hdr->c.node_hwm, __ATOMIC_RELAXED);
+
+	nodes = nodes < r->node_cap ? nodes : r->node_cap;
+	return 2 * ((uint64_t)nodes + vl_file_hwm(r) + 2 * SKIP_MAX);
 }
 
 int vl_purge(const struct vl_region *r, const struct vl_goal *goal, const struct vl_hint *hint,
@@ -589,16 +730,17 @@ int vl_purge(const struct vl_region *r, const struct vl_goal *goal, const struct
 	uint64_t rounds = 0, limit;
 
 	memset(rep, 0, sizeof(*rep));
-	if (!vl_region_fresh(r)) {
+	if (vl_region_fresh(r) != 1) {
 		vl_log("purge: the region is no longer the one new processes find: nothing purged");
 		return 0;
 	}
 	init_pass(&p, r, hint, goal->thorough, goal->bounded);
-	/* every round purges, drops or skips something, or a racer changed
-	 * the ages under us; bound the retries anyway */
-	limit = 4ull * r->node_cap + SKIP_MAX;
+	limit = rounds_max(r);
 	while (rounds++ < limit && purge_one(&p, goal, rep) != STOP)
 		;
+	if (rounds > limit)
+		vl_log("purge: %llu rounds, the most a pass makes: ended",
+		       (unsigned long long)limit);
 	end_pass(&p);
 	if (rep->ranges > 0) {
 		struct vl_self_id me;

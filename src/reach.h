@@ -50,13 +50,15 @@ struct vl_reached {
 
 /*
  * An O_PATH fd (close it) on the target file, checked to be it, or:
- *   -ESRCH    not reached, and not certainly gone: it may be mapped, held
+ *   -ESRCH    not reached, and not seen gone: it may be mapped, held
  *             by a process of ours we could not look into, or (unless
  *             thorough) renamed;
- *   -ENOENT   certainly gone: no process of ours holds or maps it (all of
+ *   -ENOENT   seen gone: no process of ours holds or maps it (all of
  *             them looked into), and it is a memfd, or (thorough) no name
  *             on its file system reaches it. Never when bounded: those
- *             routes prove nothing by not reaching it (-ESRCH).
+ *             routes prove nothing by not reaching it (-ESRCH). A guess
+ *             even so (an fd in flight, in an io_uring, of another user):
+ *             what is forgotten on it leaves a tombstone (purge.c point 5).
  * Nothing is opened for reading or writing on the way, and no file system
  * but the file's own is asked for a name (see reach.c). Processes of
  * other users, and of other PID namespaces, are not seen.

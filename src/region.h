@@ -46,6 +46,26 @@ uint64_t vl_region_tag(const struct vl_region *r);
 int vl_region_get(struct vl_region **out);
 /* The same, with the clock (vl_now_ms) its caller read already. */
 int vl_region_get_at(struct vl_region **out, uint64_t now_ms);
+/*
+ * For an UNMARK, which reads the clock only after its tree change: the
+ * current region with no look at its age (vl_region_get_at's other
+ * tests); then vl_region_confirm, with the clock read after the change
+ * (DESIGN 16): 0 the answer from r stands (a look at r's name, read less
+ * than a second before now_ms, found it the one new processes find), 1
+ * this process followed to *next (do the UNMARK there too), -1 it cannot
+ * be told (answer 1).
+ */
+int vl_region_get_unaged(struct vl_region **out);
+int vl_region_confirm(const struct vl_region *r, uint64_t now_ms, struct vl_region **next);
+
+/*
+ * The gate of a punch through r (punch.h): the permit (an OFD read lock
+ * that a region made anew waits for before it serves past older ones),
+ * then vl_region_fresh (attach.c).
+ */
+struct vl_gate;
+void vl_gate_init(struct vl_gate *g, const struct vl_region *r);
+
 /* Has this process attached a region yet? One load; never attaches. */
 int vl_region_attached(void);
 
@@ -55,7 +75,11 @@ int vl_region_attached(void);
  */
 int vl_region_open_wanted(char *path, size_t size, struct vl_region *r);
 
-/* Does r's name still lead to it, and is that still where new processes look? (1: yes) */
+/*
+ * Does r's name still lead to it, and is that still where new processes
+ * look? 1 yes, 0 no, -1 cannot be told (a statx failed otherwise than
+ * ENOENT).
+ */
 int vl_region_fresh(const struct vl_region *r);
 
 /*

@@ -93,6 +93,20 @@ int vl_is_default_name(const char *path)
 	       (euid == 0 && strcmp(path, IN_ROOTS_RUN) == 0);
 }
 
+int vl_default_dirs(char dirs[][64], int max)
+{
+	unsigned euid = (unsigned)geteuid();
+	int n = 0;
+
+	if (n < max)
+		snprintf(dirs[n++], 64, RUNTIME_DIR, euid);
+	if (n < max)
+		snprintf(dirs[n++], 64, "/dev/shm");
+	if (euid == 0 && n < max)
+		snprintf(dirs[n++], 64, "/run");
+	return n;
+}
+
 void vl_path_normalize(char *path)
 {
 	char *out = path, *in = path;

@@ -22,6 +22,9 @@ void vl_region_default(char *buf, size_t size, char *why, size_t wsize);
  */
 int vl_is_default_name(const char *path);
 
+/* The directories a default name may be in (this user's): how many, at most max. */
+int vl_default_dirs(char dirs[][64], int max);
+
 /*
  * Spell an absolute path one way: no "//", no ".", ".." taken back
  * (lexically: the region's path follows no symlink). Regions are known by

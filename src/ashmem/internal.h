@@ -12,8 +12,9 @@
  * while the region has no unpinned range; it goes at the last close of a
  * region made here and held by nothing else (vl_ash_close_begin), or at
  * its last munmap after that close (vl_ash_munmapped), or else
- * when the memfd is certainly gone (purge.c, vl_collect: `volatile purge`,
- * the daemon). open() never collects.
+ * when the memfd is found gone (purge.c, vl_collect: `volatile purge`,
+ * the daemon; a purged range leaves a tombstone, so a file taken for gone
+ * that was not answers 1, DESIGN 15). open() never collects.
  *
  * Lock order as everywhere: the file's lock, then the region lock. The
  * state is guarded by the file's lock; the record's flags by the region

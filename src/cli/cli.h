@@ -26,18 +26,40 @@ int cmd_daemon(int argc, char **argv);
  * `volatile run`'s supervisor (supervise.c, DESIGN 21). vl_sv_signals:
  * the signals run forwards to CMD, and SIGCHLD. vl_sv_install: in the
  * child, before exec, the seccomp filter; its listener (or why not) sent
- * over sock. vl_sv_receive: in run, the listener, or -errno and why.
+ * over sock, and VOLATILE_RUN_REGION set to region (vl_sv_region_key:
+ * the region run serves) for CMD. vl_sv_receive: in run, the listener, or -errno and why.
  * vl_sv_serve: serve the listener (-1: none) and forward signals (sigfd
  * reads vl_sv_signals) until CMD ends, then exit as CMD did.
  */
 #include <signal.h>
 #include <sys/types.h>
 void vl_sv_signals(sigset_t *set);
-void vl_sv_install(int sock, int aliases);
+void vl_sv_install(int sock, int aliases, const char *region);
+void vl_sv_region_key(char *buf, size_t size);
 /* Is arch i386 on an x86-64 machine (the filter's second ABI)? */
 int vl_sv_x86_compat(uint32_t arch);
 int vl_sv_receive(int sock, char *why, size_t size);
 void vl_sv_serve(pid_t child, int listener, int sigfd) __attribute__((noreturn));
+
+/*
+ * Where a caller's fd is (place.c, DESIGN 21), learnt without asking its
+ * file system: vl_sv_place_init once, before serving; vl_sv_place(nsdir,
+ * tid, fd, c), nsdir the thread's /proc/TID/ns kept with its pidfd (or -1:
+ * /proc/TID by number, checked by the caller afterwards), c what is kept
+ * with them (vl_sv_place_forget when they are closed): TAKE (the memfds'
+ * mount, the kernel's internal ones, tmpfs and local file systems: the
+ * file may be taken), LEAVE (another file system: the kernel answers),
+ * -EBADF (not open), -ESRCH (the thread is gone), or another -errno
+ * (cannot tell).
+ */
+#define VL_PLACE_LEAVE 0
+#define VL_PLACE_TAKE 1
+struct vl_sv_fdinfo {
+	int num, fd; /* the caller's fd number, and our /proc fdinfo file of it (-1: none) */
+};
+void vl_sv_place_init(void);
+int vl_sv_place(int nsdir, pid_t tid, int fd, struct vl_sv_fdinfo *c);
+void vl_sv_place_forget(struct vl_sv_fdinfo *c);
 
 /* Print "volatile: <msg>" and exit 2. */
 void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));

@@ -453,7 +453,7 @@ static void follow(struct watch *w)
 	if ((uint32_t)ts.tv_sec == w->last_follow)
 		return;
 	w->last_follow = (uint32_t)ts.tv_sec;
-	if (vl_region_fresh(&w->r) && !w->r.hdr->fate.retired)
+	if (vl_region_fresh(&w->r) != 0 && !w->r.hdr->fate.retired) /* -1: cannot tell, stay */
 		return;
 	err = vl_region_open_wanted(path, sizeof(path), &next);
 	if (err == 0)

@@ -195,9 +195,14 @@ static void bless_filters(long before)
 /*
  * In the child, before exec: no_new_privs, the filter, its listener sent
  * to run. Fails quietly (run says why with --debug): CMD then runs with
- * the preload only.
+ * the preload only. With the filter in, CMD's tree is told which region
+ * run serves (VOLATILE_RUN_REGION: "" the default place, else a path), so
+ * that a `volatile run` inside, whose own filter the kernel refuses
+ * (EBUSY: one listener in a chain), can say whether this run serves it
+ * (run.c). Only that line depends on it: run itself judges each caller by
+ * its own environment (supervise.c), whatever the variable says.
  */
-void vl_sv_install(int sock, int aliases)
+void vl_sv_install(int sock, int aliases, const char *region)
 {
 	struct sv_hello h = { 0, "" };
 	struct sock_fprog prog = { 0, NULL };
@@ -220,8 +225,10 @@ void vl_sv_install(int sock, int aliases)
 		}
 	}
 	free(prog.filter);
-	if (fd >= 0)
+	if (fd >= 0) {
 		bless_filters(before);
+		setenv("VOLATILE_RUN_REGION", region, 1);
+	}
 	send_hello(sock, &h, (int)fd);
 	if (fd >= 0)
 		close((int)fd);
@@ -229,11 +236,12 @@ void vl_sv_install(int sock, int aliases)
 
 #else /* !HAVE_SECCOMP */
 
-void vl_sv_install(int sock, int aliases)
+void vl_sv_install(int sock, int aliases, const char *region)
 {
 	struct sv_hello h = { ENOSYS, "volatile was built without libseccomp" };
 
 	(void)aliases;
+	(void)region;
 	send_hello(sock, &h, -1);
 }
 

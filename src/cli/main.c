@@ -6,8 +6,11 @@
 
 #include "punch.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char usage[] =
 	"Usage: volatile COMMAND [OPTION...] [ARG...]\n"
@@ -39,8 +42,39 @@ static const struct {
 	{ "mark", cmd_mark },     { "unmark", cmd_unmark }, { "daemon", cmd_daemon },
 };
 
+/*
+ * Started with 0, 1 or 2 closed, the command would give those numbers to
+ * the first descriptors it opens (a region file, run's listener, a
+ * caller's file taken with pidfd_getfd), and its messages and the
+ * library's log lines, written to 1 and 2, would go into them. So each
+ * closed one is held on /dev/null (O_PATH of / where there is none: an fd
+ * nothing can be written through) before anything is opened; close-on-exec,
+ * so that CMD, which `run` execs, starts with it closed as without run.
+ */
+static void hold_std_fds(void)
+{
+	for (int fd = 0; fd < 3; fd++) {
+		int got;
+
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		got = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (got < 0)
+			got = open("/", O_PATH | O_CLOEXEC);
+		if (got < 0)
+			_exit(2); /* no descriptor to be had: nothing can be done safely */
+		/* the lowest free number, so fd itself: the lower ones are open */
+		if (got != fd) {
+			if (dup3(got, fd, O_CLOEXEC) != fd)
+				_exit(2);
+			close(got);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
+	hold_std_fds();
 	/* the command takes no POSIX locks: a purge's punches need no child here */
 	vl_punch_here();
 	if (argc < 2)

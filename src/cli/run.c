@@ -493,10 +493,12 @@ static void run_supervised(const char *cmd, char **args, int aliases)
 {
 	struct sigaction dfl = { .sa_handler = SIG_DFL }, old_chld;
 	sigset_t set, old_mask;
-	char why[160];
+	char why[160], region[PATH_MAX];
+	const char *outer;
 	int sv[2], listener, sigfd;
 	pid_t child;
 
+	vl_sv_region_key(region, sizeof(region));
 	vl_sv_signals(&set);
 	/* blocked before the fork: none is lost between it and the signalfd */
 	sigprocmask(SIG_BLOCK, &set, &old_mask);
@@ -509,7 +511,7 @@ static void run_supervised(const char *cmd, char **args, int aliases)
 		die("run: fork: %s", strerror(errno));
 	if (child == 0) {
 		close(sv[0]);
-		vl_sv_install(sv[1], aliases);
+		vl_sv_install(sv[1], aliases, region);
 		close(sv[1]);
 		sigaction(SIGCHLD, &old_chld, NULL);
 		sigprocmask(SIG_SETMASK, &old_mask, NULL);
@@ -519,11 +521,32 @@ static void run_supervised(const char *cmd, char **args, int aliases)
 	close(sv[1]);
 	listener = vl_sv_receive(sv[0], why, sizeof(why));
 	close(sv[0]);
-	if (listener < 0 && vl_log_enabled())
-		fprintf(stderr,
-			"volatile run: seccomp refused (%s): programs the preload cannot reach "
-			"get EOPNOTSUPP\n",
-			why);
+	/*
+	 * EBUSY: a filter with a listener is in already, a `volatile run`
+	 * outside this one (or a sandbox's). That run serves CMD's programs
+	 * when it serves this region, and refuses them when not (EOPNOTSUPP,
+	 * EPERM for an UNMARK): CMD runs with the preload only all the same,
+	 * as where seccomp is refused; the line says which.
+	 */
+	outer = listener == -EBUSY ? getenv("VOLATILE_RUN_REGION") : NULL;
+	if (listener < 0 && vl_log_enabled()) {
+		if (outer != NULL && strcmp(outer, region) == 0)
+			fprintf(stderr,
+				"volatile run: seccomp refused (%s): the volatile run outside serves "
+				"this region\n",
+				why);
+		else if (outer != NULL)
+			fprintf(stderr,
+				"volatile run: seccomp refused (%s): the volatile run outside serves "
+				"another region (%s): programs the preload cannot reach get "
+				"EOPNOTSUPP, EPERM for an UNMARK\n",
+				why, outer[0] != '\0' ? outer : "the default one");
+		else
+			fprintf(stderr,
+				"volatile run: seccomp refused (%s): programs the preload cannot "
+				"reach get EOPNOTSUPP\n",
+				why);
+	}
 	sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sigfd < 0)
 		die("run: signalfd: %s", strerror(errno));

@@ -18,6 +18,7 @@
 #include "core/ashmem_rules.h"
 #include "core/pool.h"
 #include "core/rtree.h"
+#include "core/tomb.h"
 #include "pressure.h"
 #include "reach.h"
 #include "region.h"
@@ -222,7 +223,11 @@ void take_snapshot(struct snapshot *s)
 	s->c.purged_bytes = vl_u128_load(&r.hdr->c.purged_bytes);
 	s->c.purged_total = vl_u128_load(&r.hdr->c.purged_total);
 	s->g = r.hdr->geo;
-	s->waiting = __atomic_load_n(&r.hdr->fate.waiting, __ATOMIC_ACQUIRE) != 0;
+	s->tomb_added = __atomic_load_n(&r.tomb->added, __ATOMIC_RELAXED);
+	s->tomb_pushed = __atomic_load_n(&r.tomb->pushed, __ATOMIC_RELAXED);
+	s->tomb_horizon = __atomic_load_n(&r.tomb->horizon, __ATOMIC_RELAXED);
+	s->waiting = __atomic_load_n(&r.hdr->fate.waiting, __ATOMIC_ACQUIRE) == VL_WAITING;
+	s->blind = __atomic_load_n(&r.hdr->fate.waiting, __ATOMIC_ACQUIRE) == VL_BLIND;
 	s->retired = __atomic_load_n(&r.hdr->fate.retired, __ATOMIC_ACQUIRE) != 0;
 	s->region_bytes = s->g.files_off + (uint64_t)s->c.file_hwm * sizeof(struct vl_file) +
 			  (uint64_t)s->g.hash_cap * sizeof(uint32_t) +

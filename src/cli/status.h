@@ -36,6 +36,7 @@ struct file_out {
 struct snapshot {
 	int exists;
 	int waiting;          /* made anew, older regions not moved in yet (ESTALE) */
+	int blind;            /* serving, older removed regions left to their users */
 	int retired;          /* its records moved to the region new processes find */
 	struct vl_counters c;
 	struct vl_geometry g;
@@ -46,6 +47,9 @@ struct snapshot {
 	int npurges;          /* the region's log of the last purges, newest first */
 	struct vl_purge_entry purges[VL_PURGE_LOG];
 	uint64_t now_ms;      /* when it was taken, on the log's clock */
+	uint64_t tomb_added;  /* identities put in the tombstones (core/tomb.h) */
+	uint64_t tomb_pushed; /* ... pushed out of their table under the horizon */
+	uint64_t tomb_horizon; /* ns since 1970; 0: none */
 };
 
 /* Memory as the library sees it for this process (DESIGN 6). */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 
 /* ranges a file shows in the text without --ranges: its oldest */
 #define OLDEST_SHOWN 5
@@ -204,6 +205,8 @@ void print_json(const struct snapshot *s, const struct vl_config *cfg)
 	json_string(cfg->region_why);
 	printf(", \"exists\": %s", s->exists ? "true" : "false");
 	printf(", \"state\": \"%s\"", !s->exists ? "none" : s->retired ? "retired" : s->waiting ? "waiting" : "in use");
+	printf(", \"older_left\": %s", s->blind ? "true" : "false");
+	printf(", \"older_left\": %s", s->blind ? "true" : "false");
 	printf(", \"files\": %u, \"records\": %u, \"ranges\": %u, \"ranges_purged\": %u",
 	       s->with_ranges, s->c.files_used, s->c.ranges, s->c.ranges_purged);
 	/* exact, past 2^64 too: a JSON number has no bound */
@@ -212,6 +215,9 @@ void print_json(const struct snapshot *s, const struct vl_config *cfg)
 	printf(", \"purges\": %llu, \"purged_total\": %s", (unsigned long long)s->c.purges,
 	       dec128(&s->c.purged_total, d));
 	printf(", \"evicted\": %u", s->c.evicted);
+	printf(", \"tombstones\": %llu, \"tombstones_pushed\": %llu, \"tomb_horizon_ns\": %llu",
+	       (unsigned long long)s->tomb_added, (unsigned long long)s->tomb_pushed,
+	       (unsigned long long)s->tomb_horizon);
 	printf(", \"capacity_ranges\": %u, \"capacity_files\": %u",
 	       s->exists ? s->g.node_cap - 1 : 0, s->exists ? s->g.file_cap - 1 : 0);
 	printf(", \"region_bytes\": %llu", (unsigned long long)s->region_bytes);
@@ -354,6 +360,26 @@ static void print_ranges(const struct file_out *f, int all)
 	free(by_age);
 }
 
+/*
+ * The tombstones (DESIGN 15): a file forgotten with a purged range
+ * answers 1 from them; so does every file born at or before the horizon,
+ * which is worth seeing when a program asks why its UNMARKs say 1.
+ */
+static void print_tombs(const struct snapshot *s)
+{
+	char when[64] = "";
+	time_t t = (time_t)(s->tomb_horizon / 1000000000ull);
+	struct tm tm;
+
+	printf("tombs:    %llu file%s forgotten with purged ranges: their UNMARKs say 1",
+	       (unsigned long long)s->tomb_added, s->tomb_added == 1 ? "" : "s");
+	if (s->tomb_horizon != 0 && gmtime_r(&t, &tm) != NULL &&
+	    strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm) > 0)
+		printf(";\n          so do those of files born before %s whose records are made again",
+		       when);
+	printf("\n");
+}
+
 void print_text(const struct snapshot *s, const struct vl_config *cfg, int all_ranges)
 {
 	char a[32], b[32], c[32], d[40];
@@ -362,7 +388,10 @@ void print_text(const struct snapshot *s, const struct vl_config *cfg, int all_r
 	pressure_now(&p);
 	printf("region:   %s%s%s\n", cfg->region, s->exists ? "" : " (not created yet)",
 	       s->retired ? " (retired: its records are moved to a newer one)"
-	       : s->waiting ? " (waiting: older regions still in use are not moved in yet)" : "");
+	       : s->waiting ? " (waiting: older regions still in use are not moved in yet)"
+	       : s->blind ? " (older removed regions, still in use, are left to their users: UNMARK "
+			    "says 1 of what this one does not hold)"
+			  : "");
 	printf("          (%s)\n", cfg->region_why);
 	printf("files:    %u with volatile ranges", s->with_ranges);
 	if (s->c.files_used != s->with_ranges) /* ashmem regions keep a record without */
@@ -378,6 +407,8 @@ void print_text(const struct snapshot *s, const struct vl_config *cfg, int all_r
 	if (s->c.evicted)
 		printf("evicted:  %u records of silent, unreachable files, to make room\n",
 		       s->c.evicted);
+	if (s->tomb_added)
+		print_tombs(s);
 	if (s->exists)
 		printf("capacity: %u ranges, %u files; the region uses %s\n", s->g.node_cap - 1,
 		       s->g.file_cap - 1, human(s->region_bytes, a, sizeof(a)));

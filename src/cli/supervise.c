@@ -11,6 +11,8 @@
  *   pidfd            the calling thread's (kept from its last call), or one
  *                    opened by number and the notification checked still
  *                    valid: the number is the caller's only while it waits
+ *   place            where the file is, from /proc: taken only on a mount
+ *                    whose file system asks no server (place.c)
  *   pidfd_getfd      our own descriptor of the caller's open file
  *   the library      vl_volatile_fallocate_as, with the caller's process and
  *                    fd noted as the holder, so purgers reach the file
@@ -21,7 +23,8 @@
  * of another effective user (run as root, CMD dropping to a user: that
  * user's region is its own), one in a user namespace that maps our user
  * to another (its library takes itself for that user: its region is
- * another), a shortage of ours, or an alias mode on a
+ * another), a file of a file system that may ask a server (FUSE, NFS), a
+ * shortage of ours, or an alias mode on a
  * file that is not tmpfs, is let through to the kernel, which answers as
  * without the library (EOPNOTSUPP for a volatile mode). Once run is gone,
  * the kernel answers ENOSYS.
@@ -29,13 +32,17 @@
 #include "cli.h"
 
 #include "core/parse.h"
+#include "env.h"
 #include "ident.h"
 #include "log.h"
 #include "ops.h"
 #include "sys.h"
+#include "where.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <pthread.h>
@@ -47,6 +54,7 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -72,6 +80,18 @@ void vl_sv_signals(sigset_t *set)
 	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
 		sigaddset(set, forwarded[i]);
 	sigaddset(set, SIGCHLD);
+}
+
+/*
+ * run's region as a caller's library would name it (env.c): "" for the
+ * user's default place, else VOLATILE_REGION spelled one way. run sets
+ * VOLATILE_REGION (--region) before its library reads it.
+ */
+void vl_sv_region_key(char *buf, size_t size)
+{
+	const struct vl_config *cfg = vl_config();
+
+	snprintf(buf, size, "%s", cfg->region_chosen ? "" : cfg->region);
 }
 
 #ifdef HAVE_SECCOMP
@@ -117,6 +137,23 @@ static int decode(const struct seccomp_data *d, struct call *c)
 }
 
 /*
+ * Which region a caller's library would use (DESIGN 9, 21), judged once
+ * per exec of its process: `ours` is 1 when it is run's. The exec is known
+ * by the 16 random bytes the kernel gives each one (AT_RANDOM: their
+ * address in the process's auxiliary vector, the bytes on its new stack):
+ * exec keeps the pid, the thread and a kept pidfd, and changes the
+ * environment; the bytes read again at that address match only in the
+ * same exec (a new one has its own at an address of its own). at_random
+ * 0: nothing known, judge again.
+ */
+struct exec_view {
+	uint64_t at_random;
+	unsigned char bytes[16];
+	int ours;
+	int aliases; /* its library takes the 2012 modes (VOLATILE_2012_ABI=1): 1, 0, -1 unknown */
+};
+
+/*
  * The callers' threads, by thread id: a pidfd of the thread itself and
  * its process's id (the holder a MARK notes). A thread pidfd is kept: while
  * it takes a descriptor (pidfd_getfd), its thread is alive, so holds its
@@ -133,6 +170,8 @@ static struct thread {
 	pid_t tid, tgid;
 	int pidfd; /* -1: none kept */
 	int nsdir; /* its /proc/TID/ns, opened with the pidfd; -1: none */
+	struct exec_view view; /* its region, judged for one exec of its process */
+	struct vl_sv_fdinfo fdinfo; /* kept through nsdir (place.c) */
 } threads[THREADS];
 
 /* /proc/TID/status, in buf */
@@ -258,21 +297,244 @@ static int same_user_view(int nsdir, pid_t tid, uid_t euid)
 	return m.found && m.inside == euid;
 }
 
+/* run's region, as vl_sv_region_key names it: noted once (start_server) */
+static char own_region[PATH_MAX];
+
+/*
+ * Whether a library given value as VOLATILE_REGION (NULL: none) uses the
+ * region key names: the default place when it is unset or empty, else the
+ * path as env.c spells it; one too long for it (refused there) is nobody's.
+ */
+static int same_region(const char *value, size_t len, const char *key)
+{
+	char path[PATH_MAX];
+
+	if (value == NULL || len == 0)
+		return key[0] == '\0';
+	if (len >= sizeof(path) || key[0] == '\0')
+		return 0;
+	memcpy(path, value, len);
+	path[len] = '\0';
+	vl_path_normalize(path);
+	return strcmp(path, key) == 0;
+}
+
+/*
+ * What the environment thread tid's process was started with says to a
+ * library (env.c, shim/fallocate.c): the first VOLATILE_REGION (value,
+ * up to sizeof(value) - 1 bytes; len past that when longer), and whether
+ * the first VOLATILE_2012_ABI is "1". From /proc/TID/environ, the strings
+ * exec put on its stack, as they read now.
+ */
+struct env_seen {
+	int region; /* VOLATILE_REGION found */
+	char value[PATH_MAX];
+	size_t len;
+	int aliases;
+};
+
+/*
+ * Streamed, so an environment of any size is read in bounded memory; at
+ * most ENV_MAX bytes (the kernel allows 6 MiB of strings): 0, or -1 if it
+ * cannot tell.
+ */
+#define ENV_MAX (8u << 20)
+static int environ_of(pid_t tid, struct env_seen *e)
+{
+	static const char *const names[2] = { "VOLATILE_REGION=", "VOLATILE_2012_ABI=" };
+	char path[64], buf[4096], abi[2];
+	size_t at = 0, total = 0, alen = 0; /* bytes into the string; read so far */
+	int fd, head[2] = { 1, 1 }, found[2] = { 0, 0 };
+	int in = -1; /* in the value of names[in]; -1 its name; -2 another string */
+	ssize_t n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	memset(e, 0, sizeof(*e));
+	while (!(found[0] && found[1]) && total <= ENV_MAX && (n = read(fd, buf, sizeof(buf))) > 0) {
+		total += (size_t)n;
+		for (ssize_t i = 0; i < n; i++) {
+			char c = buf[i];
+			int any = 0;
+
+			if (c == '\0') {
+				if (in >= 0)
+					found[in] = 1;
+				in = -1;
+				at = 0;
+				head[0] = head[1] = 1;
+			} else if (in == 0) {
+				/* len reaches sizeof(value) only for a value too long */
+				if (e->len < sizeof(e->value) - 1)
+					e->value[e->len] = c;
+				if (e->len < sizeof(e->value))
+					e->len++;
+			} else if (in == 1) {
+				if (alen < sizeof(abi))
+					abi[alen] = c;
+				alen += alen < sizeof(abi);
+			} else if (in == -1) {
+				/* the first of each name counts, as for getenv */
+				for (int k = 0; k < 2; k++) {
+					head[k] = head[k] && c == names[k][at];
+					if (head[k] && names[k][at + 1] == '\0')
+						in = found[k] ? -2 : k;
+					any |= head[k];
+				}
+				at++;
+				if (in == -1 && !any)
+					in = -2;
+			}
+		}
+	}
+	close(fd);
+	if (n < 0 || in >= 0 || (!(found[0] && found[1]) && total > ENV_MAX))
+		return -1; /* a read failed, a string without its end, or too much */
+	e->region = found[0];
+	e->aliases = found[1] && alen == 1 && abi[0] == '1';
+	return 0;
+}
+
+/*
+ * AT_RANDOM's address and AT_SECURE in thread tid's process's auxiliary
+ * vector (/proc/TID/auxv, which the process cannot change): 0, or -1.
+ * Pairs of the process's own word, 64-bit or (a 32-bit process on x86-64)
+ * 32-bit: read as 64-bit pairs first, taken only if AT_PAGESZ reads the
+ * page size. Every vector has that entry, and 32-bit pairs read as 64-bit
+ * ones could show it only from an entry (AT_PAGESZ, 0), which none has;
+ * so the word is never mistaken, and AT_RANDOM never read from a wrong
+ * place.
+ */
+static int auxv_of(pid_t tid, uint64_t *at_random, int *secure)
+{
+	char path[64];
+	unsigned char buf[1024];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	for (size_t w = sizeof(uint64_t); n > 0 && w >= sizeof(uint32_t); w /= 2) {
+		uint64_t pagesz = 0;
+		int ok = 0;
+
+		*at_random = 0;
+		*secure = 0;
+		for (size_t i = 0; i + 2 * w <= (size_t)n; i += 2 * w) {
+			uint64_t type = 0, val = 0;
+
+			memcpy(&type, buf + i, w); /* little-endian: the low bytes */
+			memcpy(&val, buf + i + w, w);
+			if (w == sizeof(uint32_t)) {
+				type = (uint32_t)type;
+				val = (uint32_t)val;
+			}
+			if (type == AT_NULL) {
+				ok = 1;
+				break;
+			}
+			if (type >= 1024)
+				break;
+			if (type == AT_RANDOM)
+				*at_random = val;
+			else if (type == AT_SECURE)
+				*secure = val != 0;
+			else if (type == AT_PAGESZ)
+				pagesz = val;
+		}
+		if (ok && *at_random != 0 && pagesz == (uint64_t)sysconf(_SC_PAGESIZE))
+			return 0;
+		if (sizeof(long) < sizeof(uint64_t))
+			break;
+	}
+	return -1;
+}
+
+/* the 16 bytes at AT_RANDOM in thread tid's process now: 0, or -1 */
+static int random_bytes(pid_t tid, uint64_t at, unsigned char out[16])
+{
+	struct iovec local = { out, 16 }, remote = { (void *)(uintptr_t)at, 16 };
+
+	return process_vm_readv(tid, &local, 1, &remote, 1, 0) == 16 ? 0 : -1;
+}
+
+/*
+ * Judge thread tid's region into v: ours when the VOLATILE_REGION its
+ * process was started with names run's (a secure execution reads none:
+ * the default place). Read by number: the caller checks afterwards that
+ * the call still waits (NOTIF_ID_VALID), which proves tid was the caller
+ * all along, and its process the same exec (an exec by another thread
+ * kills the caller before it changes the memory). Cannot tell: not ours,
+ * and not kept (at_random 0).
+ */
+static void judge_region(pid_t tid, struct exec_view *v)
+{
+	struct env_seen e;
+	int secure = 0;
+
+	v->ours = 0;
+	v->aliases = -1;
+	if (auxv_of(tid, &v->at_random, &secure) != 0 ||
+	    random_bytes(tid, v->at_random, v->bytes) != 0)
+		v->at_random = 0;
+	if (secure) {
+		v->ours = own_region[0] == '\0';
+		v->aliases = 0;
+		return;
+	}
+	if (environ_of(tid, &e) != 0) {
+		v->at_random = 0;
+		return;
+	}
+	v->ours = same_region(e.region ? e.value : NULL, e.len, own_region);
+	v->aliases = e.aliases;
+}
+
+/* Is v still the judgement of thread tid's process: the same exec? */
+static int same_exec(const struct exec_view *v, pid_t tid)
+{
+	unsigned char now[16];
+
+	return v->at_random != 0 && random_bytes(tid, v->at_random, now) == 0 &&
+	       memcmp(now, v->bytes, sizeof(now)) == 0;
+}
+
 static void note_own_user(void)
 {
 	ssize_t n = readlink("/proc/self/ns/user", own_userns, sizeof(own_userns) - 1);
 
 	own_userns[n > 0 ? n : 0] = '\0';
 	own_euid = geteuid();
+	vl_sv_region_key(own_region, sizeof(own_region));
 }
 
-static int ours(int got, int thread, int nsdir, pid_t tid)
+/*
+ * A caller of our user whose library would use another region (another
+ * VOLATILE_REGION, its own or a `volatile run` inside this one's): its
+ * ranges live there, where an UNMARK we made in ours would find nothing
+ * and say 0 (take_fd).
+ */
+#define OTHER_REGION (-EXDEV)
+
+static int ours(int got, int thread, int nsdir, pid_t tid, int region_ours)
 {
-	if (got < 0 ||
-	    (euid_of(thread, tid) == (long)own_euid && same_user_view(nsdir, tid, own_euid)))
+	if (got < 0)
 		return got;
-	close(got);
-	return NOT_OURS;
+	if (euid_of(thread, tid) != (long)own_euid || !same_user_view(nsdir, tid, own_euid)) {
+		close(got);
+		return NOT_OURS;
+	}
+	if (!region_ours) {
+		close(got);
+		return OTHER_REGION;
+	}
+	return got;
 }
 
 static void forget_thread(struct thread *t)
@@ -281,29 +543,60 @@ static void forget_thread(struct thread *t)
 		close(t->pidfd);
 	if (t->nsdir >= 0)
 		close(t->nsdir);
+	vl_sv_place_forget(&t->fdinfo);
 	t->tid = 0;
 	t->pidfd = -1;
 	t->nsdir = -1;
+	t->view.at_random = 0;
 }
 
 #define GONE (-ESRCH) /* the caller is gone: nobody waits for an answer */
+/*
+ * The caller's file is on another file system than tmpfs, as /proc shows
+ * (place.c): not taken, the kernel answers, as without run (EOPNOTSUPP).
+ * A descriptor of it in run could ask its server and never come back: a
+ * FUSE file is flushed at every close.
+ */
+#define ELSEWHERE (-EMEDIUMTYPE) /* not OTHER_REGION's -EXDEV: each has its answer */
 
 /*
- * Our own descriptor of the caller's fd, and the caller's process in
- * *tgid: the descriptor, or -errno (-EBADF: not open; GONE).
+ * Our own descriptor of the caller's fd, the caller's process in *tgid,
+ * and in *aliases whether its library takes the 2012 modes (exec_view):
+ * the descriptor, or -errno (-EBADF: not open; GONE).
  */
 static int take_fd_locked(int listener, const struct seccomp_notif *req, struct thread *t, int fd,
-			  pid_t *tgid)
+			  pid_t *tgid, int *aliases)
 {
 	pid_t tid = (pid_t)req->pid;
-	int pidfd, got, kept = 0, nsdir;
+	int pidfd, got, kept = 0, nsdir, place;
+	struct exec_view view;
 	char path[64];
 
 	if (t->tid == tid && t->pidfd >= 0) {
-		got = pidfd_getfd_(t->pidfd, fd);
-		if (got >= 0 || errno == EBADF) {
+		place = vl_sv_place(t->nsdir, tid, fd, &t->fdinfo);
+		if (place != VL_PLACE_TAKE && place != -ESRCH) {
 			*tgid = t->tgid;
-			return got >= 0 ? ours(got, t->pidfd, t->nsdir, tid) : -EBADF;
+			return place == VL_PLACE_LEAVE ? ELSEWHERE : place;
+		}
+		got = place == -ESRCH ? -1 : pidfd_getfd_(t->pidfd, fd);
+		if (got >= 0 || (place != -ESRCH && errno == EBADF)) {
+			*tgid = t->tgid;
+			if (got < 0)
+				return -EBADF;
+			/*
+			 * Alive (the pidfd took its fd), so the caller; its region
+			 * as judged, unless its process exec'd since (~0.5 us).
+			 */
+			if (!same_exec(&t->view, tid)) {
+				judge_region(tid, &t->view);
+				if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) != 0) {
+					close(got);
+					t->view.at_random = 0;
+					return GONE;
+				}
+			}
+			*aliases = t->view.aliases;
+			return ours(got, t->pidfd, t->nsdir, tid, t->view.ours);
 		}
 	}
 	if (t->tid != 0)
@@ -318,6 +611,10 @@ static int take_fd_locked(int listener, const struct seccomp_notif *req, struct 
 		return errno == ESRCH ? GONE : -errno;
 	snprintf(path, sizeof(path), "/proc/%d/ns", (int)tid);
 	nsdir = kept ? open(path, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	judge_region(tid, &view);
+	/* what was kept was of the thread t named before, if any: never of this one */
+	vl_sv_place_forget(&t->fdinfo);
+	place = vl_sv_place(nsdir, tid, fd, &t->fdinfo);
 	/*
 	 * Opened by number: the number is the caller's only while its call
 	 * waits, and so is what /proc said of it before. (The ns directory
@@ -327,28 +624,38 @@ static int take_fd_locked(int listener, const struct seccomp_notif *req, struct 
 		close(pidfd);
 		if (nsdir >= 0)
 			close(nsdir);
+		vl_sv_place_forget(&t->fdinfo);
 		return GONE;
 	}
-	got = pidfd_getfd_(pidfd, fd);
-	got = got < 0 ? -errno : ours(got, kept ? pidfd : -1, nsdir, tid);
+	if (place == VL_PLACE_TAKE) {
+		got = pidfd_getfd_(pidfd, fd);
+		got = got < 0 ? -errno : ours(got, kept ? pidfd : -1, nsdir, tid, view.ours);
+	} else {
+		/* the caller waits: its thread is not gone, whatever /proc said */
+		got = place == VL_PLACE_LEAVE ? ELSEWHERE : place == -ESRCH ? -EIO : place;
+	}
+	*aliases = view.aliases;
 	if (kept) {
 		t->tid = tid;
 		t->tgid = *tgid;
 		t->pidfd = pidfd;
 		t->nsdir = nsdir;
+		t->view = view;
 	} else {
 		close(pidfd);
 	}
 	return got;
 }
 
-static int take_fd(int listener, const struct seccomp_notif *req, int fd, pid_t *tgid)
+static int take_fd(int listener, const struct seccomp_notif *req, int fd, pid_t *tgid,
+		   int *aliases)
 {
 	struct thread *t = &threads[(unsigned int)req->pid % THREADS];
 	int got;
 
 	pthread_mutex_lock(&t->lock);
-	got = take_fd_locked(listener, req, t, fd, tgid);
+	*aliases = -1;
+	got = take_fd_locked(listener, req, t, fd, tgid, aliases);
 	pthread_mutex_unlock(&t->lock);
 	return got;
 }
@@ -401,24 +708,38 @@ static enum verdict serve(int listener, const struct seccomp_notif *req,
 	struct call c;
 	struct vl_caller as;
 	pid_t tgid = 0;
-	int fd, ret;
+	int fd, ret, aliases;
 
 	if (decode(&req->data, &c) != 0)
 		return CONTINUE;
-	fd = take_fd(listener, req, c.fd, &tgid);
+	fd = take_fd(listener, req, c.fd, &tgid, &aliases);
 	if (fd == GONE)
 		return NOBODY;
 	if (fd == -EBADF) {
 		resp->error = -EBADF; /* the caller's: DESIGN 5's first row */
 		return ANSWER;
 	}
-	if (fd < 0 && fd != NOT_OURS && is_unmark(c.mode)) {
+	if (aliases == 0 && !(c.mode & (FALLOC_FL_MARK_VOLATILE | FALLOC_FL_UNMARK_VOLATILE))) {
+		/*
+		 * A 2012 mode from a process whose environment has no
+		 * VOLATILE_2012_ABI=1: its own library passes it to the kernel
+		 * (NO_HIDE_STALE, COLLAPSE_RANGE), and so do we, whatever run's
+		 * --2012-abi; served as an UNMARK it would take a range away.
+		 */
+		if (fd >= 0)
+			close(fd);
+		return CONTINUE;
+	}
+	if (fd == OTHER_REGION && vl_log_enabled())
+		fprintf(stderr, "volatile run: not served: pid %u: %s fd %d: its region is not run's\n",
+			req->pid, is_unmark(c.mode) ? "unmark" : "mark", c.fd);
+	if (fd < 0 && fd != NOT_OURS && fd != ELSEWHERE && is_unmark(c.mode)) {
 		/*
 		 * A caller we may not look into (it made itself non-dumpable
-		 * since its MARK, say): its range stays volatile. A failure it
-		 * takes for purged (DESIGN 5), not the kernel's EOPNOTSUPP,
-		 * which it might take for "no volatile ranges: my bytes are
-		 * pinned".
+		 * since its MARK, say), or one whose region is another: its
+		 * range stays volatile. A failure it takes for purged (DESIGN
+		 * 5), not the kernel's EOPNOTSUPP, which it might take for "no
+		 * volatile ranges: my bytes are pinned".
 		 */
 		resp->error = -EPERM;
 		return ANSWER;
@@ -650,10 +971,13 @@ static int start_server(int listener)
 	pthread_condattr_t ca;
 
 	note_own_user();
+	vl_sv_place_init();
 	for (int i = 0; i < THREADS; i++) {
 		pthread_mutex_init(&threads[i].lock, NULL);
 		threads[i].pidfd = -1;
 		threads[i].nsdir = -1;
+		threads[i].view.at_random = 0;
+		threads[i].fdinfo.fd = -1;
 	}
 	nr_native = seccomp_syscall_resolve_name("fallocate");
 	if (seccomp_arch_native() == SCMP_ARCH_X86_64)

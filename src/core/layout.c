@@ -3,6 +3,10 @@
  * layout.c - region geometry, format word and integrity sums.
  */
 #include "layout.h"
+
+#ifdef VL_COUNT_STEPS
+unsigned long vl_walk_steps;
+#endif
 #include "tomb.h"
 
 #include <errno.h>
@@ -106,7 +110,7 @@ void vl_geometry_plan(struct vl_geometry *g, uint32_t ranges, uint32_t files)
 	/*
 	 * The tombstones go with the header: both are made real when the
 	 * region is laid out (region.c), as a read of a hole of a tmpfs file
-	 * takes a page too, and a filter read at every record made must not
+	 * takes a page too, and a tombstone read at every record made must not
 	 * raise SIGBUS on a full file system.
 	 */
 	g->tomb_off = round_up(sizeof(struct vl_header), PAGE);
@@ -147,7 +151,7 @@ void vl_region_bind(struct vl_region *r, void *base, size_t size)
 	struct vl_header *h = base;
 
 	r->hdr = h;
-	r->tomb = (uint64_t *)((char *)base + h->geo.tomb_off);
+	r->tomb = (struct vl_tomb *)((char *)base + h->geo.tomb_off);
 	r->files = (struct vl_file *)((char *)base + h->geo.files_off);
 	r->hash = (uint32_t *)((char *)base + h->geo.hash_off);
 	r->nodes = (struct vl_node *)((char *)base + h->geo.nodes_off);

@@ -13,7 +13,7 @@
  *   +--------------------+ 0
  *   | struct vl_header   |  geometry (checked at attach), lock, counters
  *   +--------------------+ tomb_off
- *   | uint64_t [T/64]    |  tombstones: a Bloom filter of evicted files (tomb.h)
+ *   | struct vl_tomb     |  tombstones: files forgotten with purged ranges (tomb.h)
  *   +--------------------+ files_off
  *   | struct vl_file [F] |  one per file with ranges, 512 bytes each
  *   +--------------------+ hash_off
@@ -39,14 +39,15 @@
 
 /* "VOLATILE" read as a little-endian u64 */
 #define VL_MAGIC 0x454c4954414c4f56ull
-#define VL_VERSION 6u /* 2: ashmem state in file records; 3: a spare node per file,
+#define VL_VERSION 7u /* 2: ashmem state in file records; 3: a spare node per file,
 			    records found without the region lock, one mix in a node's sum;
 			    4: the inode's generation in a file's identity, the
 			    library's own locks and table of processes, the
 			    region's byte counts in 128 bits; 5: ages kept per
 			    file, nodes allocated and counters kept without a
 			    lock, records kept while empty; 6: the log of the
-			    last purges */
+			    last purges; 7: tombstones an exact table under
+			    a rising horizon, not a Bloom filter */
 
 /* ---- ranges ------------------------------------------------------------ */
 
@@ -177,7 +178,7 @@ static inline int vl_ident_same(const struct vl_ident *a, const struct vl_ident 
 
 /*
  * A 64-bit mix, the finaliser of MurmurHash3: cheap, no table. The
- * checksums (layout.c) and the tombstone filter (tomb.c) are built on it.
+ * checksums (layout.c) and the tombstones' fingerprints (tomb.c) are built on it.
  */
 static inline uint64_t vl_mix64(uint64_t h)
 {
@@ -199,7 +200,8 @@ struct vl_holder {
 #define VL_FF_PATH_TRIED 0x2u /* we looked for a path once; don't again */
 #define VL_FF_ASHMEM 0x4u     /* an ashmem region: ash holds its state, never a path;
 				 the record lives until the file is gone, ranges or not */
-#define VL_FF_TOMB 0x8u       /* made for an identity the tombstones know (evict.c):
+#define VL_FF_TOMB 0x8u       /* made for an identity the tombstones hold (tomb.h),
+				 or while the region served blind (DESIGN 16):
 				 every UNMARK of it says 1. Set before it is LIVE,
 				 never cleared while it is */
 
@@ -436,16 +438,24 @@ struct vl_counters {
  * retired: 0 in use; VL_RETIRING a mover is at work (every file lock
  * taken from then on says ESTALE: the caller moves on to the new region);
  * VL_MOVED all its records are in the region named in moved_to.
- * waiting: set by the creator of a region while older regions that are
- * still mapped have not been moved into it: it answers nothing (ESTALE)
- * until they are, so that no process answers from a region that lacks
- * what another process may still be purging elsewhere. moved_from: the
+ * waiting: VL_WAITING, set by the creator of a region while older regions
+ * that are still mapped have not been moved into it: it answers nothing
+ * (ESTALE) until they are, so that no process answers from a region that
+ * lacks what another process may still be purging elsewhere; or VL_BLIND
+ * when the only ones left are removed ones nobody here can open, after
+ * the young period and with no punch of theirs in flight (attach.c): it
+ * serves, and an UNMARK says 1 of anything it does not hold whole (ops.c).
+ * moved_from: the
  * old regions (file device and inode) whose records are here, and theirs
  * in turn, so that a mapping of one of them seen later is known done.
  */
 #define VL_RETIRING 1u
 #define VL_MOVED 2u
 #define VL_MOVED_MAX 62
+/* waiting: */
+#define VL_WAITING 1u /* answers nothing (ESTALE) */
+#define VL_BLIND 2u   /* serves, though an older region whose name is gone, that no one here
+			 can open, may hold records of its files (attach.c, DESIGN 16) */
 
 struct vl_fate {
 	struct vl_lock move_lock; /* one mover at a time; taken before any other lock */
@@ -458,7 +468,15 @@ struct vl_fate {
 		uint64_t dev;
 		uint64_t ino;
 	} moved_from[VL_MOVED_MAX]; /* guarded by the region lock */
+	/*
+	 * When the region was first seen at its name by a process settling it:
+	 * (time namespace << 32) | CLOCK_MONOTONIC_COARSE in ms, mod 2^32
+	 * (never 0); 0 not yet. Set once, by compare-and-swap (attach.c). In
+	 * what was padding: regions of version 6 made before it read 0.
+	 */
+	uint64_t young;
 };
+_Static_assert(sizeof(struct vl_fate) == 1280, "the fate keeps its size: the log after it stays");
 
 /*
  * The last purges, for `volatile status` (what was purged, when, by whom,
@@ -526,9 +544,11 @@ struct vl_header {
 
 /* ---- a mapped region, as one process sees it --------------------------- */
 
+struct vl_tomb;
+
 struct vl_region {
 	struct vl_header *hdr;
-	uint64_t *tomb;
+	struct vl_tomb *tomb;
 	struct vl_file *files;
 	uint32_t *hash;
 	struct vl_node *nodes;
@@ -543,14 +563,41 @@ struct vl_region {
 	size_t size;
 };
 
+/*
+ * Steps (DESIGN 10: garbage is never a loop). Every loop over the region
+ * reads a node or a file record through vl_node_at or vl_file_at, or a
+ * slot of the file table (VL_WALK at the probe), at each iteration. A
+ * build with VL_COUNT_STEPS (the fuzz targets, tests/fuzz) counts those
+ * reads, so that a fuzzer holds every call of the core to VL_WALK_BOUND
+ * steps whatever the region holds; elsewhere VL_WALK is nothing.
+ */
+#ifdef VL_COUNT_STEPS
+extern unsigned long vl_walk_steps;
+#define VL_WALK() ((void)vl_walk_steps++)
+#else
+#define VL_WALK() ((void)0)
+#endif
+
+/*
+ * The most steps one call of the core takes over r, whatever r holds: a
+ * constant times the region's slots (ranges + files + the file table's).
+ * The constant is the deepest a tree walk goes for one range
+ * (VL_RB_MAX_DEPTH, rtree.h) times the few reads of one step.
+ */
+#define VL_WALK_C 256u
+#define VL_WALK_BOUND(r) \
+	((uint64_t)VL_WALK_C * ((uint64_t)(r)->node_cap + (r)->file_cap + (r)->hash_cap))
+
 /* Clamp an index read from shared memory into its array. */
 static inline struct vl_node *vl_node_at(const struct vl_region *r, uint32_t i)
 {
+	VL_WALK();
 	return &r->nodes[i < r->node_cap ? i : VL_NIL];
 }
 
 static inline struct vl_file *vl_file_at(const struct vl_region *r, uint32_t i)
 {
+	VL_WALK();
 	return &r->files[i < r->file_cap ? i : VL_NIL];
 }
 

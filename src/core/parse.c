@@ -242,7 +242,13 @@ int vl_parse_mount_line(const char *line, struct vl_mount_fields *m)
 		p = next_field(p, &f, &len);
 		if (p == NULL || p > sep)
 			return -1;
-		if (i == 2) {
+		if (i == 0) {
+			if (*f < '0' || *f > '9')
+				return -1;
+			m->id = strtoull(f, &end, 10);
+			if (end != f + len)
+				return -1;
+		} else if (i == 2) {
 			maj = strtoull(f, &end, 10);
 			if (end == f || *end != ':')
 				return -1;
@@ -266,6 +272,33 @@ int vl_parse_mount_line(const char *line, struct vl_mount_fields *m)
 		m->superopts_len = 0;
 	}
 	return 0;
+}
+
+int vl_fdinfo_mnt_id(const char *text, uint64_t *id)
+{
+	const char *p = text;
+	unsigned long long v;
+	char *end;
+
+	while (p != NULL && *p != '\0') {
+		if (strncmp(p, "mnt_id:", 7) == 0) {
+			p += 7;
+			while (*p == '\t' || *p == ' ')
+				p++;
+			if (*p < '0' || *p > '9')
+				return -1;
+			errno = 0;
+			v = strtoull(p, &end, 10);
+			if (errno != 0 || (*end != '\n' && *end != '\0'))
+				return -1;
+			*id = v;
+			return 0;
+		}
+		p = strchr(p, '\n');
+		if (p != NULL)
+			p++;
+	}
+	return -1;
 }
 
 int vl_mount_unescape(char *dst, size_t size, const char *src, size_t len)

@@ -71,17 +71,24 @@ int vl_id_map_inside(const char *line, uint64_t outside, uint64_t *inside);
  * The fields of a /proc/PID/mountinfo line, "36 25 0:26 / /dev/shm
  * rw,nosuid shared:1 - tmpfs tmpfs rw,size=65536k" (ID PARENT MAJ:MIN
  * ROOT POINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTS): the
- * device (a dev_t), and where the root within the file system, the mount
+ * mount's id, the device (a dev_t), and where the root within the file system, the mount
  * point, the type and the super block's options are in the line, as it
  * shows them (names escaped: vl_mount_unescape). 0, or -1 if the line
  * is not such a line.
  */
 struct vl_mount_fields {
-	uint64_t dev;
+	uint64_t id, dev;
 	const char *root, *point, *fstype, *superopts;
 	size_t root_len, point_len, fstype_len, superopts_len;
 };
 int vl_parse_mount_line(const char *line, struct vl_mount_fields *m);
+
+/*
+ * From the text of a /proc/PID/fdinfo/N file ("pos:\t0\nflags:\t02\n
+ * mnt_id:\t24\nino:\t3\n..."): the id of the mount the file is on, as
+ * mountinfo's first field names it. 0, or -1 if there is no such line.
+ */
+int vl_fdinfo_mnt_id(const char *text, uint64_t *id);
 
 /*
  * A name of a mountinfo field (len bytes at src) as it is: blanks, tabs,

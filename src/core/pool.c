@@ -249,9 +249,36 @@ int vl_lru_linked(const struct vl_region *r, uint32_t fi, uint32_t n)
 }
 
 /*
+ * Is node i one of file fi's ranges (LIVE, purged or not)? The age order
+ * writes a neighbour's link only then: a scribbled link or end (one
+ * naming another file's node) must not carry the damage into another
+ * file's order. What it leaves wrong in fi's own order, a purge's check
+ * finds (vl_lru_check) and a repair mends.
+ */
+static VL_INLINE int lru_mine(const struct vl_region *r, uint32_t fi, uint32_t i)
+{
+	return i != VL_NIL && i < r->node_cap &&
+	       (r->nodes[i].meta & (VL_META_FILE_MASK | VL_META_STATE_MASK)) ==
+		       vl_meta(fi, VL_NODE_LIVE, 0);
+}
+
+static VL_INLINE void lru_set_prev(const struct vl_region *r, uint32_t fi, uint32_t i, uint32_t v)
+{
+	if (lru_mine(r, fi, i))
+		r->nodes[i].prev = v;
+}
+
+static VL_INLINE void lru_set_next(const struct vl_region *r, uint32_t fi, uint32_t i, uint32_t v)
+{
+	if (lru_mine(r, fi, i))
+		r->nodes[i].next = v;
+}
+
+/*
  * The links come from shared memory: a scribbled prev or next (or end of
- * the list) names slot 0 to reads, and the setters drop the writes
- * through it. Only a real node n is linked or unlinked.
+ * the list) names slot 0 to reads, and the writes through it, or through
+ * a node of another file, are dropped. Only a real node n is linked or
+ * unlinked.
  */
 static VL_INLINE void lru_unlink(const struct vl_region *r, uint32_t fi, uint32_t n)
 {
@@ -261,12 +288,12 @@ static VL_INLINE void lru_unlink(const struct vl_region *r, uint32_t fi, uint32_
 	if (vl_node_w(r, n) == NULL || !lru_linked(r, fi, n))
 		return;
 	if (x->prev != VL_NIL)
-		vl_set_next(r, x->prev, x->next);
+		lru_set_next(r, fi, x->prev, x->next);
 	else
 		f->h.lru_head = x->next;
 	VL_STEP("lru_unlink: half unlinked");
 	if (x->next != VL_NIL)
-		vl_set_prev(r, x->next, x->prev);
+		lru_set_prev(r, fi, x->next, x->prev);
 	else
 		f->h.lru_tail = x->prev;
 	vl_set_prev(r, n, VL_NIL);
@@ -279,18 +306,32 @@ void vl_lru_unlink(const struct vl_region *r, uint32_t fi, uint32_t n)
 }
 
 /* Link n, a real node linked nowhere, after `after` (VL_NIL: at the head). */
-static VL_INLINE void link_after(const struct vl_region *r, struct vl_file *f, uint32_t after,
+static VL_INLINE void link_after(const struct vl_region *r, uint32_t fi, uint32_t after,
 				 uint32_t n)
 {
+	struct vl_file *f = vl_file_at(r, fi);
 	uint32_t next;
 
 	if (after == VL_NIL) { /* at the head: the oldest */
 		vl_set_next(r, n, f->h.lru_head);
 		if (f->h.lru_head != VL_NIL)
-			vl_set_prev(r, f->h.lru_head, n);
+			lru_set_prev(r, fi, f->h.lru_head, n);
 		else
 			f->h.lru_tail = n;
 		f->h.lru_head = n;
+		return;
+	}
+	if (!lru_mine(r, fi, after)) {
+		/*
+		 * A tail (or a split's other half) that is not this file's: n
+		 * becomes the tail with nothing before it, which the next
+		 * purge's check of the order finds (the tail's prev) and mends.
+		 */
+		vl_set_prev(r, n, VL_NIL);
+		vl_set_next(r, n, VL_NIL);
+		if (f->h.lru_head == VL_NIL)
+			f->h.lru_head = n;
+		f->h.lru_tail = n;
 		return;
 	}
 	next = vl_node_at(r, after)->next;
@@ -298,7 +339,7 @@ static VL_INLINE void link_after(const struct vl_region *r, struct vl_file *f, u
 	vl_set_next(r, n, next);
 	VL_STEP("lru_insert: half linked");
 	if (next != VL_NIL)
-		vl_set_prev(r, next, n);
+		lru_set_prev(r, fi, next, n);
 	else
 		f->h.lru_tail = n;
 	vl_set_next(r, after, n);
@@ -309,7 +350,7 @@ void vl_lru_insert_after(const struct vl_region *r, uint32_t fi, uint32_t after,
 	if (vl_node_w(r, n) == NULL)
 		return;
 	lru_unlink(r, fi, n);
-	link_after(r, vl_file_at(r, fi), after, n);
+	link_after(r, fi, after, n);
 }
 
 static VL_INLINE void lru_append(const struct vl_region *r, uint32_t fi, uint32_t n)
@@ -320,7 +361,7 @@ static VL_INLINE void lru_append(const struct vl_region *r, uint32_t fi, uint32_
 		return;
 	lru_unlink(r, fi, n);
 	/* the tail read after the unlink: n may have been it */
-	link_after(r, f, f->h.lru_tail, n);
+	link_after(r, fi, f->h.lru_tail, n);
 }
 
 void vl_lru_append(const struct vl_region *r, uint32_t fi, uint32_t n)
@@ -342,6 +383,77 @@ static VL_INLINE void lru_publish(const struct vl_region *r, uint32_t fi)
 void vl_lru_publish(const struct vl_region *r, uint32_t fi)
 {
 	lru_publish(r, fi);
+}
+
+/*
+ * Is n a fit end of file fi's age order: a sound LIVE unpurged range of
+ * fi, with an age? (Its lock held.)
+ */
+static int lru_end_ok(const struct vl_region *r, uint32_t fi, uint32_t n)
+{
+	return vl_range_ok(r, n, fi) && !vl_node_purged(vl_node_at(r, n)) &&
+	       vl_node_at(r, n)->seq != 0;
+}
+
+int vl_lru_check(const struct vl_region *r, uint32_t fi)
+{
+	const struct vl_file *f = vl_file_at(r, fi);
+	uint32_t h = f->h.lru_head, t = f->h.lru_tail, age;
+
+	if (fi == VL_NIL || fi >= r->file_cap)
+		return -EUCLEAN;
+	if (h == VL_NIL || t == VL_NIL) {
+		/* no unpurged range: both ends and the counts say so, or the order is lost */
+		if (h != t || f->h.nranges != f->h.npurged)
+			return -EUCLEAN;
+	} else if (!lru_end_ok(r, fi, h) || vl_node_at(r, h)->prev != VL_NIL ||
+		   !lru_end_ok(r, fi, t) || vl_node_at(r, t)->next != VL_NIL) {
+		return -EUCLEAN;
+	} else if (h != t) {
+		/*
+		 * And the links next to each end agree both ways: a chain cut
+		 * after the head (a next of VL_NIL, or of another node) shows
+		 * here before the head goes, whatever the cut left behind it.
+		 */
+		uint32_t hn = vl_node_at(r, h)->next, tp = vl_node_at(r, t)->prev;
+
+		if (hn == VL_NIL || hn >= r->node_cap || vl_node_at(r, hn)->prev != h ||
+		    tp == VL_NIL || tp >= r->node_cap || vl_node_at(r, tp)->next != t)
+			return -EUCLEAN;
+	}
+	age = h == VL_NIL ? 0 : vl_node_at(r, h)->seq;
+	if (__atomic_load_n(&f->h.oldest, __ATOMIC_RELAXED) == age)
+		return 0;
+	lru_publish(r, fi);
+	return 1;
+}
+
+uint32_t vl_pick_oldest(const struct vl_region *r, int (*leave)(void *ctx, uint32_t fi),
+			void *ctx, uint32_t *age, uint32_t *second)
+{
+	uint32_t now = __atomic_load_n(&r->hdr->c.seq, __ATOMIC_RELAXED);
+	uint32_t hwm = vl_file_hwm(r), best = VL_NIL, best_age = 0;
+
+	*second = 0;
+	for (uint32_t fi = 1; fi < hwm; fi++) {
+		const struct vl_file *f = vl_file_at(r, fi);
+		uint32_t a = __atomic_load_n(&f->h.oldest, __ATOMIC_ACQUIRE);
+
+		/* a free record has no range: an age there is a scribble's */
+		if (a == 0 || __atomic_load_n(&f->h.state, __ATOMIC_RELAXED) != VL_FILE_LIVE ||
+		    (leave != NULL && leave(ctx, fi)))
+			continue;
+		if (best == VL_NIL || vl_age_older(a, best_age, now)) {
+			if (best != VL_NIL)
+				*second = best_age;
+			best = fi;
+			best_age = a;
+		} else if (*second == 0 || vl_age_older(a, *second, now)) {
+			*second = a;
+		}
+	}
+	*age = best_age;
+	return best;
 }
 
 static VL_INLINE uint32_t age_next(const struct vl_region *r)
@@ -489,6 +601,8 @@ int vl_file_lookup(const struct vl_region *r, const struct vl_ident *id, uint32_
 		uint32_t s = r->hash[i];
 		struct vl_file *f;
 
+		VL_WALK();
+
 		if (s == VL_NIL) {
 			*fi = VL_NIL;
 			return 0;
@@ -518,6 +632,7 @@ uint32_t vl_file_probe(const struct vl_region *r, const struct vl_ident *id)
 	for (steps = 0; steps < r->hash_cap; steps++, i = (i + 1) & mask) {
 		uint32_t s = __atomic_load_n(&r->hash[i], __ATOMIC_ACQUIRE);
 
+		VL_WALK();
 		if (s == VL_NIL || s >= r->file_cap)
 			return VL_NIL;
 		if (vl_file_seems(r, s, id))
@@ -538,6 +653,7 @@ void vl_file_hash_insert(const struct vl_region *r, uint32_t fi)
 	uint32_t i = hash_of(r, f->h.ident.dev, f->h.ident.ino), steps;
 
 	for (steps = 0; steps < r->hash_cap; steps++, i = (i + 1) & (r->hash_cap - 1)) {
+		VL_WALK();
 		if (r->hash[i] == VL_NIL) {
 			hash_set(r, i, fi);
 			return;
@@ -551,9 +667,11 @@ static void hash_remove(const struct vl_region *r, uint32_t fi)
 	struct vl_file *f = vl_file_at(r, fi);
 
 	i = hash_of(r, f->h.ident.dev, f->h.ident.ino);
-	for (steps = 0; r->hash[i] != fi; i = (i + 1) & mask)
+	for (steps = 0; r->hash[i] != fi; i = (i + 1) & mask) {
+		VL_WALK();
 		if (r->hash[i] == VL_NIL || ++steps >= r->hash_cap)
 			return;
+	}
 	/*
 	 * Backward shift: pull later entries of the probe run into the hole
 	 * unless their home slot lies cyclically in (hole, j], where they
@@ -610,11 +728,15 @@ void vl_file_publish(const struct vl_region *r, uint32_t fi, const struct vl_ide
 	VL_STEP("file_create: cleared");
 	ident_store(&f->h.ident, id);
 	/*
-	 * A file whose record was evicted with purged ranges (evict.c): the
+	 * A file whose record was forgotten with purged ranges (tomb.h): the
 	 * flag is set before the record is LIVE, so no UNMARK can find the
-	 * record without it, and say 0 over bytes the evicted ranges covered.
+	 * record without it, and say 0 over bytes the forgotten ranges covered.
+	 * So too a record made while the region serves blind (DESIGN 16): an
+	 * older region left to its users may have purged bytes of this file
+	 * that a MARK here would join unseen, taking them for intact.
 	 */
-	if (vl_tomb_has(r->tomb, id))
+	if (vl_tomb_has(r->tomb, id) ||
+	    __atomic_load_n(&r->hdr->fate.waiting, __ATOMIC_ACQUIRE) == VL_BLIND)
 		f->h.flags |= VL_FF_TOMB;
 	/* sealed before it is LIVE: whoever sees it LIVE sees its sum too */
 	f->h.check = vl_file_sum_as(r, f, VL_FILE_LIVE, f->h.gen);

@@ -40,6 +40,28 @@ void vl_lru_insert_after(const struct vl_region *r, uint32_t fi, uint32_t after,
 void vl_lru_publish(const struct vl_region *r, uint32_t fi);
 
 /*
+ * Are the fields of file fi that steer a purge what its age order says
+ * (its lock held)? lru_head and lru_tail: both VL_NIL, or each a sound
+ * LIVE unpurged range of fi with an age, the head with no prev, the tail
+ * with no next, the links between each end and its neighbour agreeing
+ * both ways (both VL_NIL: no unpurged range by its counts either);
+ * oldest: the head's age (0: none). None of them is in the record's sum
+ * (vl_file_sum), so a scribble there is only seen here. Returns 0 if so;
+ * 1 if only oldest was wrong (it is the head's age now); -EUCLEAN if the
+ * order is wrong: vl_file_repair rebuilds it. Four nodes read.
+ */
+int vl_lru_check(const struct vl_region *r, uint32_t fi);
+/*
+ * The LIVE file whose published age (oldest) is the oldest of all, read
+ * with no lock, leaving out those leave(ctx, fi) says to (NULL: none):
+ * VL_NIL if none. *age: its age; *second: the next oldest file's (0:
+ * none). A guess, checked under the file's lock (vl_lru_check). One read
+ * of each record below the high-water mark.
+ */
+uint32_t vl_pick_oldest(const struct vl_region *r, int (*leave)(void *ctx, uint32_t fi),
+			void *ctx, uint32_t *age, uint32_t *second);
+
+/*
  * Apply what vl_ranges_* did to file `fi`, with its lock held and no
  * other: let the freed nodes go (kept as the file's spares, VL_SPARES at
  * most, or freed), give a changed range the newest age, keep the file's

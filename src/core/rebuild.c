@@ -191,15 +191,17 @@ void vl_file_repair(const struct vl_region *r, uint32_t fi)
 	struct vl_file *f = vl_file_at(r, fi);
 	struct vl_counters *c = vl_counters(r);
 	struct vl_change sum;
-	uint32_t i, hwm;
+	uint32_t i, hwm, nranges, npurged;
+	uint64_t vbytes, pbytes;
 
 	if (fi == VL_NIL || fi >= r->file_cap)
 		return; /* slot 0 reads as no file; nothing names it but a scribble */
 	memset(&sum, 0, sizeof(sum));
-	sum.d_ranges = -(int32_t)f->h.nranges;
-	sum.d_purged = -(int32_t)f->h.npurged;
-	sum.d_vbytes = -(int64_t)f->h.vbytes;
-	sum.d_pbytes = -(int64_t)f->h.pbytes;
+	/* what the counts said, scribbled maybe (2^63 has no negative in int64_t) */
+	nranges = f->h.nranges;
+	npurged = f->h.npurged;
+	vbytes = f->h.vbytes;
+	pbytes = f->h.pbytes;
 	f->h.root = f->h.lru_head = f->h.lru_tail = VL_NIL;
 	f->h.spare = VL_NIL; /* PENDING nodes: freed below with the dead holder's */
 	f->h.nranges = f->h.npurged = 0;
@@ -263,9 +265,10 @@ void vl_file_repair(const struct vl_region *r, uint32_t fi)
 		f->h.pbytes += (uint64_t)ch.d_pbytes;
 	}
 	lru_rebuild(r, fi);
-	sum.d_ranges += (int32_t)f->h.nranges;
-	sum.d_purged += (int32_t)f->h.npurged;
-	sum.d_vbytes += (int64_t)f->h.vbytes;
-	sum.d_pbytes += (int64_t)f->h.pbytes;
+	/* the change, modulo 2^64 (2^32), as the totals' adds and subtracts take it */
+	sum.d_ranges = (int32_t)(f->h.nranges - nranges);
+	sum.d_purged = (int32_t)(f->h.npurged - npurged);
+	sum.d_vbytes = (int64_t)(f->h.vbytes - vbytes);
+	sum.d_pbytes = (int64_t)(f->h.pbytes - pbytes);
 	vl_totals_add(r, &sum);
 }

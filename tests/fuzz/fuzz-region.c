@@ -15,7 +15,9 @@
  *                else the payload patches a valid region of 16 ranges and
  *                4 files made by the core (three files with ranges, some
  *                purged, spares, a free node list, a released file), as records
- *                {offset (2 bytes, little-endian), length, bytes}, so the
+ *                {offset (2 bytes, little-endian; from the tombstones on,
+ *                past them: the file records, the file table and the nodes
+ *                follow the header), length, bytes}, so the
  *                fuzzer starts past the magic and the sums
  *   flags bit 1  after patching, seal again every sum (geometry, files,
  *                nodes): a scribble that passes the integrity checks
@@ -46,7 +48,16 @@
  *   - a spare handed out is a PENDING node of the file that asked;
  *   - after every operation, slot 0 of the nodes and of the files is as
  *     the input left it (all zeros, unless the input scribbled it): every
- *     bad index reads slot 0, so no write may ever land there.
+ *     bad index reads slot 0, so no write may ever land there;
+ *   - garbage is never a loop (DESIGN 10), counted in steps, not time
+ *     (the core is built with VL_COUNT_STEPS: every read of a node, a file
+ *     record or a slot of the file table is a step): every call of the
+ *     core takes VL_WALK_BOUND steps at most, 256 x (ranges + files +
+ *     table slots) of the region; and a whole purge pass, as purge.c
+ *     makes it (pick, check and mend under the lock, skip, flag), alone
+ *     in the region, makes node_cap + 128 rounds at most, each a
+ *     call of that bound, and never chooses a file whose check passed
+ *     with an age other than the one it chose it by.
  */
 #include "model.h"
 
@@ -75,10 +86,49 @@ void model_fail(const char *msg)
 			model_failf(__VA_ARGS__);                                 \
 	} while (0)
 
+/* ---- steps ------------------------------------------------------------------ */
+
+static const char *steps_what;
+
+/* Count the steps of one call of the core from here. */
+static void steps_begin(const char *what)
+{
+	steps_what = what;
+	vl_walk_steps = 0;
+}
+
+/* ... to here: within its bound. */
+static void steps_end(const struct vl_region *r)
+{
+	fail_if(vl_walk_steps > VL_WALK_BOUND(r),
+		"%s took %lu steps, over its bound %llu (ranges %u, files %u, table %u)",
+		steps_what, vl_walk_steps, (unsigned long long)VL_WALK_BOUND(r), r->node_cap,
+		r->file_cap, r->hash_cap);
+	vl_walk_steps = 0;
+}
+
+/* the value of the call e of the core, its steps counted and held to the bound */
+#define COUNTED(r, e)                                     \
+	__extension__({                                   \
+		__typeof__(e) counted_;                   \
+		steps_begin(#e);                          \
+		counted_ = (e);                           \
+		steps_end(r);                             \
+		counted_;                                 \
+	})
+/* the same for a call with no value */
+#define COUNTED_V(r, e)            \
+	do {                       \
+		steps_begin(#e);   \
+		e;                 \
+		steps_end(r);      \
+	} while (0)
+
 /* ---- the base region of the patched mode ---------------------------------- */
 
 static void *base_image;
 static size_t base_size;
+static struct vl_geometry base_geo;
 
 /* A small region in a state a busy program leaves it in, checked by the model. */
 static void make_base(void)
@@ -108,6 +158,7 @@ static void make_base(void)
 	if (base_image == NULL)
 		abort();
 	memcpy(base_image, w->t.base, base_size);
+	base_geo = ((const struct vl_header *)base_image)->geo;
 	world_free(w);
 }
 
@@ -182,7 +233,7 @@ static struct vl_ident ident_of(const struct vl_region *r, uint8_t a, uint8_t b)
 static int find_file(const struct vl_region *r, const struct vl_ident *id, int create,
 		     uint32_t *fi)
 {
-	int fresh, err = vl_file_lookup(r, id, fi);
+	int fresh, err = COUNTED(r, vl_file_lookup(r, id, fi));
 
 	if (err)
 		return err;
@@ -190,7 +241,7 @@ static int find_file(const struct vl_region *r, const struct vl_ident *id, int c
 				  memcmp(&vl_file_at(r, *fi)->h.ident, id, sizeof(*id) - 4) != 0),
 		"lookup found slot %u, not of this identity", *fi);
 	if (*fi == VL_NIL && create) {
-		*fi = vl_file_create(r, id, &fresh);
+		*fi = COUNTED(r, vl_file_create(r, id, &fresh));
 		if (*fi == VL_NIL)
 			return -ENOMEM;
 		fail_if(*fi >= r->file_cap || !file_sound(r, *fi), "created a bad record %u", *fi);
@@ -204,7 +255,7 @@ static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, 
 {
 	if (err)
 		memset(c, 0, sizeof(*c));
-	vl_commit(r, fi, c, spare);
+	COUNTED_V(r, vl_commit(r, fi, c, spare));
 }
 
 /*
@@ -213,14 +264,14 @@ static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, 
  */
 static uint32_t get_spare(const struct vl_region *r, uint32_t fi)
 {
-	uint32_t n = vl_spare_take(r, fi);
+	uint32_t n = COUNTED(r, vl_spare_take(r, fi));
 
 	if (n == VL_NIL)
-		n = vl_node_alloc(r, fi);
-	if (n == VL_NIL && vl_nodes_sweep(r) > 0)
-		n = vl_node_alloc(r, fi);
+		n = COUNTED(r, vl_node_alloc(r, fi));
+	if (n == VL_NIL && COUNTED(r, vl_nodes_sweep(r)) > 0)
+		n = COUNTED(r, vl_node_alloc(r, fi));
 	if (n == VL_NIL)
-		n = vl_spare_steal(r, fi);
+		n = COUNTED(r, vl_spare_steal(r, fi));
 	fail_if(n != VL_NIL && (n >= r->node_cap || vl_node_state(vl_node_at(r, n)) != VL_NODE_PENDING ||
 				vl_node_file(vl_node_at(r, n)) != fi),
 		"spare of file %u: node %u is not a PENDING node of it", fi, n);
@@ -238,7 +289,7 @@ static void op_mark(struct fz *z, const struct vl_ident *id, uint64_t s, uint64_
 		return;
 	spare = get_spare(r, fi);
 	snapshot(z);
-	err = vl_ranges_mark(r, &vl_file_at(r, fi)->h.root, fi, s, e, spare, &c);
+	err = COUNTED(r, vl_ranges_mark(r, &vl_file_at(r, fi)->h.root, fi, s, e, spare, &c));
 	if (err)
 		unchanged_but(z, spare, "mark", err);
 	else if (c.punch_end > c.punch_start)
@@ -259,15 +310,15 @@ static void op_unmark(struct fz *z, const struct vl_ident *id, uint64_t s, uint6
 	if (find_file(r, id, 0, &fi) != 0 || fi == VL_NIL)
 		return;
 	snapshot(z);
-	err = vl_ranges_unmark(r, &vl_file_at(r, fi)->h.root, fi, s, e, VL_NIL, &c);
+	err = COUNTED(r, vl_ranges_unmark(r, &vl_file_at(r, fi)->h.root, fi, s, e, VL_NIL, &c));
 	if (err)
 		unchanged_but(z, VL_NIL, "unmark", err);
 	if (err == -ENOMEM) {
 		spare = get_spare(r, fi);
 		snapshot(z);
 		err = spare == VL_NIL ? -ENOMEM
-				      : vl_ranges_unmark(r, &vl_file_at(r, fi)->h.root, fi, s, e,
-							 spare, &c);
+				      : COUNTED(r, vl_ranges_unmark(r, &vl_file_at(r, fi)->h.root, fi,
+								    s, e, spare, &c));
 		if (err)
 			unchanged_but(z, spare, "unmark with a spare", err);
 	}
@@ -276,54 +327,126 @@ static void op_unmark(struct fz *z, const struct vl_ident *id, uint64_t s, uint6
 	finish(r, fi, &c, err, spare);
 }
 
+/* The files a pass skips, as purge.c keeps them: SKIP_MAX at most, then the pass ends. */
+#define SKIP_MAX 64
+
+struct skips {
+	uint32_t fi[SKIP_MAX];
+	int n;
+	uint32_t mended[SKIP_MAX]; /* mended once: chosen again, skipped if wrong again */
+	int nmended;
+};
+
+static int skipped(void *ctx, uint32_t fi)
+{
+	const struct skips *k = ctx;
+
+	for (int i = 0; i < k->n; i++)
+		if (k->fi[i] == fi)
+			return 1;
+	return 0;
+}
+
+static void skip_file(struct skips *k, uint32_t fi)
+{
+	if (k != NULL && k->n < SKIP_MAX && !skipped(k, fi))
+		k->fi[k->n++] = fi;
+}
+
 /*
  * purge_one of src/purge.c: the file whose published age is the oldest
- * (read with no lock), then its oldest range (after `skip` of them, as
- * a visit flags the next ones too), checked again as under its lock.
+ * (read with no lock), checked as under its lock and mended if its age
+ * order is wrong (then skipped), then its oldest range (after `skip` of
+ * them, as a visit flags the next ones too). Returns 1 if a range was
+ * flagged purged, 0 if the file was skipped, -1 if none was chosen.
  */
-static void op_purge(struct fz *z, uint8_t skip)
+static int visit(struct fz *z, uint8_t skip, struct skips *k)
 {
 	const struct vl_region *r = &z->r;
-	uint32_t n, steps = 0, fi = VL_NIL, age = 0, now = r->hdr->c.seq;
-	uint32_t hwm = r->hdr->c.file_hwm < r->file_cap ? r->hdr->c.file_hwm : r->file_cap;
+	uint32_t n, steps = 0, fi, age, second;
 	uint64_t s, e;
 	struct vl_change c;
 	struct vl_file *f;
 	int err;
 
-	for (uint32_t i = 1; i < hwm; i++) {
-		uint32_t a = vl_file_at(r, i)->h.oldest;
-
-		if (a != 0 && (fi == VL_NIL || vl_age_older(a, age, now))) {
-			fi = i;
-			age = a;
-		}
-	}
-	if (fi == VL_NIL || !file_sound(r, fi))
-		return;
+	fi = COUNTED(r, vl_pick_oldest(r, k != NULL ? skipped : NULL, k, &age, &second));
+	if (fi == VL_NIL)
+		return -1;
+	fail_if(fi >= r->file_cap || age == 0, "pick chose file %u by age %u", fi, age);
 	f = vl_file_at(r, fi);
+	if (!file_sound(r, fi)) {
+		skip_file(k, fi);
+		return 0;
+	}
+	err = COUNTED(r, vl_lru_check(r, fi));
+	if (err < 0)
+		COUNTED_V(r, vl_file_repair(r, fi));
+	if (err != 0) {
+		int again = 0;
+
+		fail_if(err == 1 && f->h.oldest == age, "check of file %u: mended, oldest still %u",
+			fi, age);
+		for (int i = 0; k != NULL && i < k->nmended; i++)
+			again |= k->mended[i] == fi;
+		if (k != NULL && !again && k->nmended < SKIP_MAX)
+			k->mended[k->nmended++] = fi;
+		else
+			skip_file(k, fi);
+		return 0;
+	}
+	/* what purge.c would RETRY on: alone in the region, it would choose the same again */
+	fail_if(f->h.lru_head == VL_NIL || vl_node_at(r, f->h.lru_head)->seq != age,
+		"file %u chosen by age %u passed its check with head %u of age %u", fi, age,
+		f->h.lru_head, vl_node_at(r, f->h.lru_head)->seq);
 	n = f->h.lru_head;
 	while (n != VL_NIL && n < r->node_cap && steps++ < r->node_cap && skip-- > 0)
 		n = vl_node_at(r, n)->next;
 	if (n == VL_NIL || n >= r->node_cap || !vl_range_ok(r, n, fi) ||
-	    vl_node_purged(vl_node_at(r, n)))
-		return;
+	    vl_node_purged(vl_node_at(r, n))) {
+		skip_file(k, fi);
+		return 0;
+	}
 	s = vl_node_at(r, n)->start;
 	e = vl_node_at(r, n)->end;
 	snapshot(z);
-	err = vl_ranges_purge(r, &f->h.root, fi, n, &c);
+	err = COUNTED(r, vl_ranges_purge(r, &f->h.root, fi, n, &c));
 	if (err) {
 		unchanged_but(z, VL_NIL, "purge", err);
-		return;
+		skip_file(k, fi);
+		return 0;
 	}
 	fail_if(c.punch_start != s || c.punch_end != e,
 		"purge of [%llu,%llu) punched [%llu,%llu)", (unsigned long long)s,
 		(unsigned long long)e, (unsigned long long)c.punch_start,
 		(unsigned long long)c.punch_end);
-	vl_commit(r, fi, &c, VL_NIL);
+	COUNTED_V(r, vl_commit(r, fi, &c, VL_NIL));
 	r->hdr->c.purges++;
 	vl_u128_add(&r->hdr->c.purged_total, c.punch_end - c.punch_start);
 	z->purged += c.punch_end - c.punch_start;
+	return 1;
+}
+
+static void op_purge(struct fz *z, uint8_t skip)
+{
+	(void)visit(z, skip, NULL);
+}
+
+/*
+ * vl_purge's pass, alone in the region, purging everything: every round
+ * flags an unpurged range purged (node_cap - 1 of them at most: a pass
+ * unpurges none), mends a file (once each, SKIP_MAX at most) or skips one
+ * (SKIP_MAX, then it ends).
+ */
+static void op_pass(struct fz *z)
+{
+	const struct vl_region *r = &z->r;
+	uint64_t rounds = 0, most = (uint64_t)r->node_cap + 2 * SKIP_MAX;
+	struct skips k;
+
+	k.n = k.nmended = 0;
+	while (k.n < SKIP_MAX && visit(z, 0, &k) >= 0)
+		fail_if(++rounds > most, "a purge pass over %llu rounds (ranges %u, files %u)",
+			(unsigned long long)most, r->node_cap, r->file_cap);
 }
 
 /* vl_drop_file of src/purge.c */
@@ -337,15 +460,15 @@ static void op_drop(struct fz *z, uint32_t fi, int unpurged_only)
 	if (!file_sound(r, fi))
 		return;
 	snapshot(z);
-	err = unpurged_only ? vl_ranges_forget_unpurged(r, &f->h.root, fi, &c)
-			    : vl_ranges_clear(r, &f->h.root, fi, &c);
+	err = unpurged_only ? COUNTED(r, vl_ranges_forget_unpurged(r, &f->h.root, fi, &c))
+			    : COUNTED(r, vl_ranges_clear(r, &f->h.root, fi, &c));
 	if (err) {
 		unchanged_but(z, VL_NIL, unpurged_only ? "forget unpurged" : "clear", err);
 		return;
 	}
-	vl_commit(r, fi, &c, VL_NIL);
+	COUNTED_V(r, vl_commit(r, fi, &c, VL_NIL));
 	if (f->h.nranges == 0)
-		vl_file_release(r, fi);
+		COUNTED_V(r, vl_file_release(r, fi));
 }
 
 /*
@@ -355,18 +478,18 @@ static void op_drop(struct fz *z, uint32_t fi, int unpurged_only)
 static void op_spare(const struct vl_region *r, uint32_t fi)
 {
 	const char *how = "kept";
-	uint32_t n = vl_spare_take(r, fi);
+	uint32_t n = COUNTED(r, vl_spare_take(r, fi));
 
 	if (n == VL_NIL) {
 		how = "stolen";
-		n = vl_spare_steal(r, fi);
+		n = COUNTED(r, vl_spare_steal(r, fi));
 	}
 	if (n == VL_NIL)
 		return;
 	fail_if(vl_node_state(vl_node_at(r, n)) != VL_NODE_PENDING ||
 			vl_node_file(vl_node_at(r, n)) != fi,
 		"%s spare of file %u: node %u is not a PENDING node of it", how, fi, n);
-	vl_spare_keep(r, fi, n);
+	COUNTED_V(r, vl_spare_keep(r, fi, n));
 }
 
 /* Every tree checked, every sound record looked up by its identity. */
@@ -379,10 +502,10 @@ static void op_walk(struct fz *z)
 	for (fi = 1; fi < hwm; fi++) {
 		if (!file_sound(r, fi))
 			continue;
-		(void)vl_rb_check(r, vl_file_at(r, fi)->h.root, fi);
-		(void)vl_file_lookup(r, &vl_file_at(r, fi)->h.ident, &found);
+		(void)COUNTED(r, vl_rb_check(r, vl_file_at(r, fi)->h.root, fi));
+		(void)COUNTED(r, vl_file_lookup(r, &vl_file_at(r, fi)->h.ident, &found));
 		/* what MARK reads with no lock */
-		(void)vl_file_probe(r, &vl_file_at(r, fi)->h.ident);
+		(void)COUNTED(r, vl_file_probe(r, &vl_file_at(r, fi)->h.ident));
 		op_spare(r, fi);
 	}
 }
@@ -396,7 +519,7 @@ static void op_rebuild(struct fz *z)
 	uint32_t fi, found;
 
 	memcpy(z->snap, r->nodes, nodes);
-	vl_pool_rebuild(r);
+	COUNTED_V(r, vl_pool_rebuild(r));
 	fail_if(memcmp(z->snap, r->nodes, nodes) != 0, "rebuild wrote a node");
 	fail_if(k->file_hwm < 1 || k->file_hwm > r->file_cap, "rebuild: file hwm %u",
 		k->file_hwm);
@@ -417,7 +540,7 @@ static void op_repair(struct fz *z, uint32_t fi)
 
 	uint32_t n, prev = VL_NIL, unpurged = 0, k = 0, now;
 
-	vl_file_repair(r, fi);
+	COUNTED_V(r, vl_file_repair(r, fi));
 	if (!file_sound(r, fi))
 		return;
 	got = vl_rb_check(r, f->h.root, fi);
@@ -479,7 +602,10 @@ static void run_op(struct fz *z, const uint8_t *op)
 		op_unmark(z, &id, s, e);
 		break;
 	case 4:
-		op_purge(z, op[3] & 7);
+		if (op[3] & 8)
+			op_pass(z);
+		else
+			op_purge(z, op[3] & 7);
 		break;
 	case 5:
 		op_drop(z, fi, op[3] & 1);
@@ -530,7 +656,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		memcpy(z.mem, base_image, base_size);
 		for (i = 0; i + 3 <= plen;) {
-			size_t off = (pay[i] | (size_t)pay[i + 1] << 8) % z.size;
+			size_t off = pay[i] | (size_t)pay[i + 1] << 8;
+
+			/* the tombstones' 64 KiB stepped over: the records, the table and the nodes in reach */
+			if (off >= base_geo.tomb_off)
+				off += base_geo.files_off - base_geo.tomb_off;
+			off %= z.size;
 			size_t len = pay[i + 2];
 
 			i += 3;

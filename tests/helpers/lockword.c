@@ -20,6 +20,11 @@
  *                    "digest N = HEX nodes=K"
  *   counts           the region's ranges and volatile bytes:
  *                    "counts = ranges=R bytes=B"
+ *   field N NAME     record N's age order field NAME (oldest, lru_head,
+ *                    lru_tail): "field N NAME = 0xHEX"
+ *   setfield N NAME HEX  store HEX there: "setfield N NAME = 0xOLD"
+ *   node N K         the slot of the K-th LIVE node (in slot order) that
+ *                    names record N: "node N = S", or "= none"
  *
  * Exit status 0; 2 when the region cannot be had or a command is wrong.
  */
@@ -55,6 +60,19 @@ static uint32_t file_hwm(void)
 	uint32_t hwm = __atomic_load_n(&hdr->c.file_hwm, __ATOMIC_RELAXED);
 
 	return hwm < hdr->geo.file_cap ? hwm : hdr->geo.file_cap;
+}
+
+static uint32_t *field_of(uint32_t fi, const char *name)
+{
+	struct vl_file *f = file_at(fi);
+
+	if (strcmp(name, "oldest") == 0)
+		return &f->h.oldest;
+	if (strcmp(name, "lru_head") == 0)
+		return &f->h.lru_head;
+	if (strcmp(name, "lru_tail") == 0)
+		return &f->h.lru_tail;
+	return NULL;
 }
 
 static uint32_t token_of(int pid)
@@ -197,6 +215,40 @@ int main(int argc, char **argv)
 			printf("%s\n", any ? "" : " none");
 		} else if (strcmp(cmd, "digest") == 0 && i + 1 < argc) {
 			digest((uint32_t)strtoul(argv[++i], NULL, 0));
+		} else if ((strcmp(cmd, "field") == 0 && i + 2 < argc) ||
+			   (strcmp(cmd, "setfield") == 0 && i + 3 < argc)) {
+			uint32_t fi = (uint32_t)strtoul(argv[i + 1], NULL, 0);
+			uint32_t *w = field_of(fi, argv[i + 2]);
+
+			if (w == NULL) {
+				fprintf(stderr, "lockword: no field %s\n", argv[i + 2]);
+				return 2;
+			}
+			printf("%s %u %s = %#x\n", cmd, fi, argv[i + 2],
+			       cmd[0] == 's' ? __atomic_exchange_n(w, (uint32_t)strtoul(argv[i + 3], NULL, 16),
+								   __ATOMIC_ACQ_REL)
+					     : __atomic_load_n(w, __ATOMIC_ACQUIRE));
+			i += cmd[0] == 's' ? 3 : 2;
+		} else if (strcmp(cmd, "node") == 0 && i + 2 < argc) {
+			uint32_t fi = (uint32_t)strtoul(argv[i + 1], NULL, 0);
+			uint32_t k = (uint32_t)strtoul(argv[i + 2], NULL, 0), found = 0;
+			const struct vl_node *nodes = (const struct vl_node *)(base + hdr->geo.nodes_off);
+			uint32_t hwm = __atomic_load_n(&hdr->c.node_hwm, __ATOMIC_RELAXED);
+
+			i += 2;
+			hwm = hwm < hdr->geo.node_cap ? hwm : hdr->geo.node_cap;
+			for (uint32_t n = 1; n < hwm && found == 0; n++) {
+				uint32_t m = __atomic_load_n(&nodes[n].meta, __ATOMIC_ACQUIRE);
+
+				if ((m & VL_META_FILE_MASK) == fi &&
+				    ((m & VL_META_STATE_MASK) >> VL_META_STATE_SHIFT) == VL_NODE_LIVE &&
+				    k-- == 0)
+					found = n;
+			}
+			if (found)
+				printf("node %u = %u\n", fi, found);
+			else
+				printf("node %u = none\n", fi);
 		} else if (strcmp(cmd, "counts") == 0) {
 			struct vl_u128 v;
 

@@ -16,6 +16,16 @@
  *   pipe                 a pipe; the current fd is its write end
  *                                                       "pipe = RFD WFD"
  *   socket               a socketpair(AF_UNIX); current fd is one end
+ *   sendfd N             send fd N over the current socket (SCM_RIGHTS), then
+ *                        close N: the file is in flight, in no fd table
+ *                                                       "sendfd N = 0"
+ *   recvfd               receive one fd from the current socket; it becomes
+ *                        the current fd                 "recvfd = FD"
+ *   uring                an io_uring; the current fd registered as its fixed
+ *                        file 0, then closed: held by the ring alone
+ *                                     "uring = 0", or "uring = -1 ENAME"
+ *   unring               IORING_OP_FIXED_FD_INSTALL of fixed file 0: an fd
+ *                        again, the current fd   "unring = FD" (or -1 ENAME)
  *   fd N                 make inherited fd N the current fd
  *   dup N                dup2(current, N); N becomes the current fd
  *   close                close the current fd (it stays current: EBADF)
@@ -37,6 +47,9 @@
  *   pid                  "pid = N"
  *   procpid              "procpid = N": this process's pid under /proc
  *   echo WORD            "WORD"
+ *   envpoke NAME VALUE   overwrite NAME's value, in place, in the environment
+ *                        strings exec left on the stack (as setproctitle
+ *                        writes over them)             "envpoke NAME = N"
  *   wait PATH            block until PATH exists (60 s at most, else
  *                        "wait PATH TIMEOUT", exit status 1)
  *   userns UID           unshare(CLONE_NEWUSER), our user mapped to UID there
@@ -71,7 +84,9 @@
  *                        printed first; if it fails, "exec PATH = -1 ENAME"
  *
  * With the fault-injecting library preloaded, VT_STOP_AT=WHERE stops the
- * process at the first of its steps so named (vl_fault_hook).
+ * process at the first of its steps so named (vl_fault_hook); VT_PAUSE_AT=
+ * WHERE with VT_PAUSE=PATH holds the thread that reaches it (creating
+ * PATH.in) until PATH.go exists.
  *
  * Numbers (MODE, OFF, LEN, SIZE) are decimal, 0x hex or 0 octal, with
  * optional K, M, G, T, P suffixes (powers of 1024), or "max" (LLONG_MAX),
@@ -136,12 +151,40 @@ static volatile sig_atomic_t sigios;
  * each of its steps: VT_STOP_AT=WHERE stops the process (SIGSTOP) at the
  * first step of that name, as a debugger or ^Z may at any instant.
  */
+/*
+ * VT_PAUSE_AT=WHERE with VT_PAUSE=PATH instead makes the thread that
+ * reaches that step create PATH.in and wait there (raw system calls: it
+ * may be the library's punching thread, which must take no lock) until
+ * PATH.go exists: a stop of that thread alone. (A SIGSTOP sent from the
+ * punching thread, whose caller waits for it in clone(CLONE_VFORK), did
+ * not hold it there.)
+ */
+static void pause_here(const char *path)
+{
+	char in[PATH_MAX], go[PATH_MAX];
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	long fd;
+
+	snprintf(in, sizeof(in), "%s.in", path);
+	snprintf(go, sizeof(go), "%s.go", path);
+	fd = syscall(SYS_openat, AT_FDCWD, in, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		syscall(SYS_close, fd);
+	while (syscall(SYS_faccessat, AT_FDCWD, go, F_OK) != 0)
+		syscall(SYS_nanosleep, &ts, NULL);
+}
+
 void vl_fault_hook(const char *where) __attribute__((visibility("default")));
 void vl_fault_hook(const char *where)
 {
-	static int stopped;
+	static int stopped, paused;
 	const char *at = getenv("VT_STOP_AT");
+	const char *pause_at = getenv("VT_PAUSE_AT"), *pause_path = getenv("VT_PAUSE");
 
+	if (!paused && pause_at != NULL && pause_path != NULL && strcmp(pause_at, where) == 0) {
+		paused = 1;
+		pause_here(pause_path);
+	}
 	if (stopped || at == NULL || strcmp(at, where) != 0)
 		return;
 	stopped = 1;
@@ -547,6 +590,178 @@ static int c_socket(struct state *s, char **a)
 	return 0;
 }
 
+static int c_sendfd(struct state *s, char **a)
+{
+	int n = (int)num(a[1]);
+	char byte = 'F';
+	struct iovec iov = { &byte, 1 };
+	union {
+		struct cmsghdr h;
+		char room[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.room,
+			    .msg_controllen = sizeof(u.room) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	ssize_t r;
+
+	memset(u.room, 0, sizeof(u.room));
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &n, sizeof(int));
+	r = sendmsg(s->cur, &m, 0);
+	if (r == 1)
+		close(n);
+	printf("sendfd %d = %d%s%s\n", n, r == 1 ? 0 : -1, r == 1 ? "" : " ",
+	       r == 1 ? "" : errname(errno));
+	if (r != 1)
+		s->failed = 1;
+	return 0;
+}
+
+static int c_recvfd(struct state *s, char **a)
+{
+	char byte;
+	struct iovec iov = { &byte, 1 };
+	union {
+		struct cmsghdr h;
+		char room[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.room,
+			    .msg_controllen = sizeof(u.room) };
+	struct cmsghdr *c;
+	int fd = -1;
+
+	(void)a;
+	if (recvmsg(s->cur, &m, MSG_CMSG_CLOEXEC) == 1 && (c = CMSG_FIRSTHDR(&m)) != NULL &&
+	    c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+	    c->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	printf("recvfd = %d%s%s\n", fd, fd < 0 ? " " : "", fd < 0 ? errname(errno) : "");
+	if (fd < 0)
+		s->failed = 1;
+	else
+		s->cur = fd;
+	return 0;
+}
+
+/*
+ * io_uring with the system calls themselves (no liburing: the static and
+ * musl builds of this file have none), just enough to hold a file in a
+ * ring's fixed-file table and take it back.
+ */
+#if defined(SYS_io_uring_setup) && defined(__has_include)
+#if __has_include(<linux/io_uring.h>)
+#include <linux/io_uring.h>
+#define VT_URING 1
+#endif
+#endif
+
+#ifdef VT_URING
+#define VT_OP_FIXED_FD_INSTALL 54 /* IORING_OP_FIXED_FD_INSTALL, Linux 6.8 */
+
+static struct {
+	int fd;
+	struct io_uring_params p;
+	char *sq, *cq;
+	struct io_uring_sqe *sqes;
+} ring = { .fd = -1 };
+
+static int ring_make(void)
+{
+	size_t sq_len, cq_len;
+
+	memset(&ring.p, 0, sizeof(ring.p));
+	ring.fd = (int)syscall(SYS_io_uring_setup, 4, &ring.p);
+	if (ring.fd < 0)
+		return -1;
+	sq_len = ring.p.sq_off.array + ring.p.sq_entries * sizeof(uint32_t);
+	cq_len = ring.p.cq_off.cqes + ring.p.cq_entries * sizeof(struct io_uring_cqe);
+	if (ring.p.features & IORING_FEAT_SINGLE_MMAP)
+		sq_len = cq_len = sq_len > cq_len ? sq_len : cq_len;
+	ring.sq = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring.fd,
+		       IORING_OFF_SQ_RING);
+	ring.cq = (ring.p.features & IORING_FEAT_SINGLE_MMAP) || ring.sq == MAP_FAILED
+			  ? ring.sq
+			  : mmap(NULL, cq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+				 ring.fd, IORING_OFF_CQ_RING);
+	ring.sqes = mmap(NULL, ring.p.sq_entries * sizeof(struct io_uring_sqe),
+			 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring.fd, IORING_OFF_SQES);
+	if (ring.sq == MAP_FAILED || ring.cq == MAP_FAILED || ring.sqes == MAP_FAILED)
+		return -1;
+	return 0;
+}
+
+static int c_uring(struct state *s, char **a)
+{
+	int fd = s->cur, r = -1;
+
+	(void)a;
+	if (ring_make() == 0 &&
+	    syscall(SYS_io_uring_register, ring.fd, IORING_REGISTER_FILES, &fd, 1) == 0) {
+		close(fd);
+		r = 0;
+	}
+	printf("uring = %d%s%s\n", r, r < 0 ? " " : "", r < 0 ? errname(errno) : "");
+	return 0;
+}
+
+static int c_unring(struct state *s, char **a)
+{
+	uint32_t *tail = (uint32_t *)(ring.sq + ring.p.sq_off.tail);
+	uint32_t *mask = (uint32_t *)(ring.sq + ring.p.sq_off.ring_mask);
+	uint32_t *array = (uint32_t *)(ring.sq + ring.p.sq_off.array);
+	uint32_t *chead = (uint32_t *)(ring.cq + ring.p.cq_off.head);
+	uint32_t *ctail = (uint32_t *)(ring.cq + ring.p.cq_off.tail);
+	uint32_t *cmask = (uint32_t *)(ring.cq + ring.p.cq_off.ring_mask);
+	struct io_uring_cqe *cqes = (struct io_uring_cqe *)(ring.cq + ring.p.cq_off.cqes);
+	struct io_uring_sqe *sqe = &ring.sqes[0];
+	uint32_t t = *tail, h;
+	int r = -1;
+
+	(void)a;
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = VT_OP_FIXED_FD_INSTALL;
+	sqe->flags = IOSQE_FIXED_FILE;
+	sqe->fd = 0; /* the fixed file's index */
+	array[t & *mask] = 0;
+	__atomic_store_n(tail, t + 1, __ATOMIC_RELEASE);
+	if (syscall(SYS_io_uring_enter, ring.fd, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) >= 0) {
+		h = *chead;
+		if (h != __atomic_load_n(ctail, __ATOMIC_ACQUIRE)) {
+			r = cqes[h & *cmask].res;
+			__atomic_store_n(chead, h + 1, __ATOMIC_RELEASE);
+			if (r < 0) {
+				errno = -r;
+				r = -1;
+			}
+		}
+	}
+	printf("unring = %d%s%s\n", r, r < 0 ? " " : "", r < 0 ? errname(errno) : "");
+	if (r < 0)
+		s->failed = 1;
+	else
+		s->cur = r;
+	return 0;
+}
+#else
+static int c_uring(struct state *s, char **a)
+{
+	(void)s;
+	(void)a;
+	printf("uring = -1 ENOSYS\n");
+	return 0;
+}
+
+static int c_unring(struct state *s, char **a)
+{
+	(void)a;
+	printf("unring = -1 ENOSYS\n");
+	s->failed = 1;
+	return 0;
+}
+#endif
+
 static int c_fd(struct state *s, char **a)
 {
 	s->cur = (int)num(a[1]);
@@ -737,6 +952,28 @@ static int c_echo(struct state *s, char **a)
 {
 	(void)s;
 	printf("%s\n", a[1]);
+	return 0;
+}
+
+/*
+ * Overwrite, in place, the value of each string NAME=... of the
+ * environment exec put on the stack with VALUE (no longer than it, then a
+ * NUL), as setproctitle writes over that memory: what /proc/PID/environ
+ * shows from then on. The library read the environment already.
+ */
+static int c_envpoke(struct state *s, char **a)
+{
+	extern char **environ;
+	size_t n = strlen(a[1]), v = strlen(a[2]);
+	int k = 0;
+
+	(void)s;
+	for (char **e = environ; e != NULL && *e != NULL; e++)
+		if (strncmp(*e, a[1], n) == 0 && (*e)[n] == '=' && strlen(*e + n + 1) >= v) {
+			memcpy(*e + n + 1, a[2], v + 1);
+			k++;
+		}
+	printf("envpoke %s = %d\n", a[1], k);
 	return 0;
 }
 
@@ -1023,6 +1260,10 @@ static const struct command {
 	{ "open", 2, c_open, "PATH MODE: open, the current fd" },
 	{ "pipe", 0, c_pipe, "a pipe: the current fd is its write end" },
 	{ "socket", 0, c_socket, "a socketpair: the current fd is one end" },
+	{ "sendfd", 1, c_sendfd, "N: send fd N over the current socket, close N" },
+	{ "recvfd", 0, c_recvfd, "receive an fd from the current socket, the current fd" },
+	{ "uring", 0, c_uring, "an io_uring holding the current fd as fixed file 0, then closed" },
+	{ "unring", 0, c_unring, "fixed file 0 installed as an fd again, the current fd" },
 	{ "fd", 1, c_fd, "N: inherited fd N is the current fd" },
 	{ "dup", 1, c_dup, "N: dup2 the current fd to N, the current fd" },
 	{ "close", 0, c_close, "close the current fd" },
@@ -1042,6 +1283,7 @@ static const struct command {
 	{ "pid", 0, c_pid, "this process's pid" },
 	{ "procpid", 0, c_procpid, "this process's pid under /proc" },
 	{ "echo", 1, c_echo, "WORD: print it" },
+	{ "envpoke", 2, c_envpoke, "NAME VALUE: overwrite NAME's value in the exec'd environment" },
 	{ "wait", 1, c_wait, "PATH: until it exists (60 s at most)" },
 	{ "userns", 1, c_userns, "UID: a user namespace of its own, our user UID there" },
 	{ "nodump", 0, c_nodump, "prctl(PR_SET_DUMPABLE, 0)" },

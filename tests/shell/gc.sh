@@ -3,10 +3,11 @@
 # Forgetting the records of files that are gone (DESIGN 15; README "Limits").
 #
 # A purge that cannot reach a file forgets its purged ranges only when the
-# file is certainly gone: no process of the user holds or maps it, every
-# process of the user could be looked into, for a named file a search of
-# its tmpfs finds no name for it, and it was found so twice, at least 3 s
-# apart. Until then UNMARK of a purged range keeps saying 1.
+# file looks gone: no process of the user holds or maps it, every process
+# of the user could be looked into, for a named file a search of its tmpfs
+# finds no name for it, and it was found so twice, at least 3 s apart.
+# Until then UNMARK of a purged range says 1 from the record; after, from
+# the tombstone the forgetting left (part e: a holder /proc did not see).
 #
 # As root, PID 1 of some sandboxes cannot be looked into even by root, and
 # then nothing is ever certainly gone; so everything here runs as an
@@ -22,6 +23,12 @@
 #   d. a named tmpfs file: unlinked, forgotten like a memfd; renamed, found
 #      again by its new name, its purged range kept. (On a private tmpfs, so
 #      that nothing else on it hides a name from the search.)
+#   e. a memfd whose only holder /proc cannot see: in flight in a Unix socket
+#      (SCM_RIGHTS) through two purges 3 s apart, so that its record is
+#      forgotten; received back, its UNMARK of the purged range says 1, from
+#      the tombstone its forgetting left (issue 24 case 1);
+#   f. the same, the memfd held only in an io_uring's fixed-file table;
+#   g. the same, the memfd lent to a process of another user (as root).
 . "$(dirname "$0")/lib.sh"
 
 # ---- running things as the user -----------------------------------------------------
@@ -385,6 +392,133 @@ expect 16K 8K zero ok
 expect 8K 8K A ok
 expect 24K 40K A ok
 EOF
+
+# ---- e. the only holder in flight: forgotten, with a tombstone ---------------------------
+# /proc sees no process holding the memfd while it is in a socket, so it
+# is "gone" twice 3 s apart and its record forgotten; what makes the
+# UNMARK say 1 after that is the tombstone (DESIGN 15), whatever /proc saw.
+gc_region
+bg e_hold usvt -- pid memfd e 1M fill 0 1M E mark 0 1M touch "$U/e-marked" wait "$U/e-purged" \
+	socket sendfd 3 touch "$U/e-flight" wait "$U/e-back" \
+	fd 5 recvfd unmark 0 1M expect 0 1M zero
+wait_file "$U/e-marked"
+holder_pid e_hold
+upurge e-purge0
+expect_line e-purge0 "purged 1 range, 1048576 bytes"
+touch "$U/e-purged"
+wait_file "$U/e-flight"
+upurge e-purge1
+sleep 3.2
+upurge e-purge2
+ustatus e-st
+# (the point is the UNMARK below; that the record was forgotten is what
+# makes it test the tombstone, so it is said, not required)
+if [ "$(jq_py e-st 'd["files"]')" -eq 0 ]; then
+	expect_eq "tombstones after the in-flight memfd was forgotten" "$(jq_py e-st 'd["tombstones"]')" 1
+	ok e-text uvol status
+	expect_line e-text "tombs:    1 file forgotten with purged ranges: their UNMARKs say 1"
+else
+	say "e: the in-flight memfd's record was not forgotten: the tombstone is not what is tested"
+fi
+touch "$U/e-back"
+wait_bg e_hold
+GC_LIVE=
+[ "$rc" -eq 0 ] || { show e_hold; fail "the holder of the memfd in flight: exit status $rc"; }
+expect_out e_hold <<EOF
+pid = $(sed -n '1s/^pid = //p' "$WORK/e_hold.out")
+memfd e 1M = 3
+fill 0 1M E = ok
+mark 0 1M = 0
+touch $U/e-marked = 0
+wait $U/e-purged
+socket = 4 5
+sendfd 3 = 0
+touch $U/e-flight = 0
+wait $U/e-back
+fd 5
+recvfd = 3
+unmark 0 1M = 1
+expect 0 1M zero ok
+EOF
+
+# ---- f. the only holder an io_uring's fixed-file table ----------------------------------
+# The same, the memfd held by a ring alone (IORING_REGISTER_FILES, then
+# closed), taken back with IORING_OP_FIXED_FD_INSTALL: /proc lists no fd
+# of it. Not run where the kernel or a sandbox refuses io_uring.
+run f-probe usvt -- memfd p 4K uring unring
+if [ "$rc" -eq 0 ] && grep -qx 'uring = 0' "$WORK/f-probe.out" &&
+	grep -q '^unring = [0-9]' "$WORK/f-probe.out"; then
+	gc_region
+	bg f_hold usvt -- pid memfd f 1M fill 0 1M F mark 0 1M touch "$U/f-marked" \
+		wait "$U/f-purged" uring touch "$U/f-ring" wait "$U/f-back" \
+		unring unmark 0 1M expect 0 1M zero
+	wait_file "$U/f-marked"
+	holder_pid f_hold
+	upurge f-purge0
+	expect_line f-purge0 "purged 1 range, 1048576 bytes"
+	touch "$U/f-purged"
+	wait_file "$U/f-ring"
+	upurge f-purge1
+	sleep 3.2
+	upurge f-purge2
+	ustatus f-st
+	[ "$(jq_py f-st 'd["files"]')" -eq 0 ] ||
+		say "f: the ring's memfd's record was not forgotten: the tombstone is not what is tested"
+	touch "$U/f-back"
+	wait_bg f_hold
+	GC_LIVE=
+	[ "$rc" -eq 0 ] || { show f_hold; fail "the holder of the memfd in a ring: exit status $rc"; }
+	expect_out f_hold <<EOF
+pid = $(sed -n '1s/^pid = //p' "$WORK/f_hold.out")
+memfd f 1M = 3
+fill 0 1M F = ok
+mark 0 1M = 0
+touch $U/f-marked = 0
+wait $U/f-purged
+uring = 0
+touch $U/f-ring = 0
+wait $U/f-back
+unring = 3
+unmark 0 1M = 1
+expect 0 1M zero ok
+EOF
+else
+	say "io_uring with IORING_OP_FIXED_FD_INSTALL is not available here: part f not run ($(cat "$WORK/f-probe.out" "$WORK/f-probe.err" 2>/dev/null | tr '\n' ' '))"
+fi
+
+# ---- g. the only holder a process of another user ---------------------------------------
+# The memfd lent, over a socket, to a process of another user (root: the
+# one that made the socket and started the user's process under setpriv),
+# whose fds the user's purges cannot look into and do not count. Only as
+# root (there is no other user to lend to otherwise).
+if [ -n "$GC_AS" ]; then
+	gc_region
+	bg g_lend "$VT" socket spawn exec "$(command -v setpriv)" --reuid="$GC_UID" --regid="$GC_UID" \
+		--clear-groups -- "$(command -v env)" LD_PRELOAD="$GC_LIB" VOLATILE_REGION="$VOLATILE_REGION" \
+		"$GC_VT" fd 4 memfd g 1M fill 0 1M G mark 0 1M touch "$U/g-marked" wait "$U/g-purged" \
+		fd 4 sendfd 5 recvfd unmark 0 1M expect 0 1M zero end \
+		fd 3 recvfd touch "$U/g-lent" wait "$U/g-back" fd 3 sendfd 5 reap
+	wait_file "$U/g-marked"
+	upurge g-purge0
+	expect_line g-purge0 "purged 1 range, 1048576 bytes"
+	touch "$U/g-purged"
+	wait_file "$U/g-lent"
+	upurge g-purge1
+	sleep 3.2
+	upurge g-purge2
+	ustatus g-st
+	[ "$(jq_py g-st 'd["files"]')" -eq 0 ] ||
+		say "g: the lent memfd's record was not forgotten: the tombstone is not what is tested"
+	touch "$U/g-back"
+	wait_bg g_lend
+	[ "$rc" -eq 0 ] || { show g_lend; fail "the lender and the user's process: exit status $rc"; }
+	expect_line g_lend "recvfd = 5"
+	expect_line g_lend "sendfd 5 = 0"
+	expect_line g_lend "unmark 0 1M = 1"
+	expect_line g_lend "expect 0 1M zero ok"
+else
+	say "not root: no other user to lend a memfd to; part g not run"
+fi
 
 # ---- d. named files: on a private tmpfs, in a mount namespace ---------------------------
 # (Not as an unprivileged user: its mount namespace would need a user

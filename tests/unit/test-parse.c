@@ -302,6 +302,7 @@ START_TEST(test_mount_line)
 
 	ck_assert_int_eq(mount_ok("36 25 0:26 / /dev/shm rw,nosuid shared:1 master:3 - tmpfs tmpfs "
 				  "rw,size=65536k", &m), 0);
+	ck_assert_uint_eq(m.id, 36);
 	ck_assert_uint_eq(m.dev, 26); /* makedev(0, 26) */
 	field_eq(m.root, m.root_len, "/");
 	field_eq(m.point, m.point_len, "/dev/shm");
@@ -334,6 +335,32 @@ START_TEST(test_mount_line)
 	ck_assert_int_eq(mount_ok("36 25 0: / /dev/shm rw - tmpfs tmpfs rw", &m), -1);
 	ck_assert_int_eq(mount_ok("36 25 0:26 / - tmpfs tmpfs rw", &m), -1);
 	ck_assert_int_eq(mount_ok("36 25 0:26 / /dev/shm rw - tmpfs", &m), -1);
+	ck_assert_int_eq(mount_ok("x6 25 0:26 / /dev/shm rw - tmpfs tmpfs rw", &m), -1);
+	ck_assert_int_eq(mount_ok("36x 25 0:26 / /dev/shm rw - tmpfs tmpfs rw", &m), -1);
+}
+END_TEST
+
+START_TEST(test_fdinfo_mnt_id)
+{
+	uint64_t id = 7;
+
+	ck_assert_int_eq(vl_fdinfo_mnt_id("pos:\t0\nflags:\t02\nmnt_id:\t24\nino:\t3\n", &id), 0);
+	ck_assert_uint_eq(id, 24);
+	/* a memfd's mount (an internal one), at the very end, no newline */
+	ck_assert_int_eq(vl_fdinfo_mnt_id("pos:\t0\nmnt_id:\t0", &id), 0);
+	ck_assert_uint_eq(id, 0);
+	/* first in the text; a name that only ends so is not it */
+	ck_assert_int_eq(vl_fdinfo_mnt_id("mnt_id:\t5\n", &id), 0);
+	ck_assert_uint_eq(id, 5);
+	id = 7;
+	ck_assert_int_eq(vl_fdinfo_mnt_id("xmnt_id:\t5\n", &id), -1);
+	ck_assert_int_eq(vl_fdinfo_mnt_id("pos:\t0\nflags:\t02\n", &id), -1);
+	ck_assert_int_eq(vl_fdinfo_mnt_id("mnt_id:\t\n", &id), -1);
+	ck_assert_int_eq(vl_fdinfo_mnt_id("mnt_id:\t-1\n", &id), -1);
+	ck_assert_int_eq(vl_fdinfo_mnt_id("mnt_id:\t12x\n", &id), -1);
+	ck_assert_int_eq(vl_fdinfo_mnt_id("mnt_id:\t99999999999999999999\n", &id), -1);
+	ck_assert_int_eq(vl_fdinfo_mnt_id("", &id), -1);
+	ck_assert_uint_eq(id, 7);
 }
 END_TEST
 
@@ -439,6 +466,7 @@ static Suite *parse_suite(void)
 	tc = tcase_create("lines");
 	tcase_add_test(tc, test_each_line);
 	tcase_add_test(tc, test_mount_line);
+	tcase_add_test(tc, test_fdinfo_mnt_id);
 	tcase_add_test(tc, test_mount_hidepid);
 	suite_add_tcase(s, tc);
 	return s;

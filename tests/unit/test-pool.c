@@ -2095,6 +2095,175 @@ START_TEST(test_repair_age_order)
 }
 END_TEST
 
+/* Leave out the file slot ctx points at (vl_pick_oldest's callback). */
+static int leave_one(void *ctx, uint32_t fi)
+{
+	return fi == *(const uint32_t *)ctx;
+}
+
+/* A live file of the pool whose age order holds two unpurged ranges at least. */
+static uint32_t file_with_order(const struct vl_region *r, const uint32_t *files)
+{
+	for (int i = 0; i < NFILES; i++) {
+		const struct vl_file *f = vl_file_at(r, files[i]);
+
+		if (f->h.state == VL_FILE_LIVE && f->h.lru_head != VL_NIL &&
+		    f->h.lru_head != f->h.lru_tail)
+			return files[i];
+	}
+	ck_abort_msg("no file with two unpurged ranges");
+	return VL_NIL;
+}
+
+/*
+ * What steers a purge and no sum covers (issue 24 case 3, DESIGN 10):
+ * vl_lru_check says 0 on every file a commit left; 1 after a scribble of
+ * `oldest` alone, which it mends (the head's age, or 0 with no range);
+ * -EUCLEAN when an end of the age order is not the file's own or a link
+ * next to an end is cut, which vl_file_repair mends. vl_pick_oldest
+ * passes over a free record with an age, and over what leave() says.
+ */
+START_TEST(test_lru_check)
+{
+	struct th_region t;
+	const struct vl_region *r;
+	uint32_t files[NFILES], v, w, h, tl, age, second, picked, other, none = VL_NIL;
+	uint64_t rng = 4242;
+	struct vl_file *f;
+
+	th_region_init(&t, 400, 16);
+	r = &t.r;
+	build_pool(r, 0, &rng, files);
+	check_pool(r);
+	for (int i = 0; i < NFILES; i++)
+		ck_assert_int_eq(vl_lru_check(r, files[i]), 0);
+	v = file_with_order(r, files);
+	f = vl_file_at(r, v);
+	h = f->h.lru_head;
+	tl = f->h.lru_tail;
+
+	/* oldest alone: mended from the head */
+	f->h.oldest = 1;
+	ck_assert_int_eq(vl_lru_check(r, v), 1);
+	ck_assert_uint_eq(f->h.oldest, vl_node_at(r, h)->seq);
+	ck_assert_int_eq(vl_lru_check(r, v), 0);
+
+	/* a record with no unpurged range and an age: mended to 0 */
+	punmark(r, files[5], 0, 1000);
+	ck_assert_uint_eq(vl_file_at(r, files[5])->h.lru_head, VL_NIL);
+	vl_file_at(r, files[5])->h.oldest = 1;
+	ck_assert_int_eq(vl_lru_check(r, files[5]), 1);
+	ck_assert_uint_eq(vl_file_at(r, files[5])->h.oldest, 0);
+	check_pool(r);
+
+	/* a head that is another file's range */
+	w = files[0] == v ? files[2] : files[0];
+	pmark(r, w, 5000, 5010);
+	other = vl_file_at(r, w)->h.lru_tail;
+	ck_assert(vl_range_ok(r, other, w));
+	f->h.lru_head = other;
+	ck_assert_int_eq(vl_lru_check(r, v), -EUCLEAN);
+	vl_file_repair(r, v);
+	ck_assert_int_eq(vl_lru_check(r, v), 0);
+	ck_assert_uint_eq(f->h.lru_head, h);
+	check_pool(r);
+
+	/* a tail out of the table, as one random flip left it */
+	f->h.lru_tail = 0x4000000;
+	ck_assert_int_eq(vl_lru_check(r, v), -EUCLEAN);
+	vl_file_repair(r, v);
+	ck_assert_int_eq(vl_lru_check(r, v), 0);
+	ck_assert_uint_eq(f->h.lru_tail, tl);
+	check_pool(r);
+
+	/* the chain cut right after the head */
+	vl_node_at(r, h)->next = VL_NIL;
+	ck_assert_int_eq(vl_lru_check(r, v), -EUCLEAN);
+	vl_file_repair(r, v);
+	ck_assert_int_eq(vl_lru_check(r, v), 0);
+	check_pool(r);
+
+	/* both ends gone while the counts say there are unpurged ranges */
+	f->h.lru_head = f->h.lru_tail = VL_NIL;
+	f->h.oldest = 0;
+	ck_assert_int_eq(vl_lru_check(r, v), -EUCLEAN);
+	vl_file_repair(r, v);
+	ck_assert_int_eq(vl_lru_check(r, v), 0);
+	check_pool(r);
+
+	/* a head flagged purged */
+	h = f->h.lru_head;
+	vl_node_at(r, h)->meta |= VL_META_PURGED;
+	vl_node_seal(r, vl_node_at(r, h));
+	ck_assert_int_eq(vl_lru_check(r, v), -EUCLEAN);
+	vl_node_at(r, h)->meta &= ~VL_META_PURGED;
+	vl_node_seal(r, vl_node_at(r, h));
+	ck_assert_int_eq(vl_lru_check(r, v), 0);
+
+	/* the choice: a free record's age is no one's; leave() is heeded */
+	picked = vl_pick_oldest(r, NULL, NULL, &age, &second);
+	ck_assert_uint_ne(picked, VL_NIL);
+	ck_assert_uint_eq(age, vl_file_at(r, picked)->h.oldest);
+	ck_assert_uint_eq(vl_file_at(r, files[6])->h.state, VL_FILE_FREE);
+	vl_file_at(r, files[6])->h.oldest = r->hdr->c.seq + 1; /* the oldest of all, read as an age */
+	ck_assert_uint_eq(vl_pick_oldest(r, NULL, NULL, &age, &second), picked);
+	vl_file_at(r, files[6])->h.oldest = 0;
+	w = vl_pick_oldest(r, leave_one, &picked, &age, &second);
+	ck_assert_uint_ne(w, picked);
+	ck_assert_uint_ne(w, VL_NIL);
+	ck_assert_uint_eq(vl_pick_oldest(r, leave_one, &none, &age, &second), picked);
+	th_region_fini(&t);
+}
+END_TEST
+
+/*
+ * A scribbled end of one file's age order names another file's range: the
+ * commits of the first file's changes write no link of the other's (its
+ * order stays whole, its check says 0); the first file's check finds its
+ * own order wrong, and a repair mends it.
+ */
+START_TEST(test_lru_no_spread)
+{
+	struct th_region t;
+	const struct vl_region *r;
+	uint32_t files[NFILES], v, w, x, head;
+	uint64_t rng = 777;
+
+	th_region_init(&t, 400, 16);
+	r = &t.r;
+	build_pool(r, 0, &rng, files);
+	v = file_with_order(r, files);
+	w = files[0] == v ? files[2] : files[0];
+	pmark(r, w, 6000, 6010);
+	pmark(r, w, 6100, 6110);
+	x = vl_file_at(r, w)->h.lru_tail;
+	head = vl_file_at(r, w)->h.lru_head;
+	ck_assert_int_eq(vl_lru_check(r, w), 0);
+
+	/* v's tail is w's tail: v's next MARK appends after it */
+	vl_file_at(r, v)->h.lru_tail = x;
+	pmark(r, v, 7000, 7010);
+	ck_assert_uint_eq(vl_node_at(r, x)->next, VL_NIL);
+	ck_assert_int_eq(vl_lru_check(r, w), 0);
+	ck_assert_uint_eq(vl_file_at(r, w)->h.lru_head, head);
+	ck_assert_int_eq(vl_lru_check(r, v), -EUCLEAN);
+	vl_file_repair(r, v);
+	ck_assert_int_eq(vl_lru_check(r, v), 0);
+	check_pool(r);
+
+	/* v's head is w's tail: an UNMARK of v's oldest unlinks it */
+	head = vl_file_at(r, v)->h.lru_head;
+	vl_node_at(r, head)->prev = x;
+	vl_lru_unlink(r, v, head);
+	ck_assert_uint_eq(vl_node_at(r, x)->next, VL_NIL);
+	ck_assert_int_eq(vl_lru_check(r, w), 0);
+	vl_file_repair(r, v);
+	ck_assert_int_eq(vl_lru_check(r, v), 0);
+	check_pool(r);
+	th_region_fini(&t);
+}
+END_TEST
+
 /* The halves of a split share an age: the repaired age order keeps them side by side. */
 START_TEST(test_repair_with_splits)
 {
@@ -2631,6 +2800,8 @@ static Suite *pool_suite(void)
 	tcase_add_test(tc, test_commit_counts_past_2_64);
 	tcase_add_loop_test(tc, test_rebuild, 0, 2);
 	tcase_add_loop_test(tc, test_repair_age_order, 0, 2);
+	tcase_add_test(tc, test_lru_check);
+	tcase_add_test(tc, test_lru_no_spread);
 	tcase_add_test(tc, test_repair_with_splits);
 	tcase_add_test(tc, test_rebuild_clamps_hwm);
 	tcase_add_test(tc, test_repair_corrects_totals);

@@ -1,0 +1,62 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# A new region serving blind (DESIGN 16) after `rm` of the old one, while
+# an idle old user keeps it: a new process MARKs bytes the old region had
+# flagged purged and punched, then UNMARKs them. In one region that MARK
+# joins the purged range (DESIGN 3: "the merged range is purged if any
+# part of it was") and its UNMARK says 1. The new region never heard of
+# the old purge: its record is made with an unpurged range, which it then
+# "holds whole", so the blind test lets the UNMARK say 0 over 64 KiB of
+# zeros (attack on issue 24 case 7). Also the same through a second
+# MARK of a part of the range, and through a memfd both processes share.
+. "$(dirname "$0")/lib.sh"
+need_cmd
+
+U=4251
+[ "$(id -u)" -eq 0 ] || skip "needs root to run as another user (who cannot open map_files)"
+command -v setpriv >/dev/null 2>&1 || skip "no setpriv"
+setpriv --reuid=$U --regid=$U --clear-groups -- test -x "$VT" ||
+	skip "user $U cannot run $VT"
+ud=$WORK/u
+mkdir "$ud" && chmod 0711 "$WORK" && chown $U:$U "$ud" || fail "cannot make $ud"
+REG=$ud/region
+as_user() {
+	setpriv --reuid=$U --regid=$U --clear-groups -- env VOLATILE_REGION="$REG" \
+		LD_PRELOAD="$VOLATILE_LIBRARY" timeout "$VL_TIMEOUT" "$VT" "$@"
+}
+vol_user() {
+	setpriv --reuid=$U --regid=$U --clear-groups -- env VOLATILE_REGION="$REG" \
+		timeout "$VL_TIMEOUT" "$VOLATILE_CMD" "$@"
+}
+g=$ud/g
+as_user open "$g" rwt fill 0 64K G >/dev/null || fail "cannot write $g"
+
+# the old user: marks G, is purged, then idles until told
+bg old setpriv --reuid=$U --regid=$U --clear-groups -- env VOLATILE_REGION="$REG" \
+	LD_PRELOAD="$VOLATILE_LIBRARY" timeout 120 "$VT" \
+	open "$g" rw mark 0 64K touch "$ud/g-marked" wait "$ud/go"
+wait_file "$ud/g-marked"
+run purge vol_user purge --all
+[ "$rc" -eq 0 ] || { show purge; fail "volatile purge: exit status $rc"; }
+ok g-zeros vt open "$g" r expect 0 64K zero
+rm "$REG"
+
+# a new process is served (blind) within 10 s
+i=0
+while :; do
+	run new1 as_user memfd m 64K mark 0 4K
+	grep -qx 'mark 0 4K = -1 ESTALE' "$WORK/new1.out" || break
+	i=$((i + 1))
+	[ "$i" -le 100 ] || { show new1; fail "a new process still gets ESTALE 10 s after the rm"; }
+	sleep 0.1
+done
+expect_line new1 "mark 0 4K = 0"
+
+# G's bytes are zeros, purged while volatile: MARK then UNMARK must say 1
+ok new2 as_user open "$g" rw expect 0 64K zero mark 0 64K unmark 0 64K
+expect_line new2 "unmark 0 64K = 1"
+ok new3 as_user open "$g" rw mark 0 4K unmark 0 4K
+expect_line new3 "unmark 0 4K = 1"
+touch "$ud/go"
+wait_bg old
+exit 0
