@@ -9,7 +9,12 @@
 # Each storm's oracle checks every UNMARK's answer; both must see no
 # violation, no hang, and (each) some UNMARK that said 1. Then the same
 # with SIGKILLs: each storm kills and replaces its own workers at random
-# (the static ones in the middle of calls the supervisor serves).
+# (the static ones in the middle of calls the supervisor serves). Both
+# storms with every action of storm.sh (tests/helpers/storm.c: dup2 of a
+# disk file onto a marked number, pidfd_getfd, unshare(CLONE_FILES), fds in
+# flight in SCM_RIGHTS or with another user, and io_uring fixed files in
+# the dynamic one): the supervisor takes a caller's fd from the calling
+# thread's table, whatever moved there.
 # 3 s each; VL_LONG=1: 30 s each.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/seccomp-lib.sh"
@@ -24,10 +29,19 @@ secs=3
 storms() {
 	new_region
 	mkdir -p "$WORK/dyn$1" "$WORK/static$1" || fail "mkdir"
-	bg "dyn$1" env VOLATILE_BUDGET=64K LD_PRELOAD="$VOLATILE_LIBRARY" \
-		timeout $((secs + 60)) "$STORM" "$WORK/dyn$1" "$secs" 4 2 2 "$1"
-	bg "static$1" timeout $((secs + 60)) "$VOLATILE_CMD" run -- \
-		"$STORM_STATIC" "$WORK/static$1" "$secs" 4 2 0 "$1"
+	_xd=-
+	_xs=-
+	if [ -n "$DISK" ]; then
+		_xd=$DISK/xdyn$1
+		_xs=$DISK/xstatic$1
+	fi
+	# with kills a worker lives about 100 ms: trips no longer
+	_hold=5000
+	[ "$1" -eq 0 ] || _hold=100
+	bg "dyn$1" env STORM_HOLD_MS=$_hold VOLATILE_BUDGET=64K LD_PRELOAD="$VOLATILE_LIBRARY" \
+		timeout $((secs + 60)) "$STORM" "$WORK/dyn$1" "$secs" 4 2 2 "$1" all "$_xd"
+	bg "static$1" env STORM_HOLD_MS=$_hold timeout $((secs + 60)) "$VOLATILE_CMD" run -- \
+		"$STORM_STATIC" "$WORK/static$1" "$secs" 4 2 0 "$1" all "$_xs"
 	wait_bg "static$1"
 	src=$rc
 	wait_bg "dyn$1"
