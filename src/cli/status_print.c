@@ -206,7 +206,6 @@ void print_json(const struct snapshot *s, const struct vl_config *cfg)
 	printf(", \"exists\": %s", s->exists ? "true" : "false");
 	printf(", \"state\": \"%s\"", !s->exists ? "none" : s->retired ? "retired" : s->waiting ? "waiting" : "in use");
 	printf(", \"older_left\": %s", s->blind ? "true" : "false");
-	printf(", \"older_left\": %s", s->blind ? "true" : "false");
 	printf(", \"files\": %u, \"records\": %u, \"ranges\": %u, \"ranges_purged\": %u",
 	       s->with_ranges, s->c.files_used, s->c.ranges, s->c.ranges_purged);
 	/* exact, past 2^64 too: a JSON number has no bound */

@@ -14,7 +14,8 @@
  *   token PID        the token of PID's slot in the table of processes
  *                    (LIVE and DONE): "token PID = 0xHEX", or "= none"
  *   held PID         which locks PID's token holds: "held PID = region
- *                    file N ..." or "held PID = none"
+ *                    file N ..." or "held PID = none"; a record that is
+ *                    not LIVE (being made or freed) is "unlisted N"
  *   digest N         a sum of everything in record N but its lock word,
  *                    and of every node that names record N (in slot order):
  *                    "digest N = HEX nodes=K"
@@ -209,7 +210,12 @@ int main(int argc, char **argv)
 			for (uint32_t fi = 1; t != 0 && fi < file_hwm(); fi++)
 				if ((__atomic_load_n(&file_at(fi)->h.lock.word, __ATOMIC_ACQUIRE) &
 				     VL_TOKEN_MASK) == t) {
-					printf(" file %u", fi);
+					/* a record being made or freed is not LIVE: status lists no such */
+					printf(__atomic_load_n(&file_at(fi)->h.state, __ATOMIC_ACQUIRE) ==
+							       VL_FILE_LIVE
+						       ? " file %u"
+						       : " unlisted %u",
+					       fi);
 					any = 1;
 				}
 			printf("%s\n", any ? "" : " none");

@@ -202,6 +202,8 @@ print(len([f for f in u if f["locked_by"] == int(sys.argv[2])]), len(u))
 		unread=$1 others=$2
 	fi
 	# status reads with no lock: only a file whose lock A keeps is not read
+	# (a record A is making or freeing, "unlisted N", is not LIVE: status
+	# lists no such record, read or not)
 	case $held in
 	*file*)
 		[ "$unread" -ge 1 ] && [ "$unread" -eq "$others" ] ||
@@ -214,7 +216,7 @@ done || exit 1
 
 # the numbers: B's times by what A held, and status's
 awk -v stops="$STOPS" '{
-	h = $0; sub(/^.* held=/, "", h); gsub(/file [0-9]+/, "file", h)
+	h = $0; sub(/^.* held=/, "", h); gsub(/file [0-9]+/, "file", h); gsub(/unlisted [0-9]+/, "unlisted", h)
 	n++; t[n] = $3; if ($3 > max) max = $3
 	cnt[h]++; if ($3 > hmax[h]) hmax[h] = $3; if ($1 > stops) named[h]++
 	if ($2 != "none") { sn++; if ($6 > smax) smax = $6; st = st " " int($6 / 1000) }
