@@ -10,31 +10,15 @@
 # zeros (attack on issue 24 case 7). Also the same through a second
 # MARK of a part of the range, and through a memfd both processes share.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/removed-lib.sh"
 need_cmd
 
-U=4251
-[ "$(id -u)" -eq 0 ] || skip "needs root to run as another user (who cannot open map_files)"
-command -v setpriv >/dev/null 2>&1 || skip "no setpriv"
-setpriv --reuid=$U --regid=$U --clear-groups -- test -x "$VT" ||
-	skip "user $U cannot run $VT"
-ud=$WORK/u
-mkdir "$ud" && chmod 0711 "$WORK" && chown $U:$U "$ud" || fail "cannot make $ud"
-REG=$ud/region
-as_user() {
-	setpriv --reuid=$U --regid=$U --clear-groups -- env VOLATILE_REGION="$REG" \
-		LD_PRELOAD="$VOLATILE_LIBRARY" timeout "$VL_TIMEOUT" "$VT" "$@"
-}
-vol_user() {
-	setpriv --reuid=$U --regid=$U --clear-groups -- env VOLATILE_REGION="$REG" \
-		timeout "$VL_TIMEOUT" "$VOLATILE_CMD" "$@"
-}
+removed_user 4251
 g=$ud/g
 as_user open "$g" rwt fill 0 64K G >/dev/null || fail "cannot write $g"
 
 # the old user: marks G, is purged, then idles until told
-bg old setpriv --reuid=$U --regid=$U --clear-groups -- env VOLATILE_REGION="$REG" \
-	LD_PRELOAD="$VOLATILE_LIBRARY" timeout 120 "$VT" \
-	open "$g" rw mark 0 64K touch "$ud/g-marked" wait "$ud/go"
+old_user open "$g" rw mark 0 64K touch "$ud/g-marked" wait "$ud/go"
 wait_file "$ud/g-marked"
 run purge vol_user purge --all
 [ "$rc" -eq 0 ] || { show purge; fail "volatile purge: exit status $rc"; }
@@ -42,15 +26,7 @@ ok g-zeros vt open "$g" r expect 0 64K zero
 rm "$REG"
 
 # a new process is served (blind) within 10 s
-i=0
-while :; do
-	run new1 as_user memfd m 64K mark 0 4K
-	grep -qx 'mark 0 4K = -1 ESTALE' "$WORK/new1.out" || break
-	i=$((i + 1))
-	[ "$i" -le 100 ] || { show new1; fail "a new process still gets ESTALE 10 s after the rm"; }
-	sleep 0.1
-done
-expect_line new1 "mark 0 4K = 0"
+served
 
 # G's bytes are zeros, purged while volatile: MARK then UNMARK must say 1
 ok new2 as_user open "$g" rw expect 0 64K zero mark 0 64K unmark 0 64K
