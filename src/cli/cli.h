@@ -95,6 +95,12 @@ int open_region(struct vl_region *r, int create);
  * cannot be read (vl_each_line: no stdio, so a forked child may ask too).
  */
 long proc_status_number(const char *path, const char *key, int nth);
+/*
+ * Thread tid's namespace link NAME ("mnt", "user"), read through nsdir (its
+ * /proc/TID/ns, kept open) when >= 0, else by path, NUL-terminated in buf of
+ * size bytes: the link's length, or -errno.
+ */
+int proc_ns_link(int nsdir, pid_t tid, const char *name, char *buf, size_t size);
 
 struct stat;
 /* Why st is not a private file of this user (in buf, or a constant); NULL if it is one. */

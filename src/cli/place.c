@@ -261,15 +261,9 @@ int vl_sv_place(int nsdir, pid_t tid, int fd, struct vl_sv_fdinfo *c)
 	if (memfd_mount >= 0 && id == (uint64_t)memfd_mount)
 		return VL_PLACE_TAKE;
 	/* the caller's mount namespace: run's own, or its mountinfo is read now */
-	if (nsdir >= 0) {
-		n = readlinkat(nsdir, "mnt", ns, sizeof(ns) - 1);
-	} else {
-		snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)tid);
-		n = readlink(path, ns, sizeof(ns) - 1);
-	}
-	if (n <= 0)
-		return n < 0 ? -errno : -EIO;
-	ns[n] = '\0';
+	n = proc_ns_link(nsdir, tid, "mnt", ns, sizeof(ns));
+	if (n < 0)
+		return (int)n;
 	if (own_mnt_ns[0] != '\0' && strcmp(ns, own_mnt_ns) == 0) {
 		int kind = own_mount_kind(id);
 

@@ -270,7 +270,6 @@ static int same_user_view(int nsdir, pid_t tid, uid_t euid)
 {
 	char path[64], ns[64];
 	struct uid_map_arg m = { euid, 0, 0 };
-	ssize_t n;
 
 	/*
 	 * Asked at every call: a thread alone in its process may enter another
@@ -280,15 +279,8 @@ static int same_user_view(int nsdir, pid_t tid, uid_t euid)
 	 */
 	if (own_userns[0] == '\0')
 		return 0;
-	if (nsdir >= 0) {
-		n = readlinkat(nsdir, "user", ns, sizeof(ns) - 1);
-	} else {
-		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)tid);
-		n = readlink(path, ns, sizeof(ns) - 1);
-	}
-	if (n <= 0)
+	if (proc_ns_link(nsdir, tid, "user", ns, sizeof(ns)) < 0)
 		return 0;
-	ns[n] = '\0';
 	if (strcmp(ns, own_userns) == 0)
 		return 1;
 	snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)tid);

@@ -185,3 +185,20 @@ long proc_status_number(const char *path, const char *key, int nth)
 	vl_each_line(path, on_status_field, &sf);
 	return sf.value;
 }
+
+int proc_ns_link(int nsdir, pid_t tid, const char *name, char *buf, size_t size)
+{
+	char path[64];
+	ssize_t n;
+
+	if (nsdir >= 0) {
+		n = readlinkat(nsdir, name, buf, size - 1);
+	} else {
+		snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)tid, name);
+		n = readlink(path, buf, size - 1);
+	}
+	if (n <= 0)
+		return n < 0 ? -errno : -EIO;
+	buf[n] = '\0';
+	return (int)n;
+}
