@@ -772,7 +772,7 @@ static enum verdict serve(int listener, const struct seccomp_notif *req,
  * the UNMARK its caller makes next meet no second thread on the file's
  * lock. But a call may wait in the library (a lock a stopped process
  * keeps, for VOLATILE_LOCK_WAIT), and the calls behind it, of other files,
- * must not wait with it (SPEC 9): one more thread watches, and takes the
+ * must not wait with it (DESIGN 11, 18): one more thread watches, and takes the
  * role from a thread that has served one call for WATCH_MS; that one, its
  * call served, watches in turn (or goes, if another does). So a thread
  * per call held up, SERVERS at most.

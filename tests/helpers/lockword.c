@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lockword - look at, and scribble on, the lock words of a region, as a
- * process of the user may by mistake (SPEC 9: "any of them may ... scribble
- * on the region"). It maps the region file named by $VOLATILE_REGION
+ * process of the user may by mistake (DESIGN 18: any of them may scribble
+ * on the region). It maps the region file named by $VOLATILE_REGION
  * read-write and reads it with the library's own layout (core/layout.h);
  * it takes no lock and registers nowhere. Commands, run in order, each
  * answering with one line:

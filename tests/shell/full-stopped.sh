@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# A full region whose lock a stopped process keeps (SPEC 5, 9; DESIGN 11,
+# A full region whose lock a stopped process keeps (DESIGN 5, 11,
 # 12). Room for 8 ranges: g has one, f four and two kept spares, Q (a
 # memfd) one; Q then stops holding the region's lock. A MARK of g that
 # needs a node finds no free one, and would sweep or take one of f's

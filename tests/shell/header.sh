@@ -46,7 +46,7 @@ for std in c99 c11 gnu99 gnu11; do
 		done
 	done
 done
-say "$n builds of the SPEC's lines: no warning, the right symbol each time"
+say "$n builds of the API's lines (DESIGN 2): no warning, the right symbol each time"
 
 # Every installed header compiles on its own, as the first line of a file,
 # and so does a use of what it defines.

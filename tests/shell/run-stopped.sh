@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # A process stopped at any instant delays only operations on the files it
-# was changing (SPEC 9), under `volatile run` too. Its supervisor serves
+# was changing (DESIGN 11, 18), under `volatile run` too. Its supervisor serves
 # the calls of every process under it (static programs, raw system
 # calls) one at a time, in one thread: a call on a file whose lock a
 # stopped process keeps waits VOLATILE_LOCK_WAIT there, and every call

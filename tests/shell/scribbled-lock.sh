@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# A scribbled lock word (SPEC 9: a process of the user may scribble on the
+# A scribbled lock word (DESIGN 18: a process of the user may scribble on the
 # region by mistake; no call waits for ever: a lock not had within a bound
 # fails the call with a documented errno, nothing changed; DESIGN 11).
 # P marks [0, 16K) and [32K, 48K) of F, all 64K of F being 'F', and exits.

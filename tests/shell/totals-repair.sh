@@ -12,7 +12,7 @@
 # process dies holding a lock), and an UNMARK drives the unpurged total
 # below zero, where it wraps to 2^128 - N: `volatile status` shows that,
 # and a budget then purges every range of the region at every MARK
-# (SPEC 8: a MARK purges only until the region is within the budget).
+# (DESIGN 6: a MARK purges only until the region is within the budget).
 . "$(dirname "$0")/lib.sh"
 need_cmd
 need_python
