@@ -38,68 +38,176 @@ static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 			vl_log_write(__VA_ARGS__); \
 	} while (0)
 
-static uint32_t capacity_from(const char *name, uint32_t dflt)
+/*
+ * Why a value is refused, or NULL: each variable's rule, shared by load()
+ * (which ignores a refused value, and says so with VOLATILE_DEBUG) and by
+ * `volatile run` (vl_env_refused: it refuses to start CMD with one).
+ */
+static const char *why_not_count(const char *v)
 {
-	const char *v = secure_getenv(name);
 	uint64_t n;
 
-	if (v == NULL || *v == '\0')
-		return dflt;
-	if (vl_parse_size(v, &n) != 0 || n == 0 || n > UINT32_MAX) {
-		load_log("%s=%s is not a count; using %u", name, v, dflt);
-		return dflt;
+	if (vl_parse_size(v, &n) != 0 || n == 0 || n > UINT32_MAX)
+		return "is not a count (1 to 4294967295, K, M, G or T allowed)";
+	return NULL;
+}
+
+static const char *why_not_size(const char *v)
+{
+	uint64_t n;
+
+	return vl_parse_size(v, &n) != 0 ? "is not a size (bytes, or a number with K, M, G or T)"
+					 : NULL;
+}
+
+static const char *why_not_threshold(const char *v)
+{
+	struct vl_threshold t;
+
+	return vl_parse_threshold(v, &t) != 0 ? "is neither a size nor a percentage (0-100%)" : NULL;
+}
+
+#define LOCK_WAIT_MS 1000
+#define LOCK_WAIT_MAX_MS 3600000
+
+static const char *why_not_duration(const char *v)
+{
+	uint64_t ms;
+
+	return vl_parse_ms(v, LOCK_WAIT_MAX_MS, &ms) != 0
+		       ? "is not a duration (N or Nms milliseconds, Ns seconds; an hour at most)"
+		       : NULL;
+}
+
+static const char *why_not_region(const char *v)
+{
+	if (v[0] != '/')
+		return "is not an absolute path";
+	if (strlen(v) >= PATH_MAX)
+		return "is too long a path";
+	return NULL;
+}
+
+/* the shim's aliases (shim/fallocate.c) take "1"; "0" is the same as unset */
+static const char *why_not_flag(const char *v)
+{
+	return strcmp(v, "0") != 0 && strcmp(v, "1") != 0 ? "is neither 0 nor 1" : NULL;
+}
+
+/* volatile run's to set (supervise.c): a count of 1 to 99 */
+static const char *why_not_filters(const char *v)
+{
+	if (v[0] >= '1' && v[0] <= '9' && (v[1] == '\0' || (v[1] >= '0' && v[1] <= '9' && v[2] == '\0')))
+		return NULL;
+	return "is not a count of 1 to 99";
+}
+
+static const struct {
+	const char *name;
+	const char *(*why_not)(const char *v);
+} rules[] = {
+	{ "VOLATILE_REGION", why_not_region },
+	{ "VOLATILE_BUDGET", why_not_size },
+	{ "VOLATILE_REGION_RANGES", why_not_count },
+	{ "VOLATILE_REGION_FILES", why_not_count },
+	{ "VOLATILE_MIN_AVAILABLE", why_not_threshold },
+	{ "VOLATILE_TMPFS_MIN_FREE", why_not_threshold },
+	{ "VOLATILE_LOCK_WAIT", why_not_duration },
+	{ "VOLATILE_2012_ABI", why_not_flag },
+	{ "VOLATILE_SECCOMP_FILTERS", why_not_filters },
+};
+
+/* The value of name, or NULL if it is unset or empty (both mean: the default). */
+static const char *value_of(const char *name)
+{
+	const char *v = secure_getenv(name);
+
+	return v != NULL && *v != '\0' ? v : NULL;
+}
+
+/* Why name's value is refused (NULL: unset, empty, or taken). */
+static const char *refusal_of(const char *name, const char *v)
+{
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+		if (strcmp(rules[i].name, name) == 0)
+			return v != NULL ? rules[i].why_not(v) : NULL;
+	return NULL;
+}
+
+int vl_env_refused(char *buf, size_t size)
+{
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		const char *v = value_of(rules[i].name), *why = v ? rules[i].why_not(v) : NULL;
+
+		if (why != NULL) {
+			snprintf(buf, size, "%s=%s %s", rules[i].name, v, why);
+			return 1;
+		}
 	}
+	return 0;
+}
+
+/* name's value if it is taken, else NULL, logging why it is ignored and what is used instead */
+static const char *taken(const char *name, const char *instead)
+{
+	const char *v = value_of(name), *why = refusal_of(name, v);
+
+	if (why == NULL)
+		return v;
+	load_log("%s=%s %s: ignored, using %s", name, v, why, instead);
+	return NULL;
+}
+
+static uint32_t capacity_from(const char *name, uint32_t dflt)
+{
+	char instead[32];
+	const char *v;
+	uint64_t n;
+
+	snprintf(instead, sizeof(instead), "%u", dflt);
+	v = taken(name, instead);
+	if (v == NULL || vl_parse_size(v, &n) != 0)
+		return dflt;
 	return (uint32_t)n;
 }
 
 /* SIZE or N%; 0 switches the rule off. */
 static void threshold_from(const char *name, struct vl_threshold *t)
 {
-	const char *v = secure_getenv(name);
+	const char *v = taken(name, "10%");
 
 	t->is_percent = 1;
 	t->percent = 10;
 	t->bytes = 0;
-	if (v != NULL && *v != '\0' && vl_parse_threshold(v, t) != 0) {
-		load_log("%s=%s is neither a size nor a percentage; using 10%%", name, v);
-		t->is_percent = 1;
-		t->percent = 10;
-		t->bytes = 0;
-	}
+	if (v != NULL)
+		vl_parse_threshold(v, t);
 }
-
-#define LOCK_WAIT_MS 1000
-#define LOCK_WAIT_MAX_MS 3600000
 
 /* A duration: N (milliseconds), Nms or Ns; at most an hour. */
 static uint32_t wait_from(const char *name, uint32_t dflt)
 {
-	const char *v = secure_getenv(name);
+	char instead[32];
+	const char *v;
 	uint64_t ms;
 
-	if (v == NULL || *v == '\0')
+	snprintf(instead, sizeof(instead), "%u ms", dflt);
+	v = taken(name, instead);
+	if (v == NULL || vl_parse_ms(v, LOCK_WAIT_MAX_MS, &ms) != 0)
 		return dflt;
-	if (vl_parse_ms(v, LOCK_WAIT_MAX_MS, &ms) == 0)
-		return (uint32_t)ms;
-	load_log("%s=%s is not a duration (N, Nms, Ns, an hour at most); using %u ms", name, v,
-		 dflt);
-	return dflt;
+	return (uint32_t)ms;
 }
 
-static void load(void)
+static void region_from(void)
 {
-	const char *v;
+	const char *v = value_of("VOLATILE_REGION");
 
-	memset(&config, 0, sizeof(config));
-	v = secure_getenv("VOLATILE_DEBUG");
-	config.debug = v != NULL && *v != '\0' && strcmp(v, "0") != 0;
-
-	v = secure_getenv("VOLATILE_REGION");
-	if (v != NULL && *v != '\0') {
+	if (v != NULL) {
 		/*
-		 * One too long for us is refused (vl_region_open: ENAMETOOLONG),
-		 * never replaced by the default: that would split the processes
-		 * given it from those given a shorter name of the same file.
+		 * A relative one is refused (vl_region_open: EINVAL, and its
+		 * log says so), and one too long for us too (ENAMETOOLONG),
+		 * never replaced by the default: that would split the
+		 * processes given it from those given a shorter name of the
+		 * same file.
 		 */
 		snprintf(config.region, sizeof(config.region), "%s", v);
 		if (strlen(v) >= sizeof(config.region))
@@ -111,24 +219,31 @@ static void load(void)
 				  sizeof(config.region_why));
 		config.region_chosen = 1;
 	}
+}
 
-	v = secure_getenv("VOLATILE_BUDGET");
-	if (v != NULL && *v != '\0') {
-		/* 0, like every threshold of DESIGN 6, switches it off */
-		if (vl_parse_size(v, &config.budget) == 0)
-			config.has_budget = config.budget > 0;
-		else
-			load_log("VOLATILE_BUDGET=%s is not a size; no budget", v);
-	}
+static void load(void)
+{
+	const char *v;
+
+	memset(&config, 0, sizeof(config));
+	v = secure_getenv("VOLATILE_DEBUG");
+	config.debug = v != NULL && *v != '\0' && strcmp(v, "0") != 0;
+
+	region_from();
+	v = taken("VOLATILE_BUDGET", "no budget");
+	/* 0, like every threshold of DESIGN 6, switches it off */
+	if (v != NULL && vl_parse_size(v, &config.budget) == 0)
+		config.has_budget = config.budget > 0;
 	config.create_ranges = capacity_from("VOLATILE_REGION_RANGES", VL_DEFAULT_RANGES);
 	config.create_files = capacity_from("VOLATILE_REGION_FILES", VL_DEFAULT_FILES);
 	threshold_from("VOLATILE_MIN_AVAILABLE", &config.min_available);
 	threshold_from("VOLATILE_TMPFS_MIN_FREE", &config.tmpfs_min_free);
 	config.lock_wait_ms = wait_from("VOLATILE_LOCK_WAIT", LOCK_WAIT_MS);
+	/* the shim reads it itself (shim/fallocate.c): only the log is ours */
+	taken("VOLATILE_2012_ABI", "0 (the 2012 modes are the kernel's)");
 	/* volatile run's to set (supervise.c); anything but a small count is none */
-	v = secure_getenv("VOLATILE_SECCOMP_FILTERS");
-	if (v != NULL && v[0] >= '1' && v[0] <= '9' &&
-	    (v[1] == '\0' || (v[1] >= '0' && v[1] <= '9' && v[2] == '\0')))
+	v = taken("VOLATILE_SECCOMP_FILTERS", "none");
+	if (v != NULL)
 		config.run_filters = (uint32_t)strtoul(v, NULL, 10);
 }
 

@@ -41,6 +41,13 @@ static inline const struct vl_config *vl_config(void)
 	return c != NULL ? c : vl_config_load();
 }
 
+/*
+ * The first VOLATILE_* variable whose value the library would ignore (or,
+ * VOLATILE_REGION, refuse): "NAME=VALUE why" in buf, and 1; 0 if none.
+ * `volatile run` refuses to start a program with one (DESIGN 8).
+ */
+int vl_env_refused(char *buf, size_t size);
+
 /* Read the environment again (after fork+setenv, and in tests). */
 void vl_config_reload(void);
 

@@ -3,7 +3,9 @@
  * cli.h - the `volatile` command (DESIGN 8).
  *
  * Every subcommand prints --help, and on bad usage or an error prints one
- * line "volatile: ..." on stderr and exits 2.
+ * line "volatile: ..." on stderr and exits 2; `volatile run` exits 125
+ * for its own failures, 126 and 127 for a CMD it cannot execute or find,
+ * as env(1) does, so that none clashes with CMD's own statuses (DESIGN 8).
  */
 #ifndef VL_CLI_H
 #define VL_CLI_H
@@ -14,6 +16,9 @@
 #include <stdint.h>
 
 #define EXIT_USAGE 2
+#define EXIT_RUN_FAILED 125       /* volatile run's own failure */
+#define EXIT_RUN_CANNOT_EXEC 126  /* CMD found, not executable */
+#define EXIT_RUN_NOT_FOUND 127    /* CMD not found */
 
 int cmd_run(int argc, char **argv);
 int cmd_status(int argc, char **argv);
@@ -61,13 +66,16 @@ void vl_sv_place_init(void);
 int vl_sv_place(int nsdir, pid_t tid, int fd, struct vl_sv_fdinfo *c);
 void vl_sv_place_forget(struct vl_sv_fdinfo *c);
 
-/* Print "volatile: <msg>" and exit 2. */
+/* Print "volatile: <msg>" and exit die_status (2; run sets 125). */
+extern int die_status;
 void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+/* The same, exiting with status. */
+void die_with(int status, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 
 /* The region's path (VOLATILE_REGION, or the default); dies if it is relative. */
 const char *region_path(void);
 
-/* A SIZE/OFFSET/LEN argument (K, M, G suffixes), or die naming `what`. */
+/* A SIZE/OFFSET/LEN argument (K, M, G, T suffixes), or die naming `what`. */
 uint64_t size_arg(const char *what, const char *s);
 
 /*

@@ -30,9 +30,13 @@ static const char usage[] =
 	"  daemon [--foreground] [--cgroup DIR] [--interval MS]\n"
 	"                         purge under memory pressure, in the background\n"
 	"\n"
-	"SIZE, OFFSET and LEN take K, M and G suffixes (powers of 1024).\n"
+	"SIZE, OFFSET and LEN take K, M, G and T suffixes (powers of 1024).\n"
 	"The region is VOLATILE_REGION, or the user's default (status names it).\n"
-	"'volatile COMMAND --help' describes each command.\n";
+	"'volatile COMMAND --help' describes each command.\n"
+	"\n"
+	"Exit status: 0, or 2 on bad usage or an error (unmark: 1 when purged);\n"
+	"run exits as CMD does, or 125 (its own failure), 126 (CMD cannot be\n"
+	"executed), 127 (CMD not found).\n";
 
 static const struct {
 	const char *name;

@@ -24,6 +24,7 @@
 #include "cli.h"
 
 #include "core/parse.h"
+#include "env.h"
 #include "log.h"
 
 #include <elf.h>
@@ -83,7 +84,13 @@ static const char help[] =
 	"fails with ENOSYS.\n"
 	"\n"
 	"Setuid and setgid programs are refused: the dynamic linker ignores\n"
-	"LD_PRELOAD for them.\n";
+	"LD_PRELOAD for them. So is a VOLATILE_* variable whose value the library\n"
+	"would ignore (VOLATILE_BUDGET=lots) or refuse (a relative VOLATILE_REGION):\n"
+	"one line names it.\n"
+	"\n"
+	"Exit status: CMD's; 125 if run itself fails (a bad option or VOLATILE_*\n"
+	"value, a setuid CMD), 126 if CMD cannot be executed, 127 if it is not\n"
+	"found (as env and timeout).\n";
 
 static int exists(const char *path)
 {
@@ -484,6 +491,41 @@ static void compose_preload(const char *lib, const char *runtimes)
 	free(list);
 }
 
+/* After a failed exec of cmd: 127 if it is not there, else 126, as env(1). */
+static void __attribute__((noreturn)) exec_failed(const char *cmd)
+{
+	int err = errno;
+
+	die_with(err == ENOENT || err == ENOTDIR ? EXIT_RUN_NOT_FOUND : EXIT_RUN_CANNOT_EXEC, "%s: %s",
+		 cmd, strerror(err));
+}
+
+/*
+ * CMD found (127 if not), executable by us (126 if not: a directory, no
+ * x bit, a directory on its path we may not search), and no set-user-ID
+ * or set-group-ID program (125: the dynamic linker would ignore LD_PRELOAD).
+ */
+static void check_command(const char *name, char *cmd, size_t size)
+{
+	struct stat st;
+
+	find_command(name, cmd, size);
+	if (cmd[0] == '\0')
+		die_with(EXIT_RUN_NOT_FOUND, "%s: command not found", name);
+	if (stat(cmd, &st) != 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			die_with(EXIT_RUN_NOT_FOUND, "%s: command not found", name);
+		die_with(EXIT_RUN_CANNOT_EXEC, "%s: %s", cmd, strerror(errno));
+	}
+	if (S_ISDIR(st.st_mode))
+		die_with(EXIT_RUN_CANNOT_EXEC, "%s: %s", cmd, strerror(EISDIR));
+	if (access(cmd, X_OK) != 0)
+		die_with(EXIT_RUN_CANNOT_EXEC, "%s: %s", cmd, strerror(errno));
+	if (st.st_mode & (S_ISUID | S_ISGID))
+		die("%s is set-user-ID or set-group-ID: the dynamic linker would ignore "
+		    "LD_PRELOAD", cmd);
+}
+
 /*
  * CMD as run's child under the supervisor's filter; run serves it and
  * exits as it does. Where the filter cannot be had, CMD runs all the
@@ -516,7 +558,7 @@ static void run_supervised(const char *cmd, char **args, int aliases)
 		sigaction(SIGCHLD, &old_chld, NULL);
 		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		execv(cmd, args);
-		die("%s: %s", cmd, strerror(errno));
+		exec_failed(cmd);
 	}
 	close(sv[1]);
 	listener = vl_sv_receive(sv[0], why, sizeof(why));
@@ -562,11 +604,11 @@ int cmd_run(int argc, char **argv)
 					      { "no-seccomp", no_argument, NULL, 'S' },
 					      { "help", no_argument, NULL, 'h' },
 					      { 0 } };
-	char lib[PATH_MAX], cmd[PATH_MAX], runtimes[1024];
-	struct stat st;
+	char lib[PATH_MAX], cmd[PATH_MAX], runtimes[1024], bad[PATH_MAX + 128];
 	const char *abi;
 	int c, seccomp = 1;
 
+	die_status = EXIT_RUN_FAILED;
 	optind = 1;
 	while ((c = next_opt(argc, argv, "+b:r:dh", opts, help)) != -1) {
 		switch (c) {
@@ -590,12 +632,10 @@ int cmd_run(int argc, char **argv)
 	}
 	if (optind >= argc)
 		die("run needs a command (try 'volatile run --help')");
-	find_command(argv[optind], cmd, sizeof(cmd));
-	if (cmd[0] == '\0' || stat(cmd, &st) != 0)
-		die("%s: command not found", argv[optind]);
-	if (st.st_mode & (S_ISUID | S_ISGID))
-		die("%s is set-user-ID or set-group-ID: the dynamic linker would ignore "
-		    "LD_PRELOAD", cmd);
+	/* what CMD's library would ignore, said now, in one line, rather than never */
+	if (vl_env_refused(bad, sizeof(bad)))
+		die("%s", bad);
+	check_command(argv[optind], cmd, sizeof(cmd));
 	library_path(lib, sizeof(lib));
 	program_asan_runtimes(cmd, runtimes, sizeof(runtimes));
 	compose_preload(lib, runtimes);
@@ -604,5 +644,5 @@ int cmd_run(int argc, char **argv)
 	if (seccomp)
 		run_supervised(cmd, argv + optind, abi != NULL && strcmp(abi, "1") == 0);
 	execv(cmd, argv + optind);
-	die("%s: %s", cmd, strerror(errno));
+	exec_failed(cmd);
 }

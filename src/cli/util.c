@@ -19,17 +19,34 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+int die_status = EXIT_USAGE;
+
+static void say_error(const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fputs("volatile: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fputs("volatile: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say_error(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	exit(EXIT_USAGE);
+	exit(die_status);
+}
+
+void die_with(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say_error(fmt, ap);
+	va_end(ap);
+	exit(status);
 }
 
 uint64_t size_arg(const char *what, const char *s)
@@ -40,7 +57,7 @@ uint64_t size_arg(const char *what, const char *s)
 	if (err == -ERANGE)
 		die("%s '%s' is too large", what, s);
 	if (err)
-		die("%s '%s' is not a size (bytes, or a number with K, M or G)", what, s);
+		die("%s '%s' is not a size (bytes, or a number with K, M, G or T)", what, s);
 	return v;
 }
 

@@ -5,7 +5,9 @@
 # --json (valid JSON with the files and ranges), purge --bytes/--all
 # (oldest first, prints what was freed), run (--budget, --region,
 # --debug, LD_PRELOAD kept), --help everywhere (exit 0), and exit status
-# 2 with exactly one line "volatile: ..." on stderr on bad usage or error.
+# 2 with exactly one line "volatile: ..." on stderr on bad usage or error;
+# run's own failures (a bad VOLATILE_* value among them) 125, a CMD not
+# found 127, one it cannot execute 126, as env(1).
 . "$(dirname "$0")/lib.sh"
 need_cmd
 need_python
@@ -53,11 +55,54 @@ usage_error mark "$f" -1 4K
 usage_error mark --frob "$f" 0 4K
 usage_error unmark "$f" 0
 usage_error unmark --frob
-usage_error run
-usage_error run --budget
-usage_error run --budget 8X -- true
-usage_error run --frob -- true
-usage_error run -- "$WORK/no-such-command"
+# volatile run: 125 its own failures, 127 CMD not found, 126 CMD not executable (as env(1))
+run_error() {
+	want=$1
+	shift
+	run runerr "$@"
+	if [ "$rc" -ne "$want" ] || [ -s "$WORK/runerr.out" ] || [ "$(wc -l <"$WORK/runerr.err")" -ne 1 ] ||
+		! grep -q '^volatile: ' "$WORK/runerr.err"; then
+		show runerr
+		soft fail "'$*': exit status $rc; want $want, and one line 'volatile: ...' on stderr"
+		FAILED=1
+	fi
+}
+run_error 125 vol run
+run_error 125 vol run --budget
+run_error 125 vol run --budget 8X -- true
+run_error 125 vol run --frob -- true
+run_error 127 vol run -- "$WORK/no-such-command"
+run_error 127 vol run -- no-such-command-anywhere
+run_error 127 vol run -- "$WORK/no-such-dir/cmd"
+printf '#!/bin/sh\nexit 0\n' >"$WORK/not-executable"
+chmod 644 "$WORK/not-executable"
+# (root too: exec wants an x bit whoever asks)
+run_error 126 vol run -- "$WORK/not-executable"
+run_error 126 vol run -- "$WORK"
+# a set-user-ID CMD is refused (the dynamic linker would ignore LD_PRELOAD): run's own, 125
+cp "$(command -v sleep)" "$WORK/suid-true"
+chmod 4755 "$WORK/suid-true"
+run_error 125 vol run -- "$WORK/suid-true"
+grep -q 'set-user-ID' "$WORK/runerr.err" || { show runerr; soft fail "run's line does not say set-user-ID"; FAILED=1; }
+# a bad VOLATILE_* value run would pass on: 125, the line names it (DESIGN 8)
+run_error 125 env VOLATILE_BUDGET=lots "$VOLATILE_CMD" run -- true
+grep -q '^volatile: VOLATILE_BUDGET=lots is not a size' "$WORK/runerr.err" ||
+	{ show runerr; soft fail "run's line does not name VOLATILE_BUDGET=lots"; FAILED=1; }
+run_error 125 env VOLATILE_REGION=rel "$VOLATILE_CMD" run -- true
+grep -q '^volatile: VOLATILE_REGION=rel is not an absolute path' "$WORK/runerr.err" ||
+	{ show runerr; soft fail "run's line does not name VOLATILE_REGION=rel"; FAILED=1; }
+for bad in VOLATILE_REGION_RANGES=0 VOLATILE_REGION_FILES=many VOLATILE_MIN_AVAILABLE=200% \
+	VOLATILE_TMPFS_MIN_FREE=x VOLATILE_LOCK_WAIT=2h VOLATILE_2012_ABI=yes \
+	VOLATILE_SECCOMP_FILTERS=abc; do
+	run_error 125 env "$bad" "$VOLATILE_CMD" run -- true
+	grep -q "^volatile: $bad " "$WORK/runerr.err" ||
+		{ show runerr; soft fail "run's line does not name $bad"; FAILED=1; }
+done
+# CMD's own statuses pass through, 1 and 2 included
+for st in 1 2 3; do
+	run passes vol run -- sh -c "exit $st"
+	[ "$rc" -eq "$st" ] || { show passes; soft fail "volatile run -- sh -c 'exit $st': exit status $rc"; FAILED=1; }
+done
 # errors: the file, and MARK's own errors (DESIGN 5)
 usage_error mark "$WORK/no-such-file" 0 4K
 usage_error unmark "$WORK/no-such-file" 0 4K

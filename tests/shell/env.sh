@@ -2,14 +2,15 @@
 # SPDX-License-Identifier: MIT
 # The environment (README, Environment): a value that does not parse is
 # ignored; with VOLATILE_DEBUG=1 the log says so, and otherwise nothing is
-# printed. Either way the program goes on (the environment is read inside
+# printed (`volatile run` refuses them: command.sh). Either way the program goes on (the environment is read inside
 # a pthread_once: a log written from there must not wait on it).
 . "$(dirname "$0")/lib.sh"
 need_cmd
 
 n=0
 for bad in VOLATILE_BUDGET=junk VOLATILE_REGION_RANGES=junk VOLATILE_REGION_FILES=0 \
-	VOLATILE_MIN_AVAILABLE=junk VOLATILE_TMPFS_MIN_FREE=50x; do
+	VOLATILE_MIN_AVAILABLE=junk VOLATILE_TMPFS_MIN_FREE=50x VOLATILE_LOCK_WAIT=2h \
+	VOLATILE_2012_ABI=yes VOLATILE_SECCOMP_FILTERS=abc; do
 	n=$((n + 1))
 	new_region
 	name=${bad%%=*}
