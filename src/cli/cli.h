@@ -12,6 +12,7 @@
 
 #include "core/layout.h"
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -87,6 +88,12 @@ struct option;
 int next_opt(int argc, char **argv, const char *shortopts, const struct option *longopts,
 	     const char *help);
 
+/* "s" unless n is 1: "1 range", "2 ranges" */
+static inline const char *plural(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
 struct vl_threshold;
 /* "10%", "64 MiB"-ish bytes, or "0 (off)" */
 const char *threshold_text(const struct vl_threshold *t, char *buf, size_t size);
@@ -109,6 +116,33 @@ long proc_status_number(const char *path, const char *key, int nth);
  * size bytes: the link's length, or -errno.
  */
 int proc_ns_link(int nsdir, pid_t tid, const char *name, char *buf, size_t size);
+
+/*
+ * The daemons that serve the region (daemons.c, DESIGN 8). A daemon
+ * holds an flock on its file (daemon_file: REGION.daemon), writes its pid
+ * and start there (daemon_register), and touches it at each wake-up
+ * (daemon_woke). daemons_serving: those running, each checked to hold its
+ * file's lock (a dead or reused pid is not listed), at most max.
+ * daemon_stop: SIGTERM to one, then wait until it is gone (bounded): 0,
+ * or -errno (-ETIMEDOUT: still there).
+ */
+#include <sys/types.h>
+#include <time.h>
+#define MAX_DAEMONS 4
+struct daemon_seen {
+	char kind[16];           /* "user": the user's own */
+	char file[PATH_MAX + 16];
+	pid_t pid;
+	long long since;         /* s since 1970; 0: not known */
+	struct timespec woke;    /* its last wake-up (the file's mtime) */
+	dev_t dev;               /* the file's identity */
+	ino_t ino;
+};
+void daemon_file(char *buf, size_t size);
+void daemon_register(int fd);
+void daemon_woke(int fd);
+int daemons_serving(struct daemon_seen *out, int max);
+int daemon_stop(const struct daemon_seen *d);
 
 struct stat;
 /* Why st is not a private file of this user (in buf, or a constant); NULL if it is one. */

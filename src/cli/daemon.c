@@ -55,6 +55,7 @@
 
 static const char help[] =
 	"Usage: volatile daemon [--foreground] [--cgroup DIR] [--interval MS]\n"
+	"       volatile daemon --stop\n"
 	"Watch memory and purge volatile ranges, oldest first, when available memory\n"
 	"falls below VOLATILE_MIN_AVAILABLE (default 10%: of the memory, or of the\n"
 	"cgroup's limit) or a tmpfs's free space below VOLATILE_TMPFS_MIN_FREE\n"
@@ -72,8 +73,12 @@ static const char help[] =
 	"offers them, and polls in proportion to how near the threshold is: as long\n"
 	"as memory takes to fall to it at 4 GiB/s. SIGTERM or SIGINT: it exits,\n"
 	"status 0.\n"
-	"One daemon per region: a second one exits with status 2. REGION.daemon\n"
-	"holds the running daemon's pid.\n";
+	"One daemon per region: a second one exits with status 2. 'volatile status'\n"
+	"names the daemon serving the region: pid, since when, last wake-up.\n"
+	"\n"
+	"  --stop          stop the region's daemon (SIGTERM) and wait until it is\n"
+	"                  gone, 10 s at most: exit 0 once it is gone or if none ran\n"
+	"                  (as systemctl stop), 1 if it is still there\n";
 
 /* the longest sleep with something to purge (memory far above the threshold) */
 #define FAR_MS 1000
@@ -432,8 +437,8 @@ static void collect(struct watch *w)
 	w->last_collect = (uint32_t)ts.tv_sec;
 	vl_collect(&w->r, &rep);
 	if (rep.files_dropped)
-		say("forgot the records of %u file%s that are gone", rep.files_dropped,
-		    rep.files_dropped == 1 ? "" : "s");
+		say("forgot the records of %u file%s", rep.files_dropped,
+		    rep.files_dropped == 1 ? " that is gone" : "s that are gone");
 }
 
 /*
@@ -505,7 +510,7 @@ static int single(void)
 	struct stat st;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s.daemon", region_path());
+	daemon_file(path, sizeof(path));
 	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
 	if (fd < 0) {
 		int err = errno;
@@ -523,16 +528,6 @@ static int single(void)
 	if (flock(fd, LOCK_EX | LOCK_NB) != 0)
 		die("daemon: already running for region %s", vl_config()->region);
 	return fd;
-}
-
-static void write_pid(int fd)
-{
-	char line[32];
-	int n = snprintf(line, sizeof(line), "%ld\n", (long)getpid());
-
-	if (ftruncate(fd, 0) != 0 || pwrite(fd, line, (size_t)n, 0) != n) {
-		/* the lock is what matters; the pid is for people */
-	}
 }
 
 static void setup(struct watch *w, const char *cgroup)
@@ -599,6 +594,34 @@ static void detach(int *ready)
 	*ready = p[1];
 }
 
+/*
+ * --stop: the region's daemons, each stopped and waited for. None running
+ * is success, as for `systemctl stop` of a stopped unit: a script or an
+ * ExecStop= wants the daemon gone, and it is.
+ */
+static int stop_daemons(void)
+{
+	struct daemon_seen d[MAX_DAEMONS];
+	int n = daemons_serving(d, MAX_DAEMONS), status = 0;
+
+	if (n == 0)
+		printf("no daemon serves region %s\n", vl_config()->region);
+	for (int i = 0; i < n; i++) {
+		int err = daemon_stop(&d[i]);
+
+		if (err == 0) {
+			printf("stopped the daemon of region %s (pid %d)\n", vl_config()->region,
+			       (int)d[i].pid);
+			continue;
+		}
+		fflush(stdout);
+		fprintf(stderr, "volatile: daemon pid %d %s\n", (int)d[i].pid,
+			err == -ETIMEDOUT ? "is still there after 10 s" : strerror(-err));
+		status = 1;
+	}
+	return status;
+}
+
 static void quiet_stdio(void)
 {
 	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -620,17 +643,21 @@ int cmd_daemon(int argc, char **argv)
 	static const struct option opts[] = { { "foreground", no_argument, NULL, 'f' },
 					      { "cgroup", required_argument, NULL, 'c' },
 					      { "interval", required_argument, NULL, 'i' },
+					      { "stop", no_argument, NULL, 's' },
 					      { "help", no_argument, NULL, 'h' },
 					      { 0 } };
 	struct watch w;
 	const char *cgroup = NULL;
-	int c, foreground = 0, ready = -1, lock;
+	int c, foreground = 0, ready = -1, lock, stop = 0, other = 0;
 
 	memset(&w, 0, sizeof(w));
 	w.min_ms = 20;
 	optind = 1;
 	while ((c = next_opt(argc, argv, "+fc:i:h", opts, help)) != -1) {
-		if (c == 'f') {
+		other |= c != 's';
+		if (c == 's') {
+			stop = 1;
+		} else if (c == 'f') {
 			foreground = 1;
 		} else if (c == 'c') {
 			cgroup = optarg;
@@ -644,6 +671,10 @@ int cmd_daemon(int argc, char **argv)
 	}
 	if (optind != argc)
 		die("daemon takes no arguments (try 'volatile daemon --help')");
+	if (stop && other)
+		die("daemon: --stop takes no other option");
+	if (stop)
+		return stop_daemons();
 	lock = single();
 	if (!foreground) {
 		detach(&ready);
@@ -651,7 +682,7 @@ int cmd_daemon(int argc, char **argv)
 		use_syslog = 1;
 		quiet_stdio();
 	}
-	write_pid(lock);
+	daemon_register(lock);
 	setup(&w, cgroup);
 	if (ready >= 0) {
 		if (write(ready, "", 1) != 1) {
@@ -694,6 +725,7 @@ int cmd_daemon(int argc, char **argv)
 		for (int i = 0; i < w.n_events; i++)
 			if (pfd[4 + i].revents)
 				rearm(&w, i, pfd[4 + i].revents);
+		daemon_woke(lock);
 		relieve(&w);
 	}
 }

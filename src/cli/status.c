@@ -34,11 +34,13 @@
 #include <unistd.h>
 
 static const char help[] =
-	"Usage: volatile status [--ranges] [--json]\n"
+	"Usage: volatile status [--ranges] [--json] [--watch [--count N]]\n"
 	"Show the region: its files with volatile ranges, each with a summary and its\n"
 	"oldest ranges (offset, length, purged or not, age in MARKs since), the\n"
 	"volatile and purged bytes, capacity, the budget in force for this\n"
-	"environment, and available memory.\n"
+	"environment, available memory, and the daemons serving the region (pid,\n"
+	"since when, last wake-up). A file whose recorded holders have all exited\n"
+	"says \"holders gone\" (a purge forgets it once it is gone).\n"
 	"  --ranges every range of every file, in offset order\n"
 	"  --json   one JSON object instead of text, every range in it\n"
 	"  --watch  redraw once a second: the totals, memory against the threshold,\n"
@@ -207,6 +209,41 @@ static int copy_file(const struct vl_region *r, uint32_t fi, struct file_out *ou
 	return 1;
 }
 
+/*
+ * Does the recorded holder still hold the file at that fd? Not if its pid
+ * is gone, or its fd is closed or now another file (a pid or fd reused);
+ * yes if that cannot be told (another user's process): a holder is shown
+ * unless it is known to be gone.
+ */
+static int holder_still_there(const struct vl_holder *h, const struct vl_ident *id)
+{
+	char path[64];
+	int fd, same;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)h->pid, (int)h->fd);
+	fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return errno != ENOENT && errno != ESRCH;
+	same = vl_fd_is(fd, id);
+	close(fd);
+	return same;
+}
+
+/* Which recorded holders of f are gone, and whether all of them are. */
+static void look_at_holders(struct file_out *f)
+{
+	int recorded = 0, gone = 0;
+
+	for (int h = 0; h < VL_HOLDERS; h++) {
+		if (f->t.holders[h].pid <= 0)
+			continue;
+		recorded++;
+		f->holder_gone[h] = !holder_still_there(&f->t.holders[h], &f->t.id);
+		gone += f->holder_gone[h];
+	}
+	f->holders_gone = recorded > 0 && gone == recorded;
+}
+
 void take_snapshot(struct snapshot *s)
 {
 	struct vl_region r;
@@ -214,6 +251,7 @@ void take_snapshot(struct snapshot *s)
 	size_t cap = 0;
 
 	memset(s, 0, sizeof(*s));
+	s->ndaemons = daemons_serving(s->daemons, MAX_DAEMONS);
 	if (open_region(&r, 0) != 0)
 		return;
 	s->exists = 1;
@@ -238,8 +276,11 @@ void take_snapshot(struct snapshot *s)
 			cap = cap ? 2 * cap : 16;
 			s->files = grow(s->files, cap, sizeof(*s->files));
 		}
-		if (copy_file(&r, fi, &s->files[s->nfiles]))
+		if (copy_file(&r, fi, &s->files[s->nfiles])) {
+			if (!s->files[s->nfiles].unread)
+				look_at_holders(&s->files[s->nfiles]);
 			s->with_ranges += s->files[s->nfiles++].n > 0;
+		}
 	}
 	s->npurges = vl_purge_log_read(&r.hdr->log, s->purges, VL_PURGE_LOG);
 	s->now_ms = vl_now_ms();

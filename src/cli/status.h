@@ -6,6 +6,7 @@
 #ifndef VL_CLI_STATUS_H
 #define VL_CLI_STATUS_H
 
+#include "cli.h"
 #include "core/layout.h"
 #include "env.h"
 #include "pressure.h"
@@ -26,6 +27,8 @@ struct file_out {
 	struct vl_target t;
 	int unread;                      /* its lock was kept by a live process */
 	int32_t holder;                  /* ... this one (0: not known) */
+	int8_t holder_gone[VL_HOLDERS];  /* that recorded holder no longer holds it */
+	int holders_gone;                /* holders were recorded, all of them gone */
 	size_t n;
 	struct range_out *ranges;
 	int ashmem;                      /* an ashmem region: its name and size */
@@ -34,6 +37,8 @@ struct file_out {
 };
 
 struct snapshot {
+	int ndaemons;         /* the daemons serving the region (daemons.c) */
+	struct daemon_seen daemons[MAX_DAEMONS];
 	int exists;
 	int waiting;          /* made anew, older regions not moved in yet (ESTALE) */
 	int blind;            /* serving, older removed regions left to their users */

@@ -141,6 +141,71 @@ static int more_volatile_first(const void *a, const void *b)
 #define WATCH_FILES 8
 #define WATCH_PURGES 10
 
+/* "4.2 s", "12 min", "3 h", "2 days": how long ago, or for how long */
+static const char *span(double seconds, char *buf, size_t size)
+{
+	if (seconds < 0)
+		seconds = 0;
+	if (seconds < 60)
+		snprintf(buf, size, "%.1f s", seconds);
+	else if (seconds < 3600)
+		snprintf(buf, size, "%.0f min", seconds / 60);
+	else if (seconds < 2 * 86400)
+		snprintf(buf, size, "%.0f h", seconds / 3600);
+	else
+		snprintf(buf, size, "%.0f days", seconds / 86400);
+	return buf;
+}
+
+static double seconds_since(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) / 1e9;
+}
+
+/*
+ * One line per daemon serving the region, or why none matters: without
+ * one, an idle program's cache is purged by nobody.
+ */
+static void print_daemons(const struct snapshot *s)
+{
+	char since[32], ran[32], woke[32];
+
+	if (s->ndaemons == 0)
+		printf("daemon:   none (idle programs' caches are purged only while one runs: "
+		       "volatile daemon)\n");
+	for (int i = 0; i < s->ndaemons; i++) {
+		const struct daemon_seen *d = &s->daemons[i];
+		struct timespec start = { .tv_sec = (time_t)d->since };
+		time_t t = (time_t)d->since;
+		struct tm tm;
+
+		if (d->since <= 0 || localtime_r(&t, &tm) == NULL ||
+		    strftime(since, sizeof(since), "%Y-%m-%d %H:%M:%S", &tm) == 0)
+			snprintf(since, sizeof(since), "an unknown time");
+		printf("%s pid %d (the %s's), since %s (%s), last woke %s ago\n",
+		       i ? "         " : "daemon:  ", (int)d->pid, d->kind, since,
+		       d->since > 0 ? span(seconds_since(&start), ran, sizeof(ran)) : "?",
+		       span(seconds_since(&d->woke), woke, sizeof(woke)));
+	}
+}
+
+static void print_daemons_json(const struct snapshot *s)
+{
+	printf(", \"daemons\": [");
+	for (int i = 0; i < s->ndaemons; i++) {
+		const struct daemon_seen *d = &s->daemons[i];
+		double ago = seconds_since(&d->woke);
+
+		printf("%s{\"kind\": \"%s\", \"pid\": %d, \"since\": %lld, \"woke_ago_ms\": %llu}",
+		       i ? ", " : "", d->kind, (int)d->pid, d->since,
+		       (unsigned long long)(ago > 0 ? ago * 1000 : 0));
+	}
+	printf("]");
+}
+
 void print_watch(const struct snapshot *s, const struct vl_config *cfg)
 {
 	struct by_bytes *all;
@@ -151,9 +216,11 @@ void print_watch(const struct snapshot *s, const struct vl_config *cfg)
 	pressure_now(&p);
 	printf("volatile status --watch   region %s%s\n", cfg->region,
 	       s->exists ? "" : " (not created yet)");
-	printf("volatile: %-12s in %u ranges of %u files; purged: %s in %u ranges\n",
+	printf("volatile: %-12s in %u range%s of %u file%s; purged: %s in %u range%s\n",
 	       human128(&s->c.volatile_bytes, a, sizeof(a)), s->c.ranges - s->c.ranges_purged,
-	       s->with_ranges, human128(&s->c.purged_bytes, b, sizeof(b)), s->c.ranges_purged);
+	       plural(s->c.ranges - s->c.ranges_purged), s->with_ranges, plural(s->with_ranges),
+	       human128(&s->c.purged_bytes, b, sizeof(b)), s->c.ranges_purged,
+	       plural(s->c.ranges_purged));
 	printf("purges:   %llu so far, %s bytes in all\n", (unsigned long long)s->c.purges,
 	       dec128(&s->c.purged_total, d));
 	if (!p.known)
@@ -166,6 +233,7 @@ void print_watch(const struct snapshot *s, const struct vl_config *cfg)
 		       human(p.threshold, b, sizeof(b)), p.low ? "LOW, purging" : "ok");
 	if (cfg->has_budget)
 		printf("budget:   %s\n", human(cfg->budget, a, sizeof(a)));
+	print_daemons(s);
 	all = malloc((s->nfiles ? s->nfiles : 1) * sizeof(*all));
 	if (all == NULL)
 		die("out of memory");
@@ -181,7 +249,8 @@ void print_watch(const struct snapshot *s, const struct vl_config *cfg)
 	for (size_t i = 0; i < n && i < WATCH_FILES; i++) {
 		const struct file_out *f = all[i].f;
 
-		printf("  %-10s %6zu ranges  ", human(all[i].vbytes, a, sizeof(a)), f->n);
+		printf("  %-10s %6zu range%s  ", human(all[i].vbytes, a, sizeof(a)), f->n,
+		       f->n == 1 ? " " : "s");
 		if (f->ashmem || f->t.path_len)
 			text_name(f->ashmem ? f->ash_name : f->t.path);
 		else
@@ -244,6 +313,7 @@ void print_json(const struct snapshot *s, const struct vl_config *cfg)
 						      : "ok",
 	       threshold_text(&cfg->min_available, a, sizeof(a)), (unsigned long long)p.threshold,
 	       threshold_text(&cfg->tmpfs_min_free, b, sizeof(b)));
+	print_daemons_json(s);
 	printf(", \"last_purges\": [");
 	for (int i = 0; i < s->npurges; i++) {
 		const struct vl_purge_entry *e = &s->purges[i];
@@ -285,11 +355,12 @@ void print_json(const struct snapshot *s, const struct vl_config *cfg)
 		for (int h = 0; h < VL_HOLDERS; h++) {
 			if (f->t.holders[h].pid <= 0)
 				continue;
-			printf("%s{\"pid\": %d, \"fd\": %d}", first ? "" : ", ", f->t.holders[h].pid,
-			       f->t.holders[h].fd);
+			printf("%s{\"pid\": %d, \"fd\": %d, \"gone\": %s}", first ? "" : ", ",
+			       f->t.holders[h].pid, f->t.holders[h].fd,
+			       f->holder_gone[h] ? "true" : "false");
 			first = 0;
 		}
-		printf("], \"ranges\": [");
+		printf("], \"holders_gone\": %s, \"ranges\": [", f->holders_gone ? "true" : "false");
 		for (size_t k = 0; k < f->n; k++)
 			printf("%s{\"offset\": %llu, \"length\": %llu, \"purged\": %s, \"age\": %u}",
 			       k ? ", " : "", (unsigned long long)f->ranges[k].start,
@@ -394,18 +465,18 @@ void print_text(const struct snapshot *s, const struct vl_config *cfg, int all_r
 	printf("          (%s)\n", cfg->region_why);
 	printf("files:    %u with volatile ranges", s->with_ranges);
 	if (s->c.files_used != s->with_ranges) /* ashmem regions keep a record without */
-		printf(" (%u records in all)", s->c.files_used);
+		printf(" (%u record%s in all)", s->c.files_used, plural(s->c.files_used));
 	printf("\n");
 	printf("ranges:   %u (%u purged)\n", s->c.ranges, s->c.ranges_purged);
 	printf("volatile: %s bytes (%s) not purged\n", dec128(&s->c.volatile_bytes, d),
 	       human128(&s->c.volatile_bytes, a, sizeof(a)));
 	printf("purged:   %s bytes (%s) in purged ranges;", dec128(&s->c.purged_bytes, d),
 	       human128(&s->c.purged_bytes, a, sizeof(a)));
-	printf(" %s bytes in %llu purges so far\n", dec128(&s->c.purged_total, d),
-	       (unsigned long long)s->c.purges);
+	printf(" %s bytes in %llu purge%s so far\n", dec128(&s->c.purged_total, d),
+	       (unsigned long long)s->c.purges, plural(s->c.purges));
 	if (s->c.evicted)
-		printf("evicted:  %u records of silent, unreachable files, to make room\n",
-		       s->c.evicted);
+		printf("evicted:  %u record%s of silent, unreachable files, to make room\n",
+		       s->c.evicted, plural(s->c.evicted));
 	if (s->tomb_added)
 		print_tombs(s);
 	if (s->exists)
@@ -433,6 +504,7 @@ void print_text(const struct snapshot *s, const struct vl_config *cfg, int all_r
 	else
 		printf("tmpfs:    purging a tmpfs's own ranges below %s of it free\n",
 		       threshold_text(&cfg->tmpfs_min_free, c, sizeof(c)));
+	print_daemons(s);
 	print_purges(s, 5);
 	for (size_t i = 0; i < s->nfiles; i++) {
 		const struct file_out *f = &s->files[i];
@@ -455,8 +527,10 @@ void print_text(const struct snapshot *s, const struct vl_config *cfg, int all_r
 		}
 		printf("%s", f->t.gone_since ? " (gone, to be forgotten)"
 			     : f->t.checked_at ? " (unreachable)" : "");
+		if (f->holders_gone)
+			printf(" (holders gone)");
 		for (int h = 0; h < VL_HOLDERS; h++)
-			if (f->t.holders[h].pid > 0)
+			if (f->t.holders[h].pid > 0 && !f->holder_gone[h])
 				printf(" [pid %d fd %d]", f->t.holders[h].pid, f->t.holders[h].fd);
 		printf("\n");
 		print_ranges(f, all_ranges);

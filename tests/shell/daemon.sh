@@ -82,9 +82,9 @@ idle 5
 run d5 env VOLATILE_MIN_AVAILABLE=1T "$VOLATILE_CMD" daemon
 [ "$rc" -eq 0 ] || { show d5; fail "volatile daemon (detached): exit status $rc"; }
 [ ! -s "$WORK/d5.out" ] && [ ! -s "$WORK/d5.err" ] || { show d5; fail "the detached daemon printed"; }
-# its lock file holds its pid, written before the command returned
+# its lock file holds its pid (first line), written before the command returned
 lock=$VOLATILE_REGION.daemon
-dpid=$(cat "$lock")
+dpid=$(head -n 1 "$lock")
 case $dpid in
 '' | *[!0-9]*) fail "$lock does not hold a pid: '$dpid'" ;;
 esac

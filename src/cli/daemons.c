@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * daemons.c - which daemons serve the region (DESIGN 8): what a daemon
+ * writes of itself, what `volatile status` reads of it, and how `volatile
+ * daemon --stop` stops one.
+ *
+ * A daemon holds an flock on its file, REGION.daemon, for as long as it
+ * runs; the file says "PID\nSINCE\n" (SINCE: seconds since 1970), and its
+ * modification time is the daemon's last wake-up (a futimens each wake:
+ * one system call, seen whole by any reader). The pid in the file is
+ * never taken on trust: the process must hold a descriptor on that very
+ * file (device and inode), and /proc's fdinfo of that descriptor must
+ * show the flock held through it. A dead pid, or one reused by another
+ * process, fails that, and nothing is listed. No lock is taken to look:
+ * a look that took one, even for a moment, could make a daemon starting
+ * then exit as a second one.
+ */
+#include "cli.h"
+
+#include "sys.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+void daemon_file(char *buf, size_t size)
+{
+	snprintf(buf, size, "%s.daemon", region_path());
+}
+
+void daemon_register(int fd)
+{
+	char line[64];
+	int n = snprintf(line, sizeof(line), "%ld\n%lld\n", (long)getpid(), (long long)time(NULL));
+
+	if (ftruncate(fd, 0) != 0 || pwrite(fd, line, (size_t)n, 0) != n) {
+		/* the lock is what matters; the rest is for status, which then lists none */
+	}
+}
+
+void daemon_woke(int fd)
+{
+	if (futimens(fd, NULL) != 0) {
+		/* status shows an older wake-up */
+	}
+}
+
+struct lock_look {
+	int held;
+};
+
+/* a "lock:" line of fdinfo: an flock held for writing (not one waited for: "->") */
+static int on_fdinfo_line(void *arg, char *line)
+{
+	struct lock_look *look = arg;
+
+	if (strncmp(line, "lock:", 5) == 0 && strstr(line, "->") == NULL &&
+	    strstr(line, " FLOCK ") != NULL && strstr(line, " WRITE ") != NULL) {
+		look->held = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* Does pid hold, through one of its descriptors, the flock on the file (dev, ino)? */
+static int holds_lock_on(pid_t pid, const struct stat *file)
+{
+	char dir[64], info[64 + NAME_MAX];
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+	int found = 0;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	d = opendir(dir);
+	if (d == NULL)
+		return 0;
+	while (!found && (e = readdir(d)) != NULL) {
+		struct lock_look look = { 0 };
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		if (fstatat(dirfd(d), e->d_name, &st, 0) != 0 || st.st_dev != file->st_dev ||
+		    st.st_ino != file->st_ino)
+			continue;
+		snprintf(info, sizeof(info), "/proc/%d/fdinfo/%s", (int)pid, e->d_name);
+		vl_each_line(info, on_fdinfo_line, &look);
+		found = look.held;
+	}
+	closedir(d);
+	return found;
+}
+
+/* The daemon of the file at path, checked, in *d: 0, or -1 (none runs). */
+static int daemon_at(const char *kind, const char *path, struct daemon_seen *d)
+{
+	char text[64], why[160], *end;
+	struct stat st;
+	ssize_t n;
+	long pid;
+	int fd;
+
+	memset(d, 0, sizeof(*d));
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	n = -1;
+	/* a file another user put there names no daemon of ours */
+	if (fstat(fd, &st) == 0 && not_private_file(&st, why, sizeof(why)) == NULL)
+		n = pread(fd, text, sizeof(text) - 1, 0);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	text[n] = '\0';
+	pid = strtol(text, &end, 10);
+	if (end == text || *end != '\n' || pid <= 0 || !holds_lock_on((pid_t)pid, &st))
+		return -1;
+	snprintf(d->kind, sizeof(d->kind), "%s", kind);
+	snprintf(d->file, sizeof(d->file), "%s", path);
+	d->pid = (pid_t)pid;
+	d->since = strtoll(end + 1, NULL, 10);
+	d->woke = st.st_mtim;
+	d->dev = st.st_dev;
+	d->ino = st.st_ino;
+	return 0;
+}
+
+int daemons_serving(struct daemon_seen *out, int max)
+{
+	char path[PATH_MAX + 16];
+	int n = 0;
+
+	/* the user's; the machine's comes in another place, listed here too */
+	daemon_file(path, sizeof(path));
+	if (n < max && daemon_at("user", path, &out[n]) == 0)
+		n++;
+	return n;
+}
+
+/* Is d's daemon still the process holding its file's lock? */
+static int still_serving(const struct daemon_seen *d)
+{
+	struct stat st = { 0 };
+
+	st.st_dev = d->dev;
+	st.st_ino = d->ino;
+	return holds_lock_on(d->pid, &st);
+}
+
+#define STOP_WAIT_MS 10000
+
+/*
+ * Signal d's daemon through a pidfd taken before the check (so the check
+ * is of the process signalled: no pid reused in between), then wait for
+ * it to be gone, STOP_WAIT_MS at most. 0 gone, -ETIMEDOUT, or -errno.
+ */
+int daemon_stop(const struct daemon_seen *d)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, d->pid, 0), err = 0;
+	struct pollfd p;
+
+	if (pidfd < 0 && errno == ESRCH)
+		return 0;
+	if (pidfd >= 0) {
+		if (!still_serving(d)) {
+			close(pidfd);
+			return 0;
+		}
+		if (syscall(SYS_pidfd_send_signal, pidfd, SIGTERM, NULL, 0) != 0)
+			err = errno == ESRCH ? 0 : -errno;
+		p = (struct pollfd){ pidfd, POLLIN, 0 };
+		if (err == 0 && poll(&p, 1, STOP_WAIT_MS) == 0)
+			err = -ETIMEDOUT;
+		close(pidfd);
+		return err;
+	}
+	/* no pidfd (Linux before 5.3): check, signal, look again every 10 ms */
+	if (!still_serving(d))
+		return 0;
+	if (kill(d->pid, SIGTERM) != 0)
+		return errno == ESRCH ? 0 : -errno;
+	for (int ms = 0; ms < STOP_WAIT_MS; ms += 10) {
+		if (!still_serving(d))
+			return 0;
+		usleep(10000);
+	}
+	return -ETIMEDOUT;
+}
