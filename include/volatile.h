@@ -94,9 +94,13 @@ int64_t volatile_purge(uint64_t bytes);
  *             (ENOENT, ENOSPC, ENOMEM, EROFS...).
  * ENOMEM from MARK (or from an UNMARK that must split a range) means the
  * region has no room for another range, or the file system holding it is
- * full, or its table of processes is; nothing was changed. EAGAIN: the
- * file's record was freed and reused under the call over and over (a
- * pathological race). ESTALE: the region new processes find waits until
+ * full, or its table of processes is; nothing was changed. EAGAIN: a
+ * lock the call needs was kept by another live process (stopped by
+ * SIGSTOP, a debugger, a freezer) for all of VOLATILE_LOCK_WAIT (default
+ * 1 s), or the file's record was freed and reused under the call over and
+ * over (a pathological race); nothing was changed: after an UNMARK that
+ * failed so, treat the bytes as purged; after a MARK, keep them pinned or
+ * try again. ESTALE: the region new processes find waits until
  * older regions of its name are moved into it, or this process can follow
  * its region no further; try again. ENAMETOOLONG: VOLATILE_REGION is over
  * 255 bytes. EINTR: called from a signal handler that interrupted the
