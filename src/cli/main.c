@@ -29,6 +29,7 @@ static const char usage[] =
 	"  unmark FILE OFFSET LEN unmark them; prints 'intact' (exit 0) or 'purged' (exit 1)\n"
 	"  daemon [--foreground] [--cgroup DIR] [--interval MS]\n"
 	"                         purge under memory pressure, in the background\n"
+	"  daemon --stop          stop the region's daemon ('status' names it)\n"
 	"\n"
 	"SIZE, OFFSET and LEN take K, M, G and T suffixes (powers of 1024).\n"
 	"The region is VOLATILE_REGION, or the user's default (status names it).\n"
