@@ -185,7 +185,7 @@ static void print_daemons(const struct snapshot *s)
 		if (d->since <= 0 || localtime_r(&t, &tm) == NULL ||
 		    strftime(since, sizeof(since), "%Y-%m-%d %H:%M:%S", &tm) == 0)
 			snprintf(since, sizeof(since), "an unknown time");
-		printf("%s pid %d (the %s's), since %s (%s), last woke %s ago\n",
+		printf("%s pid %d (the %s's), since %s (up %s), last woke %s ago\n",
 		       i ? "         " : "daemon:  ", (int)d->pid, d->kind, since,
 		       d->since > 0 ? span(seconds_since(&start), ran, sizeof(ran)) : "?",
 		       span(seconds_since(&d->woke), woke, sizeof(woke)));

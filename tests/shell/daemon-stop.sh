@@ -48,7 +48,7 @@ while [ "$(stat -c %Y.%y "$lock")" = "$mtime1" ]; do
 	sleep 0.01
 done
 ok st2 vol status
-grep -qE "^daemon:   pid $dpid \(the user's\), since [0-9-]+ [0-9:]+ \([0-9.]+ (s|min)\), last woke [0-9.]+ s ago$" \
+grep -qE "^daemon:   pid $dpid \(the user's\), since [0-9-]+ [0-9:]+ \(up [0-9.]+ (s|min)\), last woke [0-9.]+ s ago$" \
 	"$WORK/st2.out" || { show st2; fail "status: no daemon line for pid $dpid"; }
 
 # ---- 3. --stop: it is gone when the command returns; exit 0 ---------------------------------
