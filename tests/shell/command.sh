@@ -79,6 +79,11 @@ chmod 644 "$WORK/not-executable"
 # (root too: exec wants an x bit whoever asks)
 run_error 126 vol run -- "$WORK/not-executable"
 run_error 126 vol run -- "$WORK"
+# executable, but exec refuses it (ENOEXEC): 126 from the exec itself, supervised or not
+printf '\177ELF garbage\n' >"$WORK/not-a-program"
+chmod 755 "$WORK/not-a-program"
+run_error 126 vol run -- "$WORK/not-a-program"
+run_error 126 vol run --no-seccomp -- "$WORK/not-a-program"
 # a set-user-ID CMD is refused (the dynamic linker would ignore LD_PRELOAD): run's own, 125
 cp "$(command -v sleep)" "$WORK/suid-true"
 chmod 4755 "$WORK/suid-true"

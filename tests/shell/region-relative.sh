@@ -7,7 +7,8 @@
 # such a region is unusable: MARK and UNMARK fail with EINVAL, for the
 # life of the process, no file is created anywhere, every other call is
 # untouched, and with VOLATILE_DEBUG the log says why. The command
-# refuses it too (exit status 2, one line). `volatile run --region PATH`
+# refuses it too (exit status 2, one line; `volatile run` 125, as for its
+# own failures, before CMD runs). `volatile run --region PATH`
 # makes a relative PATH absolute against its own working directory.
 . "$(dirname "$0")/lib.sh"
 need_cmd
@@ -80,6 +81,15 @@ for args in "status" "status --json" "purge --all" "mark $f 0 4K" "unmark $f 0 4
 	fi
 	nothing_made "volatile $args"
 done
+
+# ---- volatile run refuses to pass it on: 125 (its own failure), one line ------------------
+run run-rel env VOLATILE_REGION=region timeout "$VL_TIMEOUT" "$VOLATILE_CMD" run -- true
+if [ "$rc" -ne 125 ] || [ "$(wc -l <"$WORK/run-rel.err")" -ne 1 ] ||
+	! grep -q "VOLATILE_REGION=region is not an absolute path" "$WORK/run-rel.err"; then
+	show run-rel
+	fail "volatile run with a relative VOLATILE_REGION: exit status $rc (want 125 and one line)"
+fi
+nothing_made "volatile run"
 
 # ---- volatile run --region makes it absolute ----------------------------------------
 here=$(pwd -P)
