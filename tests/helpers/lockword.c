@@ -15,7 +15,9 @@
  *                    (LIVE and DONE): "token PID = 0xHEX", or "= none"
  *   held PID         which locks PID's token holds: "held PID = region
  *                    file N ..." or "held PID = none"; a record that is
- *                    not LIVE (being made or freed) is "unlisted N"
+ *                    not LIVE (being made or freed) is "unlisted N", one
+ *                    whose vers is even (taken, not yet made odd; or made
+ *                    even, not yet dropped) "settled N"
  *   digest N         a sum of everything in record N but its lock word,
  *                    and of every node that names record N (in slot order):
  *                    "digest N = HEX nodes=K"
@@ -149,6 +151,20 @@ static int attach(void)
 	return 0;
 }
 
+/*
+ * What status makes of a record whose lock is held: "unlisted" if it is
+ * not LIVE (being made or freed: status lists no such); "settled" if its
+ * vers is even (the holder stopped between the take and vers_odd, or
+ * between the drop's even vers and the release: the record is whole, and
+ * status reads it with no lock, as it should); else "file".
+ */
+static const char *held_kind(const struct vl_file *f)
+{
+	if (__atomic_load_n(&f->h.state, __ATOMIC_ACQUIRE) != VL_FILE_LIVE)
+		return "unlisted";
+	return (__atomic_load_n(&f->h.vers, __ATOMIC_ACQUIRE) & 1) == 0 ? "settled" : "file";
+}
+
 int main(int argc, char **argv)
 {
 	if (attach() != 0)
@@ -210,12 +226,7 @@ int main(int argc, char **argv)
 			for (uint32_t fi = 1; t != 0 && fi < file_hwm(); fi++)
 				if ((__atomic_load_n(&file_at(fi)->h.lock.word, __ATOMIC_ACQUIRE) &
 				     VL_TOKEN_MASK) == t) {
-					/* a record being made or freed is not LIVE: status lists no such */
-					printf(__atomic_load_n(&file_at(fi)->h.state, __ATOMIC_ACQUIRE) ==
-							       VL_FILE_LIVE
-						       ? " file %u"
-						       : " unlisted %u",
-					       fi);
+					printf(" %s %u", held_kind(file_at(fi)), fi);
 					any = 1;
 				}
 			printf("%s\n", any ? "" : " none");

@@ -203,7 +203,8 @@ print(len([f for f in u if f["locked_by"] == int(sys.argv[2])]), len(u))
 	fi
 	# status reads with no lock: only a file whose lock A keeps is not read
 	# (a record A is making or freeing, "unlisted N", is not LIVE: status
-	# lists no such record, read or not)
+	# lists no such record, read or not; one whose vers A had not yet made
+	# odd, or had made even again, "settled N", is whole: status reads it)
 	case $held in
 	*file*)
 		[ "$unread" -ge 1 ] && [ "$unread" -eq "$others" ] ||
