@@ -28,7 +28,10 @@ command -v volatile | grep -qx "$VL_TOP_BUILDDIR/src/volatile" || fail "volatile
 # recipe NAME: run the recipe over a b c d; its lines in $WORK/NAME.out
 recipe() {
 	run "$1" timeout "$VL_TIMEOUT" sh examples/cache.sh a b c d
-	[ "$rc" -eq 0 ] && [ ! -s "$WORK/$1.err" ] || { show "$1"; fail "examples/cache.sh exited $rc (want 0, nothing on stderr)"; }
+	if [ "$rc" -ne 0 ] || [ -s "$WORK/$1.err" ]; then
+		show "$1"
+		fail "examples/cache.sh exited $rc (want 0, nothing on stderr)"
+	fi
 }
 # states: the recipe's word for each key, in order
 states() {
@@ -37,8 +40,9 @@ states() {
 expect_states() {
 	[ "$(states "$1")" = "$2" ] || { show "$1"; fail "$3: got '$(states "$1")', want '$2'"; }
 }
+# zeros FILE: FILE is not empty and holds nothing but zeros
 zeros() {
-	[ "$(tr -d '\000' <"$1" | wc -c)" -eq 0 ] && [ -s "$1" ]
+	[ -s "$1" ] && [ "$(tr -d '\000' <"$1" | wc -c)" -eq 0 ]
 }
 
 recipe first

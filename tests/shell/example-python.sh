@@ -29,7 +29,10 @@ recipe() {
 	_n=$1
 	shift
 	run "$_n" timeout "$VL_TIMEOUT" "$@"
-	[ "$rc" -eq 0 ] && [ ! -s "$WORK/$_n.err" ] || { show "$_n"; fail "'$*' exited $rc (want 0, nothing on stderr)"; }
+	if [ "$rc" -ne 0 ] || [ -s "$WORK/$_n.err" ]; then
+		show "$_n"
+		fail "'$*' exited $rc (want 0, nothing on stderr)"
+	fi
 }
 # chunks NAME WORD: the numbers of the chunks whose line says WORD
 chunks() {
