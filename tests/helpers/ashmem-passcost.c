@@ -8,7 +8,7 @@
  * first definition: libvolatile's under LD_PRELOAD) against libc's own
  * (dlsym on libc.so.6, RTLD_NOLOAD), alternating rounds to share the
  * noise, and prints the medians in ns and their ratio. Not part of make
- * check: machines are noisy; the README reports a run.
+ * check: machines are noisy; doc/performance.md reports a run.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>

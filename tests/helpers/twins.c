@@ -179,7 +179,7 @@ static int reopen(const char *how)
 {
 	int fd = region("twin"), t = second(how, &fd);
 
-	/* the library knows the twin from here on (README: until it gets an ashmem ioctl) */
+	/* the library knows the twin from here on (doc/ashmem.md: until it gets an ashmem ioctl) */
 	if (ioctl(t, ASHMEM_GET_SIZE) != SIZE)
 		die("GET_SIZE of the second fd");
 	if (close(fd) != 0)

@@ -103,7 +103,7 @@ EOF
 # ---- 3b. a shared mapping made under a mask without PROT_WRITE cannot gain it --
 # (mprotect: EACCES, as the driver, which took the bit out of the mapping's
 # allowed ones); one made while the mask had it can; private mappings are not
-# followed (see the README)
+# followed (see doc/ashmem.md)
 ok s3b leg open setsize 8K map 8K r protect rw setprot r map 8K r protect rw protect r \
 	protect none
 expect_out s3b <<EOF

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # A process that holds many regions at once still forgets each at its
-# last close (attack on 28b53f4): README's "forgotten at once when close
+# last close (attack on 28b53f4): doc/ashmem.md's "forgotten at once when close
 # drops the fd it was made as". At 28b53f4 the table of regions made here
 # holds 256 entries; the 257th region wipes it, and every region made
 # before is then "maybe held elsewhere" for good: after 300 regions open

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The environment (README, Environment): a value that does not parse is
+# The environment (doc/environment.md): a value that does not parse is
 # ignored; with VOLATILE_DEBUG=1 the log says so, and otherwise nothing is
 # printed (`volatile run` refuses them: command.sh). Either way the program goes on (the environment is read inside
 # a pthread_once: a log written from there must not wait on it).

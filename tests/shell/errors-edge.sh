@@ -7,7 +7,7 @@
 # - offset + len beyond the maximum file size of a disk file system (ext4:
 #   16 TiB), without overflow: the kernel says EFBIG for its own modes. For
 #   MARK/UNMARK on such a file libvolatile says EOPNOTSUPP instead, a
-#   documented deviation (README, "Decisions"): another file system's
+#   documented deviation (doc/decisions.md): another file system's
 #   maximum size cannot be learnt from userspace without a side effect on
 #   the file (every probe either allocates, punches, converts inline data,
 #   or opens and closes the file, which drops the caller's POSIX locks).

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Forgetting the records of files that are gone (DESIGN 15; README "Limits").
+# Forgetting the records of files that are gone (DESIGN 15; doc/limits.md).
 #
 # A purge that cannot reach a file forgets its purged ranges only when the
 # file looks gone: no process of the user holds or maps it, every process

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # What other processes of the user may do to a purge (DESIGN 18;
-# README "Limits"):
+# doc/limits.md):
 #
 #   a. scribble on the region by mistake: a file record that claims to be
 #      another file, without its sum rewritten. A purge must trust neither

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# A MARK never stalls on the machine (issue 15 item 4; DESIGN 6, 13; README
-# "Limits"): the purges made inside a MARK (its budget, its pressure) reach
+# A MARK never stalls on the machine (issue 15 item 4; DESIGN 6, 13;
+# doc/limits.md): the purges made inside a MARK (its budget, its pressure) reach
 # a file only through cheap routes: the recorded holders, the recorded
 # path, the holders' children at the holder's fd number (fork keeps fd
 # numbers), this process's own fds. What only a look at every process's

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# A full file system under the region (DESIGN 5, 10; README "Limits"): the
+# A full file system under the region (DESIGN 5, 10; doc/limits.md): the
 # region is a sparse file that gets its pages as it grows. A page of a
 # tmpfs file that cannot be had raises SIGBUS when it is first written, so
 # the library asks for them first: a MARK that needs room the file system

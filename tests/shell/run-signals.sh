@@ -6,7 +6,7 @@
 # group (which holds run too) is not sent back to it; one a terminal sends
 # the foreground group (SI_KERNEL) is not forwarded. (A signal another
 # process sends the whole group reaches CMD twice, from the sender and from
-# run: README, The command. Not asserted here.)
+# run: doc/command.md. Not asserted here.)
 #
 # CMD here is a program counting SIGUSR1s.
 . "$(dirname "$0")/lib.sh"

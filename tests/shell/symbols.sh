@@ -4,7 +4,7 @@
 # nothing else (everything else is -fvisibility=hidden): a helper that
 # leaked would be a symbol every program it is preloaded into could bind
 # to by accident. The list, src/libvolatile.map (the version script the
-# library is linked with), is the contract; README lists it too.
+# library is linked with), is the contract; doc/semantics.md (C API) and doc/ashmem.md list it too.
 . "$(dirname "$0")/lib.sh"
 command -v nm >/dev/null 2>&1 || skip "nm (binutils) is not installed"
 
