@@ -372,7 +372,7 @@ static int on_lock_line(void *a, char *line)
 	 * of the user and the name), and would make this region wait for
 	 * nothing. In a private place (a runtime directory) only this user can
 	 * make files; in /dev/shm another user could still hold this region
-	 * waiting so, as it can by taking its name (README, "The region's name").
+	 * waiting so, as it can by taking its name (doc/environment.md, "The region's name").
 	 */
 	if (vl_parse_lock_line(line, &dev, &ino, &start) != 0 || start != u->tag ||
 	    dev != u->cur->file_dev)

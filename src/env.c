@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * env.c - environment variables (see env.h and the README).
+ * env.c - environment variables (see env.h and doc/environment.md).
  *
  * Bad values are ignored (a preloaded library cannot complain on the
  * program's stderr); with VOLATILE_DEBUG set they are reported.

@@ -42,7 +42,7 @@
  * be reached, whose holder unmarks later) and for files the tombstones
  * take for them (born before their horizon, tomb.h); and an evicted
  * ashmem region's record takes its name, size and prot mask with it, so
- * the region is a plain memfd from then on (README "Limits").
+ * the region is a plain memfd from then on (doc/limits.md).
  */
 #include "evict.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * evict.h - a full file table makes room (README "Limits").
+ * evict.h - a full file table makes room (doc/limits.md).
  */
 #ifndef VL_EVICT_H
 #define VL_EVICT_H

@@ -25,7 +25,7 @@
  *      flags, which stand for purged ranges it no longer has. Unpurged ranges
  *      are moved as unpurged; a purged range moved over an unpurged one
  *      makes it purged, unpunched: UNMARK says 1 over bytes that may be
- *      intact, the safe direction (README "Decisions").
+ *      intact, the safe direction (doc/decisions.md).
  *
  * Lock order: the old region's move lock, an old file lock, then the new
  * region's locks (file, then region). No process takes a new region's lock

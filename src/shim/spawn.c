@@ -168,7 +168,7 @@ VL_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
  * page may not have it yet: the vfork child must see it to know it is not
  * us, self.h) and raise the epoch of regions made here (a child that
  * execs keeps every fd without O_CLOEXEC). Only before: a region another
- * thread makes between that and the vfork itself is not seen (README).
+ * thread makes between that and the vfork itself is not seen (doc/ashmem.md).
  * Elsewhere vfork is not seen at all.
  */
 #if defined(__x86_64__)
