@@ -8,9 +8,9 @@
  * runs; the file says "PID\nSINCE\n" (SINCE: seconds since 1970), and its
  * modification time is the daemon's last wake-up (a futimens each wake:
  * one system call, seen whole by any reader). The pid in the file is
- * never taken on trust: the process must hold a descriptor on that very
- * file (device and inode), and /proc's fdinfo of that descriptor must
- * show the flock held through it. A dead pid, or one reused by another
+ * never taken on trust: /proc's fdinfo of one of the process's
+ * descriptors must show the flock held through it on that very file
+ * (device and inode). A dead pid, or one reused by another
  * process, fails that, and nothing is listed. No lock is taken to look:
  * a look that took one, even for a moment, could make a daemon starting
  * then exit as a second one.
@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,49 +57,61 @@ void daemon_woke(int fd)
 }
 
 struct lock_look {
+	const struct stat *file;
 	int held;
 };
 
-/* a "lock:" line of fdinfo: an flock held for writing (not one waited for: "->") */
+/*
+ * A "lock:" line of fdinfo: "lock:\t1: FLOCK  ADVISORY  WRITE PID MAJ:MIN:INO
+ * 0 EOF", device numbers in hex. An flock held for writing (not one waited
+ * for: "->") on the file itself.
+ */
 static int on_fdinfo_line(void *arg, char *line)
 {
 	struct lock_look *look = arg;
+	unsigned int maj, min;
+	unsigned long ino;
+	char *at;
 
-	if (strncmp(line, "lock:", 5) == 0 && strstr(line, "->") == NULL &&
-	    strstr(line, " FLOCK ") != NULL && strstr(line, " WRITE ") != NULL) {
+	if (strncmp(line, "lock:", 5) != 0 || strstr(line, "->") != NULL ||
+	    strstr(line, " FLOCK ") == NULL || (at = strstr(line, " WRITE ")) == NULL)
+		return 0;
+	at += strlen(" WRITE ");
+	if (sscanf(at, "%*d %x:%x:%lu", &maj, &min, &ino) != 3)
+		return 0;
+	if (maj == major(look->file->st_dev) && min == minor(look->file->st_dev) &&
+	    ino == (unsigned long)look->file->st_ino) {
 		look->held = 1;
 		return 1;
 	}
 	return 0;
 }
 
-/* Does pid hold, through one of its descriptors, the flock on the file (dev, ino)? */
+/*
+ * Does pid hold, through one of its descriptors, the flock on the file
+ * (dev, ino)? Read from fdinfo alone, which names the locked file: the
+ * descriptors themselves are never followed, since one may be a file on a
+ * file system that stops answering, and a stat of it would never return.
+ */
 static int holds_lock_on(pid_t pid, const struct stat *file)
 {
-	char dir[64], info[64 + NAME_MAX];
+	char dir[64], info[sizeof(dir) + 1 + NAME_MAX + 1];
 	struct dirent *e;
-	struct stat st;
 	DIR *d;
-	int found = 0;
+	struct lock_look look = { file, 0 };
 
-	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	snprintf(dir, sizeof(dir), "/proc/%d/fdinfo", (int)pid);
 	d = opendir(dir);
 	if (d == NULL)
 		return 0;
-	while (!found && (e = readdir(d)) != NULL) {
-		struct lock_look look = { 0 };
-
+	while (!look.held && (e = readdir(d)) != NULL) {
 		if (e->d_name[0] < '0' || e->d_name[0] > '9')
 			continue;
-		if (fstatat(dirfd(d), e->d_name, &st, 0) != 0 || st.st_dev != file->st_dev ||
-		    st.st_ino != file->st_ino)
-			continue;
-		snprintf(info, sizeof(info), "/proc/%d/fdinfo/%s", (int)pid, e->d_name);
+		snprintf(info, sizeof(info), "%s/%s", dir, e->d_name);
 		vl_each_line(info, on_fdinfo_line, &look);
-		found = look.held;
 	}
 	closedir(d);
-	return found;
+	return look.held;
 }
 
 /* The daemon of the file at path, checked, in *d: 0, or -1 (none runs). */
