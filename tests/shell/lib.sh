@@ -120,6 +120,10 @@ kernel_word() {
 		KERNEL_WORD_WHY="root without CAP_DAC_READ_SEARCH here: no file handle can be opened"
 		return 1
 	fi
+	if ! command -v "$PYTHON" >/dev/null 2>&1; then
+		KERNEL_WORD_WHY="python3 is missing: the kernel's word cannot be asked for"
+		return 1
+	fi
 	# Does the kernel (or a seccomp filter) let us open a handle, and say
 	# ESTALE for a gone memfd? Asked without the library.
 	"$PYTHON" -c '
@@ -366,6 +370,7 @@ mkfile() {
 
 # status_json NAME: `volatile status --json` into $WORK/NAME.out, validated
 status_json() {
+	need_python
 	ok "$1" vol status --json
 	"$PYTHON" -m json.tool "$WORK/$1.out" >/dev/null 2>"$WORK/$1.jsonerr" || {
 		cat "$WORK/$1.out" "$WORK/$1.jsonerr" >&2
@@ -376,6 +381,7 @@ status_json() {
 # jq_py NAME EXPR: evaluate a Python expression over the JSON in NAME.out
 # (bound to d) and print the result.
 jq_py() {
+	need_python
 	"$PYTHON" -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
