@@ -12,6 +12,7 @@
 # kernel's word by file handle, gone.c, is not asked), in a private mount
 # namespace.
 . "$(dirname "$0")/lib.sh"
+share_build 4245
 need_cmd
 
 U=4245

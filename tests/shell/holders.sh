@@ -16,6 +16,7 @@
 #   c. (root, as uid 4247) /proc mounted hidepid=2 and the holder not
 #      dumpable: hidden from the waiter, which read ENOENT as "gone".
 . "$(dirname "$0")/lib.sh"
+share_build 4247
 need_cmd
 
 FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}

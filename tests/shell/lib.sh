@@ -20,8 +20,10 @@ set -u
 TEST_NAME=$(basename "$0" .sh)
 : "${VL_TOP_BUILDDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${VOLATILE_LIBRARY:=$VL_TOP_BUILDDIR/src/.libs/libvolatile.so}"
-VOLATILE_CMD=$VL_TOP_BUILDDIR/src/volatile
-VT=$VL_TOP_BUILDDIR/tests/helpers/vt
+# (VL_RUN_TOP: share_build's copy, when a --inside run follows one)
+: "${VL_RUN_TOP:=$VL_TOP_BUILDDIR}"
+VOLATILE_CMD=$VL_RUN_TOP/src/volatile
+VT=$VL_RUN_TOP/tests/helpers/vt
 # seconds any one command may take
 VL_TIMEOUT=${VL_TIMEOUT:-20}
 export VL_TOP_BUILDDIR VOLATILE_LIBRARY
@@ -207,6 +209,75 @@ new_region() {
 
 need_disk() {
 	[ -n "$DISK" ] || skip "no disk (non-tmpfs) file system to write to"
+}
+
+# ---- what other users run ---------------------------------------------------
+
+# share_build UID: as root, make what a test runs as uid UID reachable by
+# it. The tree may lie where no other user can read (a clone in /root,
+# 0700): then the library, the volatile command, the test helpers and the
+# fault library are copied, in the build tree's layout, to a directory every
+# user can read, on a disk (a tmpfs may be mounted noexec or nosuid), else
+# in $WORK; removed at exit with it. VT, VOLATILE_CMD, VOLATILE_LIBRARY,
+# VOLATILE_FAULT_LIBRARY and VL_RUN_TOP (the top of what others run: the
+# build tree or the copy; its src/.libs holds libvolatile.so.0) name what
+# to run from then on, for root's processes too: one library, one command.
+share_build() {
+	[ "$(id -u)" -eq 0 ] || return 0
+	command -v setpriv >/dev/null 2>&1 || return 0
+	runs_as "$1" && return 0
+	for _d in ${DISK:+"$DISK"} "$WORK"; do
+		case $_d in
+		"$VL_TOP_BUILDDIR"/*) continue ;; # as unreachable as the tree
+		esac
+		copy_build "$_d/shared" || continue
+		runs_as "$1" && return 0
+	done
+	skip "uid $1 cannot run the build's programs, even copied: $(cat "$WORK/share.err" 2>/dev/null)"
+}
+
+# runs_as UID: can uid UID run vt with the library, and the volatile command?
+runs_as() {
+	setpriv --reuid="$1" --regid="$1" --clear-groups -- env LD_PRELOAD="$VOLATILE_LIBRARY" \
+		timeout "$VL_TIMEOUT" "$VT" echo probe >"$WORK/share.out" 2>"$WORK/share.err" &&
+		[ ! -s "$WORK/share.err" ] &&
+		setpriv --reuid="$1" --regid="$1" --clear-groups -- \
+			timeout "$VL_TIMEOUT" "$VOLATILE_CMD" --help >/dev/null 2>>"$WORK/share.err"
+}
+
+# copy_linked_helpers DIR: a helper linked with the library is a libtool
+# wrapper script, which runs .libs/NAME with the build tree's library path:
+# the program itself goes in its place, and LD_LIBRARY_PATH names the
+# copy's library (the one every process of the test preloads anyway)
+copy_linked_helpers() {
+	for _p in "$VL_TOP_BUILDDIR"/tests/helpers/.libs/*; do
+		[ -f "$_p" ] && [ -x "$_p" ] || continue
+		case $_p in *.so | *.so.*) continue ;; esac
+		cp "$_p" "$1/${_p##*/}" || return 1
+	done
+}
+
+# copy_build DIR: the build's runnables into DIR (made readable to all,
+# and the directories above it passable), VT and the others pointed there
+copy_build() {
+	_fault=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
+	chmod 0711 "${1%/*}" && mkdir -p "$1/src/.libs" "$1/tests/helpers" "$1/tests/fault/.libs" &&
+		cp -P "$VL_TOP_BUILDDIR"/src/.libs/libvolatile.so* "$1/src/.libs/" &&
+		cp "$VOLATILE_CMD" "$1/src/" &&
+		find "$VL_TOP_BUILDDIR/tests/helpers" -maxdepth 1 -type f -perm -u+x \
+			-exec cp {} "$1/tests/helpers/" \; &&
+		copy_linked_helpers "$1/tests/helpers" &&
+		{ [ ! -d "$VL_TOP_BUILDDIR/src/preload" ] || cp -a "$VL_TOP_BUILDDIR/src/preload" "$1/src/"; } &&
+		{ [ ! -e "$_fault" ] || cp "$_fault" "$1/tests/fault/.libs/"; } &&
+		chmod -R a+rX "$1" 2>"$WORK/share.err" || return 1
+	VL_RUN_TOP=$1
+	LD_LIBRARY_PATH=$1/src/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	export LD_LIBRARY_PATH
+	VT=$1/tests/helpers/vt
+	VOLATILE_CMD=$1/src/volatile
+	VOLATILE_LIBRARY=$1/src/.libs/${VOLATILE_LIBRARY##*/}
+	VOLATILE_FAULT_LIBRARY=$1/tests/fault/.libs/${_fault##*/}
+	export VL_RUN_TOP VOLATILE_LIBRARY VOLATILE_FAULT_LIBRARY
 }
 
 # ---- running things ---------------------------------------------------------

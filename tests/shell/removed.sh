@@ -26,6 +26,7 @@
 #      and waits for it.
 #   i. as g, with the region's name spelt otherwise by the old user.
 . "$(dirname "$0")/lib.sh"
+share_build 4243
 need_cmd
 need_python
 

@@ -22,6 +22,7 @@
 # runs in a private mount namespace with tmpfs mounted on /run/user and
 # /run.
 . "$(dirname "$0")/lib.sh"
+share_build 4242
 need_cmd
 need_python
 
