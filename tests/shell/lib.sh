@@ -63,6 +63,54 @@ rerun_inside() {
 	rc=$?
 }
 
+# private_ns [UNSHARE OPTION...]: the command that runs a command in a
+# private mount namespace (with the options given: -p -f --mount-proc...),
+# in $PRIVATE_NS; 1 if none can be made, why in $WORK/unshare.err. In a
+# chroot the root is no mount point, and unshare cannot make it private
+# ("cannot change root filesystem propagation: Invalid argument"): there
+# the namespace is made with propagation unchanged, and a script of $WORK's
+# makes every mount it shows private, mounts /proc where --mount-proc was
+# asked, and runs the command; it exits 78 (why in $WORK/mount.err) where
+# the mount that holds $WORK, where tests mount, is not private then.
+# shellcheck disable=SC2120 # options are for some callers only
+private_ns() {
+	PRIVATE_NS="unshare -m --propagation private $*"
+	unshare -m --propagation private "$@" true 2>"$WORK/unshare.err" && return 0
+	grep -q 'cannot change root filesystem propagation' "$WORK/unshare.err" || return 1
+	_opts=
+	_proc=
+	for _o in "$@"; do
+		case $_o in
+		--mount-proc) _proc=-proc ;;
+		*) _opts="$_opts $_o" ;;
+		esac
+	done
+	# shellcheck disable=SC2086 # words: options
+	unshare -m --propagation unchanged $_opts true 2>"$WORK/unshare.err" || return 1
+	_script=$WORK/private-mounts$_proc
+	cat >"$_script" <<EOF || return 1
+awk '{ print \$5 }' /proc/self/mountinfo | while read -r m; do
+	mount --make-private "\$m" 2>/dev/null
+done
+if [ -n "$_proc" ]; then mount -t proc proc /proc 2>'$WORK/mount.err' || exit 78; fi
+p=\$(findmnt -n -o PROPAGATION -T '$WORK' 2>&1)
+[ "\$p" = private ] || { echo "the mount that holds $WORK is not private here (\$p)" >'$WORK/mount.err'; exit 78; }
+exec "\$@"
+EOF
+	PRIVATE_NS="unshare -m --propagation unchanged$_opts /bin/sh $_script"
+}
+
+# own_proc CMD...: CMD in a pid namespace of its own, with its own /proc
+# (unshare -pf --mount-proc, or private_ns's way in a chroot)
+own_proc() {
+	if unshare -pf --mount-proc true 2>/dev/null; then
+		unshare -pf --mount-proc "$@"
+	else
+		private_ns -p -f --mount-proc || return 1
+		$PRIVATE_NS "$@"
+	fi
+}
+
 # in_private_tmpfs WHAT [NOTE]: as root, run this test again inside a
 # private mount namespace, where its --inside part mounts WHAT (a tmpfs of
 # its own) and exits 78, with $WORK/mount.err, if it cannot; then exit as
@@ -71,10 +119,9 @@ in_private_tmpfs() {
 	_note=${2:-}
 	[ "$(id -u)" -eq 0 ] || skip "not root: cannot mount $1$_note"
 	command -v unshare >/dev/null 2>&1 || skip "unshare (util-linux) is not installed$_note"
-	_ns="unshare -m --propagation private"
-	$_ns true 2>"$WORK/unshare.err" ||
-		skip "cannot make a mount namespace ($_ns): $(cat "$WORK/unshare.err")$_note"
-	rerun_inside "$_ns"
+	private_ns ||
+		skip "cannot make a mount namespace ($PRIVATE_NS): $(cat "$WORK/unshare.err")$_note"
+	rerun_inside "$PRIVATE_NS"
 	[ "$rc" -eq 78 ] && skip "cannot mount $1: $(cat "$WORK/mount.err")$_note"
 	exit "$rc"
 }

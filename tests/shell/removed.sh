@@ -141,7 +141,7 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1 &&
 				timeout "$VL_TIMEOUT" "$VT" open "$f" rw mark 0 64K nodump touch "$ud/$how-ready" \
 				wait "$ud/$how-go" sleep 1100 memfd m 4K mark 0 4K
 		else
-			bg "${how}1" unshare -pf --mount-proc setpriv --reuid=$U --regid=$U --clear-groups -- \
+			bg "${how}1" own_proc setpriv --reuid=$U --regid=$U --clear-groups -- \
 				env VOLATILE_REGION="$ud/region" LD_PRELOAD="$VOLATILE_LIBRARY" \
 				timeout "$VL_TIMEOUT" "$VT" open "$f" rw mark 0 64K touch "$ud/$how-ready" \
 				wait "$ud/$how-go" sleep 1100 memfd m 4K mark 0 4K
