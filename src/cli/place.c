@@ -23,7 +23,11 @@
  * as soon as it is gone, and a mount that goes away, or comes, changes the
  * namespace. A caller in another mount namespace has its mountinfo read
  * at each call. A file on a mount neither shows (one detached, one of a
- * namespace the file was sent from) cannot be told: not taken.
+ * namespace the file was sent from) cannot be told: not taken. But for
+ * the mount that holds run's root in a chroot: no mountinfo of the chroot
+ * shows it (it is above the root), and every file of the chroot's own disk
+ * is on it; its type is learnt at start, from the kind of file system the
+ * root is (statfs of "/", which run's own exec and paths ask anyway).
  */
 #include "cli.h"
 
@@ -32,17 +36,22 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 /* learnt at start: -1 until then, or if run could not make a memfd */
 static int64_t memfd_mount = -1;
 static char own_mnt_ns[64];
 static int own_mountinfo = -1; /* polled for changes of run's mount namespace */
+/* the mount of run's root where no mountinfo shows it (a chroot): -1 if shown */
+static int64_t hidden_root_mount = -1;
+static int hidden_root_local;
 
 #define MOUNTS 512
 static pthread_mutex_t mounts_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -74,6 +83,21 @@ static int local_type(const char *type, size_t len)
 	return 0;
 }
 
+/* local_types' file systems, by statfs's f_type: those a root may be */
+static const unsigned long local_magics[] = {
+	TMPFS_MAGIC,	   RAMFS_MAGIC,	      EXT4_SUPER_MAGIC,	 XFS_SUPER_MAGIC,
+	BTRFS_SUPER_MAGIC, F2FS_SUPER_MAGIC,  MSDOS_SUPER_MAGIC, EXFAT_SUPER_MAGIC,
+	EROFS_SUPER_MAGIC_V1, SQUASHFS_MAGIC, ISOFS_SUPER_MAGIC,
+};
+
+static int local_magic(unsigned long type)
+{
+	for (size_t i = 0; i < sizeof(local_magics) / sizeof(local_magics[0]); i++)
+		if (type == local_magics[i])
+			return 1;
+	return 0;
+}
+
 /* The text of a /proc file, at most size - 1 bytes, NUL-ended: its length, or -errno. */
 static ssize_t read_text(int dirfd, const char *path, char *buf, size_t size)
 {
@@ -89,6 +113,31 @@ static ssize_t read_text(int dirfd, const char *path, char *buf, size_t size)
 	if (n >= 0)
 		buf[n] = '\0';
 	return n;
+}
+
+static int own_mount_kind(uint64_t id);
+
+/*
+ * In a chroot, the mount that holds the root: its id (the fdinfo of an
+ * O_PATH descriptor of "/", which opens nothing) and whether it is local.
+ * Where mountinfo shows the root's mount, as outside a chroot, nothing.
+ */
+static void note_hidden_root(void)
+{
+	char path[64], text[512];
+	struct statfs sf;
+	uint64_t id;
+	int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	if (read_text(AT_FDCWD, path, text, sizeof(text)) > 0 && vl_fdinfo_mnt_id(text, &id) == 0 &&
+	    own_mount_kind(id) < 0 && fstatfs(fd, &sf) == 0) {
+		hidden_root_local = local_magic((unsigned long)sf.f_type);
+		hidden_root_mount = (int64_t)id;
+	}
+	close(fd);
 }
 
 void vl_sv_place_init(void)
@@ -113,6 +162,7 @@ void vl_sv_place_init(void)
 
 		(void)poll(&p, 1, 0); /* from now on, a poll says what changed */
 	}
+	note_hidden_root();
 }
 
 struct find {
@@ -260,6 +310,8 @@ int vl_sv_place(int nsdir, pid_t tid, int fd, struct vl_sv_fdinfo *c)
 		return -EIO;
 	if (memfd_mount >= 0 && id == (uint64_t)memfd_mount)
 		return VL_PLACE_TAKE;
+	if (hidden_root_mount >= 0 && id == (uint64_t)hidden_root_mount)
+		return hidden_root_local ? VL_PLACE_TAKE : VL_PLACE_LEAVE;
 	/* the caller's mount namespace: run's own, or its mountinfo is read now */
 	n = proc_ns_link(nsdir, tid, "mnt", ns, sizeof(ns));
 	if (n < 0)

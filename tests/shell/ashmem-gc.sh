@@ -56,9 +56,9 @@ steps="'$VOLATILE_CMD' run -- '$LEGACY' open setname gone setsize 8K map 8K rw >
 	'$VOLATILE_CMD' purge --all >/dev/null && '$VOLATILE_CMD' status --json"
 if [ -z "$blind" ]; then
 	run g2 timeout 30 sh -c "$steps"
-elif timeout 10 unshare -pfm --mount-proc true 2>/dev/null; then
+elif own_proc timeout 10 true 2>/dev/null; then
 	say "processes$blind cannot be looked into: in a PID namespace of its own"
-	run g2 timeout 30 unshare -pfm --mount-proc sh -c "$steps"
+	run g2 own_proc timeout 30 sh -c "$steps"
 else
 	skip "processes$blind cannot be looked into, and no PID namespace may be made: a gone region cannot be told from a live one here"
 fi

@@ -12,6 +12,7 @@
 # kernel's word by file handle, gone.c, is not asked), in a private mount
 # namespace.
 . "$(dirname "$0")/lib.sh"
+share_build 4245
 need_cmd
 
 U=4245
@@ -39,7 +40,7 @@ blind_case() {
 	wait_file "$ud/r2"
 	for i in 1 2; do
 		if [ "$mode" = pidns ]; then
-			run "b$mode$i" unshare -pf --mount-proc setpriv --reuid=$U --regid=$U \
+			run "b$mode$i" own_proc setpriv --reuid=$U --regid=$U \
 				--clear-groups -- env VOLATILE_REGION="$ud/region" timeout 60 \
 				"$VOLATILE_CMD" purge --all
 		else
@@ -64,8 +65,9 @@ fi
 command -v setpriv >/dev/null 2>&1 || skip "setpriv (util-linux) is not installed"
 setpriv --reuid=$U --regid=$U --clear-groups -- test -x "$VT" ||
 	skip "the build tree is not readable by uid $U: $VT"
-unshare -pf --mount-proc true 2>/dev/null || skip "no pid namespaces here (unshare -pf --mount-proc)"
+own_proc true 2>/dev/null || skip "no pid namespaces here (unshare -pf --mount-proc)"
 chmod 0711 "$WORK" || fail "chmod $WORK"
-rerun_inside "unshare -m --propagation private"
+private_ns || skip "cannot make a mount namespace ($PRIVATE_NS): $(cat "$WORK/unshare.err")"
+rerun_inside "$PRIVATE_NS"
 [ "$rc" -eq 78 ] && skip "cannot mount /proc with hidepid=2: $(cat "$WORK/mount.err")"
 exit "$rc"

@@ -7,7 +7,9 @@
 # Skipped (77) where no loop device can be set up.
 . "$(dirname "$0")/lib.sh"
 
-command -v losetup >/dev/null 2>&1 || skip "losetup (util-linux) is not installed"
+# (in /usr/sbin, which a user's PATH lacks on Debian; package mount)
+PATH=$PATH:/usr/sbin:/sbin
+command -v losetup >/dev/null 2>&1 || skip "losetup (package mount) is not installed"
 img=$WORK/disk.img
 vt open "$img" rwt fill 0 1M L >/dev/null || fail "cannot write $img"
 dev=$(losetup -f --show "$img" 2>"$WORK/losetup.err") ||

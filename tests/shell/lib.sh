@@ -20,8 +20,10 @@ set -u
 TEST_NAME=$(basename "$0" .sh)
 : "${VL_TOP_BUILDDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${VOLATILE_LIBRARY:=$VL_TOP_BUILDDIR/src/.libs/libvolatile.so}"
-VOLATILE_CMD=$VL_TOP_BUILDDIR/src/volatile
-VT=$VL_TOP_BUILDDIR/tests/helpers/vt
+# (VL_RUN_TOP: share_build's copy, when a --inside run follows one)
+: "${VL_RUN_TOP:=$VL_TOP_BUILDDIR}"
+VOLATILE_CMD=$VL_RUN_TOP/src/volatile
+VT=$VL_RUN_TOP/tests/helpers/vt
 # seconds any one command may take
 VL_TIMEOUT=${VL_TIMEOUT:-20}
 export VL_TOP_BUILDDIR VOLATILE_LIBRARY
@@ -61,6 +63,54 @@ rerun_inside() {
 	rc=$?
 }
 
+# private_ns [UNSHARE OPTION...]: the command that runs a command in a
+# private mount namespace (with the options given: -p -f --mount-proc...),
+# in $PRIVATE_NS; 1 if none can be made, why in $WORK/unshare.err. In a
+# chroot the root is no mount point, and unshare cannot make it private
+# ("cannot change root filesystem propagation: Invalid argument"): there
+# the namespace is made with propagation unchanged, and a script of $WORK's
+# makes every mount it shows private, mounts /proc where --mount-proc was
+# asked, and runs the command; it exits 78 (why in $WORK/mount.err) where
+# the mount that holds $WORK, where tests mount, is not private then.
+# shellcheck disable=SC2120 # options are for some callers only
+private_ns() {
+	PRIVATE_NS="unshare -m --propagation private $*"
+	unshare -m --propagation private "$@" true 2>"$WORK/unshare.err" && return 0
+	grep -q 'cannot change root filesystem propagation' "$WORK/unshare.err" || return 1
+	_opts=
+	_proc=
+	for _o in "$@"; do
+		case $_o in
+		--mount-proc) _proc=-proc ;;
+		*) _opts="$_opts $_o" ;;
+		esac
+	done
+	# shellcheck disable=SC2086 # words: options
+	unshare -m --propagation unchanged $_opts true 2>"$WORK/unshare.err" || return 1
+	_script=$WORK/private-mounts$_proc
+	cat >"$_script" <<EOF || return 1
+awk '{ print \$5 }' /proc/self/mountinfo | while read -r m; do
+	mount --make-private "\$m" 2>/dev/null
+done
+if [ -n "$_proc" ]; then mount -t proc proc /proc 2>'$WORK/mount.err' || exit 78; fi
+p=\$(findmnt -n -o PROPAGATION -T '$WORK' 2>&1)
+[ "\$p" = private ] || { echo "the mount that holds $WORK is not private here (\$p)" >'$WORK/mount.err'; exit 78; }
+exec "\$@"
+EOF
+	PRIVATE_NS="unshare -m --propagation unchanged$_opts /bin/sh $_script"
+}
+
+# own_proc CMD...: CMD in a pid namespace of its own, with its own /proc
+# (unshare -pf --mount-proc, or private_ns's way in a chroot)
+own_proc() {
+	if unshare -pf --mount-proc true 2>/dev/null; then
+		unshare -pf --mount-proc "$@"
+	else
+		private_ns -p -f --mount-proc || return 1
+		$PRIVATE_NS "$@"
+	fi
+}
+
 # in_private_tmpfs WHAT [NOTE]: as root, run this test again inside a
 # private mount namespace, where its --inside part mounts WHAT (a tmpfs of
 # its own) and exits 78, with $WORK/mount.err, if it cannot; then exit as
@@ -69,10 +119,9 @@ in_private_tmpfs() {
 	_note=${2:-}
 	[ "$(id -u)" -eq 0 ] || skip "not root: cannot mount $1$_note"
 	command -v unshare >/dev/null 2>&1 || skip "unshare (util-linux) is not installed$_note"
-	_ns="unshare -m --propagation private"
-	$_ns true 2>"$WORK/unshare.err" ||
-		skip "cannot make a mount namespace ($_ns): $(cat "$WORK/unshare.err")$_note"
-	rerun_inside "$_ns"
+	private_ns ||
+		skip "cannot make a mount namespace ($PRIVATE_NS): $(cat "$WORK/unshare.err")$_note"
+	rerun_inside "$PRIVATE_NS"
 	[ "$rc" -eq 78 ] && skip "cannot mount $1: $(cat "$WORK/mount.err")$_note"
 	exit "$rc"
 }
@@ -118,6 +167,10 @@ kernel_word() {
 	esac
 	if [ $(((0x$_caps >> 2) & 1)) -ne 1 ]; then
 		KERNEL_WORD_WHY="root without CAP_DAC_READ_SEARCH here: no file handle can be opened"
+		return 1
+	fi
+	if ! command -v "$PYTHON" >/dev/null 2>&1; then
+		KERNEL_WORD_WHY="python3 is missing: the kernel's word cannot be asked for"
 		return 1
 	fi
 	# Does the kernel (or a seccomp filter) let us open a handle, and say
@@ -203,6 +256,75 @@ new_region() {
 
 need_disk() {
 	[ -n "$DISK" ] || skip "no disk (non-tmpfs) file system to write to"
+}
+
+# ---- what other users run ---------------------------------------------------
+
+# share_build UID: as root, make what a test runs as uid UID reachable by
+# it. The tree may lie where no other user can read (a clone in /root,
+# 0700): then the library, the volatile command, the test helpers and the
+# fault library are copied, in the build tree's layout, to a directory every
+# user can read, on a disk (a tmpfs may be mounted noexec or nosuid), else
+# in $WORK; removed at exit with it. VT, VOLATILE_CMD, VOLATILE_LIBRARY,
+# VOLATILE_FAULT_LIBRARY and VL_RUN_TOP (the top of what others run: the
+# build tree or the copy; its src/.libs holds libvolatile.so.0) name what
+# to run from then on, for root's processes too: one library, one command.
+share_build() {
+	[ "$(id -u)" -eq 0 ] || return 0
+	command -v setpriv >/dev/null 2>&1 || return 0
+	runs_as "$1" && return 0
+	for _d in ${DISK:+"$DISK"} "$WORK"; do
+		case $_d in
+		"$VL_TOP_BUILDDIR"/*) continue ;; # as unreachable as the tree
+		esac
+		copy_build "$_d/shared" || continue
+		runs_as "$1" && return 0
+	done
+	skip "uid $1 cannot run the build's programs, even copied: $(cat "$WORK/share.err" 2>/dev/null)"
+}
+
+# runs_as UID: can uid UID run vt with the library, and the volatile command?
+runs_as() {
+	setpriv --reuid="$1" --regid="$1" --clear-groups -- env LD_PRELOAD="$VOLATILE_LIBRARY" \
+		timeout "$VL_TIMEOUT" "$VT" echo probe >"$WORK/share.out" 2>"$WORK/share.err" &&
+		[ ! -s "$WORK/share.err" ] &&
+		setpriv --reuid="$1" --regid="$1" --clear-groups -- \
+			timeout "$VL_TIMEOUT" "$VOLATILE_CMD" --help >/dev/null 2>>"$WORK/share.err"
+}
+
+# copy_linked_helpers DIR: a helper linked with the library is a libtool
+# wrapper script, which runs .libs/NAME with the build tree's library path:
+# the program itself goes in its place, and LD_LIBRARY_PATH names the
+# copy's library (the one every process of the test preloads anyway)
+copy_linked_helpers() {
+	for _p in "$VL_TOP_BUILDDIR"/tests/helpers/.libs/*; do
+		[ -f "$_p" ] && [ -x "$_p" ] || continue
+		case $_p in *.so | *.so.*) continue ;; esac
+		cp "$_p" "$1/${_p##*/}" || return 1
+	done
+}
+
+# copy_build DIR: the build's runnables into DIR (made readable to all,
+# and the directories above it passable), VT and the others pointed there
+copy_build() {
+	_fault=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
+	chmod 0711 "${1%/*}" && mkdir -p "$1/src/.libs" "$1/tests/helpers" "$1/tests/fault/.libs" &&
+		cp -P "$VL_TOP_BUILDDIR"/src/.libs/libvolatile.so* "$1/src/.libs/" &&
+		cp "$VOLATILE_CMD" "$1/src/" &&
+		find "$VL_TOP_BUILDDIR/tests/helpers" -maxdepth 1 -type f -perm -u+x \
+			-exec cp {} "$1/tests/helpers/" \; &&
+		copy_linked_helpers "$1/tests/helpers" &&
+		{ [ ! -d "$VL_TOP_BUILDDIR/src/preload" ] || cp -a "$VL_TOP_BUILDDIR/src/preload" "$1/src/"; } &&
+		{ [ ! -e "$_fault" ] || cp "$_fault" "$1/tests/fault/.libs/"; } &&
+		chmod -R a+rX "$1" 2>"$WORK/share.err" || return 1
+	VL_RUN_TOP=$1
+	LD_LIBRARY_PATH=$1/src/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	export LD_LIBRARY_PATH
+	VT=$1/tests/helpers/vt
+	VOLATILE_CMD=$1/src/volatile
+	VOLATILE_LIBRARY=$1/src/.libs/${VOLATILE_LIBRARY##*/}
+	VOLATILE_FAULT_LIBRARY=$1/tests/fault/.libs/${_fault##*/}
+	export VL_RUN_TOP VOLATILE_LIBRARY VOLATILE_FAULT_LIBRARY
 }
 
 # ---- running things ---------------------------------------------------------
@@ -366,6 +488,7 @@ mkfile() {
 
 # status_json NAME: `volatile status --json` into $WORK/NAME.out, validated
 status_json() {
+	need_python
 	ok "$1" vol status --json
 	"$PYTHON" -m json.tool "$WORK/$1.out" >/dev/null 2>"$WORK/$1.jsonerr" || {
 		cat "$WORK/$1.out" "$WORK/$1.jsonerr" >&2
@@ -376,6 +499,7 @@ status_json() {
 # jq_py NAME EXPR: evaluate a Python expression over the JSON in NAME.out
 # (bound to d) and print the result.
 jq_py() {
+	need_python
 	"$PYTHON" -c '
 import json, sys
 d = json.load(open(sys.argv[1]))

@@ -27,6 +27,7 @@
 #            setpriv) nothing cheap can tell: x's range is kept and the MARK
 #            purges its own range instead; `volatile purge` forgets x.
 . "$(dirname "$0")/lib.sh"
+share_build 65534
 need_cmd
 need_python
 

@@ -90,6 +90,8 @@ expect_line h "unmark 0 16K = 1"
 command -v unshare >/dev/null 2>&1 || skip "unshare (util-linux) is not installed"
 # a pid namespace of its own too: every process there can be looked into, so
 # "not found anywhere" is an answer, and the search of the tmpfs really runs
-rerun_inside "unshare -m -p -f --mount-proc --propagation private"
+private_ns -p -f --mount-proc ||
+	skip "cannot make a mount namespace ($PRIVATE_NS): $(cat "$WORK/unshare.err")"
+rerun_inside "$PRIVATE_NS"
 [ "$rc" -eq 78 ] && skip "cannot mount a tmpfs: $(cat "$WORK/mount.err")"
 exit "$rc"

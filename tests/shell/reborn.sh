@@ -15,11 +15,12 @@ REBORN=$VL_TOP_BUILDDIR/tests/helpers/reborn
 [ -x "$REBORN" ] || fail "$REBORN is not built (make check builds it)"
 command -v unshare >/dev/null 2>&1 || skip "unshare (util-linux) is not installed"
 if [ "$(id -u)" -eq 0 ]; then
-	ns="unshare -m --propagation private"
+	private_ns || skip "cannot make a mount namespace ($PRIVATE_NS): $(cat "$WORK/unshare.err")"
+	ns=$PRIVATE_NS
 else
 	ns="unshare -Urm --propagation private"
+	$ns true 2>"$WORK/unshare.err" || skip "cannot make a mount namespace ($ns): $(cat "$WORK/unshare.err")"
 fi
-$ns true 2>"$WORK/unshare.err" || skip "cannot make a mount namespace ($ns): $(cat "$WORK/unshare.err")"
 mkdir "$WORK/mnt"
 
 # The 1,000 tries take some 20 s under ASan, and over 120 s beside other

@@ -13,6 +13,7 @@
 
 inside() {
 	need_cmd
+	need_python
 	mnt=$WORK/mnt
 	mkdir -p "$mnt" || fail "mkdir $mnt"
 	mount -t tmpfs -o size=2M,mode=0700 vlfull "$mnt" 2>"$WORK/mount.err" || exit 78

@@ -18,6 +18,7 @@ removed_user() {
 	U=$1
 	[ "$(id -u)" -eq 0 ] || skip "needs root to run as another user (who cannot open map_files)"
 	command -v setpriv >/dev/null 2>&1 || skip "no setpriv"
+	share_build "$U"
 	setpriv --reuid="$U" --regid="$U" --clear-groups -- test -x "$VT" ||
 		skip "user $U cannot run $VT"
 	ud=$WORK/u

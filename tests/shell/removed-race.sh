@@ -20,6 +20,7 @@
 #   c. the other way: the old user's purge stalls between its look at the
 #      name and its punch (its permit held); the new region must wait.
 . "$(dirname "$0")/lib.sh"
+share_build 4245
 need_cmd
 
 FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}

@@ -10,6 +10,7 @@
 # was answered before the node it needs was had, so a full region's MARK
 # said 0 through run (nothing marked) where the preload says ENOMEM.
 . "$(dirname "$0")/lib.sh"
+share_build 64991
 
 need_cmd
 : "${VL_TOP_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"

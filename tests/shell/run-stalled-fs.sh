@@ -128,7 +128,6 @@ fi
 [ -c /dev/fuse ] || skip "no /dev/fuse"
 [ -x "$FUSESTALL" ] || fail "$FUSESTALL is not built (make check builds it)"
 command -v unshare >/dev/null 2>&1 || skip "unshare (util-linux) is not installed"
-unshare -m --propagation private true 2>"$WORK/unshare.err" ||
-	skip "cannot make a mount namespace: $(cat "$WORK/unshare.err")"
-rerun_inside "unshare -m --propagation private"
+private_ns || skip "cannot make a mount namespace: $(cat "$WORK/unshare.err")"
+rerun_inside "$PRIVATE_NS"
 exit "$rc"

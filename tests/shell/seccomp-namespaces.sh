@@ -61,8 +61,9 @@ chmod 755 "$WORK" "$WORK/d"
 # ---- 1. another mount namespace, VOLATILE_REGION the same path, another file ----------
 VOLATILE_REGION=$WORK/w/region
 export VOLATILE_REGION
-# shellcheck disable=SC2016 # for the inner sh
-run mntns vrun -- unshare -m --propagation private sh -c '
+private_ns || skip "cannot make a nested mount namespace ($PRIVATE_NS): $(cat "$WORK/unshare.err")"
+# shellcheck disable=SC2016,SC2086 # for the inner sh; PRIVATE_NS: words
+run mntns vrun -- $PRIVATE_NS sh -c '
 	mount -t tmpfs vltest "$1" || { echo "mount failed"; exit 9; }
 	LD_PRELOAD=$2 exec "$3" open "$4" rwc fill 0 8K x sysfa MARK 0 4K sysfa UNMARK 0 4K mark 0 8K sysfa UNMARK 0 8K \
 		spawn exec "$5" purge --all end reap expect 0 8K x' \

@@ -18,9 +18,11 @@
 #
 # The default region is removed afterwards only if it did not exist before.
 . "$(dirname "$0")/lib.sh"
+# (its uid: below; the clone may lie where that user cannot read)
+share_build 4244
 
 [ "$(id -u)" -eq 0 ] || skip "not root: cannot install a program set-user-ID to another user"
-HELPER=$VL_TOP_BUILDDIR/tests/helpers/secure
+HELPER=$VL_RUN_TOP/tests/helpers/secure
 [ -x "$HELPER" ] || fail "$HELPER is not built (make check builds it)"
 # a libtool wrapper script would set LD_LIBRARY_PATH, which a secure
 # execution ignores: the program itself must be there (-no-install)
@@ -49,6 +51,17 @@ dir=$base/secure
 mkdir "$dir" && chown "$uid:$gid" "$dir" || fail "cannot make $dir for uid $uid"
 cp "$HELPER" "$dir/plain" && cp "$HELPER" "$dir/setuid" || fail "cannot copy $HELPER"
 chmod 0755 "$dir/plain" || fail "chmod $dir/plain"
+# A secure execution finds libvolatile.so.0 only by the helper's run path
+# (no LD_LIBRARY_PATH), read with that user's rights: where share_build
+# copied the build (the tree is out of that user's reach), the set-user-ID
+# program is the same source linked again with the copy's directory as its
+# run path.
+if [ "$VL_RUN_TOP" != "$VL_TOP_BUILDDIR" ]; then
+	${VL_CC:-cc} ${VL_SANITIZE:+-fsanitize=$VL_SANITIZE} -include "$VL_TOP_BUILDDIR/config.h" \
+		-I"$VL_TOP_SRCDIR/include" -o "$dir/setuid" "$VL_TOP_SRCDIR/tests/helpers/secure.c" \
+		-L"$VL_RUN_TOP/src/.libs" -lvolatile -Wl,-rpath,"$VL_RUN_TOP/src/.libs" 2>"$WORK/cc.err" ||
+		{ cat "$WORK/cc.err" >&2; fail "cannot link $dir/setuid against $VL_RUN_TOP/src/.libs"; }
+fi
 chown "$uid" "$dir/setuid" && chmod 04755 "$dir/setuid" || fail "cannot make $dir/setuid set-user-ID"
 
 default=/dev/shm/libvolatile.$uid
@@ -60,7 +73,10 @@ remove_default() {
 
 # ---- the control: not secure, as that user: the variables are read --------------------
 if command -v setpriv >/dev/null 2>&1; then
+	# (libvolatile.so.0 from where that user can read it: the helper's
+	# run path may lead into an unreadable tree)
 	run plain env VOLATILE_REGION="$dir/control" VOLATILE_DEBUG=1 VOLATILE_2012_ABI=1 \
+		LD_LIBRARY_PATH="$VL_RUN_TOP/src/.libs" \
 		setpriv --reuid="$uid" --regid="$gid" --clear-groups \
 		timeout "$VL_TIMEOUT" "$dir/plain"
 	[ "$rc" -eq 0 ] || { show plain; fail "plain: exit status $rc"; }

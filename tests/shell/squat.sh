@@ -22,6 +22,7 @@
 # runs in a private mount namespace with tmpfs mounted on /run/user and
 # /run.
 . "$(dirname "$0")/lib.sh"
+share_build 4242
 need_cmd
 need_python
 
@@ -43,6 +44,11 @@ status_of() {
 }
 
 inside() {
+	# (no /run/user where no login manager made one, as in a chroot: a /run
+	# of this namespace's own holds it)
+	if [ ! -d /run/user ]; then
+		{ mount -t tmpfs -o mode=0755 vlrun /run && mkdir /run/user; } 2>"$WORK/mount.err" || exit 78
+	fi
 	mount -t tmpfs -o mode=0755 vlrunuser /run/user 2>"$WORK/mount.err" || exit 78
 	mkdir -m 0700 /run/user/$U && chown $U:$U /run/user/$U || fail "cannot make /run/user/$U"
 	status_of p-private
@@ -171,6 +177,7 @@ rm -f "$reg" "$reg.daemon"
 
 # ---- 2. a private runtime directory ----------------------------------------------------
 command -v unshare >/dev/null 2>&1 || skip "unshare (util-linux) is not installed"
-rerun_inside "unshare -m --propagation private"
+private_ns || skip "cannot make a mount namespace ($PRIVATE_NS): $(cat "$WORK/unshare.err")"
+rerun_inside "$PRIVATE_NS"
 [ "$rc" -eq 78 ] && skip "cannot mount a tmpfs on /run/user: $(cat "$WORK/mount.err")"
 exit "$rc"

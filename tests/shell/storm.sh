@@ -33,8 +33,9 @@
 # system). Each run takes SECONDS (4, or 3 when there are three runs);
 # VL_LONG=1: 60; VL_STORM_SECONDS=N: N.
 . "$(dirname "$0")/lib.sh"
+share_build 64990
 need_cmd
-STORM=$VL_TOP_BUILDDIR/tests/helpers/storm
+STORM=$VL_RUN_TOP/tests/helpers/storm
 [ -x "$STORM" ] || fail "$STORM is not built (make check builds it)"
 STORM_COLLECT=$VOLATILE_CMD
 export STORM_COLLECT

@@ -11,6 +11,7 @@
 # build of the library stands for the minute of silence an eviction waits
 # (VOLATILE_FAULT_EVICT_AGE=0).
 . "$(dirname "$0")/lib.sh"
+share_build 4246
 need_cmd
 
 U=4246

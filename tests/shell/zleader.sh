@@ -13,10 +13,11 @@
 # handle) that found it in no process's table twice, more than 3 s apart,
 # forgot its purged range: the thread's UNMARK said 0 over the zeros.
 . "$(dirname "$0")/lib.sh"
+share_build 4248
 need_cmd
 
 U=4248
-ZL=$VL_TOP_BUILDDIR/tests/helpers/zleader
+ZL=$VL_RUN_TOP/tests/helpers/zleader
 [ -x "$ZL" ] || fail "$ZL is not built (make check builds it)"
 if [ "$(id -u)" -eq 0 ]; then
 	command -v setpriv >/dev/null 2>&1 || skip "setpriv (util-linux) is not installed"
