@@ -513,8 +513,9 @@ static void check_command(const char *name, char *cmd, size_t size)
 	if (cmd[0] == '\0')
 		die_with(EXIT_RUN_NOT_FOUND, "%s: command not found", name);
 	if (stat(cmd, &st) != 0) {
+		/* a path (found, not searched for): say what is wrong with it, as sh does */
 		if (errno == ENOENT || errno == ENOTDIR)
-			die_with(EXIT_RUN_NOT_FOUND, "%s: command not found", name);
+			die_with(EXIT_RUN_NOT_FOUND, "%s: %s", name, strerror(errno));
 		die_with(EXIT_RUN_CANNOT_EXEC, "%s: %s", cmd, strerror(errno));
 	}
 	if (S_ISDIR(st.st_mode))

@@ -71,9 +71,21 @@ run_error 125 vol run
 run_error 125 vol run --budget
 run_error 125 vol run --budget 8X -- true
 run_error 125 vol run --frob -- true
+# and its line says what a shell would: "command not found" only for a name
+# looked up in PATH; a path that is not there is "No such file or directory"
+run_error_says() {
+	if ! grep -qF "$1" "$WORK/runerr.err"; then
+		show runerr
+		soft fail "want '$1' in the line of run's error"
+		FAILED=1
+	fi
+}
 run_error 127 vol run -- "$WORK/no-such-command"
+run_error_says "$WORK/no-such-command: No such file or directory"
 run_error 127 vol run -- no-such-command-anywhere
+run_error_says "no-such-command-anywhere: command not found"
 run_error 127 vol run -- "$WORK/no-such-dir/cmd"
+run_error_says "$WORK/no-such-dir/cmd: No such file or directory"
 printf '#!/bin/sh\nexit 0\n' >"$WORK/not-executable"
 chmod 644 "$WORK/not-executable"
 # (root too: exec wants an x bit whoever asks)
