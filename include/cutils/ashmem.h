@@ -13,6 +13,17 @@
 
 #include <stddef.h>
 
+/*
+ * What a pin returns. libcutils' header names them where the driver's
+ * <linux/ashmem.h> is not included, and a program written for Android
+ * compares with them; the values are the driver's, so the two headers
+ * agree in either order.
+ */
+#ifndef ASHMEM_NOT_PURGED
+#define ASHMEM_NOT_PURGED 0
+#define ASHMEM_WAS_PURGED 1
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif

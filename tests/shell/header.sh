@@ -53,7 +53,13 @@ say "$n builds of the API's lines (DESIGN 2): no warning, the right symbol each 
 alone() {
 	case $1 in
 	volatile.h) echo 'int use(int fd) { return fallocate(fd, FALLOC_FL_MARK_VOLATILE, 0, 1); }' ;;
-	cutils/ashmem.h) echo 'int use(void) { return ashmem_create_region("x", 4096); }' ;;
+	cutils/ashmem.h)
+		# what a pin returns is named by libcutils' header itself, as a
+		# program written for Android compares with it
+		echo 'int use(void) { return ashmem_create_region("x", 4096); }'
+		echo 'int pin(int fd) { return ashmem_pin_region(fd, 0, 0) == ASHMEM_WAS_PURGED; }'
+		echo 'int pinned(int fd) { return ashmem_pin_region(fd, 0, 0) == ASHMEM_NOT_PURGED; }'
+		;;
 	linux/ashmem.h)
 		echo 'unsigned long use[] = { ASHMEM_SET_NAME, ASHMEM_GET_NAME, ASHMEM_SET_SIZE,'
 		echo '	ASHMEM_GET_SIZE, ASHMEM_SET_PROT_MASK, ASHMEM_GET_PROT_MASK, ASHMEM_PIN,'
@@ -70,4 +76,14 @@ for h in volatile.h cutils/ashmem.h linux/ashmem.h; do
 	done
 done
 say "each installed header compiles alone"
+
+# and the two ashmem headers together, in either order (the names both define agree)
+for pair in "cutils/ashmem.h linux/ashmem.h" "linux/ashmem.h cutils/ashmem.h"; do
+	for h in $pair; do printf '#include <%s>\n' "$h"; done >"$WORK/both.c"
+	echo 'int use(int fd) { return ashmem_pin_region(fd, 0, 0) == ASHMEM_WAS_PURGED; }' >>"$WORK/both.c"
+	$CC -std=c99 -Wall -Wextra -Werror -pedantic -I"$VL_TOP_SRCDIR/include" \
+		-c "$WORK/both.c" -o "$WORK/both.o" 2>"$WORK/cc.err" ||
+		fail "<${pair% *}> then <${pair#* }>: $(head -3 "$WORK/cc.err")"
+done
+say "the ashmem headers compile together, in either order"
 exit 0
