@@ -533,10 +533,16 @@ static int single(void)
 static void setup(struct watch *w, const char *cgroup)
 {
 	const struct vl_config *cfg = vl_config();
-	char a[32], b[32];
+	char a[32], b[32], bad[PATH_MAX + 128];
 	sigset_t mask;
 	int err;
 
+	/*
+	 * The library ignores a bad value silently; a typo in the unit's
+	 * Environment= would leave the default threshold in force unseen.
+	 */
+	if (vl_env_refused(bad, sizeof(bad)))
+		say("%s: ignored", bad);
 	open_region(&w->r, 1);
 	if (cgroup != NULL) {
 		err = vl_cgroup_at(cgroup, &w->cg);

@@ -52,7 +52,7 @@ wait_bg d1
 [ "$(tail -n 1 "$WORK/d1.err")" = "volatile daemon: exiting on a signal" ] || { show d1; fail "no last line 'exiting on a signal'"; }
 [ ! -s "$WORK/d1.out" ] || { show d1; fail "the daemon wrote to stdout"; }
 # every line it logged is one of its kinds
-if grep -vE '^volatile daemon: (purged [0-9]+ ranges?, [0-9]+ bytes: .*|watching region .*|cgroup v[12] .*|PSI trigger .*|no PSI.*|exiting on a signal|forgot the records of .*)$' \
+if grep -vE '^volatile daemon: (purged [0-9]+ ranges?, [0-9]+ bytes: .*|watching region .*|cgroup v[12] .*|PSI trigger .*|no PSI.*|exiting on a signal|forgot the records of .*|VOLATILE_[A-Z0-9_]+=.*: ignored)$' \
 	"$WORK/d1.err" >"$WORK/d1.other"; then
 	cat "$WORK/d1.other" >&2
 	fail "the daemon logged lines of no known kind"
@@ -123,4 +123,16 @@ for args in "--interval 0" "--interval 99999999" "--cgroup $WORK" "--cgroup $WOR
 	[ "$(wc -l <"$WORK/bad.err")" -eq 1 ] && grep -q '^volatile: ' "$WORK/bad.err" ||
 		{ show bad; fail "volatile daemon $args: want one line 'volatile: ...'"; }
 done
+
+# ---- 7. a value of a variable it reads that the library ignores (a typo in the unit's
+# Environment= drop-in): the daemon says so in its log, before the thresholds it uses ----
+new_region
+bg d7 env VOLATILE_MIN_AVAILABLE=200% "$VOLATILE_CMD" daemon --foreground
+wait_match d7 err '^volatile daemon: watching region '
+grep -qxF "volatile daemon: VOLATILE_MIN_AVAILABLE=200% is neither a size nor a percentage (0-100%): ignored" \
+	"$WORK/d7.err" || { show d7; fail "a bad VOLATILE_MIN_AVAILABLE: not named in the daemon's log"; }
+grep -qF "purging when available memory < 10%," "$WORK/d7.err" || { show d7; fail "a bad VOLATILE_MIN_AVAILABLE: not the default 10%"; }
+eval "kill -TERM \$BG_d7"
+wait_bg d7
+[ "$rc" -eq 0 ] || { show d7; fail "daemon on SIGTERM: exit status $rc"; }
 exit 0
