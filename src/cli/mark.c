@@ -50,6 +50,9 @@ static int mark_or_unmark(int argc, char **argv, int mode, const char *help)
 		die("%s: %s", argv[optind], strerror(errno));
 	r = vl_volatile_fallocate(fd, mode, (int64_t)off, (int64_t)len);
 	close(fd);
+	/* EOPNOTSUPP's text alone does not say what is wrong with the file */
+	if (r == -EOPNOTSUPP)
+		die("%s %s: %s (not a tmpfs or memfd file)", what, argv[optind], strerror(-r));
 	if (r < 0)
 		die("%s %s: %s", what, argv[optind], strerror(-r));
 	if (mode == FALLOC_FL_UNMARK_VOLATILE) {

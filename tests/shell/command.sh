@@ -126,6 +126,10 @@ usage_error unmark "$WORK/no-such-file" 0 4K
 usage_error mark "$f" 0 0
 usage_error unmark "$f" 4K 0
 usage_error mark "$DISK/file" 0 4K
+# the errno's text alone ("Operation not supported") does not tell a
+# newcomer what is wrong with the file: the line says what it must be
+grep -qxF "volatile: mark $DISK/file: Operation not supported (not a tmpfs or memfd file)" "$WORK/usage.err" ||
+	{ show usage; soft fail "mark of a file on disk: the line does not say it must be on tmpfs"; FAILED=1; }
 usage_error unmark "$DISK/file" 0 4K
 usage_error mark /dev/null 0 4K
 usage_error mark "$WORK" 0 4K
