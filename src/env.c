@@ -79,12 +79,22 @@ static const char *why_not_duration(const char *v)
 		       : NULL;
 }
 
+/* a region keeps the name it was made with (fate.path), resolved: it must fit whole */
+#define REGION_NAME_MAX (sizeof(((struct vl_fate *)0)->path) - 1)
+
 static const char *why_not_region(const char *v)
 {
+	char name[PATH_MAX];
+
 	if (v[0] != '/')
 		return "is not an absolute path";
-	if (strlen(v) >= PATH_MAX)
+	if (strlen(v) >= sizeof(name))
 		return "is too long a path";
+	/* counted as vl_region_open counts it: once "." and ".." are resolved */
+	snprintf(name, sizeof(name), "%s", v);
+	vl_path_normalize(name);
+	if (strlen(name) > REGION_NAME_MAX)
+		return "is too long a name for a region (255 bytes at most)";
 	return NULL;
 }
 
@@ -210,9 +220,12 @@ static void region_from(void)
 		 * same file.
 		 */
 		snprintf(config.region, sizeof(config.region), "%s", v);
-		if (strlen(v) >= sizeof(config.region))
-			config.region[sizeof(config.region) - 2] = '\0'; /* still too long */
-		vl_path_normalize(config.region);
+		/*
+		 * One cut at PATH_MAX is kept as it is, still too long: resolved,
+		 * the cut prefix could name another, shorter, region.
+		 */
+		if (strlen(v) < sizeof(config.region))
+			vl_path_normalize(config.region);
 		snprintf(config.region_why, sizeof(config.region_why), "VOLATILE_REGION");
 	} else {
 		vl_region_default(config.region, sizeof(config.region), config.region_why,

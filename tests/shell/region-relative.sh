@@ -117,4 +117,27 @@ expect_line long "mark 0 4K = -1 ENAMETOOLONG"
 [ ! -e "$long" ] || fail "a region was made at a name too long"
 run long-cmd env VOLATILE_REGION="$long" timeout "$VL_TIMEOUT" "$VOLATILE_CMD" status
 [ "$rc" -eq 2 ] || { show long-cmd; fail "volatile status with a name too long: exit status $rc"; }
+# volatile run refuses what the library refuses: 125, one line, CMD not run
+run long-run env VOLATILE_REGION="$long" timeout "$VL_TIMEOUT" "$VOLATILE_CMD" run -- \
+	"$VT" memfd m 64K mark 0 4K
+if [ "$rc" -ne 125 ] || [ "$(wc -l <"$WORK/long-run.err")" -ne 1 ] ||
+	! grep -q "^volatile: VOLATILE_REGION=.*255 bytes at most" "$WORK/long-run.err" ||
+	[ -s "$WORK/long-run.out" ]; then
+	show long-run
+	fail "volatile run with a region name too long: exit status $rc (want 125 and one line)"
+fi
+# the 255 bytes are counted once "." and ".." are resolved, as the library counts
+# them: a long name that resolves short is a good one, for run as for the library
+dots=$(i=0; while [ "$i" -lt 200 ]; do printf '/.'; i=$((i + 1)); done)
+ok long-dots vol run --region "$WORK$dots/dots" -- "$VT" memfd m 64K mark 0 4K
+expect_line long-dots "mark 0 4K = 0"
+[ -f "$WORK/dots" ] || fail "a name that resolves short: no region at $WORK/dots"
+# a name longer than PATH_MAX (the kernel refuses it whole) is refused too,
+# never cut to a prefix that names another region: here the prefix resolves
+# to $WORK/cut, the name to $WORK/whole
+dots=$(i=0; while [ "$i" -lt 2100 ]; do printf '/.'; i=$((i + 1)); done)
+ok huge svte VOLATILE_REGION="$WORK/cut$dots/../whole" -- memfd m 64K mark 0 4K
+expect_line huge "mark 0 4K = -1 ENAMETOOLONG"
+[ ! -e "$WORK/cut" ] && [ ! -e "$WORK/whole" ] ||
+	{ ls -lA "$WORK" >&2; fail "a region was made for a name longer than PATH_MAX"; }
 exit 0
