@@ -144,13 +144,32 @@ static const char *refusal_of(const char *name, const char *v)
 	return NULL;
 }
 
+const char *vl_env_shown(const char *v, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	for (; *v != '\0' && n + 5 <= size; v++) {
+		unsigned char c = (unsigned char)*v;
+
+		if (c < 0x20 || c == 0x7f)
+			n += (size_t)snprintf(buf + n, size - n, "\\%03o", c);
+		else
+			buf[n++] = (char)c;
+	}
+	if (size > 0)
+		buf[n < size ? n : size - 1] = '\0';
+	return buf;
+}
+
 int vl_env_refused(char *buf, size_t size)
 {
 	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
 		const char *v = value_of(rules[i].name), *why = v ? rules[i].why_not(v) : NULL;
+		char shown[PATH_MAX];
 
 		if (why != NULL) {
-			snprintf(buf, size, "%s=%s %s", rules[i].name, v, why);
+			snprintf(buf, size, "%s=%s %s", rules[i].name,
+				 vl_env_shown(v, shown, sizeof(shown)), why);
 			return 1;
 		}
 	}
@@ -161,10 +180,12 @@ int vl_env_refused(char *buf, size_t size)
 static const char *taken(const char *name, const char *instead)
 {
 	const char *v = value_of(name), *why = refusal_of(name, v);
+	char shown[PATH_MAX];
 
 	if (why == NULL)
 		return v;
-	load_log("%s=%s %s: ignored, using %s", name, v, why, instead);
+	load_log("%s=%s %s: ignored, using %s", name, vl_env_shown(v, shown, sizeof(shown)), why,
+		 instead);
 	return NULL;
 }
 

@@ -91,6 +91,20 @@ if [ "$rc" -ne 125 ] || [ "$(wc -l <"$WORK/run-rel.err")" -ne 1 ] ||
 fi
 nothing_made "volatile run"
 
+# a value with a newline or a terminal's escape is named in one line still,
+# its bytes shown as \ooo: by run (125) and by the other subcommands (2)
+odd=$(printf 'rel\n\033[31mx')
+for args in "run -- true" "status"; do
+	# shellcheck disable=SC2086
+	run odd env VOLATILE_REGION="$odd" timeout "$VL_TIMEOUT" "$VOLATILE_CMD" $args
+	if [ "$(wc -l <"$WORK/odd.err")" -ne 1 ] || grep -q "$(printf '\033')" "$WORK/odd.err" ||
+		! grep -qF 'VOLATILE_REGION=rel\012\033[31mx is not an absolute path' "$WORK/odd.err"; then
+		show odd
+		fail "volatile $args: a VOLATILE_REGION with odd bytes is not named in one line"
+	fi
+done
+nothing_made "odd bytes"
+
 # ---- volatile run --region makes it absolute ----------------------------------------
 here=$(pwd -P)
 ok run-env vol run --region rel -- env
