@@ -104,6 +104,14 @@ for args in "run -- true" "status"; do
 	fi
 done
 nothing_made "odd bytes"
+# as is VOLATILE_LIBRARY, which run checks before it puts it in LD_PRELOAD
+run odd-lib env VOLATILE_LIBRARY="$odd" timeout "$VL_TIMEOUT" "$VOLATILE_CMD" run -- true
+if [ "$rc" -ne 125 ] || [ "$(wc -l <"$WORK/odd-lib.err")" -ne 1 ] ||
+	grep -q "$(printf '\033')" "$WORK/odd-lib.err" ||
+	! grep -qF 'VOLATILE_LIBRARY=rel\012\033[31mx is not an absolute path' "$WORK/odd-lib.err"; then
+	show odd-lib
+	fail "volatile run: a VOLATILE_LIBRARY with odd bytes: exit status $rc (want 125 and one line)"
+fi
 
 # ---- volatile run --region makes it absolute ----------------------------------------
 here=$(pwd -P)
