@@ -79,12 +79,22 @@ static const char *why_not_duration(const char *v)
 		       : NULL;
 }
 
+/* a region keeps the name it was made with (fate.path), resolved: it must fit whole */
+#define REGION_NAME_MAX (sizeof(((struct vl_fate *)0)->path) - 1)
+
 static const char *why_not_region(const char *v)
 {
+	char name[PATH_MAX];
+
 	if (v[0] != '/')
 		return "is not an absolute path";
-	if (strlen(v) >= PATH_MAX)
+	if (strlen(v) >= sizeof(name))
 		return "is too long a path";
+	/* counted as vl_region_open counts it: once "." and ".." are resolved */
+	snprintf(name, sizeof(name), "%s", v);
+	vl_path_normalize(name);
+	if (strlen(name) > REGION_NAME_MAX)
+		return "is too long a name for a region (255 bytes at most)";
 	return NULL;
 }
 
@@ -134,13 +144,32 @@ static const char *refusal_of(const char *name, const char *v)
 	return NULL;
 }
 
+const char *vl_env_shown(const char *v, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	for (; *v != '\0' && n + 5 <= size; v++) {
+		unsigned char c = (unsigned char)*v;
+
+		if (c < 0x20 || c == 0x7f)
+			n += (size_t)snprintf(buf + n, size - n, "\\%03o", c);
+		else
+			buf[n++] = (char)c;
+	}
+	if (size > 0)
+		buf[n < size ? n : size - 1] = '\0';
+	return buf;
+}
+
 int vl_env_refused(char *buf, size_t size)
 {
 	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
 		const char *v = value_of(rules[i].name), *why = v ? rules[i].why_not(v) : NULL;
+		char shown[PATH_MAX];
 
 		if (why != NULL) {
-			snprintf(buf, size, "%s=%s %s", rules[i].name, v, why);
+			snprintf(buf, size, "%s=%s %s", rules[i].name,
+				 vl_env_shown(v, shown, sizeof(shown)), why);
 			return 1;
 		}
 	}
@@ -151,10 +180,12 @@ int vl_env_refused(char *buf, size_t size)
 static const char *taken(const char *name, const char *instead)
 {
 	const char *v = value_of(name), *why = refusal_of(name, v);
+	char shown[PATH_MAX];
 
 	if (why == NULL)
 		return v;
-	load_log("%s=%s %s: ignored, using %s", name, v, why, instead);
+	load_log("%s=%s %s: ignored, using %s", name, vl_env_shown(v, shown, sizeof(shown)), why,
+		 instead);
 	return NULL;
 }
 
@@ -210,9 +241,12 @@ static void region_from(void)
 		 * same file.
 		 */
 		snprintf(config.region, sizeof(config.region), "%s", v);
-		if (strlen(v) >= sizeof(config.region))
-			config.region[sizeof(config.region) - 2] = '\0'; /* still too long */
-		vl_path_normalize(config.region);
+		/*
+		 * One cut at PATH_MAX is kept as it is, still too long: resolved,
+		 * the cut prefix could name another, shorter, region.
+		 */
+		if (strlen(v) < sizeof(config.region))
+			vl_path_normalize(config.region);
 		snprintf(config.region_why, sizeof(config.region_why), "VOLATILE_REGION");
 	} else {
 		vl_region_default(config.region, sizeof(config.region), config.region_why,

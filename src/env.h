@@ -48,6 +48,12 @@ static inline const struct vl_config *vl_config(void)
  */
 int vl_env_refused(char *buf, size_t size);
 
+/*
+ * A variable's value as a message may quote it: on one line, no byte a
+ * terminal acts on (a control byte is shown as \ooo); cut to fit buf.
+ */
+const char *vl_env_shown(const char *v, char *buf, size_t size);
+
 /* Read the environment again (after fork+setenv, and in tests). */
 void vl_config_reload(void);
 

@@ -576,6 +576,43 @@ static void setup(struct watch *w, const char *cgroup)
 	    threshold_text(&cfg->tmpfs_min_free, b, sizeof(b)));
 }
 
+/*
+ * The daemon's file removed or replaced since it was locked (a cleaner of
+ * /dev/shm, an rm): the lock no longer keeps a second daemon out, and
+ * status and --stop, which look by the name, no longer see this one. At
+ * each wake-up the name is checked; gone, it is made and locked again, as
+ * at start. The lock fd to go on with; -1 if another daemon holds the name
+ * by now: that one serves the region, this one is to exit. Any other
+ * failure keeps the old lock, to try again at the next wake-up.
+ */
+static int keep_name(int lock)
+{
+	char path[PATH_MAX + 16], buf[160];
+	struct stat mine, named;
+	int fd, err;
+
+	daemon_file(path, sizeof(path));
+	if (fstat(lock, &mine) == 0 && lstat(path, &named) == 0 && mine.st_dev == named.st_dev &&
+	    mine.st_ino == named.st_ino)
+		return lock;
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
+	if (fd < 0)
+		return lock;
+	if (fstat(fd, &named) != 0 || not_private_file(&named, buf, sizeof(buf)) != NULL) {
+		close(fd);
+		return lock;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		err = errno;
+		close(fd);
+		return err == EWOULDBLOCK ? -1 : lock;
+	}
+	close(lock);
+	daemon_register(fd);
+	say("%s was removed or replaced: made again", path);
+	return fd;
+}
+
 /* Fork into the background; the parent returns once the child is set up. */
 static void detach(int *ready)
 {
@@ -731,6 +768,11 @@ int cmd_daemon(int argc, char **argv)
 		for (int i = 0; i < w.n_events; i++)
 			if (pfd[4 + i].revents)
 				rearm(&w, i, pfd[4 + i].revents);
+		lock = keep_name(lock);
+		if (lock < 0) {
+			say("another daemon serves region %s now: exiting", vl_config()->region);
+			return 0;
+		}
 		daemon_woke(lock);
 		relieve(&w);
 	}

@@ -153,7 +153,8 @@ static void library_path(char *buf, size_t size)
 
 	if (env != NULL && *env != '\0') {
 		if (env[0] != '/' || expand_lib(env, path, sizeof(path)) != 0 || !exists(path))
-			die("VOLATILE_LIBRARY=%s is not an absolute path to a readable file", env);
+			die("VOLATILE_LIBRARY=%s is not an absolute path to a readable file",
+			    vl_env_shown(env, path, sizeof(path)));
 		snprintf(buf, size, "%s", env);
 		return;
 	}

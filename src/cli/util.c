@@ -139,9 +139,11 @@ static const char *refusal(const char *path, char *buf, size_t size)
 const char *region_path(void)
 {
 	const char *path = vl_config()->region;
+	char shown[PATH_MAX];
 
 	if (path[0] != '/')
-		die("VOLATILE_REGION=%s is not an absolute path", path);
+		die("VOLATILE_REGION=%s is not an absolute path",
+		    vl_env_shown(path, shown, sizeof(shown)));
 	return path;
 }
 

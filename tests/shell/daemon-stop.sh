@@ -82,6 +82,26 @@ wait_bg d5
 [ "$rc" -eq 0 ] || { show d5; fail "the daemon stopped by --stop: exit status $rc"; }
 [ "$(tail -n 1 "$WORK/d5.err")" = "volatile daemon: exiting on a signal" ] || { show d5; fail "no last line 'exiting on a signal'"; }
 
+# ---- 7. its file removed (a cleaner of /dev/shm, an rm): made again at the next wake-up, ----
+# so a second daemon cannot start beside it, status lists it and --stop stops it
+bg d7 vol daemon --foreground
+wait_match d7 err '^volatile daemon: watching region '
+d7pid=$(head -n 1 "$lock")
+rm -f "$lock"
+i=0
+until [ "$(head -n 1 "$lock" 2>/dev/null)" = "$d7pid" ]; do
+	i=$((i + 1))
+	[ "$i" -le 1000 ] || { show d7; fail "the daemon did not make its removed $lock again in 10 s"; }
+	sleep 0.01
+done
+run d7b vol daemon --foreground
+[ "$rc" -eq 2 ] && grep -q "already running for region" "$WORK/d7b.err" ||
+	{ show d7b; fail "a second daemon started beside one whose file was removed: exit status $rc"; }
+ok stop7 vol daemon --stop
+expect_line stop7 "stopped the daemon of region $VOLATILE_REGION (pid $d7pid)"
+wait_bg d7
+no_daemon st7 "after --stop of a daemon whose file was removed"
+
 # ---- 6. --stop takes no other option -----------------------------------------------------------
 run bad vol daemon --stop --foreground
 [ "$rc" -eq 2 ] && [ "$(wc -l <"$WORK/bad.err")" -eq 1 ] || { show bad; fail "daemon --stop --foreground: exit status $rc, want 2 and one line"; }

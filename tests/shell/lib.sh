@@ -69,7 +69,8 @@ rerun_inside() {
 # chroot the root is no mount point, and unshare cannot make it private
 # ("cannot change root filesystem propagation: Invalid argument"): there
 # the namespace is made with propagation unchanged, and a script of $WORK's
-# makes every mount it shows private, mounts /proc where --mount-proc was
+# makes every mount of it private, those above the chroot's root too
+# (private-ns.sh), mounts /proc where --mount-proc was
 # asked, and runs the command; it exits 78 (why in $WORK/mount.err) where
 # the mount that holds $WORK, where tests mount, is not private then.
 # shellcheck disable=SC2120 # options are for some callers only
@@ -88,10 +89,26 @@ private_ns() {
 	# shellcheck disable=SC2086 # words: options
 	unshare -m --propagation unchanged $_opts true 2>"$WORK/unshare.err" || return 1
 	_script=$WORK/private-mounts$_proc
+	# The mount that holds the chroot's root is in no mountinfo here, and
+	# stays as shared as the host made it: a mount on one of its directories
+	# (/run, where the chroot mounts none) would be the host's too. perl
+	# (Debian's perl-base) takes a descriptor of this namespace's true root
+	# out of the chroot (a chroot into a directory below, then ".." past
+	# it), comes back, and has every mount of the namespace made private
+	# from there, in this namespace alone.
 	cat >"$_script" <<EOF || return 1
-awk '{ print \$5 }' /proc/self/mountinfo | while read -r m; do
-	mount --make-private "\$m" 2>/dev/null
-done
+perl -e '
+	\$^F = 1023;
+	mkdir \$ARGV[0];
+	opendir(my \$back, "/") or die "/: \$!";
+	chroot \$ARGV[0] or die "chroot \$ARGV[0]: \$!";
+	chdir ".." for 1 .. 1024;
+	sysopen(my \$top, ".", 0) or die "the true root: \$!";
+	chdir \$back or die "back to the chroot: \$!";
+	chroot "." or die "back to the chroot: \$!";
+	chdir "/";
+	exec "mount", "-c", "--make-rprivate", "/proc/self/fd/" . fileno(\$top);
+' '$WORK/true-root' 2>'$WORK/mount.err' || exit 78
 if [ -n "$_proc" ]; then mount -t proc proc /proc 2>'$WORK/mount.err' || exit 78; fi
 p=\$(findmnt -n -o PROPAGATION -T '$WORK' 2>&1)
 [ "\$p" = private ] || { echo "the mount that holds $WORK is not private here (\$p)" >'$WORK/mount.err'; exit 78; }

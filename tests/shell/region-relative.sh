@@ -91,6 +91,28 @@ if [ "$rc" -ne 125 ] || [ "$(wc -l <"$WORK/run-rel.err")" -ne 1 ] ||
 fi
 nothing_made "volatile run"
 
+# a value with a newline or a terminal's escape is named in one line still,
+# its bytes shown as \ooo: by run (125) and by the other subcommands (2)
+odd=$(printf 'rel\n\033[31mx')
+for args in "run -- true" "status"; do
+	# shellcheck disable=SC2086
+	run odd env VOLATILE_REGION="$odd" timeout "$VL_TIMEOUT" "$VOLATILE_CMD" $args
+	if [ "$(wc -l <"$WORK/odd.err")" -ne 1 ] || grep -q "$(printf '\033')" "$WORK/odd.err" ||
+		! grep -qF 'VOLATILE_REGION=rel\012\033[31mx is not an absolute path' "$WORK/odd.err"; then
+		show odd
+		fail "volatile $args: a VOLATILE_REGION with odd bytes is not named in one line"
+	fi
+done
+nothing_made "odd bytes"
+# as is VOLATILE_LIBRARY, which run checks before it puts it in LD_PRELOAD
+run odd-lib env VOLATILE_LIBRARY="$odd" timeout "$VL_TIMEOUT" "$VOLATILE_CMD" run -- true
+if [ "$rc" -ne 125 ] || [ "$(wc -l <"$WORK/odd-lib.err")" -ne 1 ] ||
+	grep -q "$(printf '\033')" "$WORK/odd-lib.err" ||
+	! grep -qF 'VOLATILE_LIBRARY=rel\012\033[31mx is not an absolute path' "$WORK/odd-lib.err"; then
+	show odd-lib
+	fail "volatile run: a VOLATILE_LIBRARY with odd bytes: exit status $rc (want 125 and one line)"
+fi
+
 # ---- volatile run --region makes it absolute ----------------------------------------
 here=$(pwd -P)
 ok run-env vol run --region rel -- env
@@ -117,4 +139,27 @@ expect_line long "mark 0 4K = -1 ENAMETOOLONG"
 [ ! -e "$long" ] || fail "a region was made at a name too long"
 run long-cmd env VOLATILE_REGION="$long" timeout "$VL_TIMEOUT" "$VOLATILE_CMD" status
 [ "$rc" -eq 2 ] || { show long-cmd; fail "volatile status with a name too long: exit status $rc"; }
+# volatile run refuses what the library refuses: 125, one line, CMD not run
+run long-run env VOLATILE_REGION="$long" timeout "$VL_TIMEOUT" "$VOLATILE_CMD" run -- \
+	"$VT" memfd m 64K mark 0 4K
+if [ "$rc" -ne 125 ] || [ "$(wc -l <"$WORK/long-run.err")" -ne 1 ] ||
+	! grep -q "^volatile: VOLATILE_REGION=.*255 bytes at most" "$WORK/long-run.err" ||
+	[ -s "$WORK/long-run.out" ]; then
+	show long-run
+	fail "volatile run with a region name too long: exit status $rc (want 125 and one line)"
+fi
+# the 255 bytes are counted once "." and ".." are resolved, as the library counts
+# them: a long name that resolves short is a good one, for run as for the library
+dots=$(i=0; while [ "$i" -lt 200 ]; do printf '/.'; i=$((i + 1)); done)
+ok long-dots vol run --region "$WORK$dots/dots" -- "$VT" memfd m 64K mark 0 4K
+expect_line long-dots "mark 0 4K = 0"
+[ -f "$WORK/dots" ] || fail "a name that resolves short: no region at $WORK/dots"
+# a name longer than PATH_MAX (the kernel refuses it whole) is refused too,
+# never cut to a prefix that names another region: here the prefix resolves
+# to $WORK/cut, the name to $WORK/whole
+dots=$(i=0; while [ "$i" -lt 2100 ]; do printf '/.'; i=$((i + 1)); done)
+ok huge svte VOLATILE_REGION="$WORK/cut$dots/../whole" -- memfd m 64K mark 0 4K
+expect_line huge "mark 0 4K = -1 ENAMETOOLONG"
+[ ! -e "$WORK/cut" ] && [ ! -e "$WORK/whole" ] ||
+	{ ls -lA "$WORK" >&2; fail "a region was made for a name longer than PATH_MAX"; }
 exit 0
