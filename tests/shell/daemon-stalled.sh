@@ -9,21 +9,9 @@
 # once the file is open. Both commands must answer at once that no daemon
 # serves the region. Root and /dev/fuse are needed to mount (else skipped).
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/fuse-lib.sh"
 
 need_cmd
-FUSESTALL=$VL_TOP_BUILDDIR/tests/helpers/fusestall
-
-stop_fuse() {
-	eval "_p=\${BG_fuse:-}"
-	if [ -n "$_p" ]; then
-		kill -KILL "$_p" 2>/dev/null
-		wait "$_p" 2>/dev/null
-	fi
-	umount -l "$WORK/fuse" 2>/dev/null
-	for _p in $BG_PIDS; do
-		kill -KILL "$_p" 2>/dev/null
-	done
-}
 
 # within_30s NAME CMD...: CMD must exit 0 within 30 s
 within_30s() {
@@ -67,11 +55,4 @@ if [ "${1:-}" = --inside ]; then
 	inside
 fi
 
-[ "$(id -u)" -eq 0 ] || skip "not root: cannot mount a FUSE file system"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-[ -x "$FUSESTALL" ] || fail "$FUSESTALL is not built (make check builds it)"
-command -v unshare >/dev/null 2>&1 || skip "unshare (util-linux) is not installed"
-unshare -m --propagation private true 2>"$WORK/unshare.err" ||
-	skip "cannot make a mount namespace: $(cat "$WORK/unshare.err")"
-rerun_inside "unshare -m --propagation private"
-exit "$rc"
+in_fuse_ns

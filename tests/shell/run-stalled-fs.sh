@@ -24,23 +24,11 @@
 # in a private mount namespace, and the server is killed at the end, pass or
 # fail: nothing waits on it afterwards.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/fuse-lib.sh"
 
 need_cmd
 : "${VL_TOP_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
-FUSESTALL=$VL_TOP_BUILDDIR/tests/helpers/fusestall
 CALLERS=70
-
-stop_fuse() {
-	eval "_p=\${BG_fuse:-}"
-	if [ -n "$_p" ]; then
-		kill -KILL "$_p" 2>/dev/null
-		wait "$_p" 2>/dev/null
-	fi
-	umount -l "$WORK/fuse" 2>/dev/null
-	for _p in $BG_PIDS; do
-		kill "$_p" 2>/dev/null
-	done
-}
 
 # n_lines PATTERN FILE...: how many of the files have a line PATTERN
 n_lines() {
@@ -124,10 +112,4 @@ if [ "${1:-}" = --inside ]; then
 	inside
 fi
 
-[ "$(id -u)" -eq 0 ] || skip "not root: cannot mount a FUSE file system"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-[ -x "$FUSESTALL" ] || fail "$FUSESTALL is not built (make check builds it)"
-command -v unshare >/dev/null 2>&1 || skip "unshare (util-linux) is not installed"
-private_ns || skip "cannot make a mount namespace: $(cat "$WORK/unshare.err")"
-rerun_inside "$PRIVATE_NS"
-exit "$rc"
+in_fuse_ns
