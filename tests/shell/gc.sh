@@ -225,11 +225,13 @@ if [ "$(id -u)" -eq 0 ]; then
 	GC_AS="setpriv --reuid=$GC_UID --regid=$GC_UID --clear-groups --"
 	# nobody must be able to reach its directory inside $WORK
 	chmod 0711 "$WORK" || fail "chmod $WORK"
+	GC_SHARED_UID=
 else
 	GC_UID=$(id -u)
 	GC_AS=
+	GC_SHARED_UID=1 # other tests' processes run as this uid too
 fi
-export GC_UID GC_AS
+export GC_UID GC_AS GC_SHARED_UID
 U=$WORK/u
 mkdir "$U" || fail "mkdir $U"
 [ -z "$GC_AS" ] || chown "$GC_UID:$GC_UID" "$U" || fail "chown $U"
@@ -306,6 +308,18 @@ fi
 sleep 3.2
 upurge a-purge3
 if ! grep -q 'forgotten' "$WORK/a-purge2.out"; then # (else the slow second purge did it)
+	# Run as the user itself (not root: GC_AS is empty), other tests of
+	# the same uid run beside this one under make -j2, and one of their
+	# processes that cannot be looked into (a non-dumpable holder) keeps
+	# every file of the uid from looking gone (DESIGN 15): the purge is
+	# right to keep it then. Purges go on, 60 s at most, until it is gone.
+	i=0
+	while ! grep -q '1 file gone, forgotten' "$WORK/a-purge3.out" && [ -n "$GC_SHARED_UID" ] &&
+		[ "$i" -lt 120 ]; do
+		sleep 0.5
+		i=$((i + 1))
+		upurge a-purge3
+	done
 	grep -q '1 file gone, forgotten' "$WORK/a-purge3.out" || { show a-purge3; fail "the memfd was not forgotten by a purge 3 s after the first"; }
 fi
 ustatus a-st3
