@@ -27,7 +27,8 @@
  * shortage of ours, or an alias mode on a
  * file that is not tmpfs, is let through to the kernel, which answers as
  * without the library (EOPNOTSUPP for a volatile mode). Once run is gone,
- * the kernel answers ENOSYS.
+ * the kernel answers ENOSYS. (An alias on a file we could not take is
+ * refused as an UNMARK: it might be tmpfs, and purged.)
  */
 #include "cli.h"
 
@@ -514,7 +515,7 @@ static void note_own_user(void)
  */
 #define OTHER_REGION (-EXDEV)
 
-static int ours(int got, int thread, int nsdir, pid_t tid, int region_ours)
+static int ours(int got, int thread, int nsdir, pid_t tid, int region_ours, int *not_tmpfs)
 {
 	if (got < 0)
 		return got;
@@ -523,6 +524,8 @@ static int ours(int got, int thread, int nsdir, pid_t tid, int region_ours)
 		return NOT_OURS;
 	}
 	if (!region_ours) {
+		/* refused, but seen: an alias mode on it may still be the kernel's (serve) */
+		*not_tmpfs = vl_is_tmpfs_file(got) == 0;
 		close(got);
 		return OTHER_REGION;
 	}
@@ -557,7 +560,7 @@ static void forget_thread(struct thread *t)
  * the descriptor, or -errno (-EBADF: not open; GONE).
  */
 static int take_fd_locked(int listener, const struct seccomp_notif *req, struct thread *t, int fd,
-			  pid_t *tgid, int *aliases)
+			  pid_t *tgid, int *aliases, int *not_tmpfs)
 {
 	pid_t tid = (pid_t)req->pid;
 	int pidfd, got, kept = 0, nsdir, place;
@@ -588,7 +591,7 @@ static int take_fd_locked(int listener, const struct seccomp_notif *req, struct 
 				}
 			}
 			*aliases = t->view.aliases;
-			return ours(got, t->pidfd, t->nsdir, tid, t->view.ours);
+			return ours(got, t->pidfd, t->nsdir, tid, t->view.ours, not_tmpfs);
 		}
 	}
 	if (t->tid != 0)
@@ -621,7 +624,8 @@ static int take_fd_locked(int listener, const struct seccomp_notif *req, struct 
 	}
 	if (place == VL_PLACE_TAKE) {
 		got = pidfd_getfd_(pidfd, fd);
-		got = got < 0 ? -errno : ours(got, kept ? pidfd : -1, nsdir, tid, view.ours);
+		got = got < 0 ? -errno
+			      : ours(got, kept ? pidfd : -1, nsdir, tid, view.ours, not_tmpfs);
 	} else {
 		/* the caller waits: its thread is not gone, whatever /proc said */
 		got = place == VL_PLACE_LEAVE ? ELSEWHERE : place == -ESRCH ? -EIO : place;
@@ -640,14 +644,15 @@ static int take_fd_locked(int listener, const struct seccomp_notif *req, struct 
 }
 
 static int take_fd(int listener, const struct seccomp_notif *req, int fd, pid_t *tgid,
-		   int *aliases)
+		   int *aliases, int *not_tmpfs)
 {
 	struct thread *t = &threads[(unsigned int)req->pid % THREADS];
 	int got;
 
 	pthread_mutex_lock(&t->lock);
 	*aliases = -1;
-	got = take_fd_locked(listener, req, t, fd, tgid, aliases);
+	*not_tmpfs = 0;
+	got = take_fd_locked(listener, req, t, fd, tgid, aliases, not_tmpfs);
 	pthread_mutex_unlock(&t->lock);
 	return got;
 }
@@ -700,11 +705,11 @@ static enum verdict serve(int listener, const struct seccomp_notif *req,
 	struct call c;
 	struct vl_caller as;
 	pid_t tgid = 0;
-	int fd, ret, aliases;
+	int fd, ret, aliases, not_tmpfs;
 
 	if (decode(&req->data, &c) != 0)
 		return CONTINUE;
-	fd = take_fd(listener, req, c.fd, &tgid, &aliases);
+	fd = take_fd(listener, req, c.fd, &tgid, &aliases, &not_tmpfs);
 	if (fd == GONE)
 		return NOBODY;
 	if (fd == -EBADF) {
@@ -725,6 +730,8 @@ static enum verdict serve(int listener, const struct seccomp_notif *req,
 	if (fd == OTHER_REGION && vl_log_enabled())
 		fprintf(stderr, "volatile run: not served: pid %u: %s fd %d: its region is not run's\n",
 			req->pid, is_unmark(c.mode) ? "unmark" : "mark", c.fd);
+	if (fd < 0 && not_tmpfs && !(c.mode & (FALLOC_FL_MARK_VOLATILE | FALLOC_FL_UNMARK_VOLATILE)))
+		return CONTINUE; /* an alias on a file run saw is not tmpfs: the kernel's call */
 	if (fd < 0 && fd != NOT_OURS && fd != ELSEWHERE && is_unmark(c.mode)) {
 		/*
 		 * A caller we may not look into (it made itself non-dumpable

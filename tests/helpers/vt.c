@@ -56,6 +56,11 @@
  *                        (as root: any UID), "userns UID = 0"
  *   nodump               prctl(PR_SET_DUMPABLE, 0): the user's other processes
  *                        can no longer look into this one's /proc files
+ *   listener             no_new_privs, then a seccomp filter (allow all) with a
+ *                        user-notification listener of its own, as container
+ *                        runtimes and sandboxes install: "listener = 0", or
+ *                        "listener = -1 EBUSY" under a filter that has one
+ *                        (`volatile run`'s: one listener in a chain)
  *   lock                 F_SETLK: a POSIX write lock on the whole current file
  *   lease                F_SETLEASE F_WRLCK on the current fd, counting the
  *                        SIGIOs that say it is being broken     "lease = R"
@@ -1005,6 +1010,39 @@ static int c_nodump(struct state *s, char **a)
 	return 0;
 }
 
+/*
+ * A filter that allows everything, with a listener: the fd is left open.
+ * The kernel's ABI spelt out here: musl's build has no <linux/filter.h>.
+ */
+struct vt_bpf_insn {
+	uint16_t code;
+	uint8_t jt, jf;
+	uint32_t k;
+};
+struct vt_bpf_prog {
+	unsigned short len;
+	struct vt_bpf_insn *insns;
+};
+#define VT_BPF_RET_K 0x06
+#define VT_SECCOMP_RET_ALLOW 0x7fff0000U
+#define VT_SECCOMP_SET_MODE_FILTER 1
+#define VT_SECCOMP_FILTER_FLAG_NEW_LISTENER (1UL << 3)
+
+static int c_listener(struct state *s, char **a)
+{
+	struct vt_bpf_insn allow[] = { { VT_BPF_RET_K, 0, 0, VT_SECCOMP_RET_ALLOW } };
+	struct vt_bpf_prog prog = { 1, allow };
+	long r = prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+
+	(void)s;
+	(void)a;
+	if (r == 0)
+		r = syscall(SYS_seccomp, VT_SECCOMP_SET_MODE_FILTER,
+			    VT_SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	printf("listener = %d%s%s\n", r < 0 ? -1 : 0, r < 0 ? " " : "", r < 0 ? errname(errno) : "");
+	return 0;
+}
+
 /* write "INSIDE OUTSIDE 1" to /proc/self/FILE */
 static int map_one(const char *file, unsigned long inside, unsigned long outside)
 {
@@ -1287,6 +1325,7 @@ static const struct command {
 	{ "wait", 1, c_wait, "PATH: until it exists (60 s at most)" },
 	{ "userns", 1, c_userns, "UID: a user namespace of its own, our user UID there" },
 	{ "nodump", 0, c_nodump, "prctl(PR_SET_DUMPABLE, 0)" },
+	{ "listener", 0, c_listener, "a seccomp filter with a listener of its own" },
 	{ "lock", 0, c_lock, "a POSIX write lock on the whole current file" },
 	{ "lease", 0, c_lease, "a write lease on the current fd" },
 	{ "leased", 0, c_leased, "F_GETLEASE and the SIGIOs seen" },
