@@ -497,6 +497,35 @@ static void relieve(struct watch *w)
 /* ---- setup ---------------------------------------------------------------------- */
 
 /*
+ * The daemon's file at path, opened (made if need be) and checked to be a
+ * private file of this user, not yet locked: the fd; or -1 with errno,
+ * *why saying why when the file is refused as someone else's.
+ */
+static int open_daemon_file(const char *path, char *buf, size_t size, const char **why)
+{
+	struct stat st;
+	int fd, err;
+
+	*why = NULL;
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
+	if (fd < 0) {
+		err = errno;
+		/* another user's file we may not even open: say whose */
+		if (lstat(path, &st) == 0)
+			*why = not_private_file(&st, buf, size);
+		errno = err;
+		return -1;
+	}
+	if (fstat(fd, &st) != 0 || (*why = not_private_file(&st, buf, size)) != NULL) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
+}
+
+/*
  * One daemon per region: an flock on "<region>.daemon", which holds the
  * daemon's pid once it runs (written after detaching). The file is
  * checked before it is locked or written: in /dev/shm another user may
@@ -507,24 +536,14 @@ static int single(void)
 {
 	char path[PATH_MAX + 16], buf[160];
 	const char *why;
-	struct stat st;
 	int fd;
 
 	daemon_file(path, sizeof(path));
-	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
-	if (fd < 0) {
-		int err = errno;
-
-		/* another user's file we may not even open: say whose */
-		if (lstat(path, &st) == 0 && (why = not_private_file(&st, buf, sizeof(buf))) != NULL)
-			die("daemon: %s refused: %s", path, why);
-		die("daemon: %s: %s", path, strerror(err));
-	}
-	if (fstat(fd, &st) != 0)
-		die("daemon: %s: %s", path, strerror(errno));
-	why = not_private_file(&st, buf, sizeof(buf));
-	if (why != NULL)
+	fd = open_daemon_file(path, buf, sizeof(buf), &why);
+	if (fd < 0 && why != NULL)
 		die("daemon: %s refused: %s", path, why);
+	if (fd < 0)
+		die("daemon: %s: %s", path, strerror(errno));
 	if (flock(fd, LOCK_EX | LOCK_NB) != 0)
 		die("daemon: already running for region %s", vl_config()->region);
 	return fd;
@@ -588,6 +607,7 @@ static void setup(struct watch *w, const char *cgroup)
 static int keep_name(int lock)
 {
 	char path[PATH_MAX + 16], buf[160];
+	const char *why;
 	struct stat mine, named;
 	int fd, err;
 
@@ -595,13 +615,9 @@ static int keep_name(int lock)
 	if (fstat(lock, &mine) == 0 && lstat(path, &named) == 0 && mine.st_dev == named.st_dev &&
 	    mine.st_ino == named.st_ino)
 		return lock;
-	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
+	fd = open_daemon_file(path, buf, sizeof(buf), &why);
 	if (fd < 0)
 		return lock;
-	if (fstat(fd, &named) != 0 || not_private_file(&named, buf, sizeof(buf)) != NULL) {
-		close(fd);
-		return lock;
-	}
 	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
 		err = errno;
 		close(fd);
