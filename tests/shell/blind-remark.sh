@@ -14,16 +14,8 @@
 need_cmd
 
 removed_user 4251
-g=$ud/g
-as_user open "$g" rwt fill 0 64K G >/dev/null || fail "cannot write $g"
-
-# the old user: marks G, is purged, then idles until told
-old_user open "$g" rw mark 0 64K touch "$ud/g-marked" wait "$ud/go"
-wait_file "$ud/g-marked"
-run purge vol_user purge --all
-[ "$rc" -eq 0 ] || { show purge; fail "volatile purge: exit status $rc"; }
-ok g-zeros vt open "$g" r expect 0 64K zero
-rm "$REG"
+# the old user (removed-lib.sh): marks G, is purged, then idles until told
+purged_then_removed
 
 # a new process is served (blind) within 10 s
 served

@@ -9,6 +9,9 @@
 #   vol_user ARGS... `volatile ARGS` as U, in $REG
 #   old_user ARGS... $VT ARGS as U, preloaded, in $REG, in the background
 #                    as `old` (lib.sh's bg), for 120 s at most
+#   purged_then_removed  the old user writes $g ($ud/g, 64K of G), marks it
+#                    whole and idles until $ud/go; a purge as U zeroes it;
+#                    then $REG is removed
 #   served [PREFIX [SUFFIX]]  wait until a new process's MARK (run name
 #                    new1) is no longer ESTALE, 10 s at most, else fail
 #                    "PREFIXa new process still gets ESTALE 10 s after
@@ -39,6 +42,18 @@ vol_user() {
 old_user() {
 	bg old setpriv --reuid="$U" --regid="$U" --clear-groups -- env VOLATILE_REGION="$REG" \
 		LD_PRELOAD="$VOLATILE_LIBRARY" timeout 120 "$VT" "$@"
+}
+
+# shellcheck disable=SC2154 # rc: set by lib.sh's run
+purged_then_removed() {
+	g=$ud/g
+	as_user open "$g" rwt fill 0 64K G >/dev/null || fail "cannot write $g"
+	old_user open "$g" rw mark 0 64K touch "$ud/g-marked" wait "$ud/go"
+	wait_file "$ud/g-marked"
+	run purge vol_user purge --all
+	[ "$rc" -eq 0 ] || { show purge; fail "volatile purge: exit status $rc"; }
+	ok g-zeros vt open "$g" r expect 0 64K zero
+	rm "$REG"
 }
 
 served() {
