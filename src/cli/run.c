@@ -36,9 +36,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef VL_LIBDIR
@@ -535,72 +536,115 @@ static void check_command(const char *name, char *cmd, size_t size)
 }
 
 /*
- * CMD as run's child under the supervisor's filter; run serves it and
- * exits as it does. Where the filter cannot be had, CMD runs all the
- * same, with the preload only (a line says why with --debug).
+ * Log, with --debug, why CMD runs without the filter. EBUSY: a filter with
+ * a listener is in already, a `volatile run` outside this one (or a
+ * sandbox's). That run serves CMD's programs when it serves this region,
+ * and refuses them when not (EOPNOTSUPP, EPERM for an UNMARK): CMD runs with
+ * the preload only all the same, as where seccomp is refused; the line says
+ * which.
+ */
+static void say_refused(int err, const char *why, const char *region)
+{
+	const char *outer = err == -EBUSY ? getenv("VOLATILE_RUN_REGION") : NULL;
+
+	if (!vl_log_enabled())
+		return;
+	if (outer != NULL && strcmp(outer, region) == 0)
+		fprintf(stderr,
+			"volatile run: seccomp refused (%s): the volatile run outside serves "
+			"this region\n",
+			why);
+	else if (outer != NULL)
+		fprintf(stderr,
+			"volatile run: seccomp refused (%s): the volatile run outside serves "
+			"another region (%s): programs the preload cannot reach get "
+			"EOPNOTSUPP, EPERM for an UNMARK\n",
+			why, outer[0] != '\0' ? outer : "the default one");
+	else
+		fprintf(stderr,
+			"volatile run: seccomp refused (%s): programs the preload cannot "
+			"reach get EOPNOTSUPP\n",
+			why);
+}
+
+/*
+ * The supervisor, started before CMD is exec'd in run's place (DESIGN 21):
+ * a grandchild, so that CMD, which keeps run's pid, parent, session and
+ * terminal, has no child it did not make (the middle process is reaped
+ * here), and the supervisor goes to init or the nearest subreaper. All
+ * signals stay blocked in it until it has a session of its own: a Ctrl-C
+ * to the foreground group meanwhile must not kill it. 0 once it says it
+ * is ready on sock (then it waits there for the listener), else -1.
+ */
+static int start_supervisor(int sock, int other)
+{
+	sigset_t all, old;
+	pid_t mid;
+	int status;
+	char ready;
+	ssize_t n;
+
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	mid = fork();
+	if (mid == 0) {
+		pid_t helper = fork();
+
+		if (helper == 0) {
+			close(other);
+			vl_sv_helper(sock);
+		}
+		_exit(helper < 0);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (mid < 0)
+		return -1;
+	/* ECHILD: SIGCHLD ignored, as CMD may inherit it: reaped by the kernel */
+	while (waitpid(mid, &status, 0) < 0 && errno == EINTR)
+		;
+	do
+		n = recv(other, &ready, 1, 0);
+	while (n < 0 && errno == EINTR);
+	return n == 1 ? 0 : -1;
+}
+
+/*
+ * Put the supervisor's filter on this process, and hand its listener to
+ * a supervisor of its own, then exec CMD here: CMD is run, for its shell
+ * and its terminal (DESIGN 8). Where the filter or the supervisor cannot
+ * be had, CMD runs all the same, with the preload only (a line says why
+ * with --debug).
  */
 static void run_supervised(const char *cmd, char **args, int aliases)
 {
-	struct sigaction dfl = { .sa_handler = SIG_DFL }, old_chld;
-	sigset_t set, old_mask;
 	char why[160], region[PATH_MAX];
-	const char *outer;
-	int sv[2], listener, sigfd;
-	pid_t child;
+	int sv[2], listener;
 
 	vl_sv_region_key(region, sizeof(region));
-	vl_sv_signals(&set);
-	/* blocked before the fork: none is lost between it and the signalfd */
-	sigprocmask(SIG_BLOCK, &set, &old_mask);
-	/* an inherited SIG_IGN would reap CMD before we could see its status */
-	sigaction(SIGCHLD, &dfl, &old_chld);
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
-		die("run: socketpair: %s", strerror(errno));
-	child = fork();
-	if (child < 0)
-		die("run: fork: %s", strerror(errno));
-	if (child == 0) {
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+		say_refused(-errno, "socketpair", region);
+		return;
+	}
+	if (start_supervisor(sv[1], sv[0]) != 0) {
 		close(sv[0]);
-		vl_sv_install(sv[1], aliases, region);
 		close(sv[1]);
-		sigaction(SIGCHLD, &old_chld, NULL);
-		sigprocmask(SIG_SETMASK, &old_mask, NULL);
-		execv(cmd, args);
-		exec_failed(cmd);
+		snprintf(why, sizeof(why), "the supervisor did not start");
+		say_refused(-ECHILD, why, region);
+		return;
 	}
 	close(sv[1]);
-	listener = vl_sv_receive(sv[0], why, sizeof(why));
-	close(sv[0]);
-	/*
-	 * EBUSY: a filter with a listener is in already, a `volatile run`
-	 * outside this one (or a sandbox's). That run serves CMD's programs
-	 * when it serves this region, and refuses them when not (EOPNOTSUPP,
-	 * EPERM for an UNMARK): CMD runs with the preload only all the same,
-	 * as where seccomp is refused; the line says which.
-	 */
-	outer = listener == -EBUSY ? getenv("VOLATILE_RUN_REGION") : NULL;
-	if (listener < 0 && vl_log_enabled()) {
-		if (outer != NULL && strcmp(outer, region) == 0)
-			fprintf(stderr,
-				"volatile run: seccomp refused (%s): the volatile run outside serves "
-				"this region\n",
-				why);
-		else if (outer != NULL)
-			fprintf(stderr,
-				"volatile run: seccomp refused (%s): the volatile run outside serves "
-				"another region (%s): programs the preload cannot reach get "
-				"EOPNOTSUPP, EPERM for an UNMARK\n",
-				why, outer[0] != '\0' ? outer : "the default one");
-		else
-			fprintf(stderr,
-				"volatile run: seccomp refused (%s): programs the preload cannot "
-				"reach get EOPNOTSUPP\n",
-				why);
+	/* after the fork: the supervisor must not be under its own filter */
+	listener = vl_sv_install(aliases, region, why, sizeof(why));
+	if (listener < 0) {
+		say_refused(listener, why, region);
+	} else {
+		vl_sv_hand(sv[0], listener);
+		close(listener);
 	}
-	sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sigfd < 0)
-		die("run: signalfd: %s", strerror(errno));
-	vl_sv_serve(child, listener, sigfd);
+	/* a supervisor given nothing goes once it reads the end of sv */
+	close(sv[0]);
+	execv(cmd, args);
+	exec_failed(cmd);
 }
 
 int cmd_run(int argc, char **argv)

@@ -2,10 +2,14 @@
 /*
  * supervise.c - `volatile run`'s supervisor (DESIGN 21): the volatile
  * fallocate calls that the preload cannot see, served through the
- * listener of the filter the child installed (filter.c).
+ * listener of the filter run put on itself before it exec'd CMD in its
+ * place (filter.c, run.c).
  *
- * run stays CMD's parent: its main thread forwards signals and waits for
- * CMD; threads of its own serve the calls, each call in one of them:
+ * The supervisor is a process of its own, run's grandchild, in a session
+ * of its own: CMD keeps run's pid, parent and terminal, and no signal,
+ * stop or exit of CMD's passes through us. Its main thread waits until no
+ * process uses the filter (CMD's tree, and whatever of it outlives CMD);
+ * threads of its own serve the calls, each call in one of them:
  *
  *   receive          the call's thread, fd, mode, offset, length
  *   pidfd            the calling thread's (kept from its last call), or one
@@ -13,7 +17,9 @@
  *                    valid: the number is the caller's only while it waits
  *   place            where the file is, from /proc: taken only on a mount
  *                    whose file system asks no server (place.c)
- *   pidfd_getfd      our own descriptor of the caller's open file
+ *   pidfd_getfd      our own descriptor of the caller's open file (or, where
+ *                    the kernel refuses it, a reopening of a regular file
+ *                    through /proc: take_reopened)
  *   the library      vl_volatile_fallocate_as, with the caller's process and
  *                    fd noted as the holder, so purgers reach the file
  *                    through it, not through our copy, closed at once
@@ -26,8 +32,8 @@
  * another), a file of a file system that may ask a server (FUSE, NFS), a
  * shortage of ours, or an alias mode on a
  * file that is not tmpfs, is let through to the kernel, which answers as
- * without the library (EOPNOTSUPP for a volatile mode). Once run is gone,
- * the kernel answers ENOSYS. (An alias on a file we could not take is
+ * without the library (EOPNOTSUPP for a volatile mode). Once the
+ * supervisor is gone (killed), the kernel answers ENOSYS. (An alias on a file we could not take is
  * refused as an UNMARK: it might be tmpfs, and purged.)
  */
 #include "cli.h"
@@ -53,10 +59,10 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
-#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,18 +76,6 @@
 #ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
 #define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
 #endif
-
-/* the signals a user sends to `run` meaning CMD (SIGCHLD is run's own) */
-static const int forwarded[] = { SIGHUP,  SIGINT,  SIGQUIT, SIGTERM,
-				 SIGUSR1, SIGUSR2, SIGALRM, SIGWINCH };
-
-void vl_sv_signals(sigset_t *set)
-{
-	sigemptyset(set);
-	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		sigaddset(set, forwarded[i]);
-	sigaddset(set, SIGCHLD);
-}
 
 /*
  * run's region as a caller's library would name it (env.c): "" for the
@@ -555,6 +549,82 @@ static void forget_thread(struct thread *t)
 #define ELSEWHERE (-EMEDIUMTYPE) /* not OTHER_REGION's -EXDEV: each has its answer */
 
 /*
+ * Our descriptor of the caller's fd where the kernel refuses pidfd_getfd
+ * though we may look into the caller: Yama's ptrace_scope 1 lets a process
+ * take descriptors (PTRACE_MODE_ATTACH) of its descendants only, and the
+ * supervisor is nobody's ancestor, while /proc's fd links (READ mode) stay
+ * open to it. A new open file description of the same file, opened through
+ * the caller's /proc/TID/fd/N with the caller's access mode (the library
+ * then gives its own errors in their order, DESIGN 5), of a regular file
+ * only: opening anything else does something (a FIFO waits, a device
+ * opens), and -EPERM answers it as a caller we cannot look into. The file
+ * is pinned (O_PATH) first and the fdinfo read after must name its inode
+ * and mount: a number another thread of the caller gave to another file
+ * meanwhile is never taken for it (-EAGAIN, answered so too, as is the
+ * file's own refusal, EACCES). nsdir, kept with the caller thread's pidfd,
+ * names that thread and no other: by number (-1), nothing is taken.
+ */
+static int take_reopened(int nsdir, int fd)
+{
+	char path[64], text[512];
+	struct statx stx;
+	uint64_t flags, ino, mnt;
+	int pinned, info, got;
+	ssize_t n;
+
+	if (nsdir < 0)
+		return -EPERM;
+	snprintf(path, sizeof(path), "../fd/%d", fd);
+	pinned = openat(nsdir, path, O_PATH | O_CLOEXEC); /* the link followed: the file */
+	if (pinned < 0)
+		return errno == ENOENT ? -EBADF : -errno;
+	snprintf(path, sizeof(path), "../fdinfo/%d", fd);
+	info = openat(nsdir, path, O_RDONLY | O_CLOEXEC);
+	n = info < 0 ? -1 : read(info, text, sizeof(text) - 1);
+	if (info >= 0)
+		close(info);
+	got = -EAGAIN;
+	if (n <= 0 ||
+	    statx(pinned, "", AT_EMPTY_PATH, STATX_TYPE | STATX_INO | STATX_MNT_ID, &stx) != 0)
+		goto out;
+	text[n] = '\0';
+	if (vl_fdinfo_field(text, "flags", 8, &flags) != 0 ||
+	    vl_fdinfo_field(text, "ino", 10, &ino) != 0 ||
+	    vl_fdinfo_field(text, "mnt_id", 10, &mnt) != 0 || !(stx.stx_mask & STATX_MNT_ID) ||
+	    ino != stx.stx_ino || mnt != stx.stx_mnt_id)
+		goto out;
+	if (flags & O_PATH) {
+		got = -EBADF; /* not open, for fallocate (DESIGN 5) */
+		goto out;
+	}
+	if (!S_ISREG(stx.stx_mode)) {
+		got = -EPERM;
+		goto out;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", pinned);
+	/* O_NONBLOCK: a lease another process holds is not waited for */
+	got = open(path, (int)(flags & O_ACCMODE) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (got < 0)
+		got = -errno;
+	else if (vl_log_enabled())
+		fprintf(stderr, "volatile run: fd %d reopened through /proc: pidfd_getfd refused\n",
+			fd);
+out:
+	close(pinned);
+	return got;
+}
+
+/* Our descriptor of the caller's fd: its own description, or a reopened one. */
+static int take_caller_fd(int pidfd, int nsdir, int fd)
+{
+	int got = VL_SYSCALL("sv_getfd", pidfd_getfd_(pidfd, fd));
+
+	if (got >= 0)
+		return got;
+	return errno == EPERM ? take_reopened(nsdir, fd) : -errno;
+}
+
+/*
  * Our own descriptor of the caller's fd, the caller's process in *tgid,
  * and in *aliases whether its library takes the 2012 modes (exec_view):
  * the descriptor, or -errno (-EBADF: not open; GONE).
@@ -573,8 +643,8 @@ static int take_fd_locked(int listener, const struct seccomp_notif *req, struct 
 			*tgid = t->tgid;
 			return place == VL_PLACE_LEAVE ? ELSEWHERE : place;
 		}
-		got = place == -ESRCH ? -1 : pidfd_getfd_(t->pidfd, fd);
-		if (got >= 0 || (place != -ESRCH && errno == EBADF)) {
+		got = place == -ESRCH ? -ESRCH : take_caller_fd(t->pidfd, t->nsdir, fd);
+		if (got >= 0 || got == -EBADF) {
 			*tgid = t->tgid;
 			if (got < 0)
 				return -EBADF;
@@ -623,9 +693,8 @@ static int take_fd_locked(int listener, const struct seccomp_notif *req, struct 
 		return GONE;
 	}
 	if (place == VL_PLACE_TAKE) {
-		got = pidfd_getfd_(pidfd, fd);
-		got = got < 0 ? -errno
-			      : ours(got, kept ? pidfd : -1, nsdir, tid, view.ours, not_tmpfs);
+		got = take_caller_fd(pidfd, kept ? nsdir : -1, fd);
+		got = got < 0 ? got : ours(got, kept ? pidfd : -1, nsdir, tid, view.ours, not_tmpfs);
 	} else {
 		/* the caller waits: its thread is not gone, whatever /proc said */
 		got = place == VL_PLACE_LEAVE ? ELSEWHERE : place == -ESRCH ? -EIO : place;
@@ -800,7 +869,7 @@ struct server {
 	int done;             /* the listener failed: no process uses the filter any more */
 	int total;
 	int inflight;         /* calls being served */
-	int exiting;          /* CMD ended: serve no more, run waits for inflight == 0 */
+	int exiting;          /* no process uses the filter: serve no more, wait for inflight == 0 */
 	pthread_cond_t idle;  /* inflight fell to 0 while exiting */
 };
 
@@ -892,7 +961,7 @@ static void *serve_loop(void *arg)
 		}
 		pthread_mutex_lock(&sv->lock);
 		if (sv->exiting) {
-			/* run exits with CMD: the caller gets ENOSYS from the kernel */
+			/* the supervisor exits: the caller, if any, gets ENOSYS from the kernel */
 			pthread_mutex_unlock(&sv->lock);
 			for (;;)
 				pause();
@@ -930,11 +999,7 @@ out:
 	return NULL;
 }
 
-/*
- * CMD ended: wait for the calls being served (bounded by the library's lock
- * waits), so that run never exits with a file's lock held, which the next
- * locker would then have to repair; take no more.
- */
+/* No process uses the filter: wait for the calls being served; take no more. */
 static void quiesce(void)
 {
 	struct server *sv = &the_server;
@@ -1003,76 +1068,85 @@ static int start_server(int listener)
 
 #endif
 
-/* Exit as CMD did: its code, or its signal (no core of ours). */
-static void exit_as(int status)
-{
-	if (WIFSIGNALED(status)) {
-		int sig = WTERMSIG(status);
-		/*
-		 * The kernel's sigaction itself: a sanitizer runtime in this
-		 * program would keep its own SIGSEGV handler through signal().
-		 */
-		struct {
-			void (*handler)(int);
-			unsigned long flags;
-			void (*restorer)(void);
-			uint64_t mask;
-		} dfl = { SIG_DFL, 0, NULL, 0 };
-		sigset_t all;
-
-		syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(dfl.mask));
-		sigemptyset(&all);
-		sigaddset(&all, sig);
-		sigprocmask(SIG_UNBLOCK, &all, NULL);
-		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-		raise(sig);
-		_exit(128 + sig);
-	}
-	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
-}
-
 /*
- * Forward a signal meant for CMD: one a process sent to run. One the
- * terminal sent (SI_KERNEL: to the whole foreground group) reached CMD
- * too, and one CMD sent to its group came from it.
+ * Out of CMD's way: a session of its own (no terminal's signals, no
+ * hangup, no stop of CMD's job stops it), the root as its directory (no
+ * mount kept busy), /dev/null as its standard files (a `$(volatile run --
+ * CMD)` ends when CMD's own writers do; stderr kept with --debug), and no
+ * other descriptor of run's: sock moves to 3.
  */
-static void forward(pid_t child, const struct signalfd_siginfo *si)
+static int detach(int sock)
 {
-	if (si->ssi_code == SI_KERNEL || (pid_t)si->ssi_pid == child)
-		return;
-	kill(child, (int)si->ssi_signo);
+	/* run's stderr, kept for --debug if it is one: not a closed 2, not sock */
+	int keep_err = vl_log_enabled() && sock != 2 && fcntl(2, F_GETFD) >= 0;
+	int high = fcntl(sock, F_DUPFD_CLOEXEC, 10), null;
+	sigset_t none;
+
+	if (high >= 0)
+		sock = high; /* out of the way of 0, 1, 2, where a closed stdio put it */
+	(void)setsid();
+	if (chdir("/") != 0) {
+		/* a root we cannot enter: the directory we have will do */
+	}
+	/* 0, 1 and 2 always open: no descriptor taken later gets their numbers */
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0)
+		null = open("/", O_PATH | O_CLOEXEC); /* no /dev/null (a chroot): unwritable */
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		if (!keep_err)
+			dup2(null, 2);
+	}
+	if (dup2(sock, 3) == 3)
+		sock = 3;
+	if (sock == 3 && syscall(SYS_close_range, 4U, ~0U, 0U) != 0) {
+		for (int fd = 4; fd < 1024; fd++)
+			close(fd);
+	}
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	return sock;
 }
 
-void vl_sv_serve(pid_t child, int listener, int sigfd)
+#ifdef HAVE_SECCOMP
+/* Until no process uses the filter: the listener then polls as hung up. */
+static void wait_unused(int listener)
 {
-#ifdef HAVE_SECCOMP
-	if (listener >= 0 && start_server(listener) != 0) {
-		/* the filter's calls then get ENOSYS, as with a supervisor gone */
-		close(listener);
-		listener = -1;
-	}
-#else
-	(void)listener;
-#endif
 	for (;;) {
-		struct pollfd p = { sigfd, POLLIN, 0 };
-		struct signalfd_siginfo si;
-		int status;
+		struct pollfd p = { listener, 0, 0 };
 
-		if (poll(&p, 1, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			die("run: poll: %s", strerror(errno));
-		}
-		while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-			if (si.ssi_signo != SIGCHLD)
-				forward(child, &si);
-		/* CMD's descendants still under the filter get ENOSYS once we are gone */
-		if (waitpid(child, &status, WNOHANG) == child) {
-#ifdef HAVE_SECCOMP
-			quiesce();
-#endif
-			exit_as(status);
-		}
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			return;
+		if (p.revents & (POLLHUP | POLLERR | POLLNVAL))
+			return;
 	}
+}
+#endif
+
+void vl_sv_helper(int sock)
+{
+	char why[160];
+	int listener;
+
+	sock = detach(sock);
+	if (send(sock, "r", 1, MSG_NOSIGNAL) != 1)
+		_exit(0);
+	listener = vl_sv_receive(sock, why, sizeof(why));
+	close(sock);
+	if (listener < 0)
+		_exit(0); /* run put no filter on CMD: nothing to serve */
+#ifdef HAVE_SECCOMP
+	/*
+	 * Serve CMD's tree, and what stays of it once CMD ended, until the
+	 * last process under the filter is gone; then wait for the calls
+	 * being served (bounded by the library's lock waits), never exiting
+	 * with a file's lock held, which the next locker would have to repair.
+	 */
+	if (start_server(listener) == 0)
+		wait_unused(listener);
+	quiesce();
+#endif
+	/* a start that failed: the filter's calls get ENOSYS, as with a supervisor killed */
+	_exit(0);
 }
