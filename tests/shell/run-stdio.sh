@@ -59,7 +59,7 @@ new_region
 rm -f "$WORK/go"
 TAG=stdio-$$
 # shellcheck disable=SC2016 # for the inner sh
-(VL_RUN_TAG=$TAG closed timeout "$VL_TIMEOUT" "$VOLATILE_CMD" run --debug -- sh -c '
+(closed env VL_RUN_TAG=$TAG timeout "$VL_TIMEOUT" "$VOLATILE_CMD" run --debug -- sh -c '
 	"$1" memfd m 4K mark 0 4K unmark 0 4K >&9
 	while [ ! -e "$2" ]; do sleep 0.01; done' sh "$VT_STATIC" "$WORK/go"
 	echo "$rc" >"$WORK/closed.rc") &
