@@ -76,13 +76,17 @@ static const char help[] =
 	"                  volatile ranges\n"
 	"\n"
 	"Static programs, musl and Go programs, and programs that make the\n"
-	"fallocate system call themselves are served by run itself, which stays\n"
-	"CMD's parent: a seccomp filter sends their volatile fallocate calls to it\n"
-	"(every other call stays in the kernel). Under it, CMD and its children run\n"
-	"with no_new_privs: set-user-ID programs they start get no privileges.\n"
-	"Where seccomp is refused, run goes on with the preload only. run exits\n"
-	"as CMD does; a volatile call of a process still running after that\n"
-	"fails with ENOSYS.\n"
+	"fallocate system call themselves are served by run's supervisor, a\n"
+	"process of its own: a seccomp filter sends their volatile fallocate calls\n"
+	"to it (every other call stays in the kernel), for as long as any process\n"
+	"of CMD's tree lives. Under it, CMD and its children run with\n"
+	"no_new_privs: set-user-ID programs they start get no privileges. Where\n"
+	"seccomp is refused, run goes on with the preload only. Killed, the\n"
+	"supervisor leaves their volatile calls failing with ENOSYS.\n"
+	"\n"
+	"run then executes CMD in its own place, as eatmydata does: CMD keeps\n"
+	"run's pid, parent and terminal, and its exit status, signals and stops\n"
+	"are its own.\n"
 	"\n"
 	"The kernel allows one seccomp listener in a filter chain, and run's filter\n"
 	"has it: a program under run that installs a filter with a listener of its\n"
@@ -95,9 +99,9 @@ static const char help[] =
 	"would ignore (VOLATILE_BUDGET=lots) or refuse (a relative VOLATILE_REGION):\n"
 	"one line names it.\n"
 	"\n"
-	"Exit status: CMD's; 125 if run itself fails (a bad option or VOLATILE_*\n"
-	"value, a setuid CMD), 126 if CMD cannot be executed, 127 if it is not\n"
-	"found (as env and timeout).\n";
+	"Exit status: CMD's (run became CMD); 125 if run itself fails (a bad\n"
+	"option or VOLATILE_* value, a setuid CMD), 126 if CMD cannot be executed,\n"
+	"127 if it is not found (as env and timeout).\n";
 
 static int exists(const char *path)
 {
