@@ -23,6 +23,7 @@
  */
 #include "cli.h"
 
+#include "core/fault.h"
 #include "core/parse.h"
 #include "env.h"
 #include "log.h"
@@ -577,8 +578,10 @@ static void say_refused(int err, const char *why, const char *region)
  * terminal, has no child it did not make (the middle process is reaped
  * here), and the supervisor goes to init or the nearest subreaper. All
  * signals stay blocked in it until it has a session of its own: a Ctrl-C
- * to the foreground group meanwhile must not kill it. 0 once it says it
- * is ready on sock (then it waits there for the listener), else -1.
+ * to the foreground group meanwhile must not kill it. sock is its end of
+ * the pair, closed here once it has it (so that its death reads as the end
+ * of other), other ours: 0 once it says it is ready (then it waits on sock
+ * for the listener), else -1.
  */
 static int start_supervisor(int sock, int other)
 {
@@ -592,7 +595,7 @@ static int start_supervisor(int sock, int other)
 	sigprocmask(SIG_SETMASK, &all, &old);
 	mid = fork();
 	if (mid == 0) {
-		pid_t helper = fork();
+		pid_t helper = VL_SYSCALL("sv_fork", fork());
 
 		if (helper == 0) {
 			close(other);
@@ -601,6 +604,7 @@ static int start_supervisor(int sock, int other)
 		_exit(helper < 0);
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(sock);
 	if (mid < 0)
 		return -1;
 	/* ECHILD: SIGCHLD ignored, as CMD may inherit it: reaped by the kernel */
@@ -631,12 +635,10 @@ static void run_supervised(const char *cmd, char **args, int aliases)
 	}
 	if (start_supervisor(sv[1], sv[0]) != 0) {
 		close(sv[0]);
-		close(sv[1]);
 		snprintf(why, sizeof(why), "the supervisor did not start");
 		say_refused(-ECHILD, why, region);
 		return;
 	}
-	close(sv[1]);
 	/* after the fork: the supervisor must not be under its own filter */
 	listener = vl_sv_install(aliases, region, why, sizeof(why));
 	if (listener < 0) {
