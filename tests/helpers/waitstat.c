@@ -25,7 +25,8 @@
  *	                3 when that is 0, a core is then impossible)
  *	  --report      wait for CMD's "pid P ppid Q" on fd 3 (vt's report)
  *	                and print "pid: ..." and "ppid: ..." lines
- *	  --pgrp        the child in a process group of its own
+ *	  --pgrp        the child in a process group of its own; with
+ *	                --report, print "group: ..." (who else is in it)
  *	  --group SIG   then send SIG to that process group
  *	  --signal SIG  then send SIG to the pid forked
  *	then close fd 3's other end, wait for the end (a stop is continued),
@@ -53,6 +54,7 @@
  * Exit status: 0, 2 on bad usage or a failing system call, 3 (--core) when
  * no core may be written.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -464,6 +466,46 @@ static void unlimited_core(void)
 		die("setrlimit(RLIMIT_CORE): %s", strerror(errno));
 }
 
+/*
+ * "group: CMD alone", or "group: CMD and pid N (NAME)..." for each other
+ * process in the group the child was put in (its pgid, the pid forked).
+ */
+static void print_group(const struct child *c)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *e;
+	int others = 0;
+
+	if (proc == NULL)
+		die("/proc: %s", strerror(errno));
+	printf("group: CMD");
+	while ((e = readdir(proc)) != NULL) {
+		char path[300], buf[512], name[64] = "?", *paren;
+		int pid = atoi(e->d_name), ppid, pgrp, fd;
+		ssize_t n;
+
+		if (pid <= 0 || pid == c->cmd)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		paren = strrchr(buf, ')');
+		if (paren == NULL || sscanf(paren + 1, " %*c %d %d", &ppid, &pgrp) != 2 ||
+		    pgrp != c->pid)
+			continue;
+		if (strchr(buf, '(') != NULL)
+			sscanf(strchr(buf, '(') + 1, "%63[^)]", name);
+		printf("%s pid %d (%s)", others++ ? "," : " and", pid, name);
+	}
+	closedir(proc);
+	printf("%s\n", others ? "" : " alone");
+}
+
 static int once(int argc, char **argv)
 {
 	int report = 0, pgrp = 0, group_sig = 0, sig = 0, i;
@@ -492,6 +534,8 @@ static int once(int argc, char **argv)
 		if (read_report(&c) != 0)
 			die("CMD said no \"pid P ppid Q\" on fd 3");
 		print_identity(&c);
+		if (pgrp)
+			print_group(&c);
 	}
 	if (group_sig && kill(-c.pid, group_sig) != 0)
 		die("kill(-%d, %d): %s", (int)c.pid, group_sig, strerror(errno));
