@@ -82,6 +82,7 @@ run_or_not() {
 # ---- a. hangup, and the terminal's signals ---------------------------------------
 # where: what sh, CMD here, is to its terminal (tmux starts it a session's
 # leader, with the pane's pty as its controlling terminal)
+# shellcheck disable=SC2016 # for CMD's sh
 where='set -- $(sed "s/.*) //" /proc/$$/stat); echo "tty: $([ $5 != 0 ] && echo yes), session leader: $([ $4 = $$ ] && echo yes), foreground: $([ $3 = $6 ] && echo yes)"'
 for way in direct run; do
 	w=$(run_or_not $way)
@@ -108,6 +109,7 @@ for way in direct run; do
 	mark=
 	T send-keys -t "s$way" C-c
 	wait_line "count.$way" "INT 1 QUIT 0 WINCH 0 CONT 0"
+	# shellcheck disable=SC1003 # tmux's name of the key Ctrl-\
 	T send-keys -t "s$way" 'C-\'
 	wait_line "count.$way" "INT 1 QUIT 1 WINCH 0 CONT 0"
 	T resize-window -t "s$way" -x 90 -y 25

@@ -81,6 +81,7 @@ cmp_env envp "$sup" || fail "the environment under run, with an LD_PRELOAD, diff
 # ---- cwd, umask, limits, nice, group, session, terminal -----------------------------
 # (timeout --foreground: the command stays in our process group, as it
 # would without timeout)
+# shellcheck disable=SC2016 # for the inner sh
 probe='cd_=$(pwd); echo "cwd $cd_"; echo "umask $(umask)"; ulimit -a; ulimit -H -a
 set -- $(sed "s/.*) //" /proc/$$/stat)
 echo "nice ${17} pgrp $3 session $4 tty $5 tpgid $6"'
@@ -88,18 +89,23 @@ mkdir "$WORK/a dir" || fail "mkdir"
 (
 	cd "$WORK/a dir" || exit 1
 	umask 0027
+	# shellcheck disable=SC3045 # dash and bash have ulimit -S
 	ulimit -S -n 200
+	# shellcheck disable=SC3045
 	ulimit -S -c 0
 	nice -n 3 timeout --foreground "$VL_TIMEOUT" sh -c "$probe" >"$WORK/proc.direct" 2>&1 || exit 1
 	nice -n 3 timeout --foreground "$VL_TIMEOUT" "$VOLATILE_CMD" run -- sh -c "$probe" \
 		>"$WORK/proc.run" 2>&1
 ) || fail "the probe of cwd, umask, limits and nice failed: $(cat "$WORK/proc.run" 2>/dev/null)"
-grep -q "^cwd $WORK/a dir\$" "$WORK/proc.direct" && grep -q '^umask 0027$' "$WORK/proc.direct" ||
-	{ cat "$WORK/proc.direct" >&2; fail "the direct probe is not what was set up"; }
+if ! grep -q "^cwd $WORK/a dir\$" "$WORK/proc.direct" || ! grep -q '^umask 0027$' "$WORK/proc.direct"; then
+	cat "$WORK/proc.direct" >&2
+	fail "the direct probe is not what was set up"
+fi
 diff -u "$WORK/proc.direct" "$WORK/proc.run" >"$WORK/proc.diff" ||
 	{ cat "$WORK/proc.diff" >&2; fail "cwd, umask, limits, nice, group, session or terminal differ under run (- direct, + run)"; }
 
 # ---- stdin, stdout, stderr ------------------------------------------------------------
+# shellcheck disable=SC2016 # for the inner sh
 fds='echo "$(readlink /proc/$$/fd/0) $(readlink /proc/$$/fd/1) $(readlink /proc/$$/fd/2)" >"$1"'
 : >"$WORK/in"
 timeout "$VL_TIMEOUT" sh -c "$fds" sh "$WORK/fds.direct" <"$WORK/in" >"$WORK/o.direct" 2>"$WORK/e.direct" ||
