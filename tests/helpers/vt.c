@@ -101,6 +101,13 @@
  *                        "await SIG TIMEOUT", exit status 1)  "await SIG"
  *   counted SIG          "counted SIG = N": the deliveries caught so far
  *   waitall              wait() until ECHILD      "waitall = N children"
+ *   tstp STATUS          stop itself (kill(getpid(), SIGTSTP)), as a program
+ *                        that suspends itself does; once continued, print
+ *                        "continued" and exit STATUS at once
+ *   sigcount PATH        count each delivery of SIGINT, SIGQUIT, SIGWINCH and
+ *                        SIGCONT, rewriting PATH after each (whole, by a
+ *                        rename): "INT n QUIT n WINCH n CONT n"; until
+ *                        another signal ends it (SIGALRM after 300 s)
  *
  * With the fault-injecting library preloaded, VT_STOP_AT=WHERE stops the
  * process at the first of its steps so named (vl_fault_hook); VT_PAUSE_AT=
@@ -1446,6 +1453,69 @@ static int c_waitall(struct state *s, char **a)
 	return 0;
 }
 
+static int c_tstp(struct state *s, char **a)
+{
+	(void)s;
+	fflush(stdout);
+	kill(getpid(), SIGTSTP);
+	printf("continued\n");
+	fflush(stdout);
+	exit((int)num(a[1]));
+}
+
+/* sigcount: what the handler counts, by the index of counted_signals */
+static const int counted_signals[] = { SIGINT, SIGQUIT, SIGWINCH, SIGCONT };
+static volatile sig_atomic_t signal_counts[4];
+
+static void count_signal(int sig)
+{
+	for (size_t k = 0; k < 4; k++)
+		if (counted_signals[k] == sig)
+			signal_counts[k]++;
+}
+
+static void write_counts(const char *path)
+{
+	char tmp[PATH_MAX];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (f == NULL)
+		usage("sigcount: %s: %s", tmp, strerror(errno));
+	fprintf(f, "INT %d QUIT %d WINCH %d CONT %d\n", (int)signal_counts[0],
+		(int)signal_counts[1], (int)signal_counts[2], (int)signal_counts[3]);
+	if (fclose(f) != 0 || rename(tmp, path) != 0)
+		usage("sigcount: %s: %s", path, strerror(errno));
+}
+
+/*
+ * Each delivery is counted by its handler (a shell's trap runs once for
+ * signals that arrived together); the counted signals are blocked but
+ * in sigsuspend, so none comes between writing the file and waiting.
+ */
+static int c_sigcount(struct state *s, char **a)
+{
+	struct sigaction sa = { .sa_handler = count_signal };
+	sigset_t counted, during;
+
+	(void)s;
+	sigemptyset(&counted);
+	for (size_t k = 0; k < 4; k++) {
+		sigaddset(&counted, counted_signals[k]);
+		sigaction(counted_signals[k], &sa, NULL);
+	}
+	sigprocmask(SIG_BLOCK, &counted, &during);
+	for (size_t k = 0; k < 4; k++)
+		sigdelset(&during, counted_signals[k]);
+	/* a test that never ends it: SIGALRM's default action, 300 s on */
+	alarm(300);
+	write_counts(a[1]);
+	while (sigsuspend(&during) == -1 && errno == EINTR)
+		write_counts(a[1]);
+	return 0;
+}
+
 /* The commands by name, with the arguments each needs (the header says more). */
 static const struct command {
 	const char *name;
@@ -1507,6 +1577,8 @@ static const struct command {
 	{ "await", 1, c_await, "SIG: until SIG was caught once" },
 	{ "counted", 1, c_counted, "SIG: how many SIG were caught" },
 	{ "waitall", 0, c_waitall, "wait() until ECHILD" },
+	{ "tstp", 1, c_tstp, "STATUS: stop itself with SIGTSTP; continued, exit STATUS" },
+	{ "sigcount", 1, c_sigcount, "PATH: count INT, QUIT, WINCH and CONT deliveries into PATH" },
 };
 
 static void run(struct state *s, char **a, int until_end)
