@@ -22,6 +22,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <linux/falloc.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -109,6 +111,163 @@ int supervised_main(int argc, char **argv)
 }
 
 /*
+ * bench --threads N PAIRS, under `volatile run`: N threads of this process
+ * make PAIRS raw pairs between them, each thread its share on a page of its
+ * own, in ROUNDS rounds; prints the median round's ns per served call. Each
+ * thread makes one pair first, outside the clock: what is timed is calls
+ * of threads the supervisor has seen before, as a program's are after its
+ * first (a thread's first call opens its descriptors, in any design).
+ */
+struct crowd {
+	pthread_barrier_t start, end;
+	int fd, threads, each, rounds;
+};
+
+struct member {
+	struct crowd *c;
+	int index;
+};
+
+static void raw_pair(int fd, off_t off)
+{
+	if (syscall(SYS_fallocate, fd, FALLOC_FL_MARK_VOLATILE, off, (off_t)4096) != 0 ||
+	    syscall(SYS_fallocate, fd, FALLOC_FL_UNMARK_VOLATILE, off, (off_t)4096) < 0)
+		abort();
+}
+
+static void *member_main(void *arg)
+{
+	const struct member *m = arg;
+	struct crowd *c = m->c;
+	off_t off = (off_t)(m->index + 1) * 8192;
+
+	raw_pair(c->fd, off);
+	for (int r = 0; r < c->rounds; r++) {
+		pthread_barrier_wait(&c->start);
+		for (int i = 0; i < c->each; i++)
+			raw_pair(c->fd, off);
+		pthread_barrier_wait(&c->end);
+	}
+	return NULL;
+}
+
+#define CROWD_ROUNDS 5
+
+int threads_main(int argc, char **argv)
+{
+	static double t[CROWD_ROUNDS];
+	struct crowd c;
+	struct member *m;
+	pthread_t *tid;
+	pthread_attr_t attr;
+	int pairs;
+
+	if (argc != 3)
+		return 2;
+	c.threads = atoi(argv[1]);
+	pairs = atoi(argv[2]);
+	if (c.threads < 1 || pairs < c.threads)
+		return 2;
+	c.each = pairs / c.threads;
+	c.rounds = CROWD_ROUNDS;
+	c.fd = memfd_create("bench-threads", MFD_CLOEXEC);
+	m = calloc((size_t)c.threads, sizeof(*m));
+	tid = calloc((size_t)c.threads, sizeof(*tid));
+	if (c.fd < 0 || ftruncate(c.fd, (off_t)(c.threads + 2) * 8192) != 0 || !m || !tid)
+		return 1;
+	pthread_barrier_init(&c.start, NULL, (unsigned)c.threads + 1);
+	pthread_barrier_init(&c.end, NULL, (unsigned)c.threads + 1);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 << 10);
+	for (int i = 0; i < c.threads; i++) {
+		m[i].c = &c;
+		m[i].index = i;
+		if (pthread_create(&tid[i], &attr, member_main, &m[i]) != 0) {
+			fprintf(stderr, "bench: only %d threads\n", i);
+			_exit(3);
+		}
+	}
+	for (int r = 0; r < c.rounds; r++) {
+		uint64_t t0;
+
+		pthread_barrier_wait(&c.start);
+		t0 = now_ns();
+		pthread_barrier_wait(&c.end);
+		t[r] = (double)(now_ns() - t0) / (2.0 * c.each * c.threads);
+	}
+	for (int i = 0; i < c.threads; i++)
+		pthread_join(tid[i], NULL);
+	printf("%.1f\n", median(t, c.rounds));
+	return 0;
+}
+
+/*
+ * The floor of any supervisor: a pipe round trip between two threads, on
+ * one CPU (cpu_b < 0: both on cpu_a) or on two: ns per round trip.
+ */
+struct ping {
+	int to[2], back[2];
+	int cpu;
+	int n;
+};
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	(void)sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void *pong(void *arg)
+{
+	struct ping *p = arg;
+	char b;
+
+	pin(p->cpu);
+	for (int i = 0; i < p->n; i++)
+		if (read(p->to[0], &b, 1) != 1 || write(p->back[1], &b, 1) != 1)
+			abort();
+	return NULL;
+}
+
+#define TRIPS 20000
+
+static double round_trip_ns(int cpu_a, int cpu_b)
+{
+	double t[ROUNDS];
+	struct ping p;
+	pthread_t other;
+	cpu_set_t was;
+	char b = 0;
+
+	sched_getaffinity(0, sizeof(was), &was);
+	if (pipe(p.to) != 0 || pipe(p.back) != 0)
+		return -1;
+	p.cpu = cpu_b < 0 ? cpu_a : cpu_b;
+	p.n = ROUNDS * TRIPS;
+	pin(cpu_a);
+	if (pthread_create(&other, NULL, pong, &p) != 0)
+		return -1;
+	for (int r = 0; r < ROUNDS; r++) {
+		uint64_t t0 = now_ns();
+
+		for (int i = 0; i < TRIPS; i++)
+			if (write(p.to[1], &b, 1) != 1 || read(p.back[0], &b, 1) != 1)
+				abort();
+		t[r] = (double)(now_ns() - t0) / TRIPS;
+	}
+	pthread_join(other, NULL);
+	sched_setaffinity(0, sizeof(was), &was);
+	close(p.to[0]);
+	close(p.to[1]);
+	close(p.back[0]);
+	close(p.back[1]);
+	return median(t, ROUNDS);
+}
+
+/*
  * The two raw calls under a one-instruction filter that allows everything,
  * timed in a child: 0, or -1 (no seccomp here).
  */
@@ -144,11 +303,15 @@ static int under_allow_all(double *ns)
 	return 0;
 }
 
-/* the child's four figures, from `volatile run -- bench --supervised` */
-static int run_supervised(const char *volatile_bin, double *ns)
+/*
+ * What `volatile run -- bench ARGS...` (one to three ARGS) prints, in buf:
+ * 0, or -1.
+ */
+static int run_bench_under(const char *volatile_bin, char *buf, size_t size, const char *a,
+			   const char *b, const char *c)
 {
 	int pipefd[2], status;
-	char buf[256], exe[4096];
+	char exe[4096];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	pid_t pid;
 
@@ -160,20 +323,122 @@ static int run_supervised(const char *volatile_bin, double *ns)
 		dup2(pipefd[1], 1);
 		close(pipefd[0]);
 		close(pipefd[1]);
-		execl(volatile_bin, volatile_bin, "run", "--", exe, "--supervised", (char *)NULL);
+		execl(volatile_bin, volatile_bin, "run", "--", exe, a, b, c, (char *)NULL);
 		_exit(127);
 	}
 	close(pipefd[1]);
-	n = pid < 0 ? -1 : read(pipefd[0], buf, sizeof(buf) - 1);
+	n = pid < 0 ? -1 : read(pipefd[0], buf, size - 1);
 	close(pipefd[0]);
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
 	    WEXITSTATUS(status) != 0 || n <= 0)
 		return -1;
 	buf[n] = '\0';
+	return 0;
+}
+
+/* the child's four figures, from `volatile run -- bench --supervised` */
+static int run_supervised(const char *volatile_bin, double *ns)
+{
+	char buf[256];
+
+	if (run_bench_under(volatile_bin, buf, sizeof(buf), "--supervised", NULL, NULL) != 0)
+		return -1;
 	return sscanf(buf, "%lf %lf %lf %lf", &ns[SV_PAIR], &ns[SHIM_PAIR], &ns[REJECTED],
 		      &ns[GETPPID]) == 4
 		       ? 0
 		       : -1;
+}
+
+/* ns per served call with `threads` calling threads, CROWD_PAIRS pairs in all: 0, or -1 */
+#define CROWD_PAIRS 32768
+static int run_crowd(const char *volatile_bin, int threads, double *ns)
+{
+	char buf[64], n[16], pairs[16];
+
+	snprintf(n, sizeof(n), "%d", threads);
+	snprintf(pairs, sizeof(pairs), "%d", CROWD_PAIRS);
+	if (run_bench_under(volatile_bin, buf, sizeof(buf), "--threads", n, pairs) != 0)
+		return -1;
+	return sscanf(buf, "%lf", ns) == 1 ? 0 : -1;
+}
+
+/*
+ * The cost of a served call as the callers' threads grow, against 32 of
+ * them: a thread seen before is served from what was kept for it, however
+ * many there are. Fewer threads than asked when the machine allows fewer
+ * (threads-max, RLIMIT_NPROC): the largest count that ran, said in the note.
+ */
+static void bench_crowds(const char *volatile_bin)
+{
+	static const int counts[] = { 32, 512, 4096 };
+	double ns[3] = { 0, 0, 0 };
+	char label[64];
+
+	for (int i = 0; i < 3; i++) {
+		struct figure *f;
+		int n = counts[i];
+
+		while (run_crowd(volatile_bin, n, &ns[i]) != 0 && n > counts[0] * 2)
+			n /= 2; /* the machine's limits */
+		snprintf(label, sizeof(label), "served call, %d calling threads", n);
+		f = add_figure(i == 0 ? "supervised_threads_32"
+			       : i == 1 ? "supervised_threads_512"
+					: "supervised_threads_4096",
+			       label);
+		f->unit = "ns";
+		f->value = ns[i];
+		if (ns[i] <= 0) {
+			f->status = SKIPPED;
+			snprintf(f->note, sizeof(f->note), "skipped: %d threads under run failed", n);
+			continue;
+		}
+		snprintf(f->note, sizeof(f->note), "%d pairs in all, %d a thread, each thread's "
+			 "first pair untimed%s", CROWD_PAIRS, CROWD_PAIRS / n,
+			 n < counts[i] ? "; the most threads the machine allowed" : "");
+		if (i == 0 || ns[0] <= 0)
+			continue;
+		f->base = ns[0];
+		f->ratio = ns[i] / ns[0];
+		f->ratio_of = "the same at 32 calling threads";
+		f->target = i == 2 ? "<= 1.3x" : NULL;
+		f->status = i == 2 ? met_if(f->ratio <= 1.3) : NA;
+	}
+}
+
+/*
+ * A served pair is at least two round trips between the caller's thread
+ * and the supervisor's: the floor is a pipe round trip between two threads
+ * of one process, pinned on one CPU and on two, measured here; the pair
+ * against twice the cheaper.
+ */
+static void bench_floor(double pair_ns)
+{
+	double one = round_trip_ns(0, -1), two = -1, best;
+	struct figure *f;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) > 1)
+		two = round_trip_ns(0, 1);
+	f = add_figure("round_trip_one_cpu", "pipe round trip, two threads, one CPU");
+	f->unit = "ns";
+	f->value = one;
+	f->status = NA;
+	f = add_figure("round_trip_two_cpus", "pipe round trip, two threads, two CPUs");
+	f->unit = "ns";
+	f->value = two;
+	f->status = two > 0 ? NA : SKIPPED;
+	if (two <= 0)
+		snprintf(f->note, sizeof(f->note), "skipped: one CPU");
+	best = two > 0 && two < one ? two : one;
+	f = add_figure("supervised_pair_floor", "pair through run, over two round trips");
+	f->unit = "ns";
+	f->value = pair_ns;
+	f->base = 2 * best;
+	f->ratio = pair_ns / (2 * best);
+	f->ratio_of = "two pipe round trips between threads, the cheaper placement";
+	f->target = "<= 1.3x";
+	f->status = met_if(f->ratio <= 1.3);
+	snprintf(f->note, sizeof(f->note), "%.2fx two round trips on one CPU, %.2fx on two",
+		 pair_ns / (2 * one), two > 0 ? pair_ns / (2 * two) : 0);
 }
 
 /*
@@ -238,6 +503,8 @@ void bench_seccomp(const char *volatile_bin)
 	f->status = NA;
 	snprintf(f->note, sizeof(f->note), "%.0fx a rejected raw fallocate beside it (%.0f ns)",
 		 in[SV_PAIR] / in[REJECTED], in[REJECTED]);
+	bench_floor(in[SV_PAIR]);
+	bench_crowds(volatile_bin);
 
 	if (under_allow_all(any) != 0)
 		any[REJECTED] = any[GETPPID] = 0;
