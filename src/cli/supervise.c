@@ -902,12 +902,24 @@ static void init_callers(void)
 	pthread_attr_destroy(&attr);
 }
 
+/* --debug: which process serves, said at its first call (a test counts its descriptors) */
+static void say_serving(void)
+{
+	static int said;
+
+	if (vl_log_enabled() && !__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+		fprintf(stderr, "volatile run: serving, pid %d\n", (int)getpid());
+}
+
 static int take_fd(int listener, const struct seccomp_notif *req, int fd, pid_t *tgid,
 		   int *aliases, int *not_tmpfs)
 {
-	struct thread spare, *t = get_thread((pid_t)req->pid, &spare);
+	struct thread spare, *t;
 	unsigned long opened = pidfds_opened;
 	int got;
+
+	say_serving();
+	t = get_thread((pid_t)req->pid, &spare);
 
 	pthread_mutex_lock(&t->lock);
 	*aliases = -1;
@@ -1255,9 +1267,6 @@ static int start_server(int listener)
 	sv->total = 1;
 	if (start_one(sv) != 0)
 		return -1;
-	/* which process serves: a test counts its descriptors */
-	if (vl_log_enabled())
-		fprintf(stderr, "volatile run: serving, pid %d\n", (int)getpid());
 	return 0;
 }
 
