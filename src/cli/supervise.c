@@ -39,6 +39,7 @@
 #include "cli.h"
 
 #include "core/parse.h"
+#include "core/tidmap.h"
 #include "env.h"
 #include "ident.h"
 #include "log.h"
@@ -58,7 +59,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -95,8 +98,14 @@ void vl_sv_region_key(char *buf, size_t size)
 #define PIDFD_THREAD O_EXCL /* Linux 6.9: a pidfd for a thread, not only a leader */
 #endif
 
+/* pidfds this serving thread opened: a call that opened one looked its caller up anew */
+static __thread unsigned long pidfds_opened;
+/* callers looked up anew, by all the serving threads (--debug says it at each) */
+static unsigned long lookups;
+
 static int pidfd_open_(pid_t pid, unsigned int flags)
 {
+	pidfds_opened++;
 	return (int)syscall(SYS_pidfd_open, pid, flags);
 }
 
@@ -159,15 +168,43 @@ struct exec_view {
  * serving threads share them, and one must not close a kept pidfd that
  * another is using (its number could be reused meanwhile).
  */
-#define THREADS 64
-static struct thread {
+struct thread {
 	pthread_mutex_t lock;
 	pid_t tid, tgid;
 	int pidfd; /* -1: none kept */
 	int nsdir; /* its /proc/TID/ns, opened with the pidfd; -1: none */
 	struct exec_view view; /* its region, judged for one exec of its process */
 	struct vl_sv_fdinfo fdinfo; /* kept through nsdir (place.c) */
-} threads[THREADS];
+	int watched; /* pidfd is in callers.watch (under lock) */
+	/* the table's, under callers.lock */
+	pid_t key;	/* the thread id it is filed under; 0: not filed (a spare) */
+	unsigned users; /* serving threads that took it (get_thread), not yet put back */
+	int gone;	/* its thread exited while taken: the last put frees it */
+};
+
+/*
+ * The table of callers' threads (DESIGN 21 step 2): an entry for each
+ * thread with something kept, however many, found by thread id
+ * (core/tidmap.h), so a thread seen before is never looked up again while
+ * it lives. Bounded by the threads alive: each kept pidfd is watched
+ * (epoll), and polls readable once its thread has exited; a thread of our
+ * own (reap_callers) then frees the entry and closes what it held, or marks
+ * it gone for the serving thread that has it to free. An entry with
+ * nothing kept is freed when put back. The descriptors each kept thread
+ * holds (pidfd, ns directory, fdinfo file) are bounded by `budget`: past
+ * it, or when the table cannot grow, a thread's call is served as before
+ * there was a table: looked up, served, closed.
+ */
+#define FDS_PER_THREAD 3
+#define FDS_SPARE 512 /* for the serving threads' calls and the library */
+static struct {
+	pthread_mutex_t lock;
+	struct vl_tidmap_slot *slot;
+	uint32_t cap, count;
+	int watch;	 /* epoll of the watched pidfds; -1: none, nothing kept */
+	unsigned kept;	 /* entries with a pidfd watched (atomic) */
+	unsigned budget; /* at most so many */
+} callers = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, -1, 0, 0 };
 
 /* /proc/TID/status, in buf */
 static const char *status_path(pid_t tid, char *buf, size_t size)
@@ -528,6 +565,10 @@ static int ours(int got, int thread, int nsdir, pid_t tid, int region_ours, int 
 
 static void forget_thread(struct thread *t)
 {
+	/* closed, its pidfd leaves the epoll set by itself */
+	if (t->watched)
+		__atomic_sub_fetch(&callers.kept, 1, __ATOMIC_RELAXED);
+	t->watched = 0;
 	if (t->pidfd >= 0)
 		close(t->pidfd);
 	if (t->nsdir >= 0)
@@ -712,17 +753,251 @@ static int take_fd_locked(int listener, const struct seccomp_notif *req, struct 
 	return got;
 }
 
+static void thread_init(struct thread *t, pid_t key)
+{
+	memset(t, 0, sizeof(*t));
+	pthread_mutex_init(&t->lock, NULL);
+	t->pidfd = -1;
+	t->nsdir = -1;
+	t->fdinfo.fd = -1;
+	t->key = key;
+}
+
+static void thread_free(struct thread *t)
+{
+	forget_thread(t);
+	pthread_mutex_destroy(&t->lock);
+	if (t->key != 0)
+		free(t);
+}
+
+/*
+ * The table sized for count entries, callers.lock held: 0, or -1 (no
+ * memory for a larger one; a smaller one is only a saving, and skipped).
+ */
+static int resize_callers(uint32_t count)
+{
+	uint32_t want = vl_tidmap_want(callers.cap, count);
+	struct vl_tidmap_slot *slot;
+
+	if (want == callers.cap)
+		return 0;
+	slot = calloc(want, sizeof(*slot));
+	if (slot == NULL)
+		return count < callers.cap ? 0 : -1;
+	if (callers.slot != NULL)
+		vl_tidmap_move(callers.slot, callers.cap, slot, want);
+	free(callers.slot);
+	callers.slot = slot;
+	callers.cap = want;
+	return 0;
+}
+
+/* callers.lock held */
+static void unfile_thread(struct thread *t)
+{
+	vl_tidmap_remove(callers.slot, callers.cap, vl_tidmap_find(callers.slot, callers.cap, t->key));
+	callers.count--;
+	(void)resize_callers(callers.count);
+}
+
+/*
+ * Thread tid's entry, taken: the one filed for it, or a new one filed; if
+ * none can be (no memory), spare, made afresh, which put_thread forgets.
+ */
+static struct thread *get_thread(pid_t tid, struct thread *spare)
+{
+	struct thread *t = NULL;
+	long i;
+
+	pthread_mutex_lock(&callers.lock);
+	i = vl_tidmap_find(callers.slot, callers.cap, tid);
+	if (i >= 0) {
+		t = callers.slot[i].val;
+	} else if (resize_callers(callers.count + 1) == 0 && (t = malloc(sizeof(*t))) != NULL) {
+		thread_init(t, tid);
+		(void)vl_tidmap_insert(callers.slot, callers.cap, tid, t);
+		callers.count++;
+	}
+	if (t != NULL)
+		t->users++;
+	pthread_mutex_unlock(&callers.lock);
+	if (t == NULL) {
+		thread_init(spare, 0);
+		t = spare;
+	}
+	return t;
+}
+
+/*
+ * Watch t's newly kept pidfd, t->lock held: 0, or -1 (the budget spent,
+ * no epoll, or it refused).
+ */
+static int watch_thread(struct thread *t)
+{
+	struct epoll_event ev;
+
+	if (callers.watch < 0 ||
+	    __atomic_add_fetch(&callers.kept, 1, __ATOMIC_RELAXED) > callers.budget) {
+		__atomic_sub_fetch(&callers.kept, 1, __ATOMIC_RELAXED);
+		return -1;
+	}
+	/* one event, then quiet: the entry goes, or its next pidfd is added anew */
+	ev.events = EPOLLIN | EPOLLONESHOT;
+	ev.data.u64 = (uint64_t)(uint32_t)t->key;
+	if (epoll_ctl(callers.watch, EPOLL_CTL_ADD, t->pidfd, &ev) != 0) {
+		__atomic_sub_fetch(&callers.kept, 1, __ATOMIC_RELAXED);
+		return -1;
+	}
+	t->watched = 1;
+	return 0;
+}
+
+/*
+ * Put back an entry get_thread gave, its lock held. A pidfd it keeps
+ * unwatched is watched, or closed (the call after looks the thread up
+ * again, as a thread past the budget is at each call); an entry that keeps
+ * nothing, or whose thread exited meanwhile, is freed by its last user.
+ */
+static void put_thread(struct thread *t)
+{
+	int drop;
+
+	if (t->key != 0 && t->pidfd >= 0 && !t->watched && watch_thread(t) != 0)
+		forget_thread(t);
+	pthread_mutex_unlock(&t->lock);
+	if (t->key == 0) {
+		thread_free(t);
+		return;
+	}
+	pthread_mutex_lock(&callers.lock);
+	/* no user left: nobody else can read or change it */
+	drop = --t->users == 0 && (t->gone || t->pidfd < 0);
+	if (drop)
+		unfile_thread(t);
+	pthread_mutex_unlock(&callers.lock);
+	if (drop)
+		thread_free(t);
+}
+
+/* Has the thread of pidfd (a thread's, watched) exited? */
+static int thread_exited(int pidfd)
+{
+	struct pollfd p = { pidfd, POLLIN, 0 };
+
+	return pidfd < 0 || (poll(&p, 1, 0) == 1 && p.revents != 0);
+}
+
+/*
+ * A watched pidfd of thread tid polled readable: its entry freed, or
+ * marked gone if a serving thread has it. The event may be of a pidfd the
+ * entry no longer holds (the thread's id went to a new thread, looked up
+ * since): then the entry's own pidfd says whether to free it.
+ */
+static void reap_thread(pid_t tid)
+{
+	struct thread *t = NULL;
+	long i;
+
+	pthread_mutex_lock(&callers.lock);
+	i = vl_tidmap_find(callers.slot, callers.cap, tid);
+	if (i >= 0) {
+		t = callers.slot[i].val;
+		if (t->users > 0) {
+			t->gone = 1;
+			t = NULL;
+		} else if (!thread_exited(t->pidfd)) {
+			t = NULL;
+		} else {
+			unfile_thread(t);
+		}
+	}
+	pthread_mutex_unlock(&callers.lock);
+	if (t == NULL)
+		return;
+	thread_free(t);
+	if (vl_log_enabled())
+		fprintf(stderr, "volatile run: caller %d gone (%u kept)\n", (int)tid,
+			__atomic_load_n(&callers.kept, __ATOMIC_RELAXED));
+}
+
+static void *reap_callers(void *arg)
+{
+	struct epoll_event ev[64];
+
+	(void)arg;
+	for (;;) {
+		int n = epoll_wait(callers.watch, ev, 64, -1);
+
+		if (n < 0 && errno != EINTR)
+			return NULL;
+		for (int i = 0; i < n; i++)
+			reap_thread((pid_t)(uint32_t)ev[i].data.u64);
+	}
+}
+
+/*
+ * The descriptors the kept threads may hold: all we may open, less a
+ * spare; the soft limit raised to the hard one first (the supervisor's
+ * own, inherited by no program). And the thread that frees the entries of
+ * threads gone. Without it nothing is kept: each call looks its caller up.
+ */
+static void init_callers(void)
+{
+	struct rlimit rl;
+	pthread_attr_t attr;
+	pthread_t reaper;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		rl.rlim_cur = 1024;
+	if (rl.rlim_cur > (rlim_t)1 << 30)
+		rl.rlim_cur = (rlim_t)1 << 30;
+	callers.budget = rl.rlim_cur > FDS_SPARE ? (unsigned)(rl.rlim_cur - FDS_SPARE) / FDS_PER_THREAD
+						 : 0;
+	callers.watch = epoll_create1(EPOLL_CLOEXEC);
+	if (callers.watch < 0)
+		return;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* signals as in the serving threads */
+	if (pthread_create(&reaper, &attr, reap_callers, NULL) != 0) {
+		close(callers.watch);
+		callers.watch = -1;
+	}
+	pthread_attr_destroy(&attr);
+}
+
+/* --debug: which process serves, said at its first call (a test counts its descriptors) */
+static void say_serving(void)
+{
+	static int said;
+
+	if (vl_log_enabled() && !__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+		fprintf(stderr, "volatile run: serving, pid %d\n", (int)getpid());
+}
+
 static int take_fd(int listener, const struct seccomp_notif *req, int fd, pid_t *tgid,
 		   int *aliases, int *not_tmpfs)
 {
-	struct thread *t = &threads[(unsigned int)req->pid % THREADS];
+	struct thread spare, *t;
+	unsigned long opened = pidfds_opened;
 	int got;
+
+	say_serving();
+	t = get_thread((pid_t)req->pid, &spare);
 
 	pthread_mutex_lock(&t->lock);
 	*aliases = -1;
 	*not_tmpfs = 0;
 	got = take_fd_locked(listener, req, t, fd, tgid, aliases, not_tmpfs);
-	pthread_mutex_unlock(&t->lock);
+	put_thread(t);
+	if (pidfds_opened != opened && vl_log_enabled())
+		fprintf(stderr, "volatile run: caller %u looked up (%lu lookups)\n", req->pid,
+			__atomic_add_fetch(&lookups, 1, __ATOMIC_RELAXED));
 	return got;
 }
 
@@ -1022,7 +1297,7 @@ static int start_one(struct server *sv)
 
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	/* the signals stay blocked in it (inherited): they are the main thread's */
+	/* signals as the main thread has them: none blocked, each its default action */
 	err = pthread_create(&t, &attr, serve_loop, sv);
 	pthread_attr_destroy(&attr);
 	return err == 0 ? 0 : -1;
@@ -1036,13 +1311,7 @@ static int start_server(int listener)
 
 	note_own_user();
 	vl_sv_place_init();
-	for (int i = 0; i < THREADS; i++) {
-		pthread_mutex_init(&threads[i].lock, NULL);
-		threads[i].pidfd = -1;
-		threads[i].nsdir = -1;
-		threads[i].view.at_random = 0;
-		threads[i].fdinfo.fd = -1;
-	}
+	init_callers();
 	nr_native = seccomp_syscall_resolve_name("fallocate");
 	if (seccomp_arch_native() == SCMP_ARCH_X86_64)
 		nr_x86 = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86, "fallocate");
