@@ -194,15 +194,21 @@ static void library_path(char *buf, size_t size)
 		die("cannot find %s (set VOLATILE_LIBRARY to its path)", buf);
 }
 
-/* Where execvp would find cmd; empty if it would not. */
-static void find_command(const char *cmd, char *buf, size_t size)
+/*
+ * Where execvp would find cmd: 0, or -ENOENT if nowhere, -EACCES if only
+ * where it may not be run (a file without x bit, a directory, a directory
+ * of PATH we may not search), where execvp goes on searching and then
+ * fails with EACCES, which sh and env(1) report as 126.
+ */
+static int find_command(const char *cmd, char *buf, size_t size)
 {
 	const char *path = getenv("PATH"), *p, *end;
+	int denied = 0;
 
 	buf[0] = '\0';
 	if (strchr(cmd, '/') != NULL) {
 		snprintf(buf, size, "%s", cmd);
-		return;
+		return 0;
 	}
 	if (path == NULL || *path == '\0')
 		path = "/usr/local/bin:/usr/bin:/bin";
@@ -214,10 +220,18 @@ static void find_command(const char *cmd, char *buf, size_t size)
 			end = p + strlen(p);
 		len = (int)(end - p);
 		snprintf(buf, size, "%.*s%s%s", len, len ? p : ".", "/", cmd);
-		if (access(buf, X_OK) == 0)
-			return;
+		if (access(buf, X_OK) == 0) {
+			struct stat st;
+
+			if (stat(buf, &st) == 0 && !S_ISDIR(st.st_mode))
+				return 0;
+			denied = 1; /* exec of a directory: EACCES, and execvp searches on */
+		} else if (errno == EACCES) {
+			denied = 1;
+		}
 	}
 	buf[0] = '\0';
+	return denied ? -EACCES : -ENOENT;
 }
 
 /*
@@ -504,11 +518,33 @@ static void compose_preload(const char *lib, const char *runtimes)
 	free(list);
 }
 
-/* After a failed exec of cmd: 127 if it is not there, else 126, as env(1). */
-static void __attribute__((noreturn)) exec_failed(const char *cmd)
+/*
+ * Exec cmd as execvp would (cmd is found already): a file the kernel does
+ * not know how to run (ENOEXEC: no #! line, an empty file) is run by
+ * /bin/sh, as execvp and every shell do. If that fails: 127 if cmd is not
+ * there, else 126, as env(1).
+ */
+static void __attribute__((noreturn)) exec_command(const char *cmd, char **args)
 {
-	int err = errno;
+	int err;
 
+	execv(cmd, args);
+	err = errno;
+	if (err == ENOEXEC) {
+		size_t n = 0;
+		char **sh;
+
+		while (args[n] != NULL)
+			n++;
+		sh = calloc(n + 2, sizeof(*sh));
+		if (sh != NULL) {
+			sh[0] = (char *)"/bin/sh";
+			sh[1] = (char *)cmd;
+			memcpy(sh + 2, args + 1, n * sizeof(*sh)); /* args[1..n-1] and NULL */
+			execv("/bin/sh", sh);
+			free(sh);
+		}
+	}
 	die_with(err == ENOENT || err == ENOTDIR ? EXIT_RUN_NOT_FOUND : EXIT_RUN_CANNOT_EXEC, "%s: %s",
 		 cmd, strerror(err));
 }
@@ -522,7 +558,8 @@ static void check_command(const char *name, char *cmd, size_t size)
 {
 	struct stat st;
 
-	find_command(name, cmd, size);
+	if (find_command(name, cmd, size) == -EACCES)
+		die_with(EXIT_RUN_CANNOT_EXEC, "%s: %s", name, strerror(EACCES));
 	if (cmd[0] == '\0')
 		die_with(EXIT_RUN_NOT_FOUND, "%s: command not found", name);
 	if (stat(cmd, &st) != 0) {
@@ -649,8 +686,7 @@ static void run_supervised(const char *cmd, char **args, int aliases)
 	}
 	/* a supervisor given nothing goes once it reads the end of sv */
 	close(sv[0]);
-	execv(cmd, args);
-	exec_failed(cmd);
+	exec_command(cmd, args);
 }
 
 int cmd_run(int argc, char **argv)
@@ -701,6 +737,5 @@ int cmd_run(int argc, char **argv)
 	abi = getenv("VOLATILE_2012_ABI");
 	if (seccomp)
 		run_supervised(cmd, argv + optind, abi != NULL && strcmp(abi, "1") == 0);
-	execv(cmd, argv + optind);
-	exec_failed(cmd);
+	exec_command(cmd, argv + optind);
 }

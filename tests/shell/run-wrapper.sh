@@ -146,6 +146,33 @@ for c in "127 $WORK/nonexistent" "127 no-such-command-here" "126 $WORK/notexec" 
 	run shown timeout "$VL_TIMEOUT" sh -c 'exec "$@"' sh "$what"
 	[ "$rc" -eq "$want" ] || { show shown; fail "sh -c 'exec $what': exit status $rc, want $want"; }
 done
+# found in PATH only where it may not be run (no x bit; a directory), or
+# behind a directory of PATH run may not search: execvp's EACCES, 126, as
+# sh says; and a directory of that name before the program: searched on
+mkdir -p "$WORK/bin/dirprog" "$WORK/shut" || fail "mkdir $WORK/bin"
+: >"$WORK/bin/noxprog"
+chmod 0644 "$WORK/bin/noxprog"
+: >"$WORK/shut/shutprog"
+chmod 0755 "$WORK/shut/shutprog"
+chmod 0 "$WORK/shut"
+PATH=$WORK/shut:$WORK/bin:/usr/bin:/bin
+shut=126
+[ "$(id -u)" -eq 0 ] && shut=0 # root searches any directory: shutprog runs
+# shutprog is empty: exec's ENOEXEC, which execvp and sh answer by running it with sh
+for c in "126 noxprog" "126 dirprog" "$shut shutprog"; do
+	want=${c%% *}
+	what=${c#* }
+	run shown timeout "$VL_TIMEOUT" sh -c 'exec "$@"' sh "$what"
+	[ "$rc" -eq "$want" ] || { show shown; fail "sh -c 'exec $what' (in PATH): exit status $rc, want $want"; }
+	run own vol run -- "$what"
+	[ "$rc" -eq "$want" ] || { show own; fail "volatile run -- $what (in PATH): exit status $rc, want $want, as sh"; }
+done
+chmod 0755 "$WORK/shut"
+mkdir "$WORK/bin2" && mkdir "$WORK/bin2/true" || fail "mkdir $WORK/bin2"
+PATH=$WORK/bin2:/usr/bin:/bin
+run own vol run -- true
+[ "$rc" -eq 0 ] || { show own; fail "volatile run -- true, a directory named true first in PATH: exit status $rc, want 0 (execvp searches on)"; }
+PATH=/usr/bin:/bin
 run own vol run --no-such-option -- true
 [ "$rc" -eq 125 ] || { show own; fail "volatile run --no-such-option: exit status $rc, want 125"; }
 [ "$(wc -l <"$WORK/own.err")" -eq 1 ] || { show own; fail "volatile run --no-such-option: not one line"; }
