@@ -519,9 +519,32 @@ static void compose_preload(const char *lib, const char *runtimes)
 }
 
 /*
- * Exec cmd as execvp would (cmd is found already): a file the kernel does
- * not know how to run (ENOEXEC: no #! line, an empty file) is run by
- * /bin/sh, as execvp and every shell do. If that fails: 127 if cmd is not
+ * A file a shell would not run as a script when exec says ENOEXEC: an ELF
+ * file exec refused, or a NUL before the end of its first line (80 bytes
+ * looked at, as bash does). dash and bash then say 126.
+ */
+static int looks_binary(const char *cmd)
+{
+	unsigned char head[80];
+	ssize_t n;
+	int fd = open(cmd, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 1;
+	n = read(fd, head, sizeof(head));
+	close(fd);
+	if (n >= 4 && memcmp(head, ELFMAG, SELFMAG) == 0)
+		return 1;
+	for (ssize_t i = 0; i < n && head[i] != '\n'; i++)
+		if (head[i] == '\0')
+			return 1;
+	return 0;
+}
+
+/*
+ * Exec cmd as a shell would (cmd is found already): a text file the kernel
+ * does not know how to run (ENOEXEC: no #! line, an empty file) is run by
+ * /bin/sh, as sh, bash and execvp do. If that fails: 127 if cmd is not
  * there, else 126, as env(1).
  */
 static void __attribute__((noreturn)) exec_command(const char *cmd, char **args)
@@ -530,7 +553,7 @@ static void __attribute__((noreturn)) exec_command(const char *cmd, char **args)
 
 	execv(cmd, args);
 	err = errno;
-	if (err == ENOEXEC) {
+	if (err == ENOEXEC && !looks_binary(cmd)) {
 		size_t n = 0;
 		char **sh;
 
