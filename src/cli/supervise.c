@@ -1100,6 +1100,23 @@ static int start_server(int listener)
 #endif
 
 /*
+ * The signals that came while every one was blocked, from the fork to the
+ * setsid: those of CMD's process group (a Ctrl-C to the foreground job
+ * while run starts), not ours. Unblocked, one would kill the supervisor
+ * where run itself lives on (a signal run's inherited mask blocks: CMD
+ * gets it later, as without run). Taken, so none is delivered.
+ */
+static void discard_pending_signals(void)
+{
+	struct timespec now = { 0, 0 };
+	sigset_t all;
+
+	sigfillset(&all);
+	while (sigtimedwait(&all, NULL, &now) > 0)
+		;
+}
+
+/*
  * Out of CMD's way: a session of its own (no terminal's signals, no
  * hangup, no stop of CMD's job stops it), the root as its directory (no
  * mount kept busy), /dev/null as its standard files (a `$(volatile run --
@@ -1135,6 +1152,7 @@ static int detach(int sock)
 		for (int fd = 4; fd < 1024; fd++)
 			close(fd);
 	}
+	discard_pending_signals();
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	return sock;
