@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -647,10 +648,23 @@ static int start_supervisor(int sock, int other)
 {
 	sigset_t all, old;
 	pid_t mid;
-	int status;
+	int status, subreaper = 0;
 	char ready;
 	ssize_t n;
 
+	/*
+	 * A subreaper run (the flag stays through exec: a parent set it and
+	 * exec'd run) would get the supervisor back when the middle process
+	 * exits: CMD would have a child it did not make, alive as long as
+	 * CMD's tree, and a CMD that waits for all its children would wait
+	 * for ever. Off until the middle process is reaped, so the supervisor
+	 * goes to the subreaper above or init; an orphan of run's own older
+	 * children in that window goes there too.
+	 */
+	if (prctl(PR_GET_CHILD_SUBREAPER, &subreaper, 0, 0, 0) != 0)
+		subreaper = 0;
+	if (subreaper)
+		(void)prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
 	mid = fork();
@@ -665,11 +679,13 @@ static int start_supervisor(int sock, int other)
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(sock);
+	/* ECHILD: SIGCHLD ignored, as CMD may inherit it: reaped by the kernel */
+	while (mid > 0 && waitpid(mid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (subreaper)
+		(void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	if (mid < 0)
 		return -1;
-	/* ECHILD: SIGCHLD ignored, as CMD may inherit it: reaped by the kernel */
-	while (waitpid(mid, &status, 0) < 0 && errno == EINTR)
-		;
 	do
 		n = recv(other, &ready, 1, 0);
 	while (n < 0 && errno == EINTR);

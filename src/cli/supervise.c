@@ -590,6 +590,36 @@ static void forget_thread(struct thread *t)
 #define ELSEWHERE (-EMEDIUMTYPE) /* not OTHER_REGION's -EXDEV: each has its answer */
 
 /*
+ * Does /proc/locks show a lease on the file stx describes? Opening it for
+ * writing would start the lease's break even with O_NONBLOCK: SIGIO to its
+ * holder (fatal by default), the lease taken away. A write lease is had by
+ * the file's one opener only, the caller itself on the fd of its call. No
+ * /proc/locks: no file locking in this kernel, so no lease either.
+ */
+static int leased(const struct statx *stx)
+{
+	char line[256];
+	int found = 0;
+	FILE *f = fopen("/proc/locks", "re");
+
+	if (f == NULL)
+		return 0;
+	/* "1: LEASE  ACTIVE    WRITE 1234 00:1a:5678 0 EOF" */
+	while (!found && fgets(line, sizeof(line), f) != NULL) {
+		const char *kind = strstr(line, " LEASE ");
+		unsigned int major, minor;
+		unsigned long long ino;
+
+		found = kind != NULL &&
+			sscanf(kind, " LEASE %*s %*s %*d %x:%x:%llu", &major, &minor, &ino) == 3 &&
+			major == stx->stx_dev_major && minor == stx->stx_dev_minor &&
+			ino == stx->stx_ino;
+	}
+	fclose(f);
+	return found;
+}
+
+/*
  * Our descriptor of the caller's fd where the kernel refuses pidfd_getfd
  * though we may look into the caller: Yama's ptrace_scope 1 lets a process
  * take descriptors (PTRACE_MODE_ATTACH) of its descendants only, and the
@@ -598,7 +628,8 @@ static void forget_thread(struct thread *t)
  * the caller's /proc/TID/fd/N with the caller's access mode (the library
  * then gives its own errors in their order, DESIGN 5), of a regular file
  * only: opening anything else does something (a FIFO waits, a device
- * opens), and -EPERM answers it as a caller we cannot look into. The file
+ * opens), and -EPERM answers it as a caller we cannot look into; so too a
+ * leased file, whose lease the open would break (leased). The file
  * is pinned (O_PATH) first and the fdinfo read after must name its inode
  * and mount: a number another thread of the caller gave to another file
  * meanwhile is never taken for it (-EAGAIN, answered so too, as is the
@@ -638,12 +669,12 @@ static int take_reopened(int nsdir, int fd)
 		got = -EBADF; /* not open, for fallocate (DESIGN 5) */
 		goto out;
 	}
-	if (!S_ISREG(stx.stx_mode)) {
+	if (!S_ISREG(stx.stx_mode) || leased(&stx)) {
 		got = -EPERM;
 		goto out;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", pinned);
-	/* O_NONBLOCK: a lease another process holds is not waited for */
+	/* O_NONBLOCK: a lease set since it was looked for is not waited for */
 	got = open(path, (int)(flags & O_ACCMODE) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (got < 0)
 		got = -errno;
@@ -1338,6 +1369,23 @@ static int start_server(int listener)
 #endif
 
 /*
+ * The signals that came while every one was blocked, from the fork to the
+ * setsid: those of CMD's process group (a Ctrl-C to the foreground job
+ * while run starts), not ours. Unblocked, one would kill the supervisor
+ * where run itself lives on (a signal run's inherited mask blocks: CMD
+ * gets it later, as without run). Taken, so none is delivered.
+ */
+static void discard_pending_signals(void)
+{
+	struct timespec now = { 0, 0 };
+	sigset_t all;
+
+	sigfillset(&all);
+	while (sigtimedwait(&all, NULL, &now) > 0)
+		;
+}
+
+/*
  * Out of CMD's way: a session of its own (no terminal's signals, no
  * hangup, no stop of CMD's job stops it), the root as its directory (no
  * mount kept busy), /dev/null as its standard files (a `$(volatile run --
@@ -1373,6 +1421,7 @@ static int detach(int sock)
 		for (int fd = 4; fd < 1024; fd++)
 			close(fd);
 	}
+	discard_pending_signals();
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	return sock;
