@@ -820,6 +820,8 @@ int main(int argc, char **argv)
 		return pairs_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "--supervised") == 0)
 		return supervised_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "--threads") == 0)
+		return threads_main(argc - 1, argv + 1);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 

@@ -51,6 +51,8 @@ int pairs_main(int argc, char **argv);
 void bench_seccomp(const char *volatile_bin);
 /* bench --supervised, run under `volatile run`; returns the exit status. */
 int supervised_main(int argc, char **argv);
+/* bench --threads N PAIRS, run under `volatile run`; returns the exit status. */
+int threads_main(int argc, char **argv);
 /* The process that holds the cache (bench --holder ...); returns the exit status. */
 int holder_main(int argc, char **argv);
 

@@ -29,23 +29,22 @@ int cmd_unmark(int argc, char **argv);
 int cmd_daemon(int argc, char **argv);
 
 /*
- * `volatile run`'s supervisor (supervise.c, DESIGN 21). vl_sv_signals:
- * the signals run forwards to CMD, and SIGCHLD. vl_sv_install: in the
- * child, before exec, the seccomp filter; its listener (or why not) sent
- * over sock, and VOLATILE_RUN_REGION set to region (vl_sv_region_key:
- * the region run serves) for CMD. vl_sv_receive: in run, the listener, or -errno and why.
- * vl_sv_serve: serve the listener (-1: none) and forward signals (sigfd
- * reads vl_sv_signals) until CMD ends, then exit as CMD did.
+ * `volatile run`'s supervisor (DESIGN 21). In run, before it execs CMD in
+ * its place: vl_sv_install (filter.c) puts the seccomp filter on it and
+ * returns its listener, or -errno and why, with VOLATILE_RUN_REGION set to
+ * region (vl_sv_region_key: the region run serves) for CMD; vl_sv_hand
+ * sends the listener over sock. vl_sv_helper (supervise.c), in the
+ * supervisor's process, forked before the filter: says it is ready on
+ * sock, takes the listener (vl_sv_receive) and serves it until no process
+ * uses the filter any more, then exits.
  */
-#include <signal.h>
-#include <sys/types.h>
-void vl_sv_signals(sigset_t *set);
-void vl_sv_install(int sock, int aliases, const char *region);
+int vl_sv_install(int aliases, const char *region, char *why, size_t size);
+void vl_sv_hand(int sock, int listener);
 void vl_sv_region_key(char *buf, size_t size);
 /* Is arch i386 on an x86-64 machine (the filter's second ABI)? */
 int vl_sv_x86_compat(uint32_t arch);
 int vl_sv_receive(int sock, char *why, size_t size);
-void vl_sv_serve(pid_t child, int listener, int sigfd) __attribute__((noreturn));
+void vl_sv_helper(int sock) __attribute__((noreturn));
 
 /*
  * Where a caller's fd is (place.c, DESIGN 21), learnt without asking its

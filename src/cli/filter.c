@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * filter.c - `volatile run`'s seccomp filter (DESIGN 21), made in the
- * child before it execs CMD, and its listener handed to run (supervise.c).
+ * filter.c - `volatile run`'s seccomp filter (DESIGN 21), put on run's own
+ * process before it execs CMD in its place, and its listener handed to the
+ * supervisor (supervise.c) over a socket.
  *
  * The filter sends to the listener only fallocate calls whose mode carries
  * a volatile bit (and, with the 2012 ABI on, the alias values): every other
@@ -41,7 +42,7 @@
 #define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
 #endif
 
-/* What the child says to run: 0 and the listener (SCM_RIGHTS), or why not. */
+/* What run hands the supervisor: 0 and the listener (SCM_RIGHTS). */
 struct sv_hello {
 	int err;
 	char why[120];
@@ -105,6 +106,13 @@ int vl_sv_receive(int sock, char *why, size_t size)
 		return h.err ? -h.err : -EPROTO;
 	}
 	return fd;
+}
+
+void vl_sv_hand(int sock, int listener)
+{
+	struct sv_hello h = { 0, "" };
+
+	send_hello(sock, &h, listener);
 }
 
 #ifdef HAVE_SECCOMP
@@ -193,56 +201,56 @@ static void bless_filters(long before)
 }
 
 /*
- * In the child, before exec: no_new_privs, the filter, its listener sent
- * to run. Fails quietly (run says why with --debug): CMD then runs with
- * the preload only. With the filter in, CMD's tree is told which region
- * run serves (VOLATILE_RUN_REGION: "" the default place, else a path), so
- * that a `volatile run` inside, whose own filter the kernel refuses
- * (EBUSY: one listener in a chain), can say whether this run serves it
- * (run.c). Only that line depends on it: run itself judges each caller by
- * its own environment (supervise.c), whatever the variable says.
+ * Before exec: no_new_privs, the filter; its listener, or -errno and why
+ * (run says it with --debug: CMD then runs with the preload only). With
+ * the filter in, CMD's tree is told which region run serves
+ * (VOLATILE_RUN_REGION: "" the default place, else a path), so that a
+ * `volatile run` inside, whose own filter the kernel refuses (EBUSY: one
+ * listener in a chain), can say whether this run serves it (run.c). Only
+ * that line depends on it: the supervisor judges each caller by its own
+ * environment (supervise.c), whatever the variable says.
  */
-void vl_sv_install(int sock, int aliases, const char *region)
+int vl_sv_install(int aliases, const char *region, char *why, size_t size)
 {
-	struct sv_hello h = { 0, "" };
 	struct sock_fprog prog = { 0, NULL };
 	long fd = -1, before = filters_now();
+	int err;
 
 	/* required for a filter without CAP_SYS_ADMIN; a parent may have set it: fine */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-		h.err = errno;
-		snprintf(h.why, sizeof(h.why), "no_new_privs: %s", strerror(errno));
-	} else if ((h.err = -make_filter(aliases, &prog, h.why, sizeof(h.why))) == 0) {
+		err = -errno;
+		snprintf(why, size, "no_new_privs: %s", strerror(errno));
+		return err;
+	}
+	err = make_filter(aliases, &prog, why, size);
+	if (err == 0) {
 		fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 			     SECCOMP_FILTER_FLAG_NEW_LISTENER |
 				     SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
 			     &prog);
 		if (fd < 0) {
-			h.err = errno;
+			err = -errno;
 			/* EBUSY: a filter with a listener already (a volatile run inside another) */
-			snprintf(h.why, sizeof(h.why), "seccomp(SET_MODE_FILTER, NEW_LISTENER): %s",
+			snprintf(why, size, "seccomp(SET_MODE_FILTER, NEW_LISTENER): %s",
 				 strerror(errno));
 		}
 	}
 	free(prog.filter);
-	if (fd >= 0) {
-		bless_filters(before);
-		setenv("VOLATILE_RUN_REGION", region, 1);
-	}
-	send_hello(sock, &h, (int)fd);
-	if (fd >= 0)
-		close((int)fd);
+	if (fd < 0)
+		return err;
+	bless_filters(before);
+	setenv("VOLATILE_RUN_REGION", region, 1);
+	return (int)fd;
 }
 
 #else /* !HAVE_SECCOMP */
 
-void vl_sv_install(int sock, int aliases, const char *region)
+int vl_sv_install(int aliases, const char *region, char *why, size_t size)
 {
-	struct sv_hello h = { ENOSYS, "volatile was built without libseccomp" };
-
 	(void)aliases;
 	(void)region;
-	send_hello(sock, &h, -1);
+	snprintf(why, size, "volatile was built without libseccomp");
+	return -ENOSYS;
 }
 
 #endif

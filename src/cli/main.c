@@ -36,8 +36,8 @@ static const char usage[] =
 	"'volatile COMMAND --help' describes each command.\n"
 	"\n"
 	"Exit status: 0, or 2 on bad usage or an error (unmark: 1 when purged);\n"
-	"run exits as CMD does, or 125 (its own failure), 126 (CMD cannot be\n"
-	"executed), 127 (CMD not found).\n";
+	"run becomes CMD (exec), so its status is CMD's; or 125 (its own\n"
+	"failure), 126 (CMD cannot be executed), 127 (CMD not found).\n";
 
 static const struct {
 	const char *name;

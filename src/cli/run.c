@@ -23,6 +23,7 @@
  */
 #include "cli.h"
 
+#include "core/fault.h"
 #include "core/parse.h"
 #include "env.h"
 #include "log.h"
@@ -36,9 +37,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef VL_LIBDIR
@@ -75,13 +78,17 @@ static const char help[] =
 	"                  volatile ranges\n"
 	"\n"
 	"Static programs, musl and Go programs, and programs that make the\n"
-	"fallocate system call themselves are served by run itself, which stays\n"
-	"CMD's parent: a seccomp filter sends their volatile fallocate calls to it\n"
-	"(every other call stays in the kernel). Under it, CMD and its children run\n"
-	"with no_new_privs: set-user-ID programs they start get no privileges.\n"
-	"Where seccomp is refused, run goes on with the preload only. run exits\n"
-	"as CMD does; a volatile call of a process still running after that\n"
-	"fails with ENOSYS.\n"
+	"fallocate system call themselves are served by run's supervisor, a\n"
+	"process of its own: a seccomp filter sends their volatile fallocate calls\n"
+	"to it (every other call stays in the kernel), for as long as any process\n"
+	"of CMD's tree lives. Under it, CMD and its children run with\n"
+	"no_new_privs: set-user-ID programs they start get no privileges. Where\n"
+	"seccomp is refused, run goes on with the preload only. Killed, the\n"
+	"supervisor leaves their volatile calls failing with ENOSYS.\n"
+	"\n"
+	"run then executes CMD in its own place, as eatmydata does: CMD keeps\n"
+	"run's pid, parent and terminal, and its exit status, signals and stops\n"
+	"are its own.\n"
 	"\n"
 	"The kernel allows one seccomp listener in a filter chain, and run's filter\n"
 	"has it: a program under run that installs a filter with a listener of its\n"
@@ -94,9 +101,9 @@ static const char help[] =
 	"would ignore (VOLATILE_BUDGET=lots) or refuse (a relative VOLATILE_REGION):\n"
 	"one line names it.\n"
 	"\n"
-	"Exit status: CMD's; 125 if run itself fails (a bad option or VOLATILE_*\n"
-	"value, a setuid CMD), 126 if CMD cannot be executed, 127 if it is not\n"
-	"found (as env and timeout).\n";
+	"Exit status: CMD's (run became CMD); 125 if run itself fails (a bad\n"
+	"option or VOLATILE_* value, a setuid CMD), 126 if CMD cannot be executed,\n"
+	"127 if it is not found (as env and timeout).\n";
 
 static int exists(const char *path)
 {
@@ -188,15 +195,21 @@ static void library_path(char *buf, size_t size)
 		die("cannot find %s (set VOLATILE_LIBRARY to its path)", buf);
 }
 
-/* Where execvp would find cmd; empty if it would not. */
-static void find_command(const char *cmd, char *buf, size_t size)
+/*
+ * Where execvp would find cmd: 0, or -ENOENT if nowhere, -EACCES if only
+ * where it may not be run (a file without x bit, a directory, a directory
+ * of PATH we may not search), where execvp goes on searching and then
+ * fails with EACCES, which sh and env(1) report as 126.
+ */
+static int find_command(const char *cmd, char *buf, size_t size)
 {
 	const char *path = getenv("PATH"), *p, *end;
+	int denied = 0;
 
 	buf[0] = '\0';
 	if (strchr(cmd, '/') != NULL) {
 		snprintf(buf, size, "%s", cmd);
-		return;
+		return 0;
 	}
 	if (path == NULL || *path == '\0')
 		path = "/usr/local/bin:/usr/bin:/bin";
@@ -208,10 +221,18 @@ static void find_command(const char *cmd, char *buf, size_t size)
 			end = p + strlen(p);
 		len = (int)(end - p);
 		snprintf(buf, size, "%.*s%s%s", len, len ? p : ".", "/", cmd);
-		if (access(buf, X_OK) == 0)
-			return;
+		if (access(buf, X_OK) == 0) {
+			struct stat st;
+
+			if (stat(buf, &st) == 0 && !S_ISDIR(st.st_mode))
+				return 0;
+			denied = 1; /* exec of a directory: EACCES, and execvp searches on */
+		} else if (errno == EACCES) {
+			denied = 1;
+		}
 	}
 	buf[0] = '\0';
+	return denied ? -EACCES : -ENOENT;
 }
 
 /*
@@ -498,11 +519,56 @@ static void compose_preload(const char *lib, const char *runtimes)
 	free(list);
 }
 
-/* After a failed exec of cmd: 127 if it is not there, else 126, as env(1). */
-static void __attribute__((noreturn)) exec_failed(const char *cmd)
+/*
+ * A file a shell would not run as a script when exec says ENOEXEC: an ELF
+ * file exec refused, or a NUL before the end of its first line (80 bytes
+ * looked at, as bash does). dash and bash then say 126.
+ */
+static int looks_binary(const char *cmd)
 {
-	int err = errno;
+	unsigned char head[80];
+	ssize_t n;
+	int fd = open(cmd, O_RDONLY | O_CLOEXEC);
 
+	if (fd < 0)
+		return 1;
+	n = read(fd, head, sizeof(head));
+	close(fd);
+	if (n >= 4 && memcmp(head, ELFMAG, SELFMAG) == 0)
+		return 1;
+	for (ssize_t i = 0; i < n && head[i] != '\n'; i++)
+		if (head[i] == '\0')
+			return 1;
+	return 0;
+}
+
+/*
+ * Exec cmd as a shell would (cmd is found already): a text file the kernel
+ * does not know how to run (ENOEXEC: no #! line, an empty file) is run by
+ * /bin/sh, as sh, bash and execvp do. If that fails: 127 if cmd is not
+ * there, else 126, as env(1).
+ */
+static void __attribute__((noreturn)) exec_command(const char *cmd, char **args)
+{
+	int err;
+
+	execv(cmd, args);
+	err = errno;
+	if (err == ENOEXEC && !looks_binary(cmd)) {
+		size_t n = 0;
+		char **sh;
+
+		while (args[n] != NULL)
+			n++;
+		sh = calloc(n + 2, sizeof(*sh));
+		if (sh != NULL) {
+			sh[0] = (char *)"/bin/sh";
+			sh[1] = (char *)cmd;
+			memcpy(sh + 2, args + 1, n * sizeof(*sh)); /* args[1..n-1] and NULL */
+			execv("/bin/sh", sh);
+			free(sh);
+		}
+	}
 	die_with(err == ENOENT || err == ENOTDIR ? EXIT_RUN_NOT_FOUND : EXIT_RUN_CANNOT_EXEC, "%s: %s",
 		 cmd, strerror(err));
 }
@@ -516,7 +582,8 @@ static void check_command(const char *name, char *cmd, size_t size)
 {
 	struct stat st;
 
-	find_command(name, cmd, size);
+	if (find_command(name, cmd, size) == -EACCES)
+		die_with(EXIT_RUN_CANNOT_EXEC, "%s: %s", name, strerror(EACCES));
 	if (cmd[0] == '\0')
 		die_with(EXIT_RUN_NOT_FOUND, "%s: command not found", name);
 	if (stat(cmd, &st) != 0) {
@@ -535,72 +602,130 @@ static void check_command(const char *name, char *cmd, size_t size)
 }
 
 /*
- * CMD as run's child under the supervisor's filter; run serves it and
- * exits as it does. Where the filter cannot be had, CMD runs all the
- * same, with the preload only (a line says why with --debug).
+ * Log, with --debug, why CMD runs without the filter. EBUSY: a filter with
+ * a listener is in already, a `volatile run` outside this one (or a
+ * sandbox's). That run serves CMD's programs when it serves this region,
+ * and refuses them when not (EOPNOTSUPP, EPERM for an UNMARK): CMD runs with
+ * the preload only all the same, as where seccomp is refused; the line says
+ * which.
+ */
+static void say_refused(int err, const char *why, const char *region)
+{
+	const char *outer = err == -EBUSY ? getenv("VOLATILE_RUN_REGION") : NULL;
+
+	if (!vl_log_enabled())
+		return;
+	if (outer != NULL && strcmp(outer, region) == 0)
+		fprintf(stderr,
+			"volatile run: seccomp refused (%s): the volatile run outside serves "
+			"this region\n",
+			why);
+	else if (outer != NULL)
+		fprintf(stderr,
+			"volatile run: seccomp refused (%s): the volatile run outside serves "
+			"another region (%s): programs the preload cannot reach get "
+			"EOPNOTSUPP, EPERM for an UNMARK\n",
+			why, outer[0] != '\0' ? outer : "the default one");
+	else
+		fprintf(stderr,
+			"volatile run: seccomp refused (%s): programs the preload cannot "
+			"reach get EOPNOTSUPP\n",
+			why);
+}
+
+/*
+ * The supervisor, started before CMD is exec'd in run's place (DESIGN 21):
+ * a grandchild, so that CMD, which keeps run's pid, parent, session and
+ * terminal, has no child it did not make (the middle process is reaped
+ * here), and the supervisor goes to init or the nearest subreaper. All
+ * signals stay blocked in it until it has a session of its own: a Ctrl-C
+ * to the foreground group meanwhile must not kill it. sock is its end of
+ * the pair, closed here once it has it (so that its death reads as the end
+ * of other), other ours: 0 once it says it is ready (then it waits on sock
+ * for the listener), else -1.
+ */
+static int start_supervisor(int sock, int other)
+{
+	sigset_t all, old;
+	pid_t mid;
+	int status, subreaper = 0;
+	char ready;
+	ssize_t n;
+
+	/*
+	 * A subreaper run (the flag stays through exec: a parent set it and
+	 * exec'd run) would get the supervisor back when the middle process
+	 * exits: CMD would have a child it did not make, alive as long as
+	 * CMD's tree, and a CMD that waits for all its children would wait
+	 * for ever. Off until the middle process is reaped, so the supervisor
+	 * goes to the subreaper above or init; an orphan of run's own older
+	 * children in that window goes there too.
+	 */
+	if (prctl(PR_GET_CHILD_SUBREAPER, &subreaper, 0, 0, 0) != 0)
+		subreaper = 0;
+	if (subreaper)
+		(void)prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	mid = fork();
+	if (mid == 0) {
+		pid_t helper = VL_SYSCALL("sv_fork", fork());
+
+		if (helper == 0) {
+			close(other);
+			vl_sv_helper(sock);
+		}
+		_exit(helper < 0);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(sock);
+	/* ECHILD: SIGCHLD ignored, as CMD may inherit it: reaped by the kernel */
+	while (mid > 0 && waitpid(mid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (subreaper)
+		(void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	if (mid < 0)
+		return -1;
+	do
+		n = recv(other, &ready, 1, 0);
+	while (n < 0 && errno == EINTR);
+	return n == 1 ? 0 : -1;
+}
+
+/*
+ * Put the supervisor's filter on this process, and hand its listener to
+ * a supervisor of its own, then exec CMD here: CMD is run, for its shell
+ * and its terminal (DESIGN 8). Where the filter or the supervisor cannot
+ * be had, CMD runs all the same, with the preload only (a line says why
+ * with --debug).
  */
 static void run_supervised(const char *cmd, char **args, int aliases)
 {
-	struct sigaction dfl = { .sa_handler = SIG_DFL }, old_chld;
-	sigset_t set, old_mask;
 	char why[160], region[PATH_MAX];
-	const char *outer;
-	int sv[2], listener, sigfd;
-	pid_t child;
+	int sv[2], listener;
 
 	vl_sv_region_key(region, sizeof(region));
-	vl_sv_signals(&set);
-	/* blocked before the fork: none is lost between it and the signalfd */
-	sigprocmask(SIG_BLOCK, &set, &old_mask);
-	/* an inherited SIG_IGN would reap CMD before we could see its status */
-	sigaction(SIGCHLD, &dfl, &old_chld);
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
-		die("run: socketpair: %s", strerror(errno));
-	child = fork();
-	if (child < 0)
-		die("run: fork: %s", strerror(errno));
-	if (child == 0) {
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+		say_refused(-errno, "socketpair", region);
+		return;
+	}
+	if (start_supervisor(sv[1], sv[0]) != 0) {
 		close(sv[0]);
-		vl_sv_install(sv[1], aliases, region);
-		close(sv[1]);
-		sigaction(SIGCHLD, &old_chld, NULL);
-		sigprocmask(SIG_SETMASK, &old_mask, NULL);
-		execv(cmd, args);
-		exec_failed(cmd);
+		snprintf(why, sizeof(why), "the supervisor did not start");
+		say_refused(-ECHILD, why, region);
+		return;
 	}
-	close(sv[1]);
-	listener = vl_sv_receive(sv[0], why, sizeof(why));
+	/* after the fork: the supervisor must not be under its own filter */
+	listener = vl_sv_install(aliases, region, why, sizeof(why));
+	if (listener < 0) {
+		say_refused(listener, why, region);
+	} else {
+		vl_sv_hand(sv[0], listener);
+		close(listener);
+	}
+	/* a supervisor given nothing goes once it reads the end of sv */
 	close(sv[0]);
-	/*
-	 * EBUSY: a filter with a listener is in already, a `volatile run`
-	 * outside this one (or a sandbox's). That run serves CMD's programs
-	 * when it serves this region, and refuses them when not (EOPNOTSUPP,
-	 * EPERM for an UNMARK): CMD runs with the preload only all the same,
-	 * as where seccomp is refused; the line says which.
-	 */
-	outer = listener == -EBUSY ? getenv("VOLATILE_RUN_REGION") : NULL;
-	if (listener < 0 && vl_log_enabled()) {
-		if (outer != NULL && strcmp(outer, region) == 0)
-			fprintf(stderr,
-				"volatile run: seccomp refused (%s): the volatile run outside serves "
-				"this region\n",
-				why);
-		else if (outer != NULL)
-			fprintf(stderr,
-				"volatile run: seccomp refused (%s): the volatile run outside serves "
-				"another region (%s): programs the preload cannot reach get "
-				"EOPNOTSUPP, EPERM for an UNMARK\n",
-				why, outer[0] != '\0' ? outer : "the default one");
-		else
-			fprintf(stderr,
-				"volatile run: seccomp refused (%s): programs the preload cannot "
-				"reach get EOPNOTSUPP\n",
-				why);
-	}
-	sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sigfd < 0)
-		die("run: signalfd: %s", strerror(errno));
-	vl_sv_serve(child, listener, sigfd);
+	exec_command(cmd, args);
 }
 
 int cmd_run(int argc, char **argv)
@@ -651,6 +776,5 @@ int cmd_run(int argc, char **argv)
 	abi = getenv("VOLATILE_2012_ABI");
 	if (seccomp)
 		run_supervised(cmd, argv + optind, abi != NULL && strcmp(abi, "1") == 0);
-	execv(cmd, argv + optind);
-	exec_failed(cmd);
+	exec_command(cmd, argv + optind);
 }

@@ -2,10 +2,14 @@
 /*
  * supervise.c - `volatile run`'s supervisor (DESIGN 21): the volatile
  * fallocate calls that the preload cannot see, served through the
- * listener of the filter the child installed (filter.c).
+ * listener of the filter run put on itself before it exec'd CMD in its
+ * place (filter.c, run.c).
  *
- * run stays CMD's parent: its main thread forwards signals and waits for
- * CMD; threads of its own serve the calls, each call in one of them:
+ * The supervisor is a process of its own, run's grandchild, in a session
+ * of its own: CMD keeps run's pid, parent and terminal, and no signal,
+ * stop or exit of CMD's passes through us. Its main thread waits until no
+ * process uses the filter (CMD's tree, and whatever of it outlives CMD);
+ * threads of its own serve the calls, each call in one of them:
  *
  *   receive          the call's thread, fd, mode, offset, length
  *   pidfd            the calling thread's (kept from its last call), or one
@@ -13,7 +17,9 @@
  *                    valid: the number is the caller's only while it waits
  *   place            where the file is, from /proc: taken only on a mount
  *                    whose file system asks no server (place.c)
- *   pidfd_getfd      our own descriptor of the caller's open file
+ *   pidfd_getfd      our own descriptor of the caller's open file (or, where
+ *                    the kernel refuses it, a reopening of a regular file
+ *                    through /proc: take_reopened)
  *   the library      vl_volatile_fallocate_as, with the caller's process and
  *                    fd noted as the holder, so purgers reach the file
  *                    through it, not through our copy, closed at once
@@ -26,13 +32,14 @@
  * another), a file of a file system that may ask a server (FUSE, NFS), a
  * shortage of ours, or an alias mode on a
  * file that is not tmpfs, is let through to the kernel, which answers as
- * without the library (EOPNOTSUPP for a volatile mode). Once run is gone,
- * the kernel answers ENOSYS. (An alias on a file we could not take is
+ * without the library (EOPNOTSUPP for a volatile mode). Once the
+ * supervisor is gone (killed), the kernel answers ENOSYS. (An alias on a file we could not take is
  * refused as an UNMARK: it might be tmpfs, and purged.)
  */
 #include "cli.h"
 
 #include "core/parse.h"
+#include "core/tidmap.h"
 #include "env.h"
 #include "ident.h"
 #include "log.h"
@@ -52,11 +59,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
-#include <sys/signalfd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,18 +79,6 @@
 #ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
 #define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
 #endif
-
-/* the signals a user sends to `run` meaning CMD (SIGCHLD is run's own) */
-static const int forwarded[] = { SIGHUP,  SIGINT,  SIGQUIT, SIGTERM,
-				 SIGUSR1, SIGUSR2, SIGALRM, SIGWINCH };
-
-void vl_sv_signals(sigset_t *set)
-{
-	sigemptyset(set);
-	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		sigaddset(set, forwarded[i]);
-	sigaddset(set, SIGCHLD);
-}
 
 /*
  * run's region as a caller's library would name it (env.c): "" for the
@@ -101,8 +98,14 @@ void vl_sv_region_key(char *buf, size_t size)
 #define PIDFD_THREAD O_EXCL /* Linux 6.9: a pidfd for a thread, not only a leader */
 #endif
 
+/* pidfds this serving thread opened: a call that opened one looked its caller up anew */
+static __thread unsigned long pidfds_opened;
+/* callers looked up anew, by all the serving threads (--debug says it at each) */
+static unsigned long lookups;
+
 static int pidfd_open_(pid_t pid, unsigned int flags)
 {
+	pidfds_opened++;
 	return (int)syscall(SYS_pidfd_open, pid, flags);
 }
 
@@ -165,15 +168,43 @@ struct exec_view {
  * serving threads share them, and one must not close a kept pidfd that
  * another is using (its number could be reused meanwhile).
  */
-#define THREADS 64
-static struct thread {
+struct thread {
 	pthread_mutex_t lock;
 	pid_t tid, tgid;
 	int pidfd; /* -1: none kept */
 	int nsdir; /* its /proc/TID/ns, opened with the pidfd; -1: none */
 	struct exec_view view; /* its region, judged for one exec of its process */
 	struct vl_sv_fdinfo fdinfo; /* kept through nsdir (place.c) */
-} threads[THREADS];
+	int watched; /* pidfd is in callers.watch (under lock) */
+	/* the table's, under callers.lock */
+	pid_t key;	/* the thread id it is filed under; 0: not filed (a spare) */
+	unsigned users; /* serving threads that took it (get_thread), not yet put back */
+	int gone;	/* its thread exited while taken: the last put frees it */
+};
+
+/*
+ * The table of callers' threads (DESIGN 21 step 2): an entry for each
+ * thread with something kept, however many, found by thread id
+ * (core/tidmap.h), so a thread seen before is never looked up again while
+ * it lives. Bounded by the threads alive: each kept pidfd is watched
+ * (epoll), and polls readable once its thread has exited; a thread of our
+ * own (reap_callers) then frees the entry and closes what it held, or marks
+ * it gone for the serving thread that has it to free. An entry with
+ * nothing kept is freed when put back. The descriptors each kept thread
+ * holds (pidfd, ns directory, fdinfo file) are bounded by `budget`: past
+ * it, or when the table cannot grow, a thread's call is served as before
+ * there was a table: looked up, served, closed.
+ */
+#define FDS_PER_THREAD 3
+#define FDS_SPARE 512 /* for the serving threads' calls and the library */
+static struct {
+	pthread_mutex_t lock;
+	struct vl_tidmap_slot *slot;
+	uint32_t cap, count;
+	int watch;	 /* epoll of the watched pidfds; -1: none, nothing kept */
+	unsigned kept;	 /* entries with a pidfd watched (atomic) */
+	unsigned budget; /* at most so many */
+} callers = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, -1, 0, 0 };
 
 /* /proc/TID/status, in buf */
 static const char *status_path(pid_t tid, char *buf, size_t size)
@@ -534,6 +565,10 @@ static int ours(int got, int thread, int nsdir, pid_t tid, int region_ours, int 
 
 static void forget_thread(struct thread *t)
 {
+	/* closed, its pidfd leaves the epoll set by itself */
+	if (t->watched)
+		__atomic_sub_fetch(&callers.kept, 1, __ATOMIC_RELAXED);
+	t->watched = 0;
 	if (t->pidfd >= 0)
 		close(t->pidfd);
 	if (t->nsdir >= 0)
@@ -555,6 +590,113 @@ static void forget_thread(struct thread *t)
 #define ELSEWHERE (-EMEDIUMTYPE) /* not OTHER_REGION's -EXDEV: each has its answer */
 
 /*
+ * Does /proc/locks show a lease on the file stx describes? Opening it for
+ * writing would start the lease's break even with O_NONBLOCK: SIGIO to its
+ * holder (fatal by default), the lease taken away. A write lease is had by
+ * the file's one opener only, the caller itself on the fd of its call. No
+ * /proc/locks: no file locking in this kernel, so no lease either.
+ */
+static int leased(const struct statx *stx)
+{
+	char line[256];
+	int found = 0;
+	FILE *f = fopen("/proc/locks", "re");
+
+	if (f == NULL)
+		return 0;
+	/* "1: LEASE  ACTIVE    WRITE 1234 00:1a:5678 0 EOF" */
+	while (!found && fgets(line, sizeof(line), f) != NULL) {
+		const char *kind = strstr(line, " LEASE ");
+		unsigned int major, minor;
+		unsigned long long ino;
+
+		found = kind != NULL &&
+			sscanf(kind, " LEASE %*s %*s %*d %x:%x:%llu", &major, &minor, &ino) == 3 &&
+			major == stx->stx_dev_major && minor == stx->stx_dev_minor &&
+			ino == stx->stx_ino;
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * Our descriptor of the caller's fd where the kernel refuses pidfd_getfd
+ * though we may look into the caller: Yama's ptrace_scope 1 lets a process
+ * take descriptors (PTRACE_MODE_ATTACH) of its descendants only, and the
+ * supervisor is nobody's ancestor, while /proc's fd links (READ mode) stay
+ * open to it. A new open file description of the same file, opened through
+ * the caller's /proc/TID/fd/N with the caller's access mode (the library
+ * then gives its own errors in their order, DESIGN 5), of a regular file
+ * only: opening anything else does something (a FIFO waits, a device
+ * opens), and -EPERM answers it as a caller we cannot look into; so too a
+ * leased file, whose lease the open would break (leased). The file
+ * is pinned (O_PATH) first and the fdinfo read after must name its inode
+ * and mount: a number another thread of the caller gave to another file
+ * meanwhile is never taken for it (-EAGAIN, answered so too, as is the
+ * file's own refusal, EACCES). nsdir, kept with the caller thread's pidfd,
+ * names that thread and no other: by number (-1), nothing is taken.
+ */
+static int take_reopened(int nsdir, int fd)
+{
+	char path[64], text[512];
+	struct statx stx;
+	uint64_t flags, ino, mnt;
+	int pinned, info, got;
+	ssize_t n;
+
+	if (nsdir < 0)
+		return -EPERM;
+	snprintf(path, sizeof(path), "../fd/%d", fd);
+	pinned = openat(nsdir, path, O_PATH | O_CLOEXEC); /* the link followed: the file */
+	if (pinned < 0)
+		return errno == ENOENT ? -EBADF : -errno;
+	snprintf(path, sizeof(path), "../fdinfo/%d", fd);
+	info = openat(nsdir, path, O_RDONLY | O_CLOEXEC);
+	n = info < 0 ? -1 : read(info, text, sizeof(text) - 1);
+	if (info >= 0)
+		close(info);
+	got = -EAGAIN;
+	if (n <= 0 ||
+	    statx(pinned, "", AT_EMPTY_PATH, STATX_TYPE | STATX_INO | STATX_MNT_ID, &stx) != 0)
+		goto out;
+	text[n] = '\0';
+	if (vl_fdinfo_field(text, "flags", 8, &flags) != 0 ||
+	    vl_fdinfo_field(text, "ino", 10, &ino) != 0 ||
+	    vl_fdinfo_field(text, "mnt_id", 10, &mnt) != 0 || !(stx.stx_mask & STATX_MNT_ID) ||
+	    ino != stx.stx_ino || mnt != stx.stx_mnt_id)
+		goto out;
+	if (flags & O_PATH) {
+		got = -EBADF; /* not open, for fallocate (DESIGN 5) */
+		goto out;
+	}
+	if (!S_ISREG(stx.stx_mode) || leased(&stx)) {
+		got = -EPERM;
+		goto out;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", pinned);
+	/* O_NONBLOCK: a lease set since it was looked for is not waited for */
+	got = open(path, (int)(flags & O_ACCMODE) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (got < 0)
+		got = -errno;
+	else if (vl_log_enabled())
+		fprintf(stderr, "volatile run: fd %d reopened through /proc: pidfd_getfd refused\n",
+			fd);
+out:
+	close(pinned);
+	return got;
+}
+
+/* Our descriptor of the caller's fd: its own description, or a reopened one. */
+static int take_caller_fd(int pidfd, int nsdir, int fd)
+{
+	int got = VL_SYSCALL("sv_getfd", pidfd_getfd_(pidfd, fd));
+
+	if (got >= 0)
+		return got;
+	return errno == EPERM ? take_reopened(nsdir, fd) : -errno;
+}
+
+/*
  * Our own descriptor of the caller's fd, the caller's process in *tgid,
  * and in *aliases whether its library takes the 2012 modes (exec_view):
  * the descriptor, or -errno (-EBADF: not open; GONE).
@@ -573,8 +715,8 @@ static int take_fd_locked(int listener, const struct seccomp_notif *req, struct 
 			*tgid = t->tgid;
 			return place == VL_PLACE_LEAVE ? ELSEWHERE : place;
 		}
-		got = place == -ESRCH ? -1 : pidfd_getfd_(t->pidfd, fd);
-		if (got >= 0 || (place != -ESRCH && errno == EBADF)) {
+		got = place == -ESRCH ? -ESRCH : take_caller_fd(t->pidfd, t->nsdir, fd);
+		if (got >= 0 || got == -EBADF) {
 			*tgid = t->tgid;
 			if (got < 0)
 				return -EBADF;
@@ -623,9 +765,8 @@ static int take_fd_locked(int listener, const struct seccomp_notif *req, struct 
 		return GONE;
 	}
 	if (place == VL_PLACE_TAKE) {
-		got = pidfd_getfd_(pidfd, fd);
-		got = got < 0 ? -errno
-			      : ours(got, kept ? pidfd : -1, nsdir, tid, view.ours, not_tmpfs);
+		got = take_caller_fd(pidfd, kept ? nsdir : -1, fd);
+		got = got < 0 ? got : ours(got, kept ? pidfd : -1, nsdir, tid, view.ours, not_tmpfs);
 	} else {
 		/* the caller waits: its thread is not gone, whatever /proc said */
 		got = place == VL_PLACE_LEAVE ? ELSEWHERE : place == -ESRCH ? -EIO : place;
@@ -643,17 +784,251 @@ static int take_fd_locked(int listener, const struct seccomp_notif *req, struct 
 	return got;
 }
 
+static void thread_init(struct thread *t, pid_t key)
+{
+	memset(t, 0, sizeof(*t));
+	pthread_mutex_init(&t->lock, NULL);
+	t->pidfd = -1;
+	t->nsdir = -1;
+	t->fdinfo.fd = -1;
+	t->key = key;
+}
+
+static void thread_free(struct thread *t)
+{
+	forget_thread(t);
+	pthread_mutex_destroy(&t->lock);
+	if (t->key != 0)
+		free(t);
+}
+
+/*
+ * The table sized for count entries, callers.lock held: 0, or -1 (no
+ * memory for a larger one; a smaller one is only a saving, and skipped).
+ */
+static int resize_callers(uint32_t count)
+{
+	uint32_t want = vl_tidmap_want(callers.cap, count);
+	struct vl_tidmap_slot *slot;
+
+	if (want == callers.cap)
+		return 0;
+	slot = calloc(want, sizeof(*slot));
+	if (slot == NULL)
+		return count < callers.cap ? 0 : -1;
+	if (callers.slot != NULL)
+		vl_tidmap_move(callers.slot, callers.cap, slot, want);
+	free(callers.slot);
+	callers.slot = slot;
+	callers.cap = want;
+	return 0;
+}
+
+/* callers.lock held */
+static void unfile_thread(struct thread *t)
+{
+	vl_tidmap_remove(callers.slot, callers.cap, vl_tidmap_find(callers.slot, callers.cap, t->key));
+	callers.count--;
+	(void)resize_callers(callers.count);
+}
+
+/*
+ * Thread tid's entry, taken: the one filed for it, or a new one filed; if
+ * none can be (no memory), spare, made afresh, which put_thread forgets.
+ */
+static struct thread *get_thread(pid_t tid, struct thread *spare)
+{
+	struct thread *t = NULL;
+	long i;
+
+	pthread_mutex_lock(&callers.lock);
+	i = vl_tidmap_find(callers.slot, callers.cap, tid);
+	if (i >= 0) {
+		t = callers.slot[i].val;
+	} else if (resize_callers(callers.count + 1) == 0 && (t = malloc(sizeof(*t))) != NULL) {
+		thread_init(t, tid);
+		(void)vl_tidmap_insert(callers.slot, callers.cap, tid, t);
+		callers.count++;
+	}
+	if (t != NULL)
+		t->users++;
+	pthread_mutex_unlock(&callers.lock);
+	if (t == NULL) {
+		thread_init(spare, 0);
+		t = spare;
+	}
+	return t;
+}
+
+/*
+ * Watch t's newly kept pidfd, t->lock held: 0, or -1 (the budget spent,
+ * no epoll, or it refused).
+ */
+static int watch_thread(struct thread *t)
+{
+	struct epoll_event ev;
+
+	if (callers.watch < 0 ||
+	    __atomic_add_fetch(&callers.kept, 1, __ATOMIC_RELAXED) > callers.budget) {
+		__atomic_sub_fetch(&callers.kept, 1, __ATOMIC_RELAXED);
+		return -1;
+	}
+	/* one event, then quiet: the entry goes, or its next pidfd is added anew */
+	ev.events = EPOLLIN | EPOLLONESHOT;
+	ev.data.u64 = (uint64_t)(uint32_t)t->key;
+	if (epoll_ctl(callers.watch, EPOLL_CTL_ADD, t->pidfd, &ev) != 0) {
+		__atomic_sub_fetch(&callers.kept, 1, __ATOMIC_RELAXED);
+		return -1;
+	}
+	t->watched = 1;
+	return 0;
+}
+
+/*
+ * Put back an entry get_thread gave, its lock held. A pidfd it keeps
+ * unwatched is watched, or closed (the call after looks the thread up
+ * again, as a thread past the budget is at each call); an entry that keeps
+ * nothing, or whose thread exited meanwhile, is freed by its last user.
+ */
+static void put_thread(struct thread *t)
+{
+	int drop;
+
+	if (t->key != 0 && t->pidfd >= 0 && !t->watched && watch_thread(t) != 0)
+		forget_thread(t);
+	pthread_mutex_unlock(&t->lock);
+	if (t->key == 0) {
+		thread_free(t);
+		return;
+	}
+	pthread_mutex_lock(&callers.lock);
+	/* no user left: nobody else can read or change it */
+	drop = --t->users == 0 && (t->gone || t->pidfd < 0);
+	if (drop)
+		unfile_thread(t);
+	pthread_mutex_unlock(&callers.lock);
+	if (drop)
+		thread_free(t);
+}
+
+/* Has the thread of pidfd (a thread's, watched) exited? */
+static int thread_exited(int pidfd)
+{
+	struct pollfd p = { pidfd, POLLIN, 0 };
+
+	return pidfd < 0 || (poll(&p, 1, 0) == 1 && p.revents != 0);
+}
+
+/*
+ * A watched pidfd of thread tid polled readable: its entry freed, or
+ * marked gone if a serving thread has it. The event may be of a pidfd the
+ * entry no longer holds (the thread's id went to a new thread, looked up
+ * since): then the entry's own pidfd says whether to free it.
+ */
+static void reap_thread(pid_t tid)
+{
+	struct thread *t = NULL;
+	long i;
+
+	pthread_mutex_lock(&callers.lock);
+	i = vl_tidmap_find(callers.slot, callers.cap, tid);
+	if (i >= 0) {
+		t = callers.slot[i].val;
+		if (t->users > 0) {
+			t->gone = 1;
+			t = NULL;
+		} else if (!thread_exited(t->pidfd)) {
+			t = NULL;
+		} else {
+			unfile_thread(t);
+		}
+	}
+	pthread_mutex_unlock(&callers.lock);
+	if (t == NULL)
+		return;
+	thread_free(t);
+	if (vl_log_enabled())
+		fprintf(stderr, "volatile run: caller %d gone (%u kept)\n", (int)tid,
+			__atomic_load_n(&callers.kept, __ATOMIC_RELAXED));
+}
+
+static void *reap_callers(void *arg)
+{
+	struct epoll_event ev[64];
+
+	(void)arg;
+	for (;;) {
+		int n = epoll_wait(callers.watch, ev, 64, -1);
+
+		if (n < 0 && errno != EINTR)
+			return NULL;
+		for (int i = 0; i < n; i++)
+			reap_thread((pid_t)(uint32_t)ev[i].data.u64);
+	}
+}
+
+/*
+ * The descriptors the kept threads may hold: all we may open, less a
+ * spare; the soft limit raised to the hard one first (the supervisor's
+ * own, inherited by no program). And the thread that frees the entries of
+ * threads gone. Without it nothing is kept: each call looks its caller up.
+ */
+static void init_callers(void)
+{
+	struct rlimit rl;
+	pthread_attr_t attr;
+	pthread_t reaper;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		rl.rlim_cur = 1024;
+	if (rl.rlim_cur > (rlim_t)1 << 30)
+		rl.rlim_cur = (rlim_t)1 << 30;
+	callers.budget = rl.rlim_cur > FDS_SPARE ? (unsigned)(rl.rlim_cur - FDS_SPARE) / FDS_PER_THREAD
+						 : 0;
+	callers.watch = epoll_create1(EPOLL_CLOEXEC);
+	if (callers.watch < 0)
+		return;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* signals as in the serving threads */
+	if (pthread_create(&reaper, &attr, reap_callers, NULL) != 0) {
+		close(callers.watch);
+		callers.watch = -1;
+	}
+	pthread_attr_destroy(&attr);
+}
+
+/* --debug: which process serves, said at its first call (a test counts its descriptors) */
+static void say_serving(void)
+{
+	static int said;
+
+	if (vl_log_enabled() && !__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+		fprintf(stderr, "volatile run: serving, pid %d\n", (int)getpid());
+}
+
 static int take_fd(int listener, const struct seccomp_notif *req, int fd, pid_t *tgid,
 		   int *aliases, int *not_tmpfs)
 {
-	struct thread *t = &threads[(unsigned int)req->pid % THREADS];
+	struct thread spare, *t;
+	unsigned long opened = pidfds_opened;
 	int got;
+
+	say_serving();
+	t = get_thread((pid_t)req->pid, &spare);
 
 	pthread_mutex_lock(&t->lock);
 	*aliases = -1;
 	*not_tmpfs = 0;
 	got = take_fd_locked(listener, req, t, fd, tgid, aliases, not_tmpfs);
-	pthread_mutex_unlock(&t->lock);
+	put_thread(t);
+	if (pidfds_opened != opened && vl_log_enabled())
+		fprintf(stderr, "volatile run: caller %u looked up (%lu lookups)\n", req->pid,
+			__atomic_add_fetch(&lookups, 1, __ATOMIC_RELAXED));
 	return got;
 }
 
@@ -800,7 +1175,7 @@ struct server {
 	int done;             /* the listener failed: no process uses the filter any more */
 	int total;
 	int inflight;         /* calls being served */
-	int exiting;          /* CMD ended: serve no more, run waits for inflight == 0 */
+	int exiting;          /* no process uses the filter: serve no more, wait for inflight == 0 */
 	pthread_cond_t idle;  /* inflight fell to 0 while exiting */
 };
 
@@ -892,7 +1267,7 @@ static void *serve_loop(void *arg)
 		}
 		pthread_mutex_lock(&sv->lock);
 		if (sv->exiting) {
-			/* run exits with CMD: the caller gets ENOSYS from the kernel */
+			/* the supervisor exits: the caller, if any, gets ENOSYS from the kernel */
 			pthread_mutex_unlock(&sv->lock);
 			for (;;)
 				pause();
@@ -930,11 +1305,7 @@ out:
 	return NULL;
 }
 
-/*
- * CMD ended: wait for the calls being served (bounded by the library's lock
- * waits), so that run never exits with a file's lock held, which the next
- * locker would then have to repair; take no more.
- */
+/* No process uses the filter: wait for the calls being served; take no more. */
 static void quiesce(void)
 {
 	struct server *sv = &the_server;
@@ -957,7 +1328,7 @@ static int start_one(struct server *sv)
 
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	/* the signals stay blocked in it (inherited): they are the main thread's */
+	/* signals as the main thread has them: none blocked, each its default action */
 	err = pthread_create(&t, &attr, serve_loop, sv);
 	pthread_attr_destroy(&attr);
 	return err == 0 ? 0 : -1;
@@ -971,13 +1342,7 @@ static int start_server(int listener)
 
 	note_own_user();
 	vl_sv_place_init();
-	for (int i = 0; i < THREADS; i++) {
-		pthread_mutex_init(&threads[i].lock, NULL);
-		threads[i].pidfd = -1;
-		threads[i].nsdir = -1;
-		threads[i].view.at_random = 0;
-		threads[i].fdinfo.fd = -1;
-	}
+	init_callers();
 	nr_native = seccomp_syscall_resolve_name("fallocate");
 	if (seccomp_arch_native() == SCMP_ARCH_X86_64)
 		nr_x86 = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86, "fallocate");
@@ -1003,76 +1368,103 @@ static int start_server(int listener)
 
 #endif
 
-/* Exit as CMD did: its code, or its signal (no core of ours). */
-static void exit_as(int status)
+/*
+ * The signals that came while every one was blocked, from the fork to the
+ * setsid: those of CMD's process group (a Ctrl-C to the foreground job
+ * while run starts), not ours. Unblocked, one would kill the supervisor
+ * where run itself lives on (a signal run's inherited mask blocks: CMD
+ * gets it later, as without run). Taken, so none is delivered.
+ */
+static void discard_pending_signals(void)
 {
-	if (WIFSIGNALED(status)) {
-		int sig = WTERMSIG(status);
-		/*
-		 * The kernel's sigaction itself: a sanitizer runtime in this
-		 * program would keep its own SIGSEGV handler through signal().
-		 */
-		struct {
-			void (*handler)(int);
-			unsigned long flags;
-			void (*restorer)(void);
-			uint64_t mask;
-		} dfl = { SIG_DFL, 0, NULL, 0 };
-		sigset_t all;
+	struct timespec now = { 0, 0 };
+	sigset_t all;
 
-		syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(dfl.mask));
-		sigemptyset(&all);
-		sigaddset(&all, sig);
-		sigprocmask(SIG_UNBLOCK, &all, NULL);
-		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-		raise(sig);
-		_exit(128 + sig);
-	}
-	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+	sigfillset(&all);
+	while (sigtimedwait(&all, NULL, &now) > 0)
+		;
 }
 
 /*
- * Forward a signal meant for CMD: one a process sent to run. One the
- * terminal sent (SI_KERNEL: to the whole foreground group) reached CMD
- * too, and one CMD sent to its group came from it.
+ * Out of CMD's way: a session of its own (no terminal's signals, no
+ * hangup, no stop of CMD's job stops it), the root as its directory (no
+ * mount kept busy), /dev/null as its standard files (a `$(volatile run --
+ * CMD)` ends when CMD's own writers do; stderr kept with --debug), and no
+ * other descriptor of run's: sock moves to 3.
  */
-static void forward(pid_t child, const struct signalfd_siginfo *si)
+static int detach(int sock)
 {
-	if (si->ssi_code == SI_KERNEL || (pid_t)si->ssi_pid == child)
-		return;
-	kill(child, (int)si->ssi_signo);
+	/* run's stderr, kept for --debug if it is one: not a closed 2, not sock */
+	int keep_err = vl_log_enabled() && sock != 2 && fcntl(2, F_GETFD) >= 0;
+	int high = fcntl(sock, F_DUPFD_CLOEXEC, 10), null;
+	sigset_t none;
+
+	if (high >= 0)
+		sock = high; /* out of the way of 0, 1, 2, where a closed stdio put it */
+	(void)setsid();
+	if (chdir("/") != 0) {
+		/* a root we cannot enter: the directory we have will do */
+	}
+	/* 0, 1 and 2 always open: no descriptor taken later gets their numbers */
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0)
+		null = open("/", O_PATH | O_CLOEXEC); /* no /dev/null (a chroot): unwritable */
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		if (!keep_err)
+			dup2(null, 2);
+	}
+	if (dup2(sock, 3) == 3)
+		sock = 3;
+	if (sock == 3 && syscall(SYS_close_range, 4U, ~0U, 0U) != 0) {
+		for (int fd = 4; fd < 1024; fd++)
+			close(fd);
+	}
+	discard_pending_signals();
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	return sock;
 }
 
-void vl_sv_serve(pid_t child, int listener, int sigfd)
+#ifdef HAVE_SECCOMP
+/* Until no process uses the filter: the listener then polls as hung up. */
+static void wait_unused(int listener)
 {
-#ifdef HAVE_SECCOMP
-	if (listener >= 0 && start_server(listener) != 0) {
-		/* the filter's calls then get ENOSYS, as with a supervisor gone */
-		close(listener);
-		listener = -1;
-	}
-#else
-	(void)listener;
-#endif
 	for (;;) {
-		struct pollfd p = { sigfd, POLLIN, 0 };
-		struct signalfd_siginfo si;
-		int status;
+		struct pollfd p = { listener, 0, 0 };
 
-		if (poll(&p, 1, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			die("run: poll: %s", strerror(errno));
-		}
-		while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-			if (si.ssi_signo != SIGCHLD)
-				forward(child, &si);
-		/* CMD's descendants still under the filter get ENOSYS once we are gone */
-		if (waitpid(child, &status, WNOHANG) == child) {
-#ifdef HAVE_SECCOMP
-			quiesce();
-#endif
-			exit_as(status);
-		}
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			return;
+		if (p.revents & (POLLHUP | POLLERR | POLLNVAL))
+			return;
 	}
+}
+#endif
+
+void vl_sv_helper(int sock)
+{
+	char why[160];
+	int listener;
+
+	sock = detach(sock);
+	if (send(sock, "r", 1, MSG_NOSIGNAL) != 1)
+		_exit(0);
+	listener = vl_sv_receive(sock, why, sizeof(why));
+	close(sock);
+	if (listener < 0)
+		_exit(0); /* run put no filter on CMD: nothing to serve */
+#ifdef HAVE_SECCOMP
+	/*
+	 * Serve CMD's tree, and what stays of it once CMD ended, until the
+	 * last process under the filter is gone; then wait for the calls
+	 * being served (bounded by the library's lock waits), never exiting
+	 * with a file's lock held, which the next locker would have to repair.
+	 */
+	if (start_server(listener) == 0)
+		wait_unused(listener);
+	quiesce();
+#endif
+	/* a start that failed: the filter's calls get ENOSYS, as with a supervisor killed */
+	_exit(0);
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 static long kill_at = -1, sys_at = -1;
+static char sys_where[32]; /* a point's name: every call there fails */
 static int sys_errno, inited;
 static long steps, calls;
 
@@ -24,7 +25,8 @@ static int errno_named(const char *s)
 		const char *name;
 		int value;
 	} names[] = { { "EINTR", EINTR }, { "ENOMEM", ENOMEM }, { "EAGAIN", EAGAIN },
-		      { "EIO", EIO },     { "ENOSPC", ENOSPC }, { "EMFILE", EMFILE } };
+		      { "EIO", EIO },     { "ENOSPC", ENOSPC }, { "EMFILE", EMFILE },
+		      { "EPERM", EPERM } };
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (strcmp(s, names[i].name) == 0)
@@ -48,7 +50,12 @@ static void init(void)
 	if (k != NULL && *k)
 		kill_at = atol(k);
 	if (s != NULL && *s && strchr(s, ':') != NULL) {
-		sys_at = atol(s);
+		size_t len = (size_t)(strchr(s, ':') - s);
+
+		if (*s >= '0' && *s <= '9')
+			sys_at = atol(s);
+		else if (len < sizeof(sys_where))
+			memcpy(sys_where, s, len);
 		sys_errno = errno_named(strchr(s, ':') + 1);
 	}
 	__atomic_store_n(&inited, 1, __ATOMIC_RELEASE);
@@ -101,7 +108,7 @@ int vl_fault_syscall(const char *where)
 
 	init();
 	n = __atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
-	if (n != sys_at) {
+	if (n != sys_at && (sys_where[0] == '\0' || strcmp(where, sys_where) != 0)) {
 		errno = saved;
 		return 0;
 	}

@@ -13,7 +13,8 @@
  *   syscalls: VL_SYSCALL(where, call) wraps a system call the library
  *             makes. VOLATILE_FAULT_SYSCALL=N:ERRNO (a number, or EINTR,
  *             ENOMEM, EAGAIN, EIO): the Nth one fails with that errno
- *             instead of being made.
+ *             instead of being made. VOLATILE_FAULT_SYSCALL=WHERE:ERRNO:
+ *             every one at the point named WHERE fails so.
  *
  * And one setting: VOLATILE_FAULT_EVICT_AGE=S, the seconds of silence
  * after which a full table may evict a record (src/evict.c; a minute

@@ -274,24 +274,25 @@ int vl_parse_mount_line(const char *line, struct vl_mount_fields *m)
 	return 0;
 }
 
-int vl_fdinfo_mnt_id(const char *text, uint64_t *id)
+int vl_fdinfo_field(const char *text, const char *name, int base, uint64_t *out)
 {
+	size_t len = strlen(name);
 	const char *p = text;
 	unsigned long long v;
 	char *end;
 
 	while (p != NULL && *p != '\0') {
-		if (strncmp(p, "mnt_id:", 7) == 0) {
-			p += 7;
+		if (strncmp(p, name, len) == 0 && p[len] == ':') {
+			p += len + 1;
 			while (*p == '\t' || *p == ' ')
 				p++;
-			if (*p < '0' || *p > '9')
+			if (*p < '0' || *p > (base == 8 ? '7' : '9'))
 				return -1;
 			errno = 0;
-			v = strtoull(p, &end, 10);
+			v = strtoull(p, &end, base);
 			if (errno != 0 || (*end != '\n' && *end != '\0'))
 				return -1;
-			*id = v;
+			*out = v;
 			return 0;
 		}
 		p = strchr(p, '\n');
@@ -299,6 +300,11 @@ int vl_fdinfo_mnt_id(const char *text, uint64_t *id)
 			p++;
 	}
 	return -1;
+}
+
+int vl_fdinfo_mnt_id(const char *text, uint64_t *id)
+{
+	return vl_fdinfo_field(text, "mnt_id", 10, id);
 }
 
 int vl_mount_unescape(char *dst, size_t size, const char *src, size_t len)

@@ -91,6 +91,13 @@ int vl_parse_mount_line(const char *line, struct vl_mount_fields *m);
 int vl_fdinfo_mnt_id(const char *text, uint64_t *id);
 
 /*
+ * The same for any numeric field of that text, by name without its colon
+ * ("flags": octal, base 8; "ino": base 10): 0, or -1 if there is no such
+ * line or its value is not a number of that base.
+ */
+int vl_fdinfo_field(const char *text, const char *name, int base, uint64_t *out);
+
+/*
  * A name of a mountinfo field (len bytes at src) as it is: blanks, tabs,
  * newlines and backslashes come escaped as \ooo. 0, or -1 if it does not
  * fit in size bytes with its NUL (dst then holds nothing useful).

@@ -87,6 +87,27 @@
  *                        the last one ("spawn exec PATH ARG... end" makes a
  *                        child that runs another program); "exec PATH" is
  *                        printed first; if it fails, "exec PATH = -1 ENAME"
+ *   exit N               exit(N) here; the words after it are not run
+ *   kill SIG             kill(getpid(), SIG): a system call, which glibc's
+ *                        raise() is not for its own signals 32 and 33; SIG a
+ *                        number or a name without SIG (TSTP); printed once it
+ *                        returns (after a SIGCONT, for a stop) "kill SIG = R"
+ *   abort                abort()
+ *   report FD            write "pid P ppid Q\n" (getpid, getppid) to fd FD,
+ *                        for a parent that waits for it      "report FD = 0"
+ *   hold FD              read fd FD until end of file        "hold FD = 0"
+ *   count SIG            catch SIG, counting each delivery   "count SIG = 0"
+ *   await SIG            until SIG was caught once (60 s at most, else
+ *                        "await SIG TIMEOUT", exit status 1)  "await SIG"
+ *   counted SIG          "counted SIG = N": the deliveries caught so far
+ *   waitall              wait() until ECHILD      "waitall = N children"
+ *   tstp STATUS          stop itself (kill(getpid(), SIGTSTP)), as a program
+ *                        that suspends itself does; once continued, print
+ *                        "continued" and exit STATUS at once
+ *   sigcount PATH        count each delivery of SIGINT, SIGQUIT, SIGWINCH and
+ *                        SIGCONT, rewriting PATH after each (whole, by a
+ *                        rename): "INT n QUIT n WINCH n CONT n"; until
+ *                        another signal ends it (SIGALRM after 300 s)
  *
  * With the fault-injecting library preloaded, VT_STOP_AT=WHERE stops the
  * process at the first of its steps so named (vl_fault_hook); VT_PAUSE_AT=
@@ -115,6 +136,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,6 +172,9 @@ struct state {
 
 /* the SIGIOs seen (a lease being broken): the handler's, so not in the state */
 static volatile sig_atomic_t sigios;
+
+/* count's deliveries, by signal number */
+static volatile sig_atomic_t caught[65];
 
 /*
  * Run with the fault-injecting library (tests/fault/), which calls this at
@@ -1287,6 +1312,210 @@ static int c_exec(struct state *s, char **a)
 	return k - 1;
 }
 
+static int c_exit(struct state *s, char **a)
+{
+	(void)s;
+	fflush(stdout);
+	exit((int)num(a[1]));
+}
+
+/* a signal by number, or by its name without SIG (kill -l's spelling) */
+static int signal_arg(const char *arg)
+{
+	static const char *const sig_names[] = {
+		"HUP",	"INT",	"QUIT",	 "ILL",	 "TRAP",   "ABRT", "BUS",  "FPE",
+		"KILL", "USR1", "SEGV",	 "USR2", "PIPE",   "ALRM", "TERM", "STKFLT",
+		"CHLD", "CONT", "STOP",	 "TSTP", "TTIN",   "TTOU", "URG",  "XCPU",
+		"XFSZ", "VTALRM", "PROF", "WINCH", "IO",   "PWR",  "SYS",
+	};
+	long long n;
+
+	for (size_t i = 0; i < sizeof(sig_names) / sizeof(sig_names[0]); i++)
+		if (strcmp(arg, sig_names[i]) == 0)
+			return (int)i + 1;
+	n = num(arg);
+	if (n < 1 || n > 64)
+		usage("'%s' is not a signal", arg);
+	return (int)n;
+}
+
+static int c_kill(struct state *s, char **a)
+{
+	int r;
+
+	(void)s;
+	fflush(stdout);
+	r = kill(getpid(), signal_arg(a[1]));
+	printf("kill %s = %d%s%s\n", a[1], r, r < 0 ? " " : "", r < 0 ? errname(errno) : "");
+	return 0;
+}
+
+static int c_abort(struct state *s, char **a)
+{
+	(void)s;
+	(void)a;
+	fflush(stdout);
+	abort();
+}
+
+static int c_report(struct state *s, char **a)
+{
+	char line[64];
+	int n = snprintf(line, sizeof(line), "pid %d ppid %d\n", (int)getpid(), (int)getppid());
+	int r = write((int)num(a[1]), line, (size_t)n) == n ? 0 : -1;
+
+	printf("report %s = %d%s%s\n", a[1], r, r < 0 ? " " : "", r < 0 ? errname(errno) : "");
+	if (r < 0)
+		s->failed = 1;
+	return 0;
+}
+
+static int c_hold(struct state *s, char **a)
+{
+	char buf[256];
+	ssize_t n;
+
+	while ((n = read((int)num(a[1]), buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+		;
+	printf("hold %s = %d%s%s\n", a[1], n < 0 ? -1 : 0, n < 0 ? " " : "",
+	       n < 0 ? errname(errno) : "");
+	if (n < 0)
+		s->failed = 1;
+	return 0;
+}
+
+static void on_counted(int sig)
+{
+	caught[sig]++;
+}
+
+static int c_count(struct state *s, char **a)
+{
+	struct sigaction sa = { .sa_handler = on_counted, .sa_flags = SA_RESTART };
+	int r = sigaction(signal_arg(a[1]), &sa, NULL);
+
+	printf("count %s = %d%s%s\n", a[1], r, r < 0 ? " " : "", r < 0 ? errname(errno) : "");
+	if (r < 0)
+		s->failed = 1;
+	return 0;
+}
+
+/* with SIG blocked between the look and the wait, so none is missed */
+static int c_await(struct state *s, char **a)
+{
+	int sig = signal_arg(a[1]);
+	struct timespec slice = { 0, 100 * 1000 * 1000 };
+	sigset_t block, during;
+	int waited = 0;
+
+	sigemptyset(&block);
+	sigaddset(&block, sig);
+	sigprocmask(SIG_BLOCK, &block, &during);
+	sigdelset(&during, sig);
+	while (caught[sig] == 0 && waited < 600) {
+		ppoll(NULL, 0, &slice, &during);
+		waited++;
+	}
+	sigprocmask(SIG_UNBLOCK, &block, NULL);
+	if (caught[sig] == 0) {
+		printf("await %s TIMEOUT\n", a[1]);
+		s->failed = 1;
+	} else {
+		printf("await %s\n", a[1]);
+	}
+	return 0;
+}
+
+static int c_counted(struct state *s, char **a)
+{
+	(void)s;
+	printf("counted %s = %d\n", a[1], (int)caught[signal_arg(a[1])]);
+	return 0;
+}
+
+static int c_waitall(struct state *s, char **a)
+{
+	int n = 0;
+
+	(void)a;
+	for (;;) {
+		pid_t r = wait(NULL);
+
+		if (r > 0)
+			n++;
+		else if (errno != EINTR)
+			break;
+	}
+	printf("waitall = %d children%s%s\n", n, errno == ECHILD ? "" : " ",
+	       errno == ECHILD ? "" : errname(errno));
+	if (errno != ECHILD)
+		s->failed = 1;
+	return 0;
+}
+
+static int c_tstp(struct state *s, char **a)
+{
+	(void)s;
+	fflush(stdout);
+	kill(getpid(), SIGTSTP);
+	printf("continued\n");
+	fflush(stdout);
+	exit((int)num(a[1]));
+}
+
+/* sigcount: what the handler counts, by the index of counted_signals */
+static const int counted_signals[] = { SIGINT, SIGQUIT, SIGWINCH, SIGCONT };
+static volatile sig_atomic_t signal_counts[4];
+
+static void count_signal(int sig)
+{
+	for (size_t k = 0; k < 4; k++)
+		if (counted_signals[k] == sig)
+			signal_counts[k]++;
+}
+
+static void write_counts(const char *path)
+{
+	char tmp[PATH_MAX];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (f == NULL)
+		usage("sigcount: %s: %s", tmp, strerror(errno));
+	fprintf(f, "INT %d QUIT %d WINCH %d CONT %d\n", (int)signal_counts[0],
+		(int)signal_counts[1], (int)signal_counts[2], (int)signal_counts[3]);
+	if (fclose(f) != 0 || rename(tmp, path) != 0)
+		usage("sigcount: %s: %s", path, strerror(errno));
+}
+
+/*
+ * Each delivery is counted by its handler (a shell's trap runs once for
+ * signals that arrived together); the counted signals are blocked but
+ * in sigsuspend, so none comes between writing the file and waiting.
+ */
+static int c_sigcount(struct state *s, char **a)
+{
+	struct sigaction sa = { .sa_handler = count_signal };
+	sigset_t counted, during;
+
+	(void)s;
+	sigemptyset(&counted);
+	for (size_t k = 0; k < 4; k++) {
+		sigaddset(&counted, counted_signals[k]);
+		sigaction(counted_signals[k], &sa, NULL);
+	}
+	sigprocmask(SIG_BLOCK, &counted, &during);
+	for (size_t k = 0; k < 4; k++)
+		sigdelset(&during, counted_signals[k]);
+	/* a test that never ends it: SIGALRM's default action, 300 s on */
+	alarm(300);
+	write_counts(a[1]);
+	while (sigsuspend(&during) == -1 && errno == EINTR)
+		write_counts(a[1]);
+	return 0;
+}
+
 /* The commands by name, with the arguments each needs (the header says more). */
 static const struct command {
 	const char *name;
@@ -1339,6 +1568,17 @@ static const struct command {
 	{ "reap", 0, c_reap, "wait for the last child" },
 	{ "detach", 0, c_detach, "fork: the parent exits, the child goes on" },
 	{ "exec", 0, c_exec, "PATH ARG...: execv, the words up to end" },
+	{ "exit", 1, c_exit, "N: exit(N)" },
+	{ "kill", 1, c_kill, "SIG: kill(getpid(), SIG)" },
+	{ "abort", 0, c_abort, "abort()" },
+	{ "report", 1, c_report, "FD: \"pid P ppid Q\" to fd FD" },
+	{ "hold", 1, c_hold, "FD: read fd FD until end of file" },
+	{ "count", 1, c_count, "SIG: catch SIG, counting" },
+	{ "await", 1, c_await, "SIG: until SIG was caught once" },
+	{ "counted", 1, c_counted, "SIG: how many SIG were caught" },
+	{ "waitall", 0, c_waitall, "wait() until ECHILD" },
+	{ "tstp", 1, c_tstp, "STATUS: stop itself with SIGTSTP; continued, exit STATUS" },
+	{ "sigcount", 1, c_sigcount, "PATH: count INT, QUIT, WINCH and CONT deliveries into PATH" },
 };
 
 static void run(struct state *s, char **a, int until_end)

@@ -161,6 +161,27 @@ supervised() {
 		grep -q '^volatile run: seccomp'
 }
 
+# supervisor_of TAG: the pid of the supervisor of the `volatile run` started
+# with VL_RUN_TAG=TAG in its environment (DESIGN 21: run's grandchild, a
+# process named volatile that leads a session of its own; run itself, until
+# it execs CMD, is in the caller's session), waited for (60 s at most)
+supervisor_of() {
+	_i=0
+	while :; do
+		for _p in /proc/[0-9]*; do
+			[ "$(cat "$_p/comm" 2>/dev/null)" = volatile ] || continue
+			_sid=$(sed 's/^.*) //' "$_p/stat" 2>/dev/null | cut -d' ' -f4)
+			[ "$_sid" = "${_p#/proc/}" ] || continue
+			{ tr '\0' '\n' <"$_p/environ"; } 2>/dev/null | grep -qxF "VL_RUN_TAG=$1" || continue
+			echo "$_sid"
+			return 0
+		done
+		_i=$((_i + 1))
+		[ "$_i" -le "$VL_WAIT_TICKS" ] || fail "timed out waiting for the supervisor of run $1"
+		sleep 0.01
+	done
+}
+
 # python3 reads the JSON of `volatile status --json`; the system's one
 # if there is one (wrappers such as pyenv's shims cost half a second a call)
 PYTHON=python3

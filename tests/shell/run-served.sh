@@ -101,8 +101,11 @@ else
 		sh "$VT" "$WORK/vts" "$N"
 	[ "$rc" -eq 0 ] || { show other; fail "other: exit status $rc"; }
 	grep -qxF 'mark 0 8K = 0' "$N/dyn.out" || { cat "$N/dyn.out" >&2; fail "other: nobody's own MARK failed"; }
-	printf 'open %s/f rw = 3\nunmark 0 8K = -1 EOPNOTSUPP\nmark 0 4K = -1 EOPNOTSUPP\n' "$N" |
-		soft expect_out other
+	soft expect_out other <<EOF
+open $N/f rw = 3
+unmark 0 8K = -1 EOPNOTSUPP
+mark 0 4K = -1 EOPNOTSUPP
+EOF
 	# root's region: nothing of nobody's (made or not)
 	if [ -e "$VOLATILE_REGION" ]; then
 		run other-status vol status
@@ -125,7 +128,12 @@ else
 		env VOLATILE_REGION="$D/region" "$VOLATILE_CMD" run -- \
 		"$WORK/vts" memfd m 8K mark 0 8K nodump unmark 0 8K mark 0 4K
 	[ "$rc" -eq 0 ] || { show nodump; fail "nodump: exit status $rc"; }
-	printf 'memfd m 8K = 3\nmark 0 8K = 0\nnodump = 0\nunmark 0 8K = -1 EPERM\nmark 0 4K = -1 EOPNOTSUPP\n' |
-		soft expect_out nodump
+	soft expect_out nodump <<EOF
+memfd m 8K = 3
+mark 0 8K = 0
+nodump = 0
+unmark 0 8K = -1 EPERM
+mark 0 4K = -1 EOPNOTSUPP
+EOF
 fi
 exit "$FAILED"

@@ -1,12 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# `volatile run` stays CMD's parent (its supervisor, DESIGN 21) and
-# forwards to CMD the signals a process sends to run, once each: a signal
-# sent to run's pid reaches CMD once; one CMD sends to its own process
-# group (which holds run too) is not sent back to it; one a terminal sends
-# the foreground group (SI_KERNEL) is not forwarded. (A signal another
-# process sends the whole group reaches CMD twice, from the sender and from
-# run: doc/command.md. Not asserted here.)
+# `volatile run` execs CMD in its own place (DESIGN 8, 21): a signal
+# reaches CMD once, as without run, however it is sent: to the pid the
+# shell started as `volatile run` (CMD's), to CMD's own process group by
+# CMD, and to the whole group by another process (which, when run stayed
+# CMD's parent and forwarded signals, reached CMD twice).
 #
 # CMD here is a program counting SIGUSR1s.
 . "$(dirname "$0")/lib.sh"
@@ -71,7 +69,7 @@ expect_out self <<EOF
 SIGUSR1 x1
 EOF
 
-# sent to run's pid: forwarded, once
+# sent to the pid started as run's: CMD's, once
 rm -f "$WORK/bypid.ready"
 "$VOLATILE_CMD" run -- "$WORK/count" "$WORK/bypid.ready" wait >"$WORK/bypid.out" 2>&1 &
 runpid=$!
@@ -83,6 +81,22 @@ wait "$runpid"
 rc=$?
 [ "$rc" -eq 0 ] || { show bypid; fail "bypid: exit status $rc"; }
 expect_out bypid <<EOF
+SIGUSR1 x1
+EOF
+
+# sent to the whole process group by another process: once
+# shellcheck disable=SC2016 # for the inner sh
+timeout 30 setsid sh -c 'trap : USR1; echo $$ >"$1.pgid"; shift; "$@"' sh "$WORK/group" \
+	"$VOLATILE_CMD" run -- "$WORK/count" "$WORK/group.ready" wait >"$WORK/group.out" 2>&1 &
+gpid=$!
+i=0
+while [ ! -e "$WORK/group.ready" ] && [ "$i" -lt 3000 ]; do sleep 0.01; i=$((i + 1)); done
+[ -e "$WORK/group.ready" ] || fail "CMD did not start under run (group)"
+kill -USR1 -- "-$(cat "$WORK/group.pgid")"
+wait "$gpid"
+rc=$?
+[ "$rc" -eq 0 ] || { show group; fail "group: exit status $rc"; }
+expect_out group <<EOF
 SIGUSR1 x1
 EOF
 exit 0

@@ -15,10 +15,10 @@
 #      never answered.
 #   2. Under run, 70 static programs MARK and UNMARK the file: each gets
 #      EOPNOTSUPP without waiting; meanwhile another program's MARK of a
-#      memfd is answered; and run exits once CMD has. run's serving threads
-#      took the file (pidfd_getfd) and asked fstatfs: 70 such callers held
-#      all 64 threads, the memfd's MARK waited, and run waited for ever for
-#      the served calls at CMD's exit.
+#      memfd is answered; and run (CMD) exits. run's serving threads took
+#      the file (pidfd_getfd) and asked fstatfs: 70 such callers held all 64
+#      threads, the memfd's MARK waited, and run, then CMD's parent, waited
+#      for ever for the served calls at CMD's exit.
 #
 # Root and /dev/fuse are needed to mount (else skipped). The mount is made
 # in a private mount namespace, and the server is killed at the end, pass or
@@ -84,7 +84,7 @@ mark 0 4K = 0
 memfd: exit status 0
 cmd-done
 EOF
-	# run exits as CMD did: 30 s at most (a loaded machine)
+	# run, which is CMD, exits: 30 s at most (a loaded machine)
 	i=0
 	eval "_p=\$BG_served"
 	while kill -0 "$_p" 2>/dev/null && [ "$i" -lt 3000 ]; do

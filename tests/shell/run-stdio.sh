@@ -5,10 +5,11 @@
 # open for that purpose (DESIGN 8, 17):
 #
 # 1. CMD starts with its 0, 1 and 2 closed, as without run;
-# 2. run itself holds them on /dev/null while CMD runs, so no descriptor
-#    it opens or takes from a caller (pidfd_getfd) gets one of those
-#    numbers: its log (--debug, the library's VOLATILE_DEBUG lines) goes
-#    to /dev/null, never into a caller's file;
+# 2. run's supervisor (a process of its own, DESIGN 21) holds them on
+#    /dev/null while it serves, so no descriptor it opens or takes from a
+#    caller (pidfd_getfd) gets one of those numbers: its log (--debug, the
+#    library's VOLATILE_DEBUG lines) goes to /dev/null, never into a
+#    caller's file;
 # 3. a stress: --debug, static callers killed in the middle of their calls
 #    (each one freed the pidfd and /proc/TID/ns descriptors run kept for
 #    its thread: numbers the next descriptor taken from a caller got) and
@@ -51,22 +52,33 @@ for opt in --debug --no-seccomp; do
 	expect_out "cmd$opt" <"$WORK/bare.out"
 done
 
-# ---- 2. run's own 0, 1, 2: /dev/null while CMD runs --------------------------------
-# CMD is run's child; a served MARK first, so run holds a caller's pidfd
+# ---- 2. the supervisor's 0, 1, 2: /dev/null while it serves ----------------------
+# a served MARK first, so the supervisor holds a caller's pidfd; CMD waits
+# for $WORK/go meanwhile
 new_region
+rm -f "$WORK/go"
+TAG=stdio-$$
 # shellcheck disable=SC2016 # for the inner sh
-closed timeout "$VL_TIMEOUT" "$VOLATILE_CMD" run --debug -- sh -c '
+(closed env VL_RUN_TAG=$TAG timeout "$VL_TIMEOUT" "$VOLATILE_CMD" run --debug -- sh -c '
 	"$1" memfd m 4K mark 0 4K unmark 0 4K >&9
-	for f in 0 1 2; do echo "run fd $f: $(readlink "/proc/$PPID/fd/$f")" >&9; done' sh "$VT_STATIC"
+	while [ ! -e "$2" ]; do sleep 0.01; done' sh "$VT_STATIC" "$WORK/go"
+	echo "$rc" >"$WORK/closed.rc") &
+SV=$(supervisor_of "$TAG")
+wait_match closed out '^unmark'
+for f in 0 1 2; do echo "supervisor fd $f: $(readlink "/proc/$SV/fd/$f")"; done >"$WORK/svfds.out"
+touch "$WORK/go"
+wait
+rc=$(cat "$WORK/closed.rc")
 [ "$rc" -eq 0 ] || fail "run --debug with 0, 1, 2 closed: exit status $rc"
-cp "$WORK/closed.out" "$WORK/runfds.out"
-soft expect_out runfds <<EOF
+soft expect_out closed <<EOF
 memfd m 4K = 0
 mark 0 4K = 0
 unmark 0 4K = 0
-run fd 0: /dev/null
-run fd 1: /dev/null
-run fd 2: /dev/null
+EOF
+soft expect_out svfds <<EOF
+supervisor fd 0: /dev/null
+supervisor fd 1: /dev/null
+supervisor fd 2: /dev/null
 EOF
 
 # ---- 3. stress: killed callers, witnesses ------------------------------------------

@@ -1,20 +1,21 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# `volatile run` forks: CMD is its child, the run process its supervisor
-# (the contract's section 10). To whoever started run, nothing changes:
-# run exits with CMD's exit status, or dies of the signal that killed CMD;
-# signals sent to run (TERM, USR1, HUP, INT) reach CMD; CMD's stdin,
-# stdout, stderr, working directory and environment are its own.
+# `volatile run` execs CMD in its own place, its supervisor a process of
+# its own (DESIGN 8, 21; the contract's section 10). To whoever started
+# run, nothing changes: the pid it started is CMD's, which exits with its
+# own status or dies of its own signal; signals sent to that pid (TERM,
+# USR1, HUP) reach CMD; CMD's stdin, stdout, stderr, working directory and
+# environment are its own.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/seccomp-lib.sh"
 need_seccomp
 need_python
 
-# ---- CMD is run's child ----------------------------------------------------------------
+# ---- CMD is run: its parent is whoever started run ----------------------------------
 run tree vrun -- sh -c 'echo "$$ $PPID"; cat "/proc/$PPID/comm"'
 [ "$rc" -eq 0 ] || { show tree; fail "tree: exit status $rc"; }
 parent=$(sed -n 2p "$WORK/tree.out")
-[ "$parent" = volatile ] || { show tree; fail "CMD's parent is '$parent', not the volatile run process"; }
+[ "$parent" = timeout ] || { show tree; fail "CMD's parent is '$parent', not timeout, which started run"; }
 
 # ---- exit status, death by signal (as its parent sees it: waitpid) -------------------------
 # status CMD...: how `volatile run -- CMD...` ended, as Python's
@@ -50,7 +51,7 @@ need_static
 got=$(status "$VT_STATIC" memfd m 4K mark 0 4K open /nonexistent r expect 0 1 x)
 expect_eq "a static CMD that fails a check" "$got" 1
 
-# ---- signals sent to run reach CMD ----------------------------------------------------------
+# ---- signals sent to the pid that was run's reach CMD ---------------------------------
 bg sig timeout 120 "$VOLATILE_CMD" run -- sh -c '
 	trap "echo USR1 >>\"$WORK/sigs\"" USR1
 	trap "echo HUP >>\"$WORK/sigs\"" HUP
@@ -58,11 +59,10 @@ bg sig timeout 120 "$VOLATILE_CMD" run -- sh -c '
 	echo "$PPID $$" >"$WORK/runpid.tmp" && mv "$WORK/runpid.tmp" "$WORK/runpid"
 	i=0; while [ $i -lt 5000 ]; do sleep 0.02; i=$((i + 1)); done'
 wait_file "$WORK/runpid"
-read -r runpid cmdpid <"$WORK/runpid"
-comm=$(comm_of "$runpid")
-if [ "$comm" != volatile ]; then
-	kill -TERM "$cmdpid"
-	fail "CMD's parent is '$comm', not the volatile run process"
+read -r parent runpid <"$WORK/runpid"
+if [ "$parent" != "$BG_sig" ]; then
+	kill -TERM "$runpid"
+	fail "CMD's parent is $parent, not the timeout ($BG_sig) that started run: run is not CMD"
 fi
 kill -USR1 "$runpid"
 i=0

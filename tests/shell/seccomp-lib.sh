@@ -2,8 +2,8 @@
 # seccomp-lib.sh - sourced by tests/shell/seccomp*.sh, after lib.sh.
 #
 # `volatile run` serves the programs LD_PRELOAD cannot reach (static, musl,
-# Go, raw system calls) through a seccomp filter and a supervisor, the run
-# process itself, which stays CMD's parent (DESIGN 1, 8; the contract's
+# Go, raw system calls) through a seccomp filter and a supervisor, a process
+# of its own, run itself becoming CMD (DESIGN 1, 8, 21; the contract's
 # section 10). What these tests get:
 #   $VT_STATIC $VT_MUSL $GOFA $STORM_STATIC $NOSECCOMP   the programs
 #   need_seccomp     skip unless this machine lets a process install a

@@ -364,6 +364,27 @@ START_TEST(test_fdinfo_mnt_id)
 }
 END_TEST
 
+START_TEST(test_fdinfo_field)
+{
+	const char *t = "pos:\t0\nflags:\t0100002\nmnt_id:\t24\nino:\t3077\n";
+	uint64_t v = 0;
+
+	ck_assert_int_eq(vl_fdinfo_field(t, "flags", 8, &v), 0);
+	ck_assert_uint_eq(v, 0100002);
+	ck_assert_int_eq(vl_fdinfo_field(t, "ino", 10, &v), 0);
+	ck_assert_uint_eq(v, 3077);
+	ck_assert_int_eq(vl_fdinfo_field(t, "pos", 10, &v), 0);
+	ck_assert_uint_eq(v, 0);
+	/* a name is a whole name: "in" is not "ino", "mnt" not "mnt_id" */
+	ck_assert_int_eq(vl_fdinfo_field(t, "in", 10, &v), -1);
+	ck_assert_int_eq(vl_fdinfo_field(t, "mnt", 10, &v), -1);
+	/* octal has no 8 or 9: a flags line that reads so is not taken */
+	ck_assert_int_eq(vl_fdinfo_field("flags:\t0109\n", "flags", 8, &v), -1);
+	ck_assert_int_eq(vl_fdinfo_field("flags:\t8\n", "flags", 8, &v), -1);
+	ck_assert_int_eq(vl_fdinfo_field("ino:\t\n", "ino", 10, &v), -1);
+}
+END_TEST
+
 static int hides(const char *line)
 {
 	struct vl_mount_fields m;
@@ -467,6 +488,7 @@ static Suite *parse_suite(void)
 	tcase_add_test(tc, test_each_line);
 	tcase_add_test(tc, test_mount_line);
 	tcase_add_test(tc, test_fdinfo_mnt_id);
+	tcase_add_test(tc, test_fdinfo_field);
 	tcase_add_test(tc, test_mount_hidepid);
 	suite_add_tcase(s, tc);
 	return s;
