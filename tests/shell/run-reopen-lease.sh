@@ -12,17 +12,9 @@
 # The refusal is the fault point of the test suite's build of the command
 # (tests/fault/volatile-fault, VOLATILE_FAULT_SYSCALL=sv_getfd:EPERM).
 . "$(dirname "$0")/lib.sh"
-
-need_cmd
-: "${VL_TOP_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
-FAULTY=${VL_TOP_BUILDDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/fault/volatile-fault
-[ -x "$FAULTY" ] || fail "no $FAULTY (make check builds it)"
-CC=${VL_CC:-cc}
-supervised || skip "volatile run has no supervisor here"
-# shellcheck disable=SC2086 # CC may carry words
-$CC -D_GNU_SOURCE -static -I"$VL_TOP_SRCDIR/include" -o "$WORK/vts" \
-	"$VL_TOP_SRCDIR/tests/helpers/vt.c" 2>"$WORK/cc.err" ||
-	skip "$CC cannot link a static program: $(head -n 2 "$WORK/cc.err")"
+. "$(dirname "$0")/seccomp-lib.sh"
+need_seccomp
+need_static
 
 D=$WORK/d
 mkdir "$D" || fail "mkdir $D"
@@ -42,7 +34,7 @@ grep -qxF 'lease = 0' "$WORK/pre.out" || skip "no write lease on $D/f here: $(gr
 new_region
 # shellcheck disable=SC2086 # LEASED is words
 run reopen env VOLATILE_FAULT_SYSCALL=sv_getfd:EPERM timeout "$VL_TIMEOUT" "$FAULTY" run -- \
-	"$WORK/vts" $LEASED
+	"$VT_STATIC" $LEASED
 [ "$rc" -eq 0 ] || { show reopen; fail "reopening: exit status $rc"; }
 if [ "$(grep -cxF 'leased = wr sigio = 0' "$WORK/reopen.out")" -ne 2 ]; then
 	show reopen

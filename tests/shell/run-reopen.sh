@@ -12,31 +12,22 @@
 # suite's own build of the command (tests/fault/volatile-fault,
 # VOLATILE_FAULT_SYSCALL=sv_getfd:EPERM: every pidfd_getfd fails so).
 . "$(dirname "$0")/lib.sh"
-share_build 64989
-
-need_cmd
-: "${VL_TOP_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
-FAULTY=${VL_TOP_BUILDDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/fault/volatile-fault
-[ -x "$FAULTY" ] || fail "no $FAULTY (make check builds it)"
-CC=${VL_CC:-cc}
-supervised || skip "volatile run has no supervisor here"
-# shellcheck disable=SC2086 # CC may carry words
-$CC -D_GNU_SOURCE -static -I"$VL_TOP_SRCDIR/include" -o "$WORK/vts" \
-	"$VL_TOP_SRCDIR/tests/helpers/vt.c" 2>"$WORK/cc.err" ||
-	skip "$CC cannot link a static program: $(head -n 2 "$WORK/cc.err")"
+. "$(dirname "$0")/seccomp-lib.sh"
+need_seccomp
+need_static
 
 # refused ARGS...: run's --debug with pidfd_getfd refused, the static vt given ARGS
 refused() {
 	VOLATILE_FAULT_SYSCALL=sv_getfd:EPERM timeout "$VL_TIMEOUT" "$FAULTY" run --debug -- \
-		"$WORK/vts" "$@"
+		"$VT_STATIC" "$@"
 }
 
 D=$WORK/d
 mkdir "$D" || fail "mkdir $D"
 : >"$D/f"
 
-# same NAME VT-ARGS...: the preload's output and the reopening supervisor's
-same() {
+# like_preload NAME VT-ARGS...: the preload's output and the reopening supervisor's
+like_preload() {
 	_n=$1
 	shift
 	new_region
@@ -68,18 +59,18 @@ grep -q '^volatile run: fd 3 reopened through /proc: pidfd_getfd refused$' "$WOR
 	{ show route; echo "FAIL: route: the supervisor did not say it reopened fd 3" >&2; FAILED=1; }
 
 # ---- 2. DESIGN 5, row by row, regular files -------------------------------------------
-same closed close fa MARK 0 4K
-same opath open "$D/f" path fa MARK -1 4K fa MARK 0 4K
-same negative memfd m 8K fa MARK -1 4K
-same zero memfd m 8K fa UNMARK 0 0
-same both memfd m 8K fa 'MARK|UNMARK' 0 4K
-same keep memfd m 8K fa 'MARK|KEEP_SIZE' 0 4K fa 'UNMARK|KEEP_SIZE' 0 4K
-same rdonly open "$D/f" r fa MARK -1 4K fa MARK 0 4K
-same wronly open "$D/f" w fa MARK 0 4K fa UNMARK 0 4K
-same efbig memfd m 8K fa MARK max 1 fa UNMARK 1 max
-same sealed memfd m 8K seal write fa MARK 0 4K fa UNMARK 0 4K
-same badfd fd 100000 fa MARK 0 4K
-same pair memfd m 8K fill 0 8K x mark 0 8K unmark 0 4K mark 0 2K unmark 0 8K expect 0 8K x
+like_preload closed close fa MARK 0 4K
+like_preload opath open "$D/f" path fa MARK -1 4K fa MARK 0 4K
+like_preload negative memfd m 8K fa MARK -1 4K
+like_preload zero memfd m 8K fa UNMARK 0 0
+like_preload both memfd m 8K fa 'MARK|UNMARK' 0 4K
+like_preload keep memfd m 8K fa 'MARK|KEEP_SIZE' 0 4K fa 'UNMARK|KEEP_SIZE' 0 4K
+like_preload rdonly open "$D/f" r fa MARK -1 4K fa MARK 0 4K
+like_preload wronly open "$D/f" w fa MARK 0 4K fa UNMARK 0 4K
+like_preload efbig memfd m 8K fa MARK max 1 fa UNMARK 1 max
+like_preload sealed memfd m 8K seal write fa MARK 0 4K fa UNMARK 0 4K
+like_preload badfd fd 100000 fa MARK 0 4K
+like_preload pair memfd m 8K fill 0 8K x mark 0 8K unmark 0 4K mark 0 2K unmark 0 8K expect 0 8K x
 
 # ---- 3. not regular: answered as a caller not looked into --------------------------
 new_region

@@ -14,6 +14,8 @@
 #   ppid_of PID      its parent's pid;  comm_of PID: its name
 #   alive PID        it runs (not gone, not a zombie)
 #   served NAME      how many "volatile run: served" lines NAME's stderr has
+#   $FAULTY          the test suite's build of the command, its fault points
+#                    live (VOLATILE_FAULT_SYSCALL=WHERE:ERRNO, core/fault.h)
 
 need_cmd
 VT_STATIC=$VL_TOP_BUILDDIR/tests/helpers/vt-static
@@ -22,6 +24,8 @@ GOFA=$VL_TOP_BUILDDIR/tests/helpers/gofa
 STORM_STATIC=$VL_TOP_BUILDDIR/tests/helpers/storm-static
 NOSECCOMP=$VL_TOP_BUILDDIR/tests/helpers/noseccomp
 [ -x "$NOSECCOMP" ] || fail "$NOSECCOMP is not built (make check builds it)"
+FAULTY=$VL_TOP_BUILDDIR/tests/fault/volatile-fault
+[ -x "$FAULTY" ] || fail "$FAULTY is not built (make check builds it)"
 
 need_seccomp() {
 	grep -q '^Seccomp:' /proc/self/status ||

@@ -58,7 +58,6 @@ expect_line debug2 "mark 0 4K = 0"
 # one, no filter, CMD runs with the preload only, one line says why. The
 # supervisor's own fork, in the middle process, refused (the test suite's
 # build of the command, its fault point): run must not wait for it.
-FAULTY=${VL_TOP_BUILDDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/fault/volatile-fault
 new_region
 run nohelper env VOLATILE_FAULT_SYSCALL=sv_fork:EAGAIN timeout "$VL_TIMEOUT" "$FAULTY" run --debug -- \
 	"$VT_STATIC" memfd m 4K mark 0 4K unmark 0 4K
