@@ -30,7 +30,7 @@
 #include "core/parse.h"
 #include "env.h"
 #include "move.h"
-#include "pressure.h"
+#include "policy.h"
 #include "purge.h"
 #include "region.h"
 
@@ -279,7 +279,7 @@ static unsigned relieve_memory(struct watch *w)
 	uint64_t threshold = 0, rate = FALL_RATE, now = mono_ns();
 	int looked = 0;
 
-	for (int round = 0; round < 8; round++) {
+	for (int round = 0; round < VL_DAEMON_MEMORY_ROUNDS; round++) {
 		struct vl_purge_report rep;
 		int purged = vl_relieve_memory(&w->r, w->have_cg ? &w->cg : NULL, NULL, 1, &ms,
 					       &threshold, &rep);
