@@ -11,7 +11,7 @@
  *   PRELOADDIR/$LIB/libvolatile.so.0, which ld.so expands with its own
  *   ABI's directory name: the native name links to the library, the names
  *   of the machine's other ABIs hold an empty object of that ABI (made at
- *   build time, see configure.ac), loaded without a word.
+ *   build time, see m4/vl_preload.m4), loaded without a word.
  * - Programs built with AddressSanitizer: its runtime aborts the program
  *   unless it is the first library loaded. The sanitizer runtimes that
  *   begin LD_PRELOAD stay ahead of the library, and when CMD (the ELF file
