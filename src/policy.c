@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * policy.c - the purge decision (policy.h, DESIGN 6): goals for purge.c,
- * at a MARK and for the daemon.
+ * at a MARK and for the daemon, and how far a pass goes toward one.
  */
 #include "policy.h"
 
 #include "core/compiler.h"
+#include "core/pool.h"
 #include "core/pressure.h"
 #include "log.h"
 #include "sys.h"
@@ -48,6 +49,35 @@ int vl_relieve_tmpfs(const struct vl_region *r, uint64_t dev, uint64_t free_byte
 		return 0;
 	vl_purge(r, &g, hint, rep);
 	return 1;
+}
+
+/* ---- in a pass ------------------------------------------------------------------ */
+
+int vl_goal_met(const struct vl_region *r, const struct vl_goal *g,
+		const struct vl_purge_report *rep)
+{
+	if (g->use_ceiling) {
+		struct vl_u128 v = vl_u128_load(&r->hdr->c.volatile_bytes);
+
+		return vl_u128_cmp(&v, g->ceiling) <= 0;
+	}
+	return rep->bytes >= g->bytes;
+}
+
+int vl_goal_excludes(const struct vl_region *r, const struct vl_goal *g, uint32_t fi)
+{
+	return g->use_dev &&
+	       __atomic_load_n(&vl_file_at(r, fi)->h.ident.dev, __ATOMIC_RELAXED) != g->dev;
+}
+
+int vl_batch_more(const struct vl_region *r, const struct vl_goal *g,
+		  const struct vl_purge_report *rep, uint32_t n, uint32_t second, uint64_t bytes)
+{
+	uint32_t now = __atomic_load_n(&r->hdr->c.seq, __ATOMIC_RELAXED);
+
+	if (n == VL_NIL || n >= r->node_cap || bytes >= VL_BATCH_BYTES || vl_goal_met(r, g, rep))
+		return 0;
+	return second == 0 || vl_age_older(vl_node_at(r, n)->seq, second, now);
 }
 
 /* ---- at a MARK ------------------------------------------------------------------ */

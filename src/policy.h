@@ -3,7 +3,9 @@
  * policy.h - the purge decision (DESIGN 6): when to purge, and how much.
  *
  * purge.c is the mechanism: given a goal (bytes, or a ceiling; a device),
- * it purges oldest first until the goal is met. What sets a goal is here:
+ * it purges oldest first, a batch of ranges a visit, until the goal is
+ * met; whether it is, whether a file counts and how far a batch goes are
+ * asked here. What sets a goal is here too:
  *   - VOLATILE_BUDGET, at a MARK whose commit left the region over it;
  *   - VOLATILE_MIN_AVAILABLE, memory (the system's or the cgroup's
  *     headroom): at a MARK, looked at every VL_PRESSURE_EVERY_MS, and by the
@@ -80,6 +82,36 @@ static inline void vl_after_mark(const struct vl_region *r, const struct vl_hint
 	if (vl_due(&vl_pressure_checked_ms, VL_PRESSURE_EVERY_MS, now_ms))
 		vl_relieve_pressure(r, h, st);
 }
+
+/* ---- in a pass (purge.c): the goal, and how much one visit takes ---- */
+
+/*
+ * Is the goal met: goal->bytes purged (rep), or with use_ceiling the
+ * region's unpurged volatile bytes at or under the ceiling?
+ */
+int vl_goal_met(const struct vl_region *r, const struct vl_goal *g,
+		const struct vl_purge_report *rep);
+
+/* Is file fi outside the goal (another device than the full tmpfs's)? No lock: a guess. */
+int vl_goal_excludes(const struct vl_region *r, const struct vl_goal *g, uint32_t fi);
+
+/*
+ * Ranges flagged in one visit to a file: the oldest, and the ranges that
+ * come right after it in age while they are the same file's, up to
+ * VL_BATCH of them or VL_BATCH_BYTES. The file lock is held across all
+ * their punches, so a MARK of that file may wait for them: punching 2 MiB
+ * takes about 100 us here.
+ */
+#define VL_BATCH 32
+#define VL_BATCH_BYTES (2u << 20)
+
+/*
+ * Is n, the file's next in age, another range to flag in this visit
+ * (bytes flagged in it so far): the goal not met, older than every other
+ * file's oldest (second; 0: there is none)? (the file's lock held)
+ */
+int vl_batch_more(const struct vl_region *r, const struct vl_goal *g,
+		  const struct vl_purge_report *rep, uint32_t n, uint32_t second, uint64_t bytes);
 
 /*
  * The two rules of DESIGN 6 that MARK and the daemon both apply, one
