@@ -227,38 +227,3 @@ int vl_tmpfs_space(int fd, uint64_t *free_bytes, uint64_t *size_bytes)
 	*size_bytes = (uint64_t)sf.f_blocks * (uint64_t)sf.f_bsize;
 	return 0;
 }
-
-int vl_relieve_memory(const struct vl_region *r, const struct vl_cgroup *cg,
-		      const struct vl_hint *hint, int thorough, struct vl_memstate *ms,
-		      uint64_t *threshold, struct vl_purge_report *rep)
-{
-	/* a hint: a MARK calls, and must not stall on the machine */
-	struct vl_goal g = { .thorough = thorough, .bounded = hint != NULL,
-			      .reason = VL_PURGE_MEMORY };
-	int err = vl_memstate_read(cg, ms);
-
-	if (err)
-		return err;
-	*threshold = vl_threshold_bytes(&vl_config()->min_available, ms->total);
-	/* some room beyond the threshold, so that the next look does not purge at once */
-	g.bytes = vl_purge_need(ms->available, *threshold, 1u << 20);
-	if (g.bytes == 0)
-		return 0;
-	vl_purge(r, &g, hint, rep);
-	return 1;
-}
-
-int vl_relieve_tmpfs(const struct vl_region *r, uint64_t dev, uint64_t free_bytes,
-		     uint64_t size_bytes, const struct vl_hint *hint, int thorough,
-		     uint64_t *threshold, struct vl_purge_report *rep)
-{
-	struct vl_goal g = { .use_dev = 1, .dev = dev, .thorough = thorough, .bounded = hint != NULL,
-			      .reason = VL_PURGE_TMPFS };
-
-	*threshold = vl_threshold_bytes(&vl_config()->tmpfs_min_free, size_bytes);
-	g.bytes = vl_purge_need(free_bytes, *threshold, 0);
-	if (g.bytes == 0)
-		return 0;
-	vl_purge(r, &g, hint, rep);
-	return 1;
-}

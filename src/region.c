@@ -129,8 +129,6 @@ static int populate(void *base, uint64_t off, uint64_t len)
 	return -ENOSPC;
 }
 
-#define READY_CHUNK 65536 /* bytes of slots made ready at a time */
-
 static int ready_slots(const struct vl_region *r, uint64_t off, uint32_t size, uint32_t hwm,
 		       uint32_t cap, uint32_t *ready)
 {
@@ -138,7 +136,7 @@ static int ready_slots(const struct vl_region *r, uint64_t off, uint32_t size, u
 
 	if (hwm < *ready)
 		return 0;
-	want = hwm + READY_CHUNK / size;
+	want = hwm + VL_READY_CHUNK / size;
 	if (want > cap)
 		want = cap;
 	if (want <= hwm || populate(r->hdr, off + (uint64_t)hwm * size,
@@ -148,37 +146,10 @@ static int ready_slots(const struct vl_region *r, uint64_t off, uint32_t size, u
 	return 0;
 }
 
-/*
- * The allocator hands out a slot never used only below node_ready; when
- * it finds none, the next 64 KiB of slots are made ready here and the
- * mark raised (to the highest any racer made ready: populating twice is
- * harmless). No lock: many processes may be here at once.
- */
+/* The node allocator (core/pool.c), the pages of its new slots made present here. */
 uint32_t vl_node_get(const struct vl_region *r, uint32_t fi)
 {
-	struct vl_counters *c = &r->hdr->c;
-
-	for (int tries = 0; tries < 4; tries++) {
-		uint32_t ready = __atomic_load_n(&c->node_ready, __ATOMIC_ACQUIRE);
-		uint32_t n = vl_node_alloc_below(r, fi, ready), hwm, want;
-
-		if (n != VL_NIL)
-			return n;
-		hwm = __atomic_load_n(&c->node_hwm, __ATOMIC_RELAXED);
-		if (hwm >= r->node_cap || hwm == VL_NIL)
-			return VL_NIL; /* full */
-		if (hwm < ready)
-			continue; /* a racer took the last ready slot first */
-		want = hwm + READY_CHUNK / sizeof(struct vl_node);
-		want = want > r->node_cap ? r->node_cap : want;
-		if (populate(r->hdr, r->hdr->geo.nodes_off + (uint64_t)ready * sizeof(struct vl_node),
-			     (uint64_t)(want - ready) * sizeof(struct vl_node)) != 0)
-			return VL_NIL; /* the region's file system is full: ENOMEM, never SIGBUS */
-		while (ready < want && !__atomic_compare_exchange_n(&c->node_ready, &ready, want, 0,
-								    __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
-			;
-	}
-	return VL_NIL;
+	return vl_node_take(r, fi, populate);
 }
 
 int vl_room_for_file(const struct vl_region *r)

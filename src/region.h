@@ -110,7 +110,8 @@ int vl_trylock_file(const struct vl_region *r, uint32_t fi);
 /*
  * A PENDING node of file fi, or VL_NIL when the region is full or its
  * file system is (a write to a page it cannot give would raise SIGBUS).
- * No lock.
+ * No lock. The allocator is core/pool.c's vl_node_take; this file makes
+ * the pages of its new slots present.
  */
 uint32_t vl_node_get(const struct vl_region *r, uint32_t fi);
 /*

@@ -195,7 +195,8 @@ struct vl_holder {
 	int32_t fd;
 };
 
-/* file->flags */
+/* file->flags: these bits, and from VL_FF_TURN_SHIFT up the holders' round robin (ops.c) */
+#define VL_FF_TURN_SHIFT 8
 #define VL_FF_ANON 0x1u       /* no name reached it at its last MARK (memfd) */
 #define VL_FF_PATH_TRIED 0x2u /* we looked for a path once; don't again */
 #define VL_FF_ASHMEM 0x4u     /* an ashmem region: ash holds its state, never a path;

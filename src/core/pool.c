@@ -128,6 +128,44 @@ uint32_t vl_node_alloc(const struct vl_region *r, uint32_t file)
 	return vl_node_alloc_below(r, file, r->node_cap);
 }
 
+/*
+ * A racer may take the last ready slot between our look and our claim;
+ * a few tries, each making more slots ready, then the region counts as
+ * full for this call.
+ */
+#define NODE_TAKE_TRIES 4
+
+/*
+ * The ready mark is raised to the highest any racer made ready: making
+ * pages present twice is harmless.
+ */
+uint32_t vl_node_take(const struct vl_region *r, uint32_t fi, vl_make_ready_fn make_ready)
+{
+	struct vl_counters *c = vl_counters(r);
+
+	for (int tries = 0; tries < NODE_TAKE_TRIES; tries++) {
+		uint32_t ready = __atomic_load_n(&c->node_ready, __ATOMIC_ACQUIRE);
+		uint32_t n = vl_node_alloc_below(r, fi, ready), hwm, want;
+
+		if (n != VL_NIL)
+			return n;
+		hwm = __atomic_load_n(&c->node_hwm, __ATOMIC_RELAXED);
+		if (hwm >= r->node_cap || hwm == VL_NIL)
+			return VL_NIL; /* full */
+		if (hwm < ready)
+			continue; /* a racer took the last ready slot first */
+		want = hwm + VL_READY_CHUNK / sizeof(struct vl_node);
+		want = want > r->node_cap ? r->node_cap : want;
+		if (make_ready(r->hdr, r->hdr->geo.nodes_off + (uint64_t)ready * sizeof(struct vl_node),
+			       (uint64_t)(want - ready) * sizeof(struct vl_node)) != 0)
+			return VL_NIL; /* the region's file system is full: ENOMEM, never SIGBUS */
+		while (ready < want && !__atomic_compare_exchange_n(&c->node_ready, &ready, want, 0,
+								    __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+			;
+	}
+	return VL_NIL;
+}
+
 void vl_node_free(const struct vl_region *r, uint32_t n)
 {
 	struct vl_counters *c = vl_counters(r);
