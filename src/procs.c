@@ -127,9 +127,6 @@ static int ours(long pid)
 	return ua.ours && (!ua.dead || ua.threads > 1);
 }
 
-#ifndef SYS_kcmp
-#define SYS_kcmp 312
-#endif
 #define KCMP_FILES 2
 
 /*
@@ -161,7 +158,7 @@ int vl_find_holder_in(long pid, const struct vl_ident *id, struct vl_holder *fou
 		if (!numeric(te->d_name, &tid))
 			continue;
 		for (int i = 0; i < nseen && !same; i++)
-			same = syscall(SYS_kcmp, (pid_t)seen[i], (pid_t)tid, KCMP_FILES, 0, 0) == 0;
+			same = vl_raw_kcmp((pid_t)seen[i], (pid_t)tid, KCMP_FILES, 0, 0) == 0;
 		if (same)
 			continue;
 		if (nseen < 8)

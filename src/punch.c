@@ -41,13 +41,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_getfd
-#define SYS_pidfd_getfd 438
-#endif
-
 #define CHILD_STACK (64 * 1024)
 
 static int here; /* no POSIX locks of our own to keep: no child needed */
@@ -68,25 +61,24 @@ static int writable(const struct vl_way *w, const struct vl_ident *id)
 	int fd = -1;
 
 	if (w->via.pid > 0 && w->via.fd >= 0) {
-		int pfd = (int)VL_SYSCALL("pidfd_open", syscall(SYS_pidfd_open, w->via.pid, 0));
+		int pfd = (int)VL_SYSCALL("pidfd_open", vl_raw_pidfd_open(w->via.pid, 0));
 
 		if (pfd >= 0) {
 			fd = (int)VL_SYSCALL("pidfd_getfd",
-					     syscall(SYS_pidfd_getfd, pfd, w->via.fd, 0));
-			syscall(SYS_close, pfd);
+					     vl_raw_pidfd_getfd(pfd, w->via.fd, 0));
+			vl_raw_close(pfd);
 		}
 		if (fd >= 0 && !vl_fd_is(fd, id)) {
-			syscall(SYS_close, fd);
+			vl_raw_close(fd);
 			fd = -1;
 		}
 	}
 	if (fd < 0 && w->opath >= 0) {
 		/* the fd table this thread runs on (its copy), not the process's */
 		snprintf(self, sizeof(self), "/proc/thread-self/fd/%d", w->opath);
-		fd = (int)VL_SYSCALL("reopen", syscall(SYS_openat, AT_FDCWD, self,
-						       O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+		fd = VL_SYSCALL("reopen", vl_raw_open(self, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
 		if (fd >= 0 && !vl_fd_is(fd, id)) {
-			syscall(SYS_close, fd);
+			vl_raw_close(fd);
 			fd = -1;
 		}
 	}
@@ -130,7 +122,7 @@ static int punch_through(const struct vl_way *w, int theirs, const struct vl_ide
 	} else {
 		done = vl_punch_extents(fd, ext, k);
 		if (w != NULL)
-			syscall(SYS_close, fd);
+			vl_raw_close(fd);
 	}
 	if (g != NULL && g->close != NULL)
 		g->close(g);
@@ -187,11 +179,11 @@ int vl_punch_ready(void)
 
 	if (here)
 		return 1;
-	fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/thread-self/status", O_RDONLY | O_CLOEXEC);
+	fd = vl_raw_open("/proc/thread-self/status", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
-	syscall(SYS_close, fd);
+	n = vl_raw_read(fd, buf, sizeof(buf) - 1);
+	vl_raw_close(fd);
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';

@@ -89,17 +89,20 @@ int vl_fd_is(int fd, const struct vl_ident *id)
  */
 #define PATH_FLAGS (O_PATH | O_CLOEXEC)
 
-/* An O_PATH fd on what path (at dirfd) names, if it is the file. */
+/*
+ * An O_PATH fd on what path (at dirfd) names, if it is the file; -ESTALE
+ * if it is another, else the open's -errno.
+ */
 int vl_open_checked(int dirfd, const char *path, int follow, const struct vl_ident *id)
 {
 	int fd = VL_SYSCALL("open O_PATH",
 			    vl_raw_openat(dirfd, path, PATH_FLAGS | (follow ? 0 : O_NOFOLLOW)));
 
 	if (fd < 0)
-		return -1;
+		return -errno;
 	if (!verify(fd, id)) {
 		vl_raw_close(fd);
-		return -1;
+		return -ESTALE;
 	}
 	return fd;
 }
@@ -149,7 +152,7 @@ static int open_beneath(int dirfd, const char *rel, int flags, uint64_t dev)
 	how.flags = (uint64_t)(unsigned)(flags | O_NOFOLLOW | O_CLOEXEC |
 					 ((flags & O_PATH) ? 0 : O_NONBLOCK | O_NOCTTY));
 	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-	fd = (int)syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
+	fd = vl_raw_openat2(dirfd, rel, &how, sizeof(how));
 	if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
 		return fd >= 0 ? fd : -errno;
 #endif
@@ -186,8 +189,7 @@ static int open_mount_point(const char *point, uint64_t dev)
 	memset(&how, 0, sizeof(how));
 	how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
 	how.resolve = RESOLVE_CACHED | RESOLVE_NO_MAGICLINKS;
-	fd = (int)VL_SYSCALL("open a mount", syscall(SYS_openat2, AT_FDCWD, point, &how,
-						     sizeof(how)));
+	fd = VL_SYSCALL("open a mount", vl_raw_openat2(AT_FDCWD, point, &how, sizeof(how)));
 	if (fd < 0 && errno != ENOSYS && errno != EINVAL && errno != EPERM)
 		return -errno;
 #endif

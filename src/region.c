@@ -49,7 +49,7 @@ static int open_no_symlinks(int dirfd, const char *path, int flags, mode_t mode)
 	how.flags = (uint64_t)(unsigned)flags;
 	how.mode = (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? mode : 0;
 	how.resolve = RESOLVE_NO_SYMLINKS;
-	fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	fd = vl_raw_openat2(dirfd, path, &how, sizeof(how));
 	if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
 		return fd;
 #endif

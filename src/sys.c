@@ -275,7 +275,7 @@ struct dirent64 *vl_next_dirent(struct vl_dirbuf *d)
 		struct dirent64 *e;
 
 		if (d->pos >= d->len) {
-			d->len = VL_SYSCALL("getdents", syscall(SYS_getdents64, d->fd, d->buf, sizeof(d->buf)));
+			d->len = VL_SYSCALL("getdents", vl_raw_getdents64(d->fd, d->buf, sizeof(d->buf)));
 			d->pos = 0;
 			if (d->len <= 0)
 				return NULL;

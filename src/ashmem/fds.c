@@ -76,7 +76,7 @@ long ash_fd_link(int fd, char *buf, size_t size)
 	while (n > 0)
 		path[at++] = digits[--n];
 	path[at] = '\0';
-	got = syscall(SYS_readlinkat, AT_FDCWD, path, buf, size);
+	got = vl_raw_readlinkat(AT_FDCWD, path, buf, size);
 	errno = saved;
 	return got;
 }
@@ -134,7 +134,7 @@ void vl_ash_seed(void)
 
 		if (e->d_name[0] < '0' || e->d_name[0] > '9' || (fd = atoi(e->d_name)) == d.fd)
 			continue;
-		if (is_region_link(link, syscall(SYS_readlinkat, d.fd, e->d_name, link, sizeof(link))))
+		if (is_region_link(link, vl_raw_readlinkat(d.fd, e->d_name, link, sizeof(link))))
 			vl_ash_flag(fd);
 	}
 	if (d.fd >= 0)
