@@ -59,7 +59,7 @@ static int may_open_handles(void)
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct d[2];
 
-	if (vl_raw_capget(&h, d) != 0)
+	if (VL_SYSCALL("capget", vl_raw_capget(&h, d)) != 0)
 		return 0;
 	return (d[CAP_DAC_READ_SEARCH / 32].effective >> (CAP_DAC_READ_SEARCH % 32)) & 1;
 }
@@ -111,7 +111,8 @@ int vl_gone_by_handle(const struct vl_ident *id)
 	fh.h.handle_type = 1; /* shmem's, as name_to_handle_at gave it (sys.c) */
 	memcpy(fh.h.f_handle, w, sizeof(w));
 	/* O_PATH: no open method runs, nothing is read, no lease is broken */
-	fd = VL_SYSCALL("open_by_handle_at", vl_raw_open_by_handle_at(mnt, &fh.h, O_PATH | O_CLOEXEC));
+	fd = VL_SYSCALL("open_by_handle_at",
+			vl_raw_open_by_handle_at(mnt, &fh.h, O_PATH | O_CLOEXEC));
 	ret = fd >= 0 ? 0 : errno == ESTALE ? 1 : -errno;
 	if (fd >= 0)
 		vl_raw_close(fd);

@@ -76,7 +76,8 @@ static int writable(const struct vl_way *w, const struct vl_ident *id)
 	if (fd < 0 && w->opath >= 0) {
 		/* the fd table this thread runs on (its copy), not the process's */
 		snprintf(self, sizeof(self), "/proc/thread-self/fd/%d", w->opath);
-		fd = VL_SYSCALL("reopen", vl_raw_open(self, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+		fd = VL_SYSCALL("reopen",
+				vl_raw_open(self, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
 		if (fd >= 0 && !vl_fd_is(fd, id)) {
 			vl_raw_close(fd);
 			fd = -1;
@@ -179,10 +180,11 @@ int vl_punch_ready(void)
 
 	if (here)
 		return 1;
-	fd = vl_raw_open("/proc/thread-self/status", O_RDONLY | O_CLOEXEC);
+	fd = VL_SYSCALL("open thread status",
+			vl_raw_open("/proc/thread-self/status", O_RDONLY | O_CLOEXEC));
 	if (fd < 0)
 		return 0;
-	n = vl_raw_read(fd, buf, sizeof(buf) - 1);
+	n = VL_SYSCALL("read thread status", vl_raw_read(fd, buf, sizeof(buf) - 1));
 	vl_raw_close(fd);
 	if (n <= 0)
 		return 0;
@@ -203,8 +205,9 @@ static int punch_job(struct job *j)
 
 	if (here)
 		return punch_through(j->w, j->theirs, j->id, j->ext, j->k, j->g);
-	stack = vl_raw_mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	stack = VL_SYSCALL_PTR("punch stack", vl_raw_mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE,
+							  MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+							  -1, 0));
 	if (stack == MAP_FAILED)
 		return -ENOMEM;
 	sigfillset(&all);

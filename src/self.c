@@ -215,7 +215,7 @@ static ssize_t read_small(const char *path, char *buf, size_t size)
 
 	if (fd < 0)
 		return -errno;
-	n = vl_raw_read(fd, buf, size - 1);
+	n = VL_SYSCALL("read proc", vl_raw_read(fd, buf, size - 1));
 	if (n < 0)
 		n = -errno;
 	else
@@ -228,14 +228,14 @@ static uint64_t ns_inode(const char *path)
 {
 	struct stat st;
 
-	return vl_raw_stat(path, &st) == 0 ? (uint64_t)st.st_ino : 0;
+	return VL_SYSCALL("stat ns", vl_raw_stat(path, &st)) == 0 ? (uint64_t)st.st_ino : 0;
 }
 
 static uint64_t dev_of(const char *path)
 {
 	struct stat st;
 
-	return vl_raw_stat(path, &st) == 0 ? (uint64_t)st.st_dev : 0;
+	return VL_SYSCALL("stat dev", vl_raw_stat(path, &st)) == 0 ? (uint64_t)st.st_dev : 0;
 }
 
 /*
@@ -247,7 +247,8 @@ static uint64_t dev_of(const char *path)
 static uint32_t proc_pid(void)
 {
 	char buf[32];
-	ssize_t n = vl_raw_readlinkat(AT_FDCWD, "/proc/self", buf, sizeof(buf) - 1);
+	ssize_t n = VL_SYSCALL("readlink self",
+			       vl_raw_readlinkat(AT_FDCWD, "/proc/self", buf, sizeof(buf) - 1));
 
 	if (n <= 0)
 		return 0;

@@ -25,8 +25,15 @@
  * caller may be a vfork or clone(CLONE_VM) child of the host, running on
  * its parent's memory (self.c's vl_borrowed, the close pass-through), and
  * for the host's own calls the shim passes on. A call the library makes
- * for itself is a fault point where it may fail: VL_SYSCALL (core/fault.h)
+ * for itself is a fault point of the fault build: VL_SYSCALL (core/fault.h)
  * around the vl_raw_ call, and vl_sys_ calls are fault points inside.
+ * Left raw, and why: getpid and the self page's mmap (self.c: a vfork
+ * child may make them), close and munmap (the kernel releases whatever
+ * close says), futex (lock.c: a wait already wakes early, a wake never
+ * fails), the shim's pass-throughs and cutils.c's ioctl (the host's own
+ * calls), log.c's write (VOLATILE_DEBUG only), kcmp (procs.c: its failure
+ * costs one more look), ashmem/user.c's pipe (it probes the caller's
+ * memory), and clone_memfd's read-backs (ashmem/ioctl.c).
  */
 #ifndef VL_SYS_H
 #define VL_SYS_H

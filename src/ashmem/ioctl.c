@@ -101,11 +101,16 @@ static int copy_memfd_state(int nfd, const struct stat *old, int fl, int seals, 
 
 	if (old->st_size > 0 && (err = ash_raw_ftruncate(nfd, (uint64_t)old->st_size)) != 0)
 		return err;
-	if (vl_raw_fstat(nfd, &fresh) != 0 ||
-	    ((fresh.st_mode & 07777) != (old->st_mode & 07777) &&
-	     vl_raw_fchmod(nfd, old->st_mode & 07777) != 0) ||
-	    vl_raw_lseek(nfd, off, SEEK_SET) < 0 || vl_raw_fcntl(nfd, F_SETFL, fl) != 0 ||
-	    (seals != F_SEAL_SEAL && seals != 0 && vl_raw_fcntl(nfd, F_ADD_SEALS, seals) != 0))
+	if (VL_SYSCALL("fstat new memfd", vl_raw_fstat(nfd, &fresh)) != 0)
+		return -errno;
+	if ((fresh.st_mode & 07777) != (old->st_mode & 07777) &&
+	    VL_SYSCALL("fchmod new memfd", vl_raw_fchmod(nfd, old->st_mode & 07777)) != 0)
+		return -errno;
+	if (VL_SYSCALL("lseek new memfd", vl_raw_lseek(nfd, off, SEEK_SET)) < 0 ||
+	    VL_SYSCALL("setfl new memfd", vl_raw_fcntl(nfd, F_SETFL, fl)) != 0)
+		return -errno;
+	if (seals != F_SEAL_SEAL && seals != 0 &&
+	    VL_SYSCALL("add seals", vl_raw_fcntl(nfd, F_ADD_SEALS, seals)) != 0)
 		return -errno;
 	if (vl_raw_fcntl(nfd, F_GETFL) != fl || vl_raw_fcntl(nfd, F_GET_SEALS) != seals)
 		return -EIO;
@@ -119,13 +124,13 @@ static int clone_memfd(int fd, const char *mname, int *seals_out)
 	int fl, seals, nfd, err;
 	off_t off;
 
-	if (vl_raw_fstat(fd, &old) != 0)
+	if (VL_SYSCALL("fstat memfd", vl_raw_fstat(fd, &old)) != 0)
 		return -errno;
 	if (old.st_blocks != 0)
 		return -EBUSY;
-	fl = vl_raw_fcntl(fd, F_GETFL);
-	seals = vl_raw_fcntl(fd, F_GET_SEALS);
-	off = vl_raw_lseek(fd, 0, SEEK_CUR);
+	fl = VL_SYSCALL("getfl memfd", vl_raw_fcntl(fd, F_GETFL));
+	seals = VL_SYSCALL("get seals", vl_raw_fcntl(fd, F_GET_SEALS));
+	off = VL_SYSCALL("lseek memfd", vl_raw_lseek(fd, 0, SEEK_CUR));
 	if (fl < 0 || seals < 0 || off < 0)
 		return -errno;
 	if (fl & O_ASYNC)
@@ -159,7 +164,7 @@ static void rename_memfd(struct target *t)
 	ox = t->x;
 	f = vl_file_at(t->r, ox.fi);
 	a = f->ash;
-	fdflags = vl_raw_fcntl(t->fd, F_GETFD);
+	fdflags = VL_SYSCALL("getfd memfd", vl_raw_fcntl(t->fd, F_GETFD));
 	if (a.flags & (VL_ASH_MAPPED | VL_ASH_PLAIN))
 		why = "mapped";
 	else if (f->h.nranges != 0)
@@ -174,7 +179,8 @@ static void rename_memfd(struct target *t)
 	/* no eviction here: it takes other files' locks, and we hold this one's */
 	else if (vl_sys_fstat(nfd, &nst) != 0 || ash_record_once(t->r, &nst, t->fd, &a, &nx) != 0)
 		why = "no record for the new memfd";
-	else if (nrec = 1, vl_raw_dup3(nfd, t->fd, (fdflags & FD_CLOEXEC) ? O_CLOEXEC : 0) < 0)
+	else if (nrec = 1, VL_SYSCALL("dup3 new memfd",
+				      vl_raw_dup3(nfd, t->fd, (fdflags & FD_CLOEXEC) ? O_CLOEXEC : 0)) < 0)
 		why = "dup3 failed";
 	vl_unlock_file(t->r, ox.fi);
 	if (why != NULL) {

@@ -39,7 +39,7 @@ static int readonly_twin(int fd, const struct vl_ident *id)
 	int ro;
 
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	ro = vl_raw_open(link, O_RDONLY | O_CLOEXEC);
+	ro = VL_SYSCALL("open read-only twin", vl_raw_open(link, O_RDONLY | O_CLOEXEC));
 	if (ro < 0)
 		return -1;
 	if (vl_sys_fstat(ro, &st) != 0 || !vl_ident_same(&st.id, id)) {
@@ -173,7 +173,7 @@ static void dev_base(struct stat *st)
 		struct stat s;
 		int saved = errno;
 
-		if (vl_raw_stat("/dev", &s) != 0)
+		if (VL_SYSCALL("stat dev", vl_raw_stat("/dev", &s)) != 0)
 			memset(&s, 0, sizeof(s));
 		errno = saved;
 		devdir = s;

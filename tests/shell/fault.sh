@@ -80,7 +80,11 @@ budget=${VL_FAULT_BUDGET:-20}
 stride=3
 seed=${VL_FAULT_SEED:-$(date +%s)}
 offset=$((seed % stride))
-say "each walk: every point for ${budget}s, then one in $stride from $offset (VL_FAULT_SEED=$seed)"
+if [ "$budget" -gt 0 ]; then
+	say "each walk: every point for ${budget}s, then one in $stride from $offset (VL_FAULT_SEED=$seed)"
+else
+	say "each walk: every point (VL_FAULT_BUDGET=0)"
+fi
 
 # walk_start KIND MUST WORKLOAD PREPARE: a walk of KIND (step or call)
 # begins; its points whose name matches the ERE MUST are always walked.
