@@ -46,6 +46,7 @@
 #include "env.h"
 #include "log.h"
 #include "self.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -68,7 +69,7 @@
 
 static long futex(uint32_t *word, int op, uint32_t val, const struct timespec *ts)
 {
-	return syscall(SYS_futex, word, op, val, ts, NULL, 0);
+	return vl_raw_futex(word, op, val, ts);
 }
 
 /* ---- the table of processes ---------------------------------------------- */

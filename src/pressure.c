@@ -25,13 +25,15 @@
 /* The start of a file (small /proc and cgroup files), NUL-terminated. */
 static int read_text(const char *path, char *buf, size_t size)
 {
-	int fd = vl_raw_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = VL_SYSCALL("open pressure file",
+			    vl_raw_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY));
 	size_t have = 0;
 	ssize_t n;
 
 	if (fd < 0)
 		return -errno;
-	while (have < size - 1 && (n = vl_raw_read(fd, buf + have, size - 1 - have)) > 0)
+	while (have < size - 1 && (n = VL_SYSCALL("read pressure file",
+						  vl_raw_read(fd, buf + have, size - 1 - have))) > 0)
 		have += (size_t)n;
 	vl_raw_close(fd);
 	buf[have] = '\0';
@@ -87,7 +89,8 @@ int vl_own_cgroup(struct vl_cgroup *cg)
 		char f[PATH_MAX + 32];
 
 		snprintf(f, sizeof(f), "%s/memory.current", cg->dir);
-		if (vl_raw_access(f, R_OK) != 0 && strcmp(cg->dir, cg->mnt) != 0) {
+		if (VL_SYSCALL("access cgroup file",
+			       vl_raw_access(f, R_OK)) != 0 && strcmp(cg->dir, cg->mnt) != 0) {
 			memset(cg, 0, sizeof(*cg));
 			return -ENOENT;
 		}
@@ -108,11 +111,11 @@ int vl_cgroup_at(const char *dir, struct vl_cgroup *cg)
 	strcpy(cg->dir, copy);
 	dir = cg->dir;
 	snprintf(f, sizeof(f), "%s/memory.limit_in_bytes", dir);
-	if (vl_raw_access(f, R_OK) == 0) {
+	if (VL_SYSCALL("access cgroup file", vl_raw_access(f, R_OK)) == 0) {
 		cg->version = 1;
 	} else {
 		snprintf(f, sizeof(f), "%s/memory.current", dir);
-		if (vl_raw_access(f, R_OK) != 0)
+		if (VL_SYSCALL("access cgroup file", vl_raw_access(f, R_OK)) != 0)
 			return -ENOENT;
 		cg->version = 2;
 	}

@@ -49,11 +49,11 @@ static int open_no_symlinks(int dirfd, const char *path, int flags, mode_t mode)
 	how.flags = (uint64_t)(unsigned)flags;
 	how.mode = (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? mode : 0;
 	how.resolve = RESOLVE_NO_SYMLINKS;
-	fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	fd = VL_SYSCALL("openat2 region", vl_raw_openat2(dirfd, path, &how, sizeof(how)));
 	if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
 		return fd;
 #endif
-	return vl_raw_openat(dirfd, path, flags, mode);
+	return VL_SYSCALL("openat region", vl_raw_openat(dirfd, path, flags, mode));
 }
 
 /* The directory of path (O_PATH), and its last name in *name. */
@@ -175,7 +175,8 @@ static int lay_out(int fd, uint32_t ranges, uint32_t files, const char *path, in
 	int err;
 
 	vl_geometry_plan(&g, ranges, files);
-	if (VL_SYSCALL("ftruncate region", ftruncate(fd, (off_t)(VL_MAP_OFFSET + g.region_size))) != 0)
+	if (VL_SYSCALL("ftruncate region",
+		       ftruncate(fd, (off_t)(VL_MAP_OFFSET + g.region_size))) != 0)
 		return -errno;
 	err = map(fd, g.region_size, base);
 	if (err)
@@ -249,7 +250,8 @@ static int make(int dirfd, const char *name, uint32_t ranges, uint32_t files, co
 		if ((size_t)snprintf(tmp, sizeof(tmp), ".%.200s.new.%d.%lx", name, (int)getpid(),
 				     (unsigned long)(uintptr_t)&tmp) >= sizeof(tmp))
 			return -ENAMETOOLONG;
-		fd = VL_SYSCALL("create region", vl_raw_openat(dirfd, tmp, O_RDWR | O_CREAT | O_EXCL |
+		fd = VL_SYSCALL("create region",
+				vl_raw_openat(dirfd, tmp, O_RDWR | O_CREAT | O_EXCL |
 								    O_NOFOLLOW | O_CLOEXEC |
 								    O_NOCTTY, 0600));
 		if (fd < 0)
@@ -257,7 +259,8 @@ static int make(int dirfd, const char *name, uint32_t ranges, uint32_t files, co
 		named = 1;
 	}
 	/* the umask may have taken bits: exactly 0600, whatever it was */
-	err = fchmod(fd, 0600) == 0 && vl_raw_fstat(fd, st) == 0 ? 0 : -errno;
+	err = fchmod(fd, 0600) == 0 && VL_SYSCALL("fstat new region",
+						  vl_raw_fstat(fd, st)) == 0 ? 0 : -errno;
 	if (err == 0)
 		err = lay_out(fd, ranges, files, path, chosen, base, size);
 	if (err == 0) {
@@ -376,7 +379,8 @@ static void discard_retired(void *base, size_t size, int dirfd, const char *name
 	vl_region_bind(&r, base, size);
 	e = vl_lock_take(&r, &r.hdr->fate.move_lock);
 	if (e >= 0) {
-		if (vl_raw_fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == st->st_dev &&
+		if (VL_SYSCALL("fstatat region",
+			       vl_raw_fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW)) == 0 && now.st_dev == st->st_dev &&
 		    now.st_ino == st->st_ino && unlinkat(dirfd, name, 0) == 0)
 			vl_log("a retired region was back at %s: its name is taken away", name);
 		vl_lock_drop(&r, &r.hdr->fate.move_lock);
