@@ -27,9 +27,9 @@
  *      makes it purged, unpunched: UNMARK says 1 over bytes that may be
  *      intact, the safe direction (doc/decisions.md).
  *
- * Lock order: the old region's move lock, an old file lock, then the new
- * region's locks (file, then region). No process takes a new region's lock
- * and then an old one's, so movers and operations cannot deadlock.
+ * A mover takes the locks of two regions: in the order of core/layout.h
+ * (struct vl_lock), old before new, so movers and operations cannot
+ * deadlock.
  */
 #include "move.h"
 
