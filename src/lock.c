@@ -2,7 +2,8 @@
 /*
  * lock.c - the region's locks (see lock.h; what each guards, and their
  * order: core/layout.h, at struct vl_lock): the primitive, then the
- * region's locks taken with their repair (region.h).
+ * region's locks taken with their repair (region.h), and the check of a
+ * function's "(... lock held)" in the debug build (VL_ASSERT_HELD).
  *
  * A lock is one 32-bit futex word in the region: 0 when free, else the
  * token of the process that holds it. A token names a slot of the
@@ -55,6 +56,8 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -566,3 +569,46 @@ void vl_unlock_file(const struct vl_region *r, uint32_t fi)
 	vl_lock_drop(r, &f->h.lock);
 }
 
+/* ---- the check of a precondition, debug build only (core/layout.h) ---------- */
+
+#ifdef VL_DEBUG_LOCKS
+/* Which of r's locks l is, in words: the region lock, file N's, the move lock. */
+static void lock_name(const struct vl_region *r, const struct vl_lock *l, char *buf, size_t size)
+{
+	const char *p = (const char *)l, *files = (const char *)r->files;
+
+	if (l == &r->hdr->lock)
+		snprintf(buf, size, "the region lock");
+	else if (l == &r->hdr->fate.move_lock)
+		snprintf(buf, size, "the move lock");
+	else if (p >= files && p < files + (size_t)r->file_cap * sizeof(struct vl_file))
+		snprintf(buf, size, "the lock of file %zu",
+			 (size_t)(p - files) / sizeof(struct vl_file));
+	else
+		snprintf(buf, size, "a lock outside the region");
+}
+
+/*
+ * A function that needs l held was called without it: a bug of the
+ * library, caught in the debug build. Loud (one line on stderr whatever
+ * VOLATILE_DEBUG says) and final: going on would change what l guards
+ * under another holder's feet.
+ */
+VL_COLD void vl_lock_assert_held(const struct vl_region *r, const struct vl_lock *l,
+				 const char *lock, const char *func)
+{
+	uint32_t w = __atomic_load_n(&l->word, __ATOMIC_RELAXED), me = vl_self_token(r->serial);
+	char name[64], line[512];
+	int n;
+
+	if (me != 0 && !(w & VL_LOCK_BROKEN) && (w & VL_TOKEN_MASK) == me)
+		return;
+	lock_name(r, l, name, sizeof(name));
+	n = snprintf(line, sizeof(line),
+		     "libvolatile: %s: %s (%s) is not held by this process (word %#x, token %#x)\n",
+		     func, name, lock, w, me);
+	if (n > 0)
+		(void)!write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	abort();
+}
+#endif

@@ -186,6 +186,7 @@ int vl_room_for_file(const struct vl_region *r)
 {
 	const struct vl_counters *c = &r->hdr->c;
 
+	VL_ASSERT_HELD(r, &r->hdr->lock);
 	if (c->file_free != VL_NIL)
 		return 0;
 	return ready_slots(r, r->hdr->geo.files_off, sizeof(struct vl_file), c->file_hwm,

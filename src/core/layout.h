@@ -592,6 +592,24 @@ struct vl_region {
 };
 
 /*
+ * VL_ASSERT_HELD(r, l): the caller holds lock l of region r, as a
+ * function whose comment says "(... lock held)" needs. Checked in the
+ * library's debug build (VL_DEBUG_LOCKS: tests/debug, which make check
+ * preloads), where a lock not held by this process aborts with a line
+ * naming the lock and the function (vl_lock_assert_held, lock.c);
+ * nothing at all in the release library, the unit tests and the fuzz
+ * targets. It tells this process from others, not one thread from
+ * another: a lock word holds a process's token (lock.c).
+ */
+#ifdef VL_DEBUG_LOCKS
+void vl_lock_assert_held(const struct vl_region *r, const struct vl_lock *l, const char *lock,
+			 const char *func);
+#define VL_ASSERT_HELD(r, l) vl_lock_assert_held((r), (l), #l, __func__)
+#else
+#define VL_ASSERT_HELD(r, l) ((void)sizeof(r), (void)sizeof(l))
+#endif
+
+/*
  * Steps (DESIGN 10: garbage is never a loop). Every loop over the region
  * reads a node or a file record through vl_node_at or vl_file_at, or a
  * slot of the file table (VL_WALK at the probe), at each iteration. A

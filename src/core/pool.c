@@ -400,6 +400,7 @@ int vl_lru_check(const struct vl_region *r, uint32_t fi)
 	const struct vl_file *f = vl_file_at(r, fi);
 	uint32_t h = f->h.lru_head, t = f->h.lru_tail, age;
 
+	VL_ASSERT_HELD(r, &f->h.lock);
 	if (fi == VL_NIL || fi >= r->file_cap)
 		return -EUCLEAN;
 	if (h == VL_NIL || t == VL_NIL) {
