@@ -397,6 +397,8 @@ static void recount(const struct vl_region *r, uint32_t held)
 	uint32_t hwm = vl_file_hwm(r), fi, nr = 0, np = 0;
 	int whole = 1;
 
+	VL_ASSERT_HELD(r, &r->hdr->lock);
+	VL_ASSERT_HELD(r, &vl_file_at(r, held)->h.lock);
 	for (fi = 1; fi < hwm; fi++) {
 		struct vl_file *f = vl_file_at(r, fi);
 		/*

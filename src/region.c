@@ -535,6 +535,7 @@ int vl_file_new(const struct vl_region *r, const struct vl_ident *id, uint32_t *
 {
 	int fresh;
 
+	VL_ASSERT_HELD(r, &r->hdr->lock);
 	if (vl_room_for_file(r) != 0)
 		return -ENOMEM; /* the file system of the region is full */
 	*fi = vl_file_take(r, &fresh);

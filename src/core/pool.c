@@ -245,6 +245,8 @@ static VL_INLINE int lru_linked(const struct vl_region *r, uint32_t fi, uint32_t
 
 int vl_lru_linked(const struct vl_region *r, uint32_t fi, uint32_t n)
 {
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
+
 	return lru_linked(r, fi, n);
 }
 
@@ -302,6 +304,8 @@ static VL_INLINE void lru_unlink(const struct vl_region *r, uint32_t fi, uint32_
 
 void vl_lru_unlink(const struct vl_region *r, uint32_t fi, uint32_t n)
 {
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
+
 	lru_unlink(r, fi, n);
 }
 
@@ -347,6 +351,8 @@ static VL_INLINE void link_after(const struct vl_region *r, uint32_t fi, uint32_
 
 void vl_lru_insert_after(const struct vl_region *r, uint32_t fi, uint32_t after, uint32_t n)
 {
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
+
 	if (vl_node_w(r, n) == NULL)
 		return;
 	lru_unlink(r, fi, n);
@@ -366,6 +372,8 @@ static VL_INLINE void lru_append(const struct vl_region *r, uint32_t fi, uint32_
 
 void vl_lru_append(const struct vl_region *r, uint32_t fi, uint32_t n)
 {
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
+
 	lru_append(r, fi, n);
 }
 
@@ -539,6 +547,7 @@ void vl_commit(const struct vl_region *r, uint32_t fi, const struct vl_change *c
 	struct vl_file *f = vl_file_at(r, fi);
 	uint32_t n, next, steps = 0;
 
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
 	for (n = c->freed; n != VL_NIL && steps++ < r->node_cap; n = next) {
 		next = vl_node_at(r, n)->left;
 		let_go(r, fi, n);
@@ -782,8 +791,10 @@ static VL_INLINE int spare_sound(const struct vl_region *r, uint32_t n, uint32_t
 uint32_t vl_spare_take(const struct vl_region *r, uint32_t fi)
 {
 	struct vl_file *f = vl_file_at(r, fi);
-	uint32_t n = __atomic_exchange_n(&f->h.spare, VL_NIL, __ATOMIC_ACQ_REL), rest;
+	uint32_t n, rest;
 
+	VL_ASSERT_HELD(r, &f->h.lock);
+	n = __atomic_exchange_n(&f->h.spare, VL_NIL, __ATOMIC_ACQ_REL);
 	/* a scribbled index must not hand out a node in use */
 	if (!spare_sound(r, n, fi))
 		return VL_NIL;
@@ -819,6 +830,7 @@ static VL_INLINE void spare_keep(const struct vl_region *r, uint32_t fi, uint32_
 
 void vl_spare_keep(const struct vl_region *r, uint32_t fi, uint32_t n)
 {
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
 	spare_keep(r, fi, n);
 }
 
@@ -831,6 +843,7 @@ uint32_t vl_spare_steal(const struct vl_region *r, uint32_t to)
 {
 	uint32_t hwm = vl_file_hwm(r);
 
+	VL_ASSERT_HELD(r, &r->hdr->lock);
 	for (uint32_t fi = 1; fi < hwm; fi++) {
 		struct vl_file *f = vl_file_at(r, fi);
 		uint32_t n = __atomic_load_n(&f->h.spare, __ATOMIC_ACQUIRE), rest;
@@ -864,6 +877,8 @@ static void spares_free(const struct vl_region *r, uint32_t fi)
 {
 	uint32_t n;
 
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
+	VL_ASSERT_HELD(r, &r->hdr->lock);
 	for (uint32_t k = 0; k < VL_SPARES && (n = vl_spare_take(r, fi)) != VL_NIL; k++)
 		vl_node_free(r, n);
 }
