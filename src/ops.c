@@ -283,6 +283,7 @@ static uint32_t get_spare(const struct vl_region *r, uint32_t fi, int *lock_err)
 {
 	uint32_t n = vl_spare_take(r, fi);
 
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
 	*lock_err = 0;
 	if (n == VL_NIL)
 		n = vl_node_get(r, fi);
@@ -371,6 +372,7 @@ static VL_COLD void note_path(const struct vl_region *r, uint32_t fi, int fdnum)
 	char path[VL_PATH_MAX];
 	int plen = fd_path(fdnum, path, sizeof(path));
 
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
 	if (vl_trylock_region(r) != 0)
 		return;
 	if (plen > 0 && f->h.path_len == 0 && !vl_file_holds_state(f)) {

@@ -238,6 +238,7 @@ int vl_drop_file_locked(const struct vl_region *r, uint32_t fi, uint32_t gen, in
 	struct vl_change c;
 	int err;
 
+	VL_ASSERT_HELD(r, &f->h.lock);
 	err = vl_lock_region(r);
 	if (err)
 		return err;
@@ -462,6 +463,7 @@ static int flag_batch(const struct vl_region *r, const struct vl_goal *g, struct
 	uint64_t bytes = 0;
 	int got = 0;
 
+	VL_ASSERT_HELD(r, &f->h.lock);
 	do {
 		uint32_t next = vl_node_at(r, n)->next; /* unpurged: no merge frees it */
 		struct vl_change c;
@@ -502,6 +504,8 @@ static int skip_file(struct pass *p, uint32_t fi, struct vl_purge_report *rep)
  */
 static void lru_mend(const struct vl_region *r, uint32_t fi, int err)
 {
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
+
 	if (err == 1) {
 		vl_log("file %u: its published age was not its oldest range's: mended", fi);
 		return;

@@ -91,7 +91,7 @@ int vl_region_settle(const struct vl_region *cur);
 
 /*
  * The locks (lock.c). If a holder died, the next locker repairs what the
- * lock guards before going on. Order: file lock, then region. Return 0
+ * lock guards before going on. Order: core/layout.h, struct vl_lock. Return 0
  * or -errno: -EAGAIN if a live holder kept it VOLATILE_LOCK_WAIT;
  * -EUCLEAN if the lock cannot be recovered; -ESTALE from a file lock of
  * a region whose records are being moved (move.c).

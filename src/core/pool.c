@@ -283,6 +283,8 @@ static VL_INLINE int lru_linked(const struct vl_region *r, uint32_t fi, uint32_t
 
 int vl_lru_linked(const struct vl_region *r, uint32_t fi, uint32_t n)
 {
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
+
 	return lru_linked(r, fi, n);
 }
 
@@ -340,6 +342,8 @@ static VL_INLINE void lru_unlink(const struct vl_region *r, uint32_t fi, uint32_
 
 void vl_lru_unlink(const struct vl_region *r, uint32_t fi, uint32_t n)
 {
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
+
 	lru_unlink(r, fi, n);
 }
 
@@ -385,6 +389,8 @@ static VL_INLINE void link_after(const struct vl_region *r, uint32_t fi, uint32_
 
 void vl_lru_insert_after(const struct vl_region *r, uint32_t fi, uint32_t after, uint32_t n)
 {
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
+
 	if (vl_node_w(r, n) == NULL)
 		return;
 	lru_unlink(r, fi, n);
@@ -404,6 +410,8 @@ static VL_INLINE void lru_append(const struct vl_region *r, uint32_t fi, uint32_
 
 void vl_lru_append(const struct vl_region *r, uint32_t fi, uint32_t n)
 {
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
+
 	lru_append(r, fi, n);
 }
 
@@ -438,6 +446,7 @@ int vl_lru_check(const struct vl_region *r, uint32_t fi)
 	const struct vl_file *f = vl_file_at(r, fi);
 	uint32_t h = f->h.lru_head, t = f->h.lru_tail, age;
 
+	VL_ASSERT_HELD(r, &f->h.lock);
 	if (fi == VL_NIL || fi >= r->file_cap)
 		return -EUCLEAN;
 	if (h == VL_NIL || t == VL_NIL) {
@@ -576,6 +585,7 @@ void vl_commit(const struct vl_region *r, uint32_t fi, const struct vl_change *c
 	struct vl_file *f = vl_file_at(r, fi);
 	uint32_t n, next, steps = 0;
 
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
 	for (n = c->freed; n != VL_NIL && steps++ < r->node_cap; n = next) {
 		next = vl_node_at(r, n)->left;
 		let_go(r, fi, n);
@@ -819,8 +829,10 @@ static VL_INLINE int spare_sound(const struct vl_region *r, uint32_t n, uint32_t
 uint32_t vl_spare_take(const struct vl_region *r, uint32_t fi)
 {
 	struct vl_file *f = vl_file_at(r, fi);
-	uint32_t n = __atomic_exchange_n(&f->h.spare, VL_NIL, __ATOMIC_ACQ_REL), rest;
+	uint32_t n, rest;
 
+	VL_ASSERT_HELD(r, &f->h.lock);
+	n = __atomic_exchange_n(&f->h.spare, VL_NIL, __ATOMIC_ACQ_REL);
 	/* a scribbled index must not hand out a node in use */
 	if (!spare_sound(r, n, fi))
 		return VL_NIL;
@@ -856,6 +868,7 @@ static VL_INLINE void spare_keep(const struct vl_region *r, uint32_t fi, uint32_
 
 void vl_spare_keep(const struct vl_region *r, uint32_t fi, uint32_t n)
 {
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
 	spare_keep(r, fi, n);
 }
 
@@ -868,6 +881,7 @@ uint32_t vl_spare_steal(const struct vl_region *r, uint32_t to)
 {
 	uint32_t hwm = vl_file_hwm(r);
 
+	VL_ASSERT_HELD(r, &r->hdr->lock);
 	for (uint32_t fi = 1; fi < hwm; fi++) {
 		struct vl_file *f = vl_file_at(r, fi);
 		uint32_t n = __atomic_load_n(&f->h.spare, __ATOMIC_ACQUIRE), rest;
@@ -901,6 +915,8 @@ static void spares_free(const struct vl_region *r, uint32_t fi)
 {
 	uint32_t n;
 
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
+	VL_ASSERT_HELD(r, &r->hdr->lock);
 	for (uint32_t k = 0; k < VL_SPARES && (n = vl_spare_take(r, fi)) != VL_NIL; k++)
 		vl_node_free(r, n);
 }
