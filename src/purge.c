@@ -72,6 +72,7 @@
 #include "core/pool.h"
 #include "core/ranges.h"
 #include "core/tomb.h"
+#include "env.h"
 #include "gone.h"
 #include "log.h"
 #include "policy.h"
@@ -82,7 +83,6 @@
 #include "sys.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -92,20 +92,12 @@
 #define VL_RECHECK 10    /* seconds an unreachable file is left alone */
 
 /*
- * The test suite's copy of the library (core/fault.h) may be told a
- * shorter grace, VOLATILE_FAULT_GONE_GRACE=S, so that a test waits for
- * the purge that forgets rather than sleeping the grace out; the
- * installed library never reads it.
+ * The test suite's copy may be told a shorter grace (env.h), so that a
+ * test waits for the purge that forgets rather than sleeping 3 s out.
  */
 static uint32_t gone_grace(void)
 {
-#ifdef VL_FAULT_INJECTION
-	const char *v = secure_getenv("VOLATILE_FAULT_GONE_GRACE");
-
-	if (v != NULL && *v >= '0' && *v <= '9')
-		return (uint32_t)strtoul(v, NULL, 10);
-#endif
-	return VL_GONE_GRACE;
+	return vl_test_seconds("VOLATILE_FAULT_GONE_GRACE", VL_GONE_GRACE);
 }
 
 struct pass {
