@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # A purger that cannot see every process of the user must not take a file
-# for gone (DESIGN 15; purge.c point 5; the attack on issue 12). Its /proc
+# for gone (DESIGN 15; purge.c point 5). Its /proc
 # may show only part of them: from a pid namespace of its own (a
 # container sharing /dev/shm), or through a /proc mounted hidepid=2 (which
 # hides a non-dumpable process even from its own user). A memfd with a

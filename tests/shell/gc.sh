@@ -28,7 +28,7 @@
 #   e. a memfd whose only holder /proc cannot see: in flight in a Unix socket
 #      (SCM_RIGHTS) through two purges the grace apart, so that its record is
 #      forgotten; received back, its UNMARK of the purged range says 1, from
-#      the tombstone its forgetting left (issue 24 case 1);
+#      the tombstone its forgetting left;
 #   f. the same, the memfd held only in an io_uring's fixed-file table;
 #   g. the same, the memfd lent to a process of another user (as root).
 . "$(dirname "$0")/lib.sh"

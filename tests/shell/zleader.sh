@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # A file held only by a thread that /proc/PID/fd does not show must not be
-# taken for gone (DESIGN 15; purge.c point 5; the second attack on issue 12):
+# taken for gone (DESIGN 15; purge.c point 5):
 #
 #   a. its main thread exited (pthread_exit): the zombie leader's fd table
 #      and maps read empty while a thread runs on, holding the memfd;
