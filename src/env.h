@@ -57,4 +57,12 @@ const char *vl_env_shown(const char *v, char *buf, size_t size);
 /* Read the environment again (after fork+setenv, and in tests). */
 void vl_config_reload(void);
 
+/*
+ * A time the test suite's copy of the library (core/fault.h) may be told
+ * shorter, in seconds, so that a test need not wait it out: the value of
+ * the variable name if it is a decimal there, else otherwise. The
+ * installed library never reads it.
+ */
+uint32_t vl_test_seconds(const char *name, uint32_t otherwise);
+
 #endif

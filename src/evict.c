@@ -50,6 +50,7 @@
 #include "core/pool.h"
 #include "core/ranges.h"
 #include "core/tomb.h"
+#include "env.h"
 #include "log.h"
 #include "purge.h"
 #include "reach.h"
@@ -67,20 +68,10 @@
 #define EVICT_BATCH 8  /* records evicted at most per scan of the table */
 #define EVICT_LOOKS 4  /* reaches an eviction makes itself, at most */
 
-/*
- * The test suite's copy of the library (core/fault.h) may be told a
- * shorter silence, so that a test need not wait a minute; the installed
- * library never reads it.
- */
+/* (the test suite's copy may be told a shorter silence: env.h) */
 static uint32_t min_age(void)
 {
-#ifdef VL_FAULT_INJECTION
-	const char *v = secure_getenv("VOLATILE_FAULT_EVICT_AGE");
-
-	if (v != NULL && *v >= '0' && *v <= '9')
-		return (uint32_t)strtoul(v, NULL, 10);
-#endif
-	return EVICT_AGE;
+	return vl_test_seconds("VOLATILE_FAULT_EVICT_AGE", EVICT_AGE);
 }
 
 struct cand {

@@ -271,10 +271,10 @@ int vl_lock_try(const struct vl_region *r, struct vl_lock *l)
 
 /*
  * vl_lock_take's way (lock.h) when the lock is not free at once, or this
- * process has no token in the region yet. The wait is bounded (issue 15;
- * DESIGN 11): a holder that is alive but does not let go (stopped,
- * traced, frozen) costs its waiters VOLATILE_LOCK_WAIT, then -EAGAIN,
- * with nothing done. Every caller takes its locks before it changes
+ * process has no token in the region yet. The wait is bounded (DESIGN
+ * 11): a holder that is alive but does not let go (stopped, traced,
+ * frozen) costs its waiters VOLATILE_LOCK_WAIT, then -EAGAIN, with
+ * nothing done. Every caller takes its locks before it changes
  * anything, so giving up is always clean.
  */
 VL_COLD int vl_lock_take_slow(const struct vl_region *r, struct vl_lock *l)

@@ -27,12 +27,13 @@
 
 /* ---- parsing /proc ----------------------------------------------------- */
 
-static int parse_u64(const char **p, int base, uint64_t *v)
+/* hexadecimal, as maps shows addresses, offsets and devices (decimals: vl_parse_decimal) */
+static int parse_hex(const char **p, uint64_t *v)
 {
 	char *end;
 
 	errno = 0;
-	*v = strtoull(*p, &end, base);
+	*v = strtoull(*p, &end, 16);
 	if (end == *p || errno)
 		return -1;
 	*p = end;
@@ -58,7 +59,7 @@ static int parse_dev(const char **p, uint64_t *dev)
 {
 	uint64_t maj, min;
 
-	if (parse_u64(p, 16, &maj) || *(*p)++ != ':' || parse_u64(p, 16, &min))
+	if (parse_hex(p, &maj) || *(*p)++ != ':' || parse_hex(p, &min))
 		return -1;
 	*dev = makedev((unsigned)maj, (unsigned)min);
 	return 0;
@@ -105,7 +106,7 @@ static int on_status_line(void *a, char *line)
 	}
 	if (strncmp(line, "Uid:", 4) != 0)
 		return 0;
-	if (parse_u64(&p, 10, &real) == 0 && parse_u64(&p, 10, &eff) == 0)
+	if (vl_parse_decimal(&p, &real) == 0 && vl_parse_decimal(&p, &eff) == 0)
 		ua->ours = (uid_t)real == ua->me || (uid_t)eff == ua->me;
 	return 0;
 }
@@ -231,13 +232,13 @@ static int on_maps_line(void *a, char *line)
 	const char *p = skip_words(line, 3); /* address range, permissions, offset */
 	uint64_t dev, ino, lo, hi;
 
-	if (parse_dev(&p, &dev) || *p++ != ' ' || parse_u64(&p, 10, &ino))
+	if (parse_dev(&p, &dev) || *p++ != ' ' || vl_parse_decimal(&p, &ino))
 		return 0;
 	if (dev != ma->id->dev || ino != ma->id->ino)
 		return 0;
 	ma->hit = 1;
 	p = line;
-	if (parse_u64(&p, 16, &lo) || *p++ != '-' || parse_u64(&p, 16, &hi)) {
+	if (parse_hex(&p, &lo) || *p++ != '-' || parse_hex(&p, &hi)) {
 		lo = 0; /* cannot happen; if it did, the hull takes in everything */
 		hi = UINT64_MAX;
 	}
@@ -371,13 +372,13 @@ static int on_region_line(void *a, char *line)
 	size_t len;
 
 	memset(&m, 0, sizeof(m));
-	if (parse_u64(&p, 16, &m.lo) || *p++ != '-' || parse_u64(&p, 16, &m.hi) || *p++ != ' ')
+	if (parse_hex(&p, &m.lo) || *p++ != '-' || parse_hex(&p, &m.hi) || *p++ != ' ')
 		return 0;
 	if (strlen(p) < 5 || p[3] != 's')
 		return 0;
 	p = skip_words(p, 1);
-	if (parse_u64(&p, 16, &off) || off != VL_MAP_OFFSET || *p++ != ' ' ||
-	    parse_dev(&p, &m.dev) || *p++ != ' ' || parse_u64(&p, 10, &m.ino))
+	if (parse_hex(&p, &off) || off != VL_MAP_OFFSET || *p++ != ' ' ||
+	    parse_dev(&p, &m.dev) || *p++ != ' ' || vl_parse_decimal(&p, &m.ino))
 		return 0;
 	name = skip_words(p, 0);
 	len = strlen(name);

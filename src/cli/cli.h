@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define EXIT_USAGE 2
 #define EXIT_RUN_FAILED 125       /* volatile run's own failure */

@@ -92,7 +92,6 @@ static void json_limit(const char *key, uint64_t v)
 		printf(", \"%s\": %llu", key, (unsigned long long)v);
 }
 
-/* Over 80 lines: one printf per field of the JSON, in the order they appear. */
 /* The newest max of the region's last purges: when, why, how much, by whom. */
 static void print_purges(const struct snapshot *s, int max)
 {
@@ -262,6 +261,7 @@ void print_watch(const struct snapshot *s, const struct vl_config *cfg)
 	print_purges(s, WATCH_PURGES);
 }
 
+/* Over 80 lines: one printf per field of the JSON, in the order they appear. */
 void print_json(const struct snapshot *s, const struct vl_config *cfg)
 {
 	struct pressure p;

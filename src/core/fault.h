@@ -16,9 +16,11 @@
  *             instead of being made. VOLATILE_FAULT_SYSCALL=WHERE:ERRNO:
  *             every one at the point named WHERE fails so.
  *
- * And one setting: VOLATILE_FAULT_EVICT_AGE=S, the seconds of silence
- * after which a full table may evict a record (src/evict.c; a minute
- * otherwise), so that a test need not wait for it.
+ * And two settings, so that a test need not wait a long time out:
+ * VOLATILE_FAULT_EVICT_AGE=S, the seconds of silence after which a full
+ * table may evict a record (src/evict.c; a minute otherwise), and
+ * VOLATILE_FAULT_GONE_GRACE=S, the seconds between the two sightings of
+ * a gone file (src/purge.c; 3 otherwise).
  *
  * VOLATILE_FAULT_REPORT=PATH appends one line per fault injected
  * ("kill N WHERE", "syscall N WHERE ERRNO"), so that a test walking N

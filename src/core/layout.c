@@ -183,13 +183,15 @@ void vl_region_format(void *base, const struct vl_geometry *g)
  * writers' stores in one slot would make an entry that mixes two purges.
  */
 #define VL_PURGE_LOG_STALE (1024 * VL_PURGE_LOG)
+/* looks at an entry's seq before giving it up: bounded, a scribbler may race us */
+#define PURGE_LOG_CLAIM_TRIES 4
 
 /* Make e's seq 2i + 1 unless another writer is inside e: 1 if done. */
 static int purge_log_claim(struct vl_purge_entry *e, uint64_t i)
 {
 	uint64_t want = 2 * i + 1, cur = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
 
-	for (int tries = 0; tries < 4; tries++) { /* bounded: a scribbler may race us */
+	for (int tries = 0; tries < PURGE_LOG_CLAIM_TRIES; tries++) {
 		if (cur & 1) {
 			int64_t d = (int64_t)(want - cur) / 2;
 

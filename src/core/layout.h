@@ -31,7 +31,6 @@
 #ifndef VL_LAYOUT_H
 #define VL_LAYOUT_H
 
-#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -815,8 +814,9 @@ int vl_geometry_check(const struct vl_geometry *g, uint64_t size);
 void vl_region_bind(struct vl_region *r, void *base, size_t size);
 
 /*
- * Initialise the region mapped at base: everything but the locks, which
- * need the caller's pthread attributes. base must be zero-filled.
+ * Initialise the region mapped at base: its counters and its fate. The
+ * locks need nothing, a zero word being a free lock (struct vl_lock), so
+ * base must be zero-filled.
  */
 void vl_region_format(void *base, const struct vl_geometry *g);
 

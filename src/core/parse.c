@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stddef.h>
 
+/* Decimal digits at *p, none before them: as vl_parse_decimal. */
 static int digits(const char **p, uint64_t *v)
 {
 	const char *s = *p;
@@ -196,20 +197,19 @@ int vl_parse_lock_line(const char *line, uint64_t *dev, uint64_t *ino, uint64_t 
 	return 0;
 }
 
-/* Past the blanks, then one unsigned decimal: 0, or -1. */
-static int blank_digits(const char **p, uint64_t *v)
+int vl_parse_decimal(const char **p, uint64_t *v)
 {
 	while (**p == ' ' || **p == '\t')
 		(*p)++;
-	return digits(p, v) == 0 ? 0 : -1;
+	return digits(p, v);
 }
 
 int vl_id_map_inside(const char *line, uint64_t outside, uint64_t *inside)
 {
 	uint64_t in, out, count;
 
-	if (blank_digits(&line, &in) != 0 || blank_digits(&line, &out) != 0 ||
-	    blank_digits(&line, &count) != 0)
+	if (vl_parse_decimal(&line, &in) != 0 || vl_parse_decimal(&line, &out) != 0 ||
+	    vl_parse_decimal(&line, &count) != 0)
 		return -1;
 	if (outside < out || outside - out >= count || outside - out > UINT64_MAX - in)
 		return -1;

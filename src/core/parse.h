@@ -10,6 +10,14 @@
 #include <string.h>
 
 /*
+ * The unsigned decimal at *p, after any blanks (spaces, tabs) before it;
+ * *p is moved past its digits. 0, -EINVAL (no digit there) or -ERANGE
+ * (too large for 64 bits). The one reader of decimals: sizes, durations,
+ * and the numbers of /proc and cgroup files.
+ */
+int vl_parse_decimal(const char **p, uint64_t *v);
+
+/*
  * A size: decimal digits and an optional K, M, G or T (powers of 1024,
  * either case, optionally followed by "B" or "iB"). Returns 0, -EINVAL
  * (not a size) or -ERANGE (more than 2^63-1).

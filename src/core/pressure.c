@@ -10,26 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Read an unsigned decimal at *p, skipping blanks first. */
-static int number(const char **p, uint64_t *v)
-{
-	const char *s = *p;
-	uint64_t n = 0;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	for (; *s >= '0' && *s <= '9'; s++) {
-		if (n > (UINT64_MAX - 9) / 10)
-			return -EINVAL;
-		n = n * 10 + (uint64_t)(*s - '0');
-	}
-	*p = s;
-	*v = n;
-	return 0;
-}
-
 /* The value of "Key:   N kB" in /proc/meminfo, in bytes. */
 static int meminfo_key(const char *text, const char *key, uint64_t *bytes)
 {
@@ -41,7 +21,7 @@ static int meminfo_key(const char *text, const char *key, uint64_t *bytes)
 			const char *q = p + klen + 1;
 			uint64_t kb;
 
-			if (number(&q, &kb) != 0 || kb > UINT64_MAX / 1024)
+			if (vl_parse_decimal(&q, &kb) != 0 || kb > UINT64_MAX / 1024)
 				return -EINVAL;
 			*bytes = kb * 1024;
 			return 0;
@@ -150,7 +130,7 @@ int vl_parse_cgroup_value(const char *text, uint64_t *v)
 		*v = VL_UNLIMITED;
 		return 0;
 	}
-	if (number(&p, v) != 0 || (*p != '\0' && *p != '\n'))
+	if (vl_parse_decimal(&p, v) != 0 || (*p != '\0' && *p != '\n'))
 		return -EINVAL;
 	if (*v >= (1ull << 62)) /* v1 prints PAGE_COUNTER_MAX pages for "no limit" */
 		*v = VL_UNLIMITED;
@@ -166,7 +146,7 @@ int vl_parse_stat_key(const char *text, const char *key, uint64_t *v)
 		if (strncmp(p, key, klen) == 0 && p[klen] == ' ') {
 			const char *q = p + klen;
 
-			return number(&q, v) == 0 ? 0 : -EINVAL;
+			return vl_parse_decimal(&q, v) == 0 ? 0 : -EINVAL;
 		}
 		p = strchr(p, '\n');
 		if (p != NULL)

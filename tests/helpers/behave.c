@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * behave - programs that must behave under the library exactly as
- * without it (issue 13). A program, not linked with the library: the
+ * without it. A program, not linked with the library: the
  * shell tests run it with LD_PRELOAD (the libcutils API is looked up with
  * dlsym, as the preloaded library defines it). One subcommand a run:
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cancel - pthread_cancel inside the library (DESIGN 17, issue 12.8).
+ * cancel - pthread_cancel inside the library (DESIGN 17).
  *
  *   cancel
  *

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fdswap - a host that renumbers the fd it hands to MARK while the
- * library works on it (DESIGN 13's point 4, DESIGN 17; issue 24.2).
+ * library works on it (DESIGN 13's point 4, DESIGN 17).
  *
  *   fdswap merge|budget X F SECONDS ROUNDS [raw]
  *

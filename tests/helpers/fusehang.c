@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fusehang - a FUSE file system that never answers (issue 12.6).
+ * fusehang - a FUSE file system that never answers (DESIGN 13).
  *
  *   fusehang DIR
  *

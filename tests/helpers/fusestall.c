@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fusestall - a FUSE file system that answers until its file is open,
- * then stops answering (issue 24.6).
+ * then stops answering (DESIGN 13).
  *
  *   fusestall DIR getattr|all
  *

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lockrace - a POSIX lock taken while a purge is under way (DESIGN 13;
- * issue 12.7).
+ * lockrace - a POSIX lock taken while a purge is under way (DESIGN 13).
  *
  *   lockrace A B
  *

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * reaper - a host that reaps every child it has (DESIGN 17 "Children"; the
- * attack on issue 12).
+ * reaper - a host that reaps every child it has (DESIGN 17 "Children").
  *
  *   reaper FILE N
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * reborn - a tmpfs inode reborn within one clock tick (DESIGN 14, issue 12.1).
+ * reborn - a tmpfs inode reborn within one clock tick (DESIGN 14).
  *
  *   reborn DIR TRIES
  *

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sandboxed - a host under a seccomp filter that traps system calls and
- * answers them from a SIGSYS handler, as browser sandboxes do (issue 12,
- * the second attack).
+ * answers them from a SIGSYS handler, as browser sandboxes do.
  *
  *   sandboxed [thread | merge]
  *

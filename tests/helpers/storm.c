@@ -427,7 +427,7 @@ static void one_op(int slot, unsigned *seed)
 	/*
 	 * MARK the whole unit: if a purge came in between, this MARK joins a
 	 * purged range and punches the merged range through its fd (DESIGN
-	 * 3), the number the dup2 thread swaps (issue 24.2)
+	 * 3), the number the dup2 thread swaps
 	 */
 	if (rand_r(seed) % 2 == 0) {
 		s->marked = HALF;
@@ -509,7 +509,7 @@ static void *thread_main(void *arg)
 /*
  * dup2 X onto a storm file's number and back, while the others use it: in
  * bursts of 1 to 256 swaps back to back (a check and a punch a few
- * microseconds apart see the number change: issue 24.2), or one swap held
+ * microseconds apart see the number change), or one swap held
  * up to 300 us; then the number is the file's for 1 to 6 ms.
  */
 static void *swapper_main(void *arg)
@@ -609,7 +609,7 @@ static int move_scm(int fd, unsigned ms)
  * U's couriers lend it. Each worker has a channel to it (lend[w]): a
  * request is a socket end and the file; the lender keeps both until a
  * byte comes on that socket, then sends the file back on it. U's library
- * cannot look into the lender's fds: a holder it cannot see (issue 24.1).
+ * cannot look into the lender's fds: a holder it cannot see.
  */
 #define LENT_MAX 256
 static int lend[MAX_KIDS][2] = { { -1, -1 } };

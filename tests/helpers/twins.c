@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * twins - a region's record must stay while anything still holds its
- * memfd (issue 13 follow-up: an attack on 28b53f4's table of regions made
- * here). A program, not linked with the library: the shell tests run it
+ * memfd (the table of regions made here, src/ashmem). A program, not linked with the library: the shell tests run it
  * with LD_PRELOAD. One subcommand a run:
  *
  *   reopen HOW     a region (opened as /dev/ashmem, SET_NAME "twin",

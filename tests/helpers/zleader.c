@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * zleader - a file held by a thread /proc/PID/fd does not show (issue 12,
- * the second attack).
+ * zleader - a file held by a thread /proc/PID/fd does not show (DESIGN 15).
  *
  *   zleader DIR [unshare]
  *

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # A vfork child of a child made by clone() (no CLONE_VM) changes nothing
-# of the clone child's ashmem state (attack on 28b53f4, issue 13.2 one
+# of the clone child's ashmem state (ashmem-vfork.sh one
 # generation down): the clone child's self page is wiped (MADV_WIPEONFORK)
 # and nothing stores its pid there before it vforks, so vl_borrowed() in
 # the vfork child finds pid 0 and says "not borrowed"; the vfork child's

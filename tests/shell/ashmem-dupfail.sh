@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # A dup2 or dup3 onto a region fd that fails leaves that fd as it was: the
-# library still follows it (issue 13.5). On a region (opened as /dev/ashmem,
+# library still follows it. On a region (opened as /dev/ashmem,
 # or made by ashmem_create_region) with the prot mask PROT_READ, after each
 # of dup2(-1, R) and dup2(a closed fd, R) (EBADF), dup3(another region, R,
 # bad flags) and dup3(R, R, 0) (EINVAL), an mmap of R with PROT_WRITE still

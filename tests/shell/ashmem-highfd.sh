@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # A region made here and closed here is forgotten at its last close, at any
-# fd number (issue 13.8): ashmem_create_region, and
+# fd number: ashmem_create_region, and
 #   low:  closed at its own fd (the control);
 #   dupl: dup2'd to fd 50, the original closed, then fd 50;
 #   dup:  the same at fd 5000;

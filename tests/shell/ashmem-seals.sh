@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# ashmem (DESIGN 7, issue 17): regions as modern Android probes them. A
+# ashmem (DESIGN 7): regions as modern Android probes them. A
 # region made by ashmem_create_region is a memfd that takes seals, as
 # libcutils' memfd backend makes it: a program may add F_SEAL_FUTURE_WRITE
 # (or F_SEAL_WRITE) itself; GET_PROT_MASK then lacks PROT_WRITE and

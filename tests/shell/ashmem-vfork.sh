@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # A vfork child shares its parent's memory: what the library does in it
-# must not change the parent's ashmem state (issue 13.2). The parent makes
+# must not change the parent's ashmem state. The parent makes
 # a region (opened as /dev/ashmem, named and sized by ioctl; or by
 # ashmem_create_region), close-on-exec or not, with the prot mask
 # PROT_READ; the child closes its copy of the region fd, or dup2's another

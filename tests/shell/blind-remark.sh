@@ -7,7 +7,7 @@
 # part of it was") and its UNMARK says 1. The new region never heard of
 # the old purge: its record is made with an unpurged range, which it then
 # "holds whole", so the blind test lets the UNMARK say 0 over 64 KiB of
-# zeros (attack on issue 24 case 7). Also the same through a second
+# zeros. Also the same through a second
 # MARK of a part of the range, and through a memfd both processes share.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/removed-lib.sh"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# pthread_cancel inside the library (DESIGN 17; issue 12.8): a thread with a
+# pthread_cancel inside the library (DESIGN 17): a thread with a
 # cancellation pending makes the process's first MARK (the region is made
 # and attached with open, pread and close: glibc cancellation points),
 # then a MARK whose budget purges another file's range. Neither may be

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# A file's record is kept while the file has no range (issue 15: made
+# A file's record is kept while the file has no range (made
 # once per file, not at every MARK), and records with no range are the
 # first to go when the table is full: nothing is lost. In a region with
 # room for 8 files, one process marks and unmarks 40 memfds in turn, each

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# A full file table of records nobody can clear (issue 12, item 13;
-# doc/limits.md; DESIGN 15).
+# A full file table of records nobody can clear
+# (doc/limits.md; DESIGN 15).
 #
 # A record with a purged range is kept until its file is certainly gone.
 # Where that cannot be proven (a process of the user that cannot be looked

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Forks while a process makes its first MARK, and that MARK waits, do not
-# hang (issue 13.3). The region is made under another name by a holder
+# hang. The region is made under another name by a holder
 # that then stops (SIGSTOP, at a step of the fault-injecting library)
 # holding the region's lock, and is renamed to where the test process
 # looks: its first attach finds a region put in the place of another and

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# A child's purge never releases the child's POSIX locks (issue 13.1).
+# A child's purge never releases the child's POSIX locks (DESIGN 13).
 # The process attaches first (its pid and token known), then makes a child
 # by fork, by _Fork (glibc 2.34: no pthread_atfork handler runs) and by
 # clone without CLONE_VM (glibc's wrapper, a stack of its own). The child

@@ -16,8 +16,11 @@
 #      forgotten by the first purge;
 #   c. an ashmem region only mapped (its fd closed), with a purged unpinned
 #      range: no route reaches it, but its inode exists: its record and
-#      purged range are kept, by purges 3 s apart.
+#      purged range are kept, by purges the grace apart (the test build of
+#      the command purges, told a grace of VL_GRACE s rather than 3).
 . "$(dirname "$0")/lib.sh"
+VOLATILE_FAULT_GONE_GRACE=$VL_GRACE
+export VOLATILE_FAULT_GONE_GRACE
 need_cmd
 need_python
 LEGACY=$VL_TOP_BUILDDIR/tests/helpers/ashmem-legacy
@@ -58,7 +61,7 @@ fi
 purge() {
 	# word splitting of $AS is intended: setpriv and its options, or nothing
 	# shellcheck disable=SC2086
-	ok "$1" timeout "$VL_TIMEOUT" $AS "$VOLATILE_CMD" purge --all
+	ok "$1" timeout "$VL_TIMEOUT" $AS "$VOLATILE_FAULT_CMD" purge --all
 }
 
 # ---- a. a memfd, its holder exited --------------------------------------------------------
@@ -98,7 +101,7 @@ bg c_leg env LD_PRELOAD="$VOLATILE_LIBRARY" "$LEGACY" open setname mapped setsiz
 	wait "$WORK/c-go" expect 0 8K zero expect 8K 8K M
 wait_file "$WORK/c-ready"
 purge c-purge1
-sleep 3.2
+past_grace
 purge c-purge2
 grep -q forgotten "$WORK/c-purge1.out" "$WORK/c-purge2.out" && {
 	show c-purge1

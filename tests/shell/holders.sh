@@ -1,7 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# A lock's holder that is alive is never taken for dead (DESIGN 11; the
-# attack on issue 12): a waiter judges a holder by its slot in the region's
+# A lock's holder that is alive is never taken for dead (DESIGN 11): a waiter judges a holder by its slot in the region's
 # table of processes, through /proc. A holder stopped (SIGSTOP) while it
 # holds a file lock, after a budget purge flagged the file's range purged
 # and before it punched, must be waited for: an UNMARK of that range from

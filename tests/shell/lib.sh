@@ -31,6 +31,15 @@ fi
 # (VL_RUN_TOP: share_build's copy, when a --inside run follows one)
 : "${VL_RUN_TOP:=$VL_TOP_BUILDDIR}"
 VOLATILE_CMD=$VL_RUN_TOP/src/volatile
+# The test suite's build of the command (tests/fault/volatile-fault): the
+# same, but it may be told a shorter grace for gone files than the
+# installed 3 s (purge.c, VOLATILE_FAULT_GONE_GRACE). A test of forgetting
+# exports VOLATILE_FAULT_GONE_GRACE=$VL_GRACE, purges with it and waits
+# for the purge that forgets (or past_grace). 2, not 1: two purges within
+# one second of the wall clock are then within the grace whatever second
+# boundaries the library's clock has.
+VOLATILE_FAULT_CMD=$VL_RUN_TOP/tests/fault/volatile-fault
+VL_GRACE=2
 VT=$VL_RUN_TOP/tests/helpers/vt
 # seconds any one command may take
 VL_TIMEOUT=${VL_TIMEOUT:-20}
@@ -363,6 +372,7 @@ copy_build() {
 		cp -P "$VL_TOP_BUILDDIR"/src/.libs/libvolatile.so* "$1/src/.libs/" &&
 		cp -P "$VL_TOP_BUILDDIR/$_libdir"/libvolatile.so* "$1/$_libdir/" &&
 		cp "$VOLATILE_CMD" "$1/src/" &&
+		{ [ ! -e "$VOLATILE_FAULT_CMD" ] || cp "$VOLATILE_FAULT_CMD" "$1/tests/fault/"; } &&
 		find "$VL_TOP_BUILDDIR/tests/helpers" -maxdepth 1 -type f -perm -u+x \
 			-exec cp {} "$1/tests/helpers/" \; &&
 		copy_linked_helpers "$1/tests/helpers" &&
@@ -374,6 +384,7 @@ copy_build() {
 	export LD_LIBRARY_PATH
 	VT=$1/tests/helpers/vt
 	VOLATILE_CMD=$1/src/volatile
+	VOLATILE_FAULT_CMD=$1/tests/fault/volatile-fault
 	VOLATILE_LIBRARY=$1/$_libdir/${VOLATILE_LIBRARY##*/}
 	VOLATILE_RELEASE_LIBRARY=$1/src/.libs/${VOLATILE_RELEASE_LIBRARY##*/}
 	VOLATILE_FAULT_LIBRARY=$1/tests/fault/.libs/${_fault##*/}
@@ -491,6 +502,29 @@ wait_file() {
 		_i=$((_i + 1))
 		[ "$_i" -le "$VL_WAIT_TICKS" ] || fail "timed out waiting for $1"
 		sleep 0.01
+	done
+}
+
+# past_grace: wait out the grace the test build of the command is told
+# (VL_GRACE s): a purge after this is a second sighting, for the grace, of
+# a file a purge before it found gone.
+past_grace() {
+	sleep "$VL_GRACE.1"
+}
+
+# ok_until NAME PATTERN CMD...: ok NAME CMD..., again every 0.2 s until
+# NAME's output matches PATTERN (grep) or the grace has passed three
+# times over: a purge that forgets a gone file, for one. $WORK/NAME.out
+# holds the last run's output; whether it matched, the caller checks.
+ok_until() {
+	_ouname=$1
+	_oupat=$2
+	shift 2
+	_ouend=$(($(date +%s) + 3 * VL_GRACE + 1))
+	ok "$_ouname" "$@"
+	while ! grep -q -- "$_oupat" "$WORK/$_ouname.out" && [ "$(date +%s)" -lt "$_ouend" ]; do
+		sleep 0.2
+		ok "$_ouname" "$@"
 	done
 }
 

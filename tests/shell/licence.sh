@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The licence (issue 17): COPYING holds the MIT licence, and every source
+# The licence: COPYING holds the MIT licence, and every source
 # file, header, script and man page of the tree names it in an SPDX line
 # among its first three lines; debian/copyright, where the tree has it,
 # names it in Debian's machine-readable format (Expat). Run over the

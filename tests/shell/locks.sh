@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The region's locks (DESIGN 11; issue 12, items 9, 10 and 14): shared by
+# The region's locks (DESIGN 11): shared by
 # processes, each word naming its holder's slot in the region's table of
 # processes, repaired when that holder is gone.
 #

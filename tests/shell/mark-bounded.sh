@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# A MARK never stalls on the machine (issue 15 item 4; DESIGN 6, 13;
+# A MARK never stalls on the machine (DESIGN 6, 13;
 # doc/limits.md): the purges made inside a MARK (its budget, its pressure) reach
 # a file only through cheap routes: the recorded holders, the recorded
 # path, the holders' children at the holder's fd number (fork keeps fd

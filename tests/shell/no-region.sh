@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # A program that never marks, never opens /dev/ashmem and never calls the
-# ashmem API neither creates nor maps the region (issue 13.6), whatever
+# ashmem API neither creates nor maps the region, whatever
 # memfds it handles:
 #   1. a memfd received over a Unix socket (SCM_RIGHTS), named "wl_shm" by
 #      its sender, as a Wayland client's buffers are, by recvmsg and by

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # One list, doc/options.list, of every option of every subcommand and
-# every VOLATILE_* name (issue 25), and everything that names them agrees
+# every VOLATILE_* name, and everything that names them agrees
 # with it:
 #   - `volatile SUB --help` names exactly SUB's options, `volatile --help`
 #     all of them;

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Closing any fd on a file releases the POSIX record locks the closing
-# process holds on it (DESIGN 13, 17; issue 12.7). So a purge in a program never
+# process holds on it (DESIGN 13, 17). So a purge in a program never
 # opens, duplicates or closes a file in the program's own fd table: what
 # it opens to punch, a child with a copy of the table opens and closes
 # (src/punch.c). The program's locks stand whenever they were taken.

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # A purge reaches files it does not hold without asking any other file
 # system for anything and without opening anything it has not checked
-# (DESIGN 13; issue 12.6):
+# (DESIGN 13):
 #
 #   1. a lease: the holder of a marked file has a write lease on it; a
 #      purge from another process takes the holder's fd (pidfd_getfd)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# A tmpfs inode reborn within one clock tick is another file (DESIGN 14,
-# issue 12.1). Mount a tmpfs, mark 4K of its first file, remove it,
+# A tmpfs inode reborn within one clock tick is another file (DESIGN
+# 14). Mount a tmpfs, mark 4K of its first file, remove it,
 # unmount, mount a tmpfs at the same place and make its first file at
 # once: same anonymous device number, same inode number, and mostly the
 # same birth time (tmpfs takes it from the coarse clock). The library

@@ -7,7 +7,7 @@
 # (DESIGN 16) and then answers an UNMARK of G from its own records and
 # tombstones only: neither heard of G. DESIGN 18 counts "removal of the
 # region's name while it is in use" as defended; THE INVARIANT says no
-# UNMARK says 0 over purged bytes. (Attack on issue 24 case 7.)
+# UNMARK says 0 over purged bytes.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/removed-lib.sh"
 need_cmd

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # The region removed (rm) while one old user of it idles for good: it
 # marked once, sleeps, never calls the library again, and is not stopped
-# (issue 24, case 7; DESIGN 16). As a user who cannot open
+# (DESIGN 16). As a user who cannot open
 # /proc/PID/map_files, nobody else can open the old region: new processes
 # used to get ESTALE for as long as that user lived (5 of 5 MARKs over
 # 10 s). Now the new region serves within a few seconds (its young

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # An old region's UNMARK against the new region's purge of the same bytes
-# (issue 24, case 7; DESIGN 16). The region is removed while an old user
+# (DESIGN 16). The region is removed while an old user
 # of it, that nobody else can open it through, has F marked; the new
 # region serves once its young period is over, a new process marks F
 # there, `volatile purge --all` punches it, and the old user UNMARKs F:

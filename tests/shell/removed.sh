@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # The region's name removed, renamed or replaced while programs use it
-# (DESIGN 16; issue 12.2): logind's RemoveIPC, tmpfiles cleaners and rm do
+# (DESIGN 16): logind's RemoveIPC, tmpfiles cleaners and rm do
 # it. No purge may punch through a region new processes no longer find,
 # and no process may answer from a region that lacks what another still
 # holds: the old region's records are moved into the one new processes

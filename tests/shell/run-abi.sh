@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # `volatile run` and programs it must not break: those built with
-# AddressSanitizer, and those of another ABI (issue 13, item 7).
+# AddressSanitizer, and those of another ABI.
 #
 # ASan aborts a program whose first library is not its runtime ("ASan
 # runtime does not come first in initial library list"). So run puts the

@@ -10,7 +10,7 @@
 # may be purged, from a disk file, and an UNMARK it cannot serve is never
 # answered 0 nor the kernel's EOPNOTSUPP ("pinned", DESIGN 5).
 #
-# (Found in issue 26: a caller in another region got EPERM for the
+# (Found once: a caller in another region got EPERM for the
 # collapse of an ext4 file, which without run collapses.)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/seccomp-lib.sh"

@@ -7,7 +7,7 @@
 # started with VOLATILE_REGION=B, under `volatile run --region A`, writes
 # A over B's value in place, then UNMARKs bytes marked and purged in B:
 # run takes it for one of A's and serves the UNMARK in A, which never
-# heard of them. (Attack on issue 24 case 4.)
+# heard of them.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/seccomp-lib.sh"
 need_seccomp

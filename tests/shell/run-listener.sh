@@ -6,7 +6,7 @@
 # listener in a filter chain, and run's filter, which has it, cannot be
 # removed. Under `volatile run --no-seccomp`, and without run, it gets its
 # listener. As `volatile run --help`, volatile(1), doc/command.md and the
-# README say (issue 26, item 4); this test holds them to it.
+# README say; this test holds them to it.
 #
 # vt's `listener`: no_new_privs, then an allow-all filter with a listener.
 . "$(dirname "$0")/lib.sh"

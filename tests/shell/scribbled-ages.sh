@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Scribbled age order fields (issue 24 case 3; DESIGN 10, 13): a file
+# Scribbled age order fields (DESIGN 10, 13): a file
 # record's oldest, lru_head and lru_tail steer every purge, and none of
 # them is covered by the record's sum. A purge checks them under the
 # file's lock where it uses them; a record found inconsistent is repaired

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # A signal handler that interrupted the library gets the library's answers
-# about a region, never the kernel's about its memfd (issue 13.4). A
+# about a region, never the kernel's about its memfd. A
 # process's UNPIN of a /dev/ashmem region (prot mask PROT_READ), or its
 # MARK of a memfd, waits for the region's lock, held by another process
 # stopped (SIGSTOP, at a step of the fault-injecting library) until the

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Where the region lives, and other users' names (DESIGN 9, 18; issue 12.5).
+# Where the region lives, and other users' names (DESIGN 9, 18).
 #
 #   1. With no private place (no /run/user/UID), the region is
 #      /dev/shm/libvolatile.UID, where anyone can make names. A file

@@ -21,7 +21,7 @@ apid=$(sed -n 's/^pid = //p' "$WORK/a.out")
 ok st1 vol status
 grep -qE "^file .*/cache \[pid $apid fd [0-9]+\]$" "$WORK/st1.out" || { show st1; fail "status does not show alive holder pid $apid"; }
 grep -q 'holders gone' "$WORK/st1.out" && { show st1; fail "status says 'holders gone' with pid $apid alive"; }
-# one of each: singular words ("1 range", never "1 ranges"; issue 25)
+# one of each: singular words ("1 range", never "1 ranges")
 ok w1 vol status --watch --count 1
 grep -q 'in 1 range of 1 file; purged: 0B in 0 ranges$' "$WORK/w1.out" || { show w1; fail "--watch: not 'in 1 range of 1 file'"; }
 grep -qE '^  4\.0K +1 range  ' "$WORK/w1.out" || { show w1; fail "--watch: not '1 range' for the file"; }

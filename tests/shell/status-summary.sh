@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# `volatile status` of a file with many ranges (issue 17): a summary per
+# `volatile status` of a file with many ranges: a summary per
 # file and its few oldest ranges by default, every range with --ranges,
 # every range in --json. Before, the text listed every range: 1,000,014
 # lines for a file of a million.

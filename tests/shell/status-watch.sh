@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# `volatile status --watch` (issue 17): the region's totals, memory against
+# `volatile status --watch`: the region's totals, memory against
 # the threshold, the files with the most volatile bytes and the last purges
 # with their reason, redrawn once a second; plain frames when the output is
 # not a terminal. The last purges come from the region's log of purges

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # A process stopped at any instant delays only operations on the files it
-# was changing (issue 15; DESIGN 11, 12, 18). A marker, A (helpers/
+# was changing (DESIGN 11, 12, 18). A marker, A (helpers/
 # marker loop, under the fault-injecting library), marks and unmarks ranges
 # of its own files round and round, and now and then makes a new file, whose
 # first MARK makes its record under the region's lock: so it is sometimes

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# A region's tombstones move with its records (DESIGN 15, 16; the attack on
-# issue 12): a file whose purged record was evicted from a full table
+# A region's tombstones move with its records (DESIGN 15,
+# 16): a file whose purged record was evicted from a full table
 # (evict.c) must go on answering 1 after the region's name is removed and
 # its records are moved into a new region (move.c); it said 0 over its
 # zeroed bytes when only the records moved.

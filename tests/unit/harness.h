@@ -7,7 +7,7 @@
  *
  * A test region lives in ordinary heap memory: plan a geometry, allocate
  * and zero region_size bytes, format, bind. Nothing in src/core locks, so
- * the pthread mutexes of the region are never initialised or touched.
+ * the region's lock words stay zero (free) and are never touched.
  */
 #ifndef VL_TEST_HARNESS_H
 #define VL_TEST_HARNESS_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test-parse.c - sizes and thresholds as users write them (core/parse.c),
+ * test-parse.c - decimals, and sizes and thresholds as users write them (core/parse.c),
  * and the line reader that feeds /proc files to the parsers (sys.c).
  */
 #include "harness.h"
@@ -122,6 +122,38 @@ static void thr_bad(const char *s, int want_err)
 	ck_assert_msg(err == want_err, "vl_parse_threshold(\"%s\") = %d, want %d", s, err,
 		      want_err);
 }
+
+/* the one reader of decimals: blanks before, stops at the first non-digit */
+START_TEST(test_decimal)
+{
+	const char *text = " \t42 kB", *p = text;
+	uint64_t v = SENTINEL;
+
+	ck_assert_int_eq(vl_parse_decimal(&p, &v), 0);
+	ck_assert_uint_eq(v, 42);
+	ck_assert_ptr_eq(p, text + 4);
+	p = "18446744073709551609";
+	ck_assert_int_eq(vl_parse_decimal(&p, &v), 0);
+	ck_assert_uint_eq(v, UINT64_MAX - 6);
+	ck_assert_str_eq(p, "");
+	text = "x1";
+	p = text;
+	v = SENTINEL;
+	ck_assert_int_eq(vl_parse_decimal(&p, &v), -EINVAL);
+	ck_assert_ptr_eq(p, text);
+	ck_assert_uint_eq(v, SENTINEL);
+	p = "-1";
+	ck_assert_int_eq(vl_parse_decimal(&p, &v), -EINVAL);
+	p = "";
+	ck_assert_int_eq(vl_parse_decimal(&p, &v), -EINVAL);
+	/* too large: -ERANGE, as for a size (the /proc readers once said -EINVAL) */
+	text = "184467440737095516160";
+	p = text;
+	ck_assert_int_eq(vl_parse_decimal(&p, &v), -ERANGE);
+	ck_assert_ptr_eq(p, text);
+	ck_assert_uint_eq(v, SENTINEL);
+}
+END_TEST
 
 START_TEST(test_ms)
 {
@@ -475,6 +507,7 @@ static Suite *parse_suite(void)
 	tcase_add_test(tc, test_suffixes);
 	tcase_add_test(tc, test_invalid);
 	tcase_add_test(tc, test_overflow);
+	tcase_add_test(tc, test_decimal);
 	tcase_add_test(tc, test_ms);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("threshold");

@@ -2188,7 +2188,7 @@ static uint32_t file_with_order(const struct vl_region *r, const uint32_t *files
 }
 
 /*
- * What steers a purge and no sum covers (issue 24 case 3, DESIGN 10):
+ * What steers a purge and no sum covers (DESIGN 10):
  * vl_lru_check says 0 on every file a commit left; 1 after a scribble of
  * `oldest` alone, which it mends (the head's age, or 0 with no range);
  * -EUCLEAN when an end of the age order is not the file's own or a link

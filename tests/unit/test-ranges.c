@@ -1387,7 +1387,7 @@ static int scr_op(const struct vl_region *r, uint32_t fi, int mark, uint64_t s, 
  * a byte nobody marked; a MARK punches only bytes held before or marked
  * now; a byte that was purged is never held by an unpurged range after
  * (an UNMARK would say intact over zeros); the other file is untouched.
- * (The attack of issue 15 found the first two broken by a walk that went
+ * (An attack found the first two broken by a walk that went
  * backwards; test_scribbled_link_to_own_range_invents_nothing is its case.)
  */
 START_TEST(test_scribbled_links_random)
