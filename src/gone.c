@@ -3,7 +3,7 @@
  * gone.c - is a file gone? Asked of the kernel (see gone.h).
  *
  * Why ESTALE is proof. The identity of every record comes from the
- * file's handle (sys.c): shmem encodes type 1, three words: generation,
+ * file's handle (ident.c): shmem encodes type 1, three words: generation,
  * inode number low and high, and hashes the inode then, by number and
  * generation, if it was not yet. open_by_handle_at looks that hash up in
  * the superblock of the mount fd given: a live inode is found (it stays
@@ -108,7 +108,7 @@ int vl_gone_by_handle(const struct vl_ident *id)
 	if (mnt < 0)
 		return mnt;
 	fh.h.handle_bytes = sizeof(w);
-	fh.h.handle_type = 1; /* shmem's, as name_to_handle_at gave it (sys.c) */
+	fh.h.handle_type = 1; /* shmem's, as name_to_handle_at gave it (ident.c) */
 	memcpy(fh.h.f_handle, w, sizeof(w));
 	/* O_PATH: no open method runs, nothing is read, no lease is broken */
 	fd = VL_SYSCALL("open_by_handle_at",
