@@ -66,7 +66,7 @@ int vl_check_args(int fd, int mode, int64_t off, int64_t len, struct vl_stat *st
 	int mark = (mode & FALLOC_FL_MARK_VOLATILE) != 0;
 	int unmark = (mode & FALLOC_FL_UNMARK_VOLATILE) != 0;
 	int others = mode & ~(MODE_VOLATILE | FALLOC_FL_KEEP_SIZE);
-	int err, never_sealed;
+	int err, known;
 
 	if (off < 0 || len <= 0 || (mark && unmark) || others)
 		return bad_arguments(fd);
@@ -75,10 +75,10 @@ int vl_check_args(int fd, int mode, int64_t off, int64_t len, struct vl_stat *st
 		return err == 0 ? -EIO : err;
 	if (off > LLONG_MAX - len)
 		return -EFBIG; /* tmpfs's maximum size is LLONG_MAX */
-	err = vl_tmpfs_identity(fd, st, &never_sealed);
-	if (err)
-		return err;
-	if (mark && st->nlink == 0 && !never_sealed && (err = seals_allow(fd, st)) != 0)
+	known = vl_tmpfs_identity(fd, st);
+	if (known < 0)
+		return known;
+	if (mark && st->nlink == 0 && known != VL_NEVER_SEALED && (err = seals_allow(fd, st)) != 0)
 		return err;
 	return mark ? VL_OP_MARK : VL_OP_UNMARK;
 }

@@ -359,19 +359,16 @@ static VL_COLD int first_look(int fd, struct vl_stat *st)
 	return 0;
 }
 
-int vl_tmpfs_identity(int fd, struct vl_stat *st, int *never_sealed)
+int vl_tmpfs_identity(int fd, struct vl_stat *st)
 {
 	int err = do_statx(fd, "", AT_EMPTY_PATH, st); /* vl_sys_statx, inline */
 
-	*never_sealed = 0;
 	if (err)
 		return err;
 	if (!S_ISREG(st->mode))
 		return -EOPNOTSUPP; /* a block device */
-	if (lend_gen(&last_file, st)) {
-		*never_sealed = (last_file.facts & FACT_NEVER_SEALED) != 0;
-		return 0;
-	}
+	if (lend_gen(&last_file, st))
+		return (last_file.facts & FACT_NEVER_SEALED) ? VL_NEVER_SEALED : 0;
 	return first_look(fd, st);
 }
 

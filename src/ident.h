@@ -38,13 +38,14 @@ int vl_is_tmpfs_file(int fd);
 
 /*
  * The identity of the file of a MARK or UNMARK (args.c): 0 with *st
- * filled in, generation included; -EOPNOTSUPP if it is not a regular
- * tmpfs or memfd file, or if its generation cannot be had (no identity
- * to trust); or -errno. *never_sealed: the file is known, without asking,
- * never to be sealed against writing. Cheapest for the file this thread
- * asked about last: one statx.
+ * filled in, generation included, or VL_NEVER_SEALED: the same, and the
+ * file is known without asking never to be sealed against writing;
+ * -EOPNOTSUPP if it is not a regular tmpfs or memfd file, or if its
+ * generation cannot be had (no identity to trust); or -errno. Cheapest
+ * for the file this thread asked about last: one statx.
  */
-int vl_tmpfs_identity(int fd, struct vl_stat *st, int *never_sealed);
+#define VL_NEVER_SEALED 1
+int vl_tmpfs_identity(int fd, struct vl_stat *st);
 
 /*
  * "This file can never be sealed against writing" (its seals include
