@@ -39,7 +39,7 @@
 
 /* "VOLATILE" read as a little-endian u64 */
 #define VL_MAGIC 0x454c4954414c4f56ull
-#define VL_VERSION 7u /* 2: ashmem state in file records; 3: a spare node per file,
+#define VL_VERSION 8u /* 2: ashmem state in file records; 3: a spare node per file,
 			    records found without the region lock, one mix in a node's sum;
 			    4: the inode's generation in a file's identity, the
 			    library's own locks and table of processes, the
@@ -47,7 +47,8 @@
 			    file, nodes allocated and counters kept without a
 			    lock, records kept while empty; 6: the log of the
 			    last purges; 7: tombstones an exact table under
-			    a rising horizon, not a Bloom filter */
+			    a rising horizon, not a Bloom filter; 8: the file
+			    table hashed by vl_ident_hash */
 
 /* ---- ranges ------------------------------------------------------------ */
 
@@ -217,9 +218,9 @@ static inline uint64_t vl_mix64(uint64_t h)
 
 /*
  * The hash of a file's (dev, ino), the part of its identity known before
- * its generation and shared by twins (an inode number wrapped): its slot
- * in ident.c's cache. dev goes into the high half, where tmpfs inode
- * numbers rarely reach; one mix.
+ * its generation and shared by twins (an inode number wrapped): the home
+ * slot in the file table (core/pool.c) and in ident.c's cache. dev goes
+ * into the high half, where tmpfs inode numbers rarely reach; one mix.
  */
 static inline uint64_t vl_ident_hash(const struct vl_ident *id)
 {
