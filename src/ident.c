@@ -69,8 +69,7 @@ static VL_INLINE int do_statx(int dirfd, const char *path, int flags, struct vl_
 }
 
 /*
- * The inode's generation, from its file handle: shmem (tmpfs, memfd)
- * encodes type 1, three words: generation, inode number low and high.
+ * The inode's generation, from its file handle (ident.h: shmem's).
  * Another file system's handle is not one of ours: -EOPNOTSUPP.
  */
 static int handle_igen(int dirfd, const char *path, int flags, uint64_t ino, uint32_t *igen)
@@ -79,20 +78,30 @@ static int handle_igen(int dirfd, const char *path, int flags, uint64_t ino, uin
 		struct file_handle h;
 		char room[sizeof(struct file_handle) + 128];
 	} fh;
-	uint32_t w[3];
+	uint32_t w[VL_SHMEM_HANDLE_WORDS];
 	int mnt;
 
 	fh.h.handle_bytes = 128;
 	if (VL_SYSCALL("name_to_handle_at",
 		       name_to_handle_at(dirfd, path, &fh.h, &mnt, flags)) != 0)
 		return errno == EOVERFLOW ? -EOPNOTSUPP : -errno;
-	if (fh.h.handle_type != 1 || fh.h.handle_bytes != sizeof(w))
+	if (fh.h.handle_type != VL_SHMEM_HANDLE_TYPE || fh.h.handle_bytes != sizeof(w))
 		return -EOPNOTSUPP;
 	memcpy(w, fh.h.f_handle, sizeof(w));
 	if (((uint64_t)w[2] << 32 | w[1]) != ino)
 		return -EOPNOTSUPP;
 	*igen = w[0];
 	return 0;
+}
+
+void vl_ident_handle(const struct vl_ident *id, struct file_handle *h)
+{
+	uint32_t w[VL_SHMEM_HANDLE_WORDS] = { id->igen, (uint32_t)id->ino,
+					      (uint32_t)(id->ino >> 32) };
+
+	h->handle_bytes = sizeof(w);
+	h->handle_type = VL_SHMEM_HANDLE_TYPE;
+	memcpy(h->f_handle, w, sizeof(w));
 }
 
 /* ---- remembering: one cache of what was learnt of a file --------------------- */

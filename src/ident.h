@@ -33,6 +33,18 @@ int vl_sys_stat_at(int dirfd, const char *path, int follow, struct vl_stat *st);
 int vl_sys_statx_at(int dirfd, const char *path, int follow, struct vl_stat *st);
 int vl_sys_igen_at(int dirfd, const char *path, int follow, struct vl_stat *st);
 
+/*
+ * The file handle shmem (tmpfs, memfd) gives a file: type 1, three
+ * words: generation, inode number low and high. vl_sys_igen reads the
+ * generation from it; vl_ident_handle makes it back from an identity
+ * (for open_by_handle_at, gone.c).
+ */
+#define VL_SHMEM_HANDLE_TYPE 1
+#define VL_SHMEM_HANDLE_WORDS 3
+struct file_handle;
+/* h has room for VL_SHMEM_HANDLE_WORDS words of f_handle */
+void vl_ident_handle(const struct vl_ident *id, struct file_handle *h);
+
 /* Is fd a regular tmpfs or memfd file? (the 2012 mode aliases) 1, 0, -errno */
 int vl_is_tmpfs_file(int fd);
 
