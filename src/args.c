@@ -36,7 +36,7 @@ static VL_COLD int bad_arguments(int fd)
 {
 	/* an fd that is not open comes first, as in the kernel, for
 	 * which an O_PATH fd is not open either */
-	int fl = vl_raw_fcntl(fd, F_GETFL);
+	int fl = VL_SYSCALL("getfl", vl_raw_fcntl(fd, F_GETFL));
 
 	if (fl < 0 || (fl & O_PATH))
 		return -EBADF;

@@ -97,7 +97,8 @@ int vl_region_fresh(const struct vl_region *r)
 	region_wanted(want, sizeof(want));
 	if (strcmp(want, r->path) != 0)
 		return 0; /* the default place changed: a runtime directory came or went */
-	if (vl_raw_statx(AT_FDCWD, want, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_INO, &sx) != 0)
+	if (VL_SYSCALL("statx region",
+		       vl_raw_statx(AT_FDCWD, want, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_INO, &sx)) != 0)
 		return errno != ENOENT && errno != ENOTDIR ? -1 : 0; /* -1: cannot tell */
 	return makedev(sx.stx_dev_major, sx.stx_dev_minor) == r->file_dev &&
 	       sx.stx_ino == r->file_ino;
@@ -165,14 +166,16 @@ static int gate_open(struct vl_gate *g)
 		return 0;
 	fl.l_start = (off_t)permit_byte(r);
 	for (int i = 0; i < 2; i++) {
-		g->fd[i] = vl_raw_open(at[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
+		g->fd[i] = VL_SYSCALL("open region dir",
+				      vl_raw_open(at[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY));
 		/*
 		 * A directory this user may not read (mode --x) takes no lock of
 		 * anyone of this user: the new region's test skips it too.
 		 */
 		if (g->fd[i] < 0 && errno == EACCES)
 			continue;
-		if (g->fd[i] < 0 || vl_raw_fcntl(g->fd[i], F_OFD_SETLK, &fl) != 0)
+		if (g->fd[i] < 0 || VL_SYSCALL("lock region dir",
+					       vl_raw_fcntl(g->fd[i], F_OFD_SETLK, &fl)) != 0)
 			return 0;
 	}
 	if (g->fd[0] < 0 && g->fd[1] < 0)
@@ -193,12 +196,14 @@ void vl_gate_init(struct vl_gate *g, const struct vl_region *r)
 static int permit_held_in(const char *dir, uint64_t byte)
 {
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_len = 1 };
-	int fd = vl_raw_open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY), held;
+	int fd = VL_SYSCALL("open region dir",
+			    vl_raw_open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY)), held;
 
 	if (fd < 0) /* no such directory, or one this user may not read: no lock of ours in it */
 		return errno != ENOENT && errno != ENOTDIR && errno != EACCES;
 	fl.l_start = (off_t)byte;
-	held = vl_raw_fcntl(fd, F_OFD_GETLK, &fl) != 0 || fl.l_type != F_UNLCK;
+	held = VL_SYSCALL("ask region dir lock",
+			  vl_raw_fcntl(fd, F_OFD_GETLK, &fl)) != 0 || fl.l_type != F_UNLCK;
 	vl_raw_close(fd);
 	return held;
 }
@@ -255,14 +260,17 @@ static int open_old(const struct vl_mapped_region *m)
 	int fd = -1;
 
 	if (m->name[0] == '/' && !m->deleted)
-		fd = vl_raw_open(m->name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		fd = VL_SYSCALL("open region",
+				vl_raw_open(m->name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
 	if (fd < 0) {
 		/* needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE: root, mostly */
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", m->pid,
 			 (unsigned long long)m->lo, (unsigned long long)m->hi);
-		fd = vl_raw_open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		fd = VL_SYSCALL("open region",
+				vl_raw_open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
 	}
-	if (fd >= 0 && (vl_raw_fstat(fd, &st) != 0 || st.st_dev != m->dev || st.st_ino != m->ino)) {
+	if (fd >= 0 && (VL_SYSCALL("fstat region",
+				   vl_raw_fstat(fd, &st)) != 0 || st.st_dev != m->dev || st.st_ino != m->ino)) {
 		vl_raw_close(fd);
 		fd = -1;
 	}

@@ -8,6 +8,7 @@
  */
 #include "ashmem/ashmem.h"
 #include "export.h"
+#include "sys.h"
 
 #include <cutils/ashmem.h>
 #include <errno.h>
@@ -23,7 +24,7 @@ static int call(int fd, unsigned long req, unsigned long arg)
 	long r = vl_ash_ioctl(fd, req, arg, &handled);
 
 	if (!handled) /* not a memfd: what the kernel says (EBADF, ENOTTY) */
-		return (int)syscall(SYS_ioctl, fd, req, arg);
+		return vl_raw_ioctl(fd, req, arg);
 	if (r < 0) {
 		errno = (int)-r;
 		return -1;

@@ -114,6 +114,7 @@ static int candidates(const struct vl_region *r, uint32_t now, uint32_t age, str
 	uint32_t hwm = vl_file_hwm(r);
 	int n = 0;
 
+	VL_ASSERT_HELD(r, &r->hdr->lock);
 	for (uint32_t fi = 1; fi < hwm; fi++) {
 		const struct vl_file *f = vl_file_at(r, fi);
 		struct cand c = { fi, f->h.gen, f->h.alive_at,
@@ -131,6 +132,7 @@ static int still(const struct vl_region *r, const struct cand *c)
 {
 	const struct vl_file *f = vl_file_at(r, c->fi);
 
+	VL_ASSERT_HELD(r, &r->hdr->lock);
 	return f->h.gen == c->gen && f->h.state == VL_FILE_LIVE && vl_file_ok(r, f) &&
 	       f->h.alive_at == c->alive_at;
 }
@@ -140,6 +142,7 @@ static int failed_lately(const struct vl_region *r, const struct cand *c, uint32
 {
 	uint32_t at = vl_file_at(r, c->fi)->h.checked_at;
 
+	VL_ASSERT_HELD(r, &r->hdr->lock);
 	return at != 0 && (int32_t)(at - c->alive_at) >= 0 && now - at < LOOK_FRESH;
 }
 

@@ -59,7 +59,7 @@ static int may_open_handles(void)
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct d[2];
 
-	if (syscall(SYS_capget, &h, d) != 0)
+	if (VL_SYSCALL("capget", vl_raw_capget(&h, d)) != 0)
 		return 0;
 	return (d[CAP_DAC_READ_SEARCH / 32].effective >> (CAP_DAC_READ_SEARCH % 32)) & 1;
 }
@@ -68,9 +68,9 @@ static int may_open_handles(void)
 static int shm_mount(uint64_t dev)
 {
 	/* the system call itself: nothing of ours (the ashmem gates) sees it */
-	return vl_fd_on_dev((int)VL_SYSCALL("memfd for a handle",
-				      syscall(SYS_memfd_create, "volatile-gone", MFD_CLOEXEC)),
-		      dev);
+	return vl_fd_on_dev(VL_SYSCALL("memfd for a handle",
+				       vl_raw_memfd_create("volatile-gone", MFD_CLOEXEC)),
+			    dev);
 }
 
 /*
@@ -109,7 +109,7 @@ int vl_gone_by_handle(const struct vl_ident *id)
 	vl_ident_handle(id, &fh.h); /* shmem's, as name_to_handle_at gave it */
 	/* O_PATH: no open method runs, nothing is read, no lease is broken */
 	fd = VL_SYSCALL("open_by_handle_at",
-			(int)syscall(SYS_open_by_handle_at, mnt, &fh.h, O_PATH | O_CLOEXEC));
+			vl_raw_open_by_handle_at(mnt, &fh.h, O_PATH | O_CLOEXEC));
 	ret = fd >= 0 ? 0 : errno == ESTALE ? 1 : -errno;
 	if (fd >= 0)
 		vl_raw_close(fd);

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lock.c - the region's locks (see lock.h and layout.h).
+ * lock.c - the region's locks (see lock.h; what each guards, and their
+ * order: core/layout.h, at struct vl_lock): the primitive, then the
+ * region's locks taken with their repair (region.h), and the check of a
+ * function's "(... lock held)" in the debug build (VL_ASSERT_HELD).
  *
  * A lock is one 32-bit futex word in the region: 0 when free, else the
  * token of the process that holds it. A token names a slot of the
@@ -43,13 +46,19 @@
 
 #include "core/compiler.h"
 #include "core/fault.h"
+#include "core/pool.h"
 #include "env.h"
 #include "log.h"
+#include "region.h"
 #include "self.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <linux/futex.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -68,7 +77,7 @@
 
 static long futex(uint32_t *word, int op, uint32_t val, const struct timespec *ts)
 {
-	return syscall(SYS_futex, word, op, val, ts, NULL, 0);
+	return vl_raw_futex(word, op, val, ts);
 }
 
 /* ---- the table of processes ---------------------------------------------- */
@@ -335,3 +344,273 @@ void vl_lock_break(struct vl_lock *l)
 	__atomic_store_n(&l->word, VL_LOCK_BROKEN, __ATOMIC_RELEASE);
 	futex(&l->word, FUTEX_WAKE, INT32_MAX, NULL);
 }
+
+/* ---- the region's locks, taken with their repair (region.h) ------------------ */
+
+/*
+ * Taken from a holder that died, what a lock guards is repaired before
+ * anyone goes on: the region lock's by
+ * rebuilding the lists and counters, a file lock's by rebuilding the
+ * file's tree (which needs the region lock too). A repair that cannot be
+ * done leaves the lock broken: every taker gets EUCLEAN from then on,
+ * rather than work on what may be half changed.
+ */
+int vl_lock_region(const struct vl_region *r)
+{
+	int e = vl_lock_take(r, &r->hdr->lock);
+
+	if (e == 1) {
+		vl_log("region lock holder died: rebuilding lists and counters");
+		vl_pool_rebuild(r);
+		VL_STEP("lock_region: rebuilt, not dropped");
+		return 0;
+	}
+	return e;
+}
+
+int vl_trylock_region(const struct vl_region *r)
+{
+	/* a holder to repair after is left to the next vl_lock_region */
+	return vl_lock_try(r, &r->hdr->lock);
+}
+
+void vl_unlock_region(const struct vl_region *r)
+{
+	vl_lock_drop(r, &r->hdr->lock);
+}
+
+/*
+ * The region's totals, summed again from the file records, with every
+ * file's lock held (taken in slot order, file `held` being ours already)
+ * and the region lock: no change is then half done anywhere, so the sum
+ * is exact. Why it is needed: a commit counts a change into its file and
+ * then into the region's totals by atomic adds (pool.c); a process killed
+ * between the two leaves the totals off by that change, and no one can
+ * tell from the file which of the adds were made. So after a file's
+ * repair the totals are made exact again. A lock that is not free at
+ * once leaves them as they are, for the next repair to count.
+ */
+static void recount(const struct vl_region *r, uint32_t held)
+{
+	struct vl_counters *c = vl_counters(r);
+	struct vl_u128 vb = { 0, 0 }, pb = { 0, 0 };
+	uint32_t hwm = vl_file_hwm(r), fi, nr = 0, np = 0;
+	int whole = 1;
+
+	VL_ASSERT_HELD(r, &r->hdr->lock);
+	VL_ASSERT_HELD(r, &vl_file_at(r, held)->h.lock);
+	for (fi = 1; fi < hwm; fi++) {
+		struct vl_file *f = vl_file_at(r, fi);
+		/*
+		 * Tried, not waited for: a live holder (stopped, say) would make
+		 * this repair, and the call that needs it, wait the bound for a
+		 * file it is not about; a dead one's file is repaired by its next
+		 * taker, whose recount comes then.
+		 */
+		int e = fi == held ? 0 : vl_lock_try(r, &f->h.lock);
+
+		if (e != 0) {
+			whole = 0;
+			break;
+		}
+		if (f->h.state != VL_FILE_LIVE)
+			continue;
+		vl_u128_add(&vb, f->h.vbytes);
+		vl_u128_add(&pb, f->h.pbytes);
+		nr += f->h.nranges;
+		np += f->h.npurged;
+	}
+	if (whole) {
+		__atomic_store_n(&c->volatile_bytes.lo, vb.lo, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->volatile_bytes.hi, vb.hi, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->purged_bytes.lo, pb.lo, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->purged_bytes.hi, pb.hi, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->ranges, nr, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->ranges_purged, np, __ATOMIC_RELAXED);
+	}
+	/* not whole: owed, tried again at a later drop of a file lock (vl_unlock_file) */
+	__atomic_store_n(&c->recount_owed, whole ? 0u : 1u, __ATOMIC_RELAXED);
+	VL_STEP("recount: counted, files locked");
+	while (fi-- > 1)
+		if (fi != held)
+			vl_lock_drop(r, &vl_file_at(r, fi)->h.lock);
+	vl_log("totals counted again: %s", whole ? "exact" : "a file lock was kept, left as they were");
+}
+
+/*
+ * A file's `vers`: made odd by whoever takes its lock (whatever a dead
+ * holder left there), even again at the drop. A reader with no lock
+ * (volatile status) trusts what it read between two equal even values.
+ */
+static void vers_odd(struct vl_file *f)
+{
+	uint32_t *v = &f->h.vers;
+
+	__atomic_store_n(v, __atomic_load_n(v, __ATOMIC_RELAXED) | 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+/* File fi's lock, taken over from a dead holder: repair what it left. */
+static VL_COLD int repair_taken(const struct vl_region *r, uint32_t fi)
+{
+	struct vl_lock *l = &vl_file_at(r, fi)->h.lock;
+	int e;
+
+	vl_log("lock holder of file %u died: repairing", fi);
+	e = vl_lock_region(r);
+	if (e == -EAGAIN) {
+		/* the region lock's holder is alive and slow: the next taker repairs */
+		vl_lock_orphan(l);
+		return e;
+	}
+	if (e != 0) {
+		vl_log("file %u cannot be repaired (%s): its lock is broken", fi, strerror(-e));
+		vl_lock_break(l);
+		return -EUCLEAN;
+	}
+	vl_file_repair(r, fi);
+	VL_STEP("lock_file: repaired, region locked");
+	vl_log("file %u repaired: %u ranges", fi, vl_file_at(r, fi)->h.nranges);
+	recount(r, fi);
+	vl_unlock_region(r);
+	return 0;
+}
+
+int vl_lock_file_retired(const struct vl_region *r, uint32_t fi)
+{
+	struct vl_file *f = vl_file_at(r, fi);
+	int e = vl_lock_take(r, &f->h.lock);
+
+	if (e < 0)
+		return e;
+	vers_odd(f);
+	return e == 0 ? 0 : repair_taken(r, fi);
+}
+
+/* vl_lock_file's way when the take did not simply succeed: an error, or a repair first */
+static VL_COLD int lock_file_slow(const struct vl_region *r, uint32_t fi, int e)
+{
+	if (e < 0)
+		return e;
+	vers_odd(vl_file_at(r, fi));
+	e = repair_taken(r, fi);
+	if (e == 0 && __atomic_load_n(&r->hdr->fate.retired, __ATOMIC_SEQ_CST) != 0) {
+		vl_unlock_file(r, fi);
+		return -ESTALE;
+	}
+	return e;
+}
+
+/*
+ * vl_lock_file_retired and the retired check in one frame: the take and
+ * the check are what every MARK and UNMARK pays; the rest is out of line.
+ */
+int vl_lock_file(const struct vl_region *r, uint32_t fi)
+{
+	struct vl_file *f = vl_file_at(r, fi);
+	int e = vl_lock_take(r, &f->h.lock);
+
+	if (e != 0)
+		return lock_file_slow(r, fi, e);
+	vers_odd(f);
+	/*
+	 * The region is being moved (move.c): nothing more is answered from
+	 * it. Read after the lock is taken: a mover sets it first, then takes
+	 * every file lock, so whoever holds one here either started before
+	 * the mover reaches this file (and is moved with it) or sees this.
+	 */
+	if (__atomic_load_n(&r->hdr->fate.retired, __ATOMIC_SEQ_CST) != 0) {
+		vl_unlock_file(r, fi);
+		return -ESTALE;
+	}
+	return 0;
+}
+
+int vl_trylock_file(const struct vl_region *r, uint32_t fi)
+{
+	int e = vl_lock_try(r, &vl_file_at(r, fi)->h.lock);
+
+	if (e == 0)
+		vers_odd(vl_file_at(r, fi));
+	return e;
+}
+
+/*
+ * A recount a repair could not make is owed (recount_owed): until it is
+ * made, the totals stay off by what the dead process's commit did not
+ * add, for good; an UNMARK of those bytes then takes the unpurged total
+ * below zero, where it wraps to 2^128 - N, and a budget purges every
+ * range at every MARK. So whoever drops a file lock, its change done,
+ * tries it again (the region lock and every other file lock, as the
+ * repair did: tried, never waited for), at most once a second per
+ * process, as long as it is owed.
+ */
+static uint32_t recount_tried_at;
+
+/* A recount is owed (recount): tried once a second, with fi's lock still held. */
+static VL_COLD void recount_owed(const struct vl_region *r, uint32_t fi)
+{
+	uint32_t now = vl_now_s();
+
+	if (__atomic_exchange_n(&recount_tried_at, now, __ATOMIC_RELAXED) != now &&
+	    vl_trylock_region(r) == 0) {
+		if (__atomic_load_n(&vl_counters(r)->recount_owed, __ATOMIC_RELAXED) != 0)
+			recount(r, fi);
+		vl_unlock_region(r);
+	}
+}
+
+void vl_unlock_file(const struct vl_region *r, uint32_t fi)
+{
+	struct vl_file *f = vl_file_at(r, fi);
+	uint32_t *v = &f->h.vers;
+
+	if (__atomic_load_n(&vl_counters(r)->recount_owed, __ATOMIC_RELAXED) != 0)
+		recount_owed(r, fi);
+	__atomic_store_n(v, (__atomic_load_n(v, __ATOMIC_RELAXED) | 1) + 1, __ATOMIC_RELEASE);
+	vl_lock_drop(r, &f->h.lock);
+}
+
+/* ---- the check of a precondition, debug build only (core/layout.h) ---------- */
+
+#ifdef VL_DEBUG_LOCKS
+/* Which of r's locks l is, in words: the region lock, file N's, the move lock. */
+static void lock_name(const struct vl_region *r, const struct vl_lock *l, char *buf, size_t size)
+{
+	const char *p = (const char *)l, *files = (const char *)r->files;
+
+	if (l == &r->hdr->lock)
+		snprintf(buf, size, "the region lock");
+	else if (l == &r->hdr->fate.move_lock)
+		snprintf(buf, size, "the move lock");
+	else if (p >= files && p < files + (size_t)r->file_cap * sizeof(struct vl_file))
+		snprintf(buf, size, "the lock of file %zu",
+			 (size_t)(p - files) / sizeof(struct vl_file));
+	else
+		snprintf(buf, size, "a lock outside the region");
+}
+
+/*
+ * A function that needs l held was called without it: a bug of the
+ * library, caught in the debug build. Loud (one line on stderr whatever
+ * VOLATILE_DEBUG says) and final: going on would change what l guards
+ * under another holder's feet.
+ */
+VL_COLD void vl_lock_assert_held(const struct vl_region *r, const struct vl_lock *l,
+				 const char *lock, const char *func)
+{
+	uint32_t w = __atomic_load_n(&l->word, __ATOMIC_RELAXED), me = vl_self_token(r->serial);
+	char name[64], line[512];
+	int n;
+
+	if (me != 0 && !(w & VL_LOCK_BROKEN) && (w & VL_TOKEN_MASK) == me)
+		return;
+	lock_name(r, l, name, sizeof(name));
+	n = snprintf(line, sizeof(line),
+		     "libvolatile: %s: %s (%s) is not held by this process (word %#x, token %#x)\n",
+		     func, name, lock, w, me);
+	if (n > 0)
+		(void)!write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	abort();
+}
+#endif

@@ -27,9 +27,9 @@
  *      makes it purged, unpunched: UNMARK says 1 over bytes that may be
  *      intact, the safe direction (doc/decisions.md).
  *
- * Lock order: the old region's move lock, an old file lock, then the new
- * region's locks (file, then region). No process takes a new region's lock
- * and then an old one's, so movers and operations cannot deadlock.
+ * A mover takes the locks of two regions: in the order of core/layout.h
+ * (struct vl_lock), old before new, so movers and operations cannot
+ * deadlock.
  */
 #include "move.h"
 
@@ -64,6 +64,7 @@ static void note_moved(const struct vl_region *cur, uint64_t dev, uint64_t ino)
 	struct vl_fate *f = &cur->hdr->fate;
 	uint32_t n = f->nmoved > VL_MOVED_MAX ? VL_MOVED_MAX : f->nmoved;
 
+	VL_ASSERT_HELD(cur, &cur->hdr->lock);
 	if (vl_region_moved_in(cur, dev, ino))
 		return;
 	if (n == VL_MOVED_MAX) {
@@ -111,6 +112,7 @@ static int add_range(const struct vl_region *cur, uint32_t fi, uint64_t s, uint6
 	uint32_t spare;
 	int err;
 
+	VL_ASSERT_HELD(cur, &f->h.lock);
 	spare = vl_spare_take(cur, fi);
 	if (spare == VL_NIL)
 		spare = vl_node_get(cur, fi);
@@ -157,6 +159,7 @@ static int move_file(const struct vl_region *old, uint32_t fi, const struct vl_r
 	uint32_t to, n, steps = 0;
 	int err;
 
+	VL_ASSERT_HELD(old, &vl_file_at(old, fi)->h.lock);
 	if (from->h.state != VL_FILE_LIVE || !vl_file_ok(old, from))
 		return 0; /* a record we cannot read names no file we could answer for */
 	if (from->h.root == VL_NIL && !(from->h.flags & (VL_FF_ASHMEM | VL_FF_TOMB)))

@@ -10,6 +10,8 @@
  *     punch, if a MARK merged into a purged range
  *     region lock:  commit: LRU, free nodes, counters, a new kept spare,
  *                   note who holds the file (MARK)
+ *   no lock:      what the purge policy asks of a MARK (policy.h): the
+ *                 budget, memory and tmpfs space
  *
  * So a MARK or UNMARK of a file that has ranges takes the region lock
  * once, for the commit; two processes working on two files meet only
@@ -30,7 +32,7 @@
 #include "evict.h"
 #include "args.h"
 #include "log.h"
-#include "pressure.h"
+#include "policy.h"
 #include "punch.h"
 #include "purge.h"
 #include "reach.h"
@@ -80,8 +82,8 @@ static void note_holder(struct vl_file *f, const struct vl_holder *h, const stru
 		if (f->h.holders[i].pid == 0)
 			slot = i;
 	if (slot < 0) {
-		slot = (int)((f->h.flags >> 8) % VL_HOLDERS);
-		f->h.flags += 1u << 8;
+		slot = (int)((f->h.flags >> VL_FF_TURN_SHIFT) % VL_HOLDERS);
+		f->h.flags += 1u << VL_FF_TURN_SHIFT;
 	}
 	f->h.holders[slot] = *h;
 	if (st->nlink == 0)
@@ -281,6 +283,7 @@ static uint32_t get_spare(const struct vl_region *r, uint32_t fi, int *lock_err)
 {
 	uint32_t n = vl_spare_take(r, fi);
 
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
 	*lock_err = 0;
 	if (n == VL_NIL)
 		n = vl_node_get(r, fi);
@@ -300,22 +303,6 @@ struct marker {
 	int want_path;
 	int over_budget;
 };
-
-/*
- * Is the region over this process's budget? The count is two words read
- * with no lock: a reader between a carry's two adds sees it 2^64 short
- * (layout.h), and this MARK enforces nothing; the next one will.
- */
-static int over_budget(const struct vl_region *r)
-{
-	const struct vl_config *cfg = vl_config();
-	struct vl_u128 v;
-
-	if (!cfg->has_budget)
-		return 0;
-	v = vl_u128_load(&r->hdr->c.volatile_bytes);
-	return vl_u128_cmp(&v, cfg->budget) > 0;
-}
 
 /*
  * Does the record name this holder already, with the file's name state?
@@ -368,7 +355,7 @@ static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, 
 		__atomic_store_n(&f->h.alive_at, now, __ATOMIC_RELAXED);
 	if (m == NULL)
 		return;
-	m->over_budget = over_budget(r);
+	m->over_budget = vl_over_budget(r);
 	if (!holder_known(f, &m->holder, m->st) ||
 	    (m->st->nlink != 0 && f->h.path_len == 0 && !(f->h.flags & VL_FF_PATH_TRIED)))
 		note_marker(r, f, m);
@@ -385,6 +372,7 @@ static VL_COLD void note_path(const struct vl_region *r, uint32_t fi, int fdnum)
 	char path[VL_PATH_MAX];
 	int plen = fd_path(fdnum, path, sizeof(path));
 
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
 	if (vl_trylock_region(r) != 0)
 		return;
 	if (plen > 0 && f->h.path_len == 0 && !vl_file_holds_state(f)) {
@@ -393,81 +381,6 @@ static VL_COLD void note_path(const struct vl_region *r, uint32_t fi, int fdnum)
 	}
 	f->h.flags |= VL_FF_PATH_TRIED;
 	vl_unlock_region(r);
-}
-
-/* The MARK's commit found the region over the budget: purge, oldest first. */
-static VL_COLD void enforce_budget(const struct vl_region *r, const struct found *fd, int fdnum)
-{
-	const struct vl_config *cfg = vl_config();
-	struct vl_goal g = { .ceiling = cfg->budget, .use_ceiling = 1, .bounded = 1,
-			      .reason = VL_PURGE_BUDGET };
-	struct vl_hint h = { fd->fi, fd->gen, fdnum };
-	struct vl_purge_report rep;
-
-	vl_purge(r, &g, &h, &rep);
-	vl_log("budget %llu: purged %u ranges, %llu bytes", (unsigned long long)cfg->budget,
-	       rep.ranges, (unsigned long long)rep.bytes);
-}
-
-/*
- * Memory and tmpfs space are looked at on MARK at most every 250 ms per
- * process (a coarse clock read and a compare the rest of the time), so
- * the check costs nothing a benchmark of MARK can see.
- */
-#define PRESSURE_EVERY_MS 250
-static uint64_t pressure_checked_ms;
-
-/* Purge oldest first while available memory is below VOLATILE_MIN_AVAILABLE. */
-static VL_COLD void relieve_memory(const struct vl_region *r, const struct vl_hint *h)
-{
-	struct vl_cgroup cg;
-	struct vl_memstate ms;
-	int have_cg = vl_own_cgroup(&cg) == 0;
-
-	/* freed memory shows at once; a few rounds bound the work if it does not */
-	for (int round = 0; round < 4; round++) {
-		struct vl_purge_report rep;
-		uint64_t threshold;
-
-		if (vl_relieve_memory(r, have_cg ? &cg : NULL, h, 0, &ms, &threshold, &rep) <= 0)
-			return;
-		vl_log("low memory: %llu bytes available%s < %llu: purged %u ranges, %llu bytes",
-		       (unsigned long long)ms.available, ms.by_cgroup ? " in the cgroup" : "",
-		       (unsigned long long)threshold, rep.ranges, (unsigned long long)rep.bytes);
-		if (rep.bytes == 0)
-			return;
-	}
-}
-
-/* Purge this tmpfs's own ranges while its free space is below VOLATILE_TMPFS_MIN_FREE. */
-static VL_COLD void relieve_tmpfs(const struct vl_region *r, const struct vl_hint *h,
-			  const struct vl_stat *st)
-{
-	struct vl_purge_report rep;
-	uint64_t free_bytes, size, threshold;
-
-	if (vl_tmpfs_space(h->fd, &free_bytes, &size) != 0)
-		return; /* a memfd: no size limit */
-	if (vl_relieve_tmpfs(r, st->id.dev, free_bytes, size, h, 0, &threshold, &rep))
-		vl_log("tmpfs nearly full: %llu bytes free < %llu: purged %u ranges, %llu bytes",
-		       (unsigned long long)free_bytes, (unsigned long long)threshold, rep.ranges,
-		       (unsigned long long)rep.bytes);
-}
-
-static void enforce_pressure(const struct vl_region *r, const struct found *fd, int fdnum,
-			     const struct vl_stat *st, uint64_t now_ms)
-{
-	const struct vl_config *cfg = vl_config();
-	struct vl_hint h = { fd->fi, fd->gen, fdnum };
-
-	if (!vl_threshold_on(&cfg->min_available) && !vl_threshold_on(&cfg->tmpfs_min_free))
-		return;
-	if (!vl_due(&pressure_checked_ms, PRESSURE_EVERY_MS, now_ms))
-		return;
-	if (vl_threshold_on(&cfg->min_available))
-		relieve_memory(r, &h);
-	if (vl_threshold_on(&cfg->tmpfs_min_free))
-		relieve_tmpfs(r, &h, st);
 }
 
 /*
@@ -538,9 +451,7 @@ static int mark(const struct vl_region *r, int fdnum, const struct vl_caller *as
 	vl_unlock_file(r, fd.fi);
 	if (err)
 		return err;
-	if (m.over_budget)
-		enforce_budget(r, &fd, fdnum);
-	enforce_pressure(r, &fd, fdnum, st, now_ms);
+	vl_after_mark(r, &(struct vl_hint){ fd.fi, fd.gen, fdnum }, st, m.over_budget, now_ms);
 	return 0;
 }
 

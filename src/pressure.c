@@ -25,13 +25,15 @@
 /* The start of a file (small /proc and cgroup files), NUL-terminated. */
 static int read_text(const char *path, char *buf, size_t size)
 {
-	int fd = vl_raw_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = VL_SYSCALL("open pressure file",
+			    vl_raw_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY));
 	size_t have = 0;
 	ssize_t n;
 
 	if (fd < 0)
 		return -errno;
-	while (have < size - 1 && (n = vl_raw_read(fd, buf + have, size - 1 - have)) > 0)
+	while (have < size - 1 && (n = VL_SYSCALL("read pressure file",
+						  vl_raw_read(fd, buf + have, size - 1 - have))) > 0)
 		have += (size_t)n;
 	vl_raw_close(fd);
 	buf[have] = '\0';
@@ -87,7 +89,8 @@ int vl_own_cgroup(struct vl_cgroup *cg)
 		char f[PATH_MAX + 32];
 
 		snprintf(f, sizeof(f), "%s/memory.current", cg->dir);
-		if (vl_raw_access(f, R_OK) != 0 && strcmp(cg->dir, cg->mnt) != 0) {
+		if (VL_SYSCALL("access cgroup file",
+			       vl_raw_access(f, R_OK)) != 0 && strcmp(cg->dir, cg->mnt) != 0) {
 			memset(cg, 0, sizeof(*cg));
 			return -ENOENT;
 		}
@@ -108,11 +111,11 @@ int vl_cgroup_at(const char *dir, struct vl_cgroup *cg)
 	strcpy(cg->dir, copy);
 	dir = cg->dir;
 	snprintf(f, sizeof(f), "%s/memory.limit_in_bytes", dir);
-	if (vl_raw_access(f, R_OK) == 0) {
+	if (VL_SYSCALL("access cgroup file", vl_raw_access(f, R_OK)) == 0) {
 		cg->version = 1;
 	} else {
 		snprintf(f, sizeof(f), "%s/memory.current", dir);
-		if (vl_raw_access(f, R_OK) != 0)
+		if (VL_SYSCALL("access cgroup file", vl_raw_access(f, R_OK)) != 0)
 			return -ENOENT;
 		cg->version = 2;
 	}
@@ -226,39 +229,4 @@ int vl_tmpfs_space(int fd, uint64_t *free_bytes, uint64_t *size_bytes)
 	*free_bytes = (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize;
 	*size_bytes = (uint64_t)sf.f_blocks * (uint64_t)sf.f_bsize;
 	return 0;
-}
-
-int vl_relieve_memory(const struct vl_region *r, const struct vl_cgroup *cg,
-		      const struct vl_hint *hint, int thorough, struct vl_memstate *ms,
-		      uint64_t *threshold, struct vl_purge_report *rep)
-{
-	/* a hint: a MARK calls, and must not stall on the machine */
-	struct vl_goal g = { .thorough = thorough, .bounded = hint != NULL,
-			      .reason = VL_PURGE_MEMORY };
-	int err = vl_memstate_read(cg, ms);
-
-	if (err)
-		return err;
-	*threshold = vl_threshold_bytes(&vl_config()->min_available, ms->total);
-	/* some room beyond the threshold, so that the next look does not purge at once */
-	g.bytes = vl_purge_need(ms->available, *threshold, 1u << 20);
-	if (g.bytes == 0)
-		return 0;
-	vl_purge(r, &g, hint, rep);
-	return 1;
-}
-
-int vl_relieve_tmpfs(const struct vl_region *r, uint64_t dev, uint64_t free_bytes,
-		     uint64_t size_bytes, const struct vl_hint *hint, int thorough,
-		     uint64_t *threshold, struct vl_purge_report *rep)
-{
-	struct vl_goal g = { .use_dev = 1, .dev = dev, .thorough = thorough, .bounded = hint != NULL,
-			      .reason = VL_PURGE_TMPFS };
-
-	*threshold = vl_threshold_bytes(&vl_config()->tmpfs_min_free, size_bytes);
-	g.bytes = vl_purge_need(free_bytes, *threshold, 0);
-	if (g.bytes == 0)
-		return 0;
-	vl_purge(r, &g, hint, rep);
-	return 1;
 }

@@ -7,7 +7,6 @@
 #define VL_PRESSURE_H
 
 #include "core/pressure.h"
-#include "purge.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -45,27 +44,5 @@ int vl_memstate_read(const struct vl_cgroup *cg, struct vl_memstate *ms);
  * limit. 0, or -ENOENT (not a tmpfs, or no limit: a memfd's), -errno.
  */
 int vl_tmpfs_space(int fd, uint64_t *free_bytes, uint64_t *size_bytes);
-
-/*
- * The two rules of DESIGN 6 that MARK (ops.c) and the daemon both apply, one
- * round each: the caller repeats while a round purges and logs it its way.
- *
- * Memory: read the state (of cg's processes when cg is given) and, below
- * VOLATILE_MIN_AVAILABLE, purge oldest first toward it. Returns 1 if it
- * purged (rep says what), 0 if memory was not low, -errno if it could not
- * read; *ms and *threshold are what it saw, whatever it returns but -errno.
- */
-int vl_relieve_memory(const struct vl_region *r, const struct vl_cgroup *cg,
-		      const struct vl_hint *hint, int thorough, struct vl_memstate *ms,
-		      uint64_t *threshold, struct vl_purge_report *rep);
-
-/*
- * A tmpfs (device dev) with free_bytes of size_bytes free: below
- * VOLATILE_TMPFS_MIN_FREE, purge its own ranges oldest first toward it.
- * Returns 1 if it purged (rep says what), else 0; *threshold as above.
- */
-int vl_relieve_tmpfs(const struct vl_region *r, uint64_t dev, uint64_t free_bytes,
-		     uint64_t size_bytes, const struct vl_hint *hint, int thorough,
-		     uint64_t *threshold, struct vl_purge_report *rep);
 
 #endif

@@ -127,9 +127,6 @@ static int ours(long pid)
 	return ua.ours && (!ua.dead || ua.threads > 1);
 }
 
-#ifndef SYS_kcmp
-#define SYS_kcmp 312
-#endif
 #define KCMP_FILES 2
 
 /*
@@ -148,7 +145,7 @@ int vl_find_holder_in(long pid, const struct vl_ident *id, struct vl_holder *fou
 	int nseen = 0, fd = -1;
 
 	snprintf(path, sizeof(path), "/proc/%ld/task", pid);
-	tasks.fd = vl_raw_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	tasks.fd = VL_SYSCALL("open tasks", vl_raw_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 	if (tasks.fd < 0) {
 		if (errno != ENOENT && ours(pid))
 			*complete = 0;
@@ -161,13 +158,14 @@ int vl_find_holder_in(long pid, const struct vl_ident *id, struct vl_holder *fou
 		if (!numeric(te->d_name, &tid))
 			continue;
 		for (int i = 0; i < nseen && !same; i++)
-			same = syscall(SYS_kcmp, (pid_t)seen[i], (pid_t)tid, KCMP_FILES, 0, 0) == 0;
+			same = vl_raw_kcmp((pid_t)seen[i], (pid_t)tid, KCMP_FILES, 0, 0) == 0;
 		if (same)
 			continue;
 		if (nseen < 8)
 			seen[nseen++] = tid;
 		snprintf(path, sizeof(path), "/proc/%ld/task/%ld/fd", pid, tid);
-		fds.fd = vl_raw_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		fds.fd = VL_SYSCALL("open task fds",
+				    vl_raw_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 		if (fds.fd < 0) {
 			if (errno != ENOENT && ours(pid))
 				*complete = 0;
@@ -205,7 +203,8 @@ int vl_find_holder(const struct vl_ident *id, struct vl_holder *found, int *comp
 	long pid;
 	int fd = -1;
 
-	procs.fd = vl_raw_open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	procs.fd = VL_SYSCALL("open proc",
+			      vl_raw_open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 	if (procs.fd < 0) {
 		*complete = 0;
 		return -1;
@@ -279,7 +278,7 @@ static int maps_of(long pid, int (*fn)(void *, char *), void *arg)
 	int err = 0;
 
 	snprintf(path, sizeof(path), "/proc/%ld/task", pid);
-	tasks.fd = vl_raw_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	tasks.fd = VL_SYSCALL("open tasks", vl_raw_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 	if (tasks.fd < 0)
 		return -errno;
 	tasks.len = tasks.pos = 0;
@@ -309,7 +308,8 @@ int vl_mapped_anywhere(const struct vl_ident *id, int *complete)
 	struct dirent64 *pe;
 	long pid;
 
-	procs.fd = vl_raw_open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	procs.fd = VL_SYSCALL("open proc",
+			      vl_raw_open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 	if (procs.fd < 0) {
 		*complete = 0;
 		return 1;
@@ -400,7 +400,8 @@ int vl_scan_regions(void (*fn)(void *, const struct vl_mapped_region *), void *a
 	struct vl_dirbuf procs;
 	struct dirent64 *pe;
 
-	procs.fd = vl_raw_open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	procs.fd = VL_SYSCALL("open proc",
+			      vl_raw_open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 	if (procs.fd < 0)
 		return -errno;
 	procs.len = procs.pos = 0;
@@ -438,12 +439,12 @@ struct kids {
 static void try_children(struct kids *k, const char *path)
 {
 	char buf[CHILDREN * 12], *p = buf, *end;
-	int fd = vl_raw_open(path, O_RDONLY | O_CLOEXEC);
+	int fd = VL_SYSCALL("open children", vl_raw_open(path, O_RDONLY | O_CLOEXEC));
 	ssize_t n;
 
 	if (fd < 0)
 		return;
-	n = vl_raw_read(fd, buf, sizeof(buf) - 1);
+	n = VL_SYSCALL("read children", vl_raw_read(fd, buf, sizeof(buf) - 1));
 	vl_raw_close(fd);
 	if (n <= 0)
 		return;
@@ -478,7 +479,7 @@ int vl_via_children(const struct vl_holder *h, const struct vl_ident *id, struct
 	if (h->pid <= 0 || h->fd < 0)
 		return -1;
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)h->pid);
-	d.fd = vl_raw_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d.fd = VL_SYSCALL("open tasks", vl_raw_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 	if (d.fd < 0)
 		return -1; /* gone, or another user's */
 	d.len = d.pos = 0;

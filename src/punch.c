@@ -41,13 +41,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_getfd
-#define SYS_pidfd_getfd 438
-#endif
-
 #define CHILD_STACK (64 * 1024)
 
 static int here; /* no POSIX locks of our own to keep: no child needed */
@@ -68,25 +61,25 @@ static int writable(const struct vl_way *w, const struct vl_ident *id)
 	int fd = -1;
 
 	if (w->via.pid > 0 && w->via.fd >= 0) {
-		int pfd = (int)VL_SYSCALL("pidfd_open", syscall(SYS_pidfd_open, w->via.pid, 0));
+		int pfd = (int)VL_SYSCALL("pidfd_open", vl_raw_pidfd_open(w->via.pid, 0));
 
 		if (pfd >= 0) {
 			fd = (int)VL_SYSCALL("pidfd_getfd",
-					     syscall(SYS_pidfd_getfd, pfd, w->via.fd, 0));
-			syscall(SYS_close, pfd);
+					     vl_raw_pidfd_getfd(pfd, w->via.fd, 0));
+			vl_raw_close(pfd);
 		}
 		if (fd >= 0 && !vl_fd_is(fd, id)) {
-			syscall(SYS_close, fd);
+			vl_raw_close(fd);
 			fd = -1;
 		}
 	}
 	if (fd < 0 && w->opath >= 0) {
 		/* the fd table this thread runs on (its copy), not the process's */
 		snprintf(self, sizeof(self), "/proc/thread-self/fd/%d", w->opath);
-		fd = (int)VL_SYSCALL("reopen", syscall(SYS_openat, AT_FDCWD, self,
-						       O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+		fd = VL_SYSCALL("reopen",
+				vl_raw_open(self, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
 		if (fd >= 0 && !vl_fd_is(fd, id)) {
-			syscall(SYS_close, fd);
+			vl_raw_close(fd);
 			fd = -1;
 		}
 	}
@@ -130,7 +123,7 @@ static int punch_through(const struct vl_way *w, int theirs, const struct vl_ide
 	} else {
 		done = vl_punch_extents(fd, ext, k);
 		if (w != NULL)
-			syscall(SYS_close, fd);
+			vl_raw_close(fd);
 	}
 	if (g != NULL && g->close != NULL)
 		g->close(g);
@@ -187,11 +180,12 @@ int vl_punch_ready(void)
 
 	if (here)
 		return 1;
-	fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/thread-self/status", O_RDONLY | O_CLOEXEC);
+	fd = VL_SYSCALL("open thread status",
+			vl_raw_open("/proc/thread-self/status", O_RDONLY | O_CLOEXEC));
 	if (fd < 0)
 		return 0;
-	n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
-	syscall(SYS_close, fd);
+	n = VL_SYSCALL("read thread status", vl_raw_read(fd, buf, sizeof(buf) - 1));
+	vl_raw_close(fd);
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';
@@ -211,8 +205,9 @@ static int punch_job(struct job *j)
 
 	if (here)
 		return punch_through(j->w, j->theirs, j->id, j->ext, j->k, j->g);
-	stack = vl_raw_mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	stack = VL_SYSCALL_PTR("punch stack", vl_raw_mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE,
+							  MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+							  -1, 0));
 	if (stack == MAP_FAILED)
 		return -ENOMEM;
 	sigfillset(&all);

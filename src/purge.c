@@ -74,6 +74,7 @@
 #include "core/tomb.h"
 #include "gone.h"
 #include "log.h"
+#include "policy.h"
 #include "reach.h"
 #include "punch.h"
 #include "region.h"
@@ -154,26 +155,13 @@ static int resting(const struct pass *p, uint32_t fi)
 	return at != 0 && p->now - at < VL_RECHECK;
 }
 
-static int done(const struct vl_region *r, const struct vl_goal *g,
-		const struct vl_purge_report *rep)
-{
-	if (g->use_ceiling) {
-		struct vl_u128 v = vl_u128_load(&r->hdr->c.volatile_bytes);
-
-		return vl_u128_cmp(&v, g->ceiling) <= 0;
-	}
-	return rep->bytes >= g->bytes;
-}
-
 /* Not worth trying in this pass: skipped, resting, or on another device than asked. */
 static int leave_out(void *ctx, uint32_t fi)
 {
 	const struct pass *p = ctx;
 	const struct vl_goal *g = p->goal;
 
-	return skipped(p, fi) || resting(p, fi) ||
-	       (g->use_dev &&
-		__atomic_load_n(&vl_file_at(p->r, fi)->h.ident.dev, __ATOMIC_RELAXED) != g->dev);
+	return skipped(p, fi) || resting(p, fi) || vl_goal_excludes(p->r, g, fi);
 }
 
 /*
@@ -250,6 +238,7 @@ int vl_drop_file_locked(const struct vl_region *r, uint32_t fi, uint32_t gen, in
 	struct vl_change c;
 	int err;
 
+	VL_ASSERT_HELD(r, &f->h.lock);
 	err = vl_lock_region(r);
 	if (err)
 		return err;
@@ -461,31 +450,6 @@ static const struct vl_way *way_for(struct pass *p, const struct vl_target *t,
 enum { PURGED, RETRY, STOP };
 
 /*
- * Ranges flagged in one visit to a file: the oldest, and the ranges that
- * come right after it in age while they are the same file's, up to BATCH
- * of them or BATCH_BYTES. The file lock is held across all their punches,
- * so a MARK of that file may wait for them: punching 2 MiB takes about
- * 100 us here.
- */
-#define BATCH 32
-#define BATCH_BYTES (2u << 20)
-
-/*
- * Is n, the file's next in age, another range to flag in this visit: older
- * than every other file's oldest (second; 0: there is none)? (its lock held)
- */
-static int batch_more(const struct vl_region *r, const struct vl_goal *g,
-		      const struct vl_purge_report *rep, uint32_t n, uint32_t second,
-		      uint64_t bytes)
-{
-	uint32_t now = __atomic_load_n(&r->hdr->c.seq, __ATOMIC_RELAXED);
-
-	if (n == VL_NIL || n >= r->node_cap || bytes >= BATCH_BYTES || done(r, g, rep))
-		return 0;
-	return second == 0 || vl_age_older(vl_node_at(r, n)->seq, second, now);
-}
-
-/*
  * Flag the file's oldest range and the ones after it in age, as far as
  * the goal wants and while they are older than every other file's
  * oldest (its lock held). Returns how many, their extents in ext.
@@ -499,6 +463,7 @@ static int flag_batch(const struct vl_region *r, const struct vl_goal *g, struct
 	uint64_t bytes = 0;
 	int got = 0;
 
+	VL_ASSERT_HELD(r, &f->h.lock);
 	do {
 		uint32_t next = vl_node_at(r, n)->next; /* unpurged: no merge frees it */
 		struct vl_change c;
@@ -519,7 +484,7 @@ static int flag_batch(const struct vl_region *r, const struct vl_goal *g, struct
 		bytes += c.punch_end - c.punch_start;
 		got++;
 		n = next;
-	} while (got < BATCH && batch_more(r, g, rep, n, second, bytes));
+	} while (got < VL_BATCH && vl_batch_more(r, g, rep, n, second, bytes));
 	return got;
 }
 
@@ -539,6 +504,8 @@ static int skip_file(struct pass *p, uint32_t fi, struct vl_purge_report *rep)
  */
 static void lru_mend(const struct vl_region *r, uint32_t fi, int err)
 {
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
+
 	if (err == 1) {
 		vl_log("file %u: its published age was not its oldest range's: mended", fi);
 		return;
@@ -587,14 +554,14 @@ static int lock_for_visit(struct pass *p, uint32_t fi)
 static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_report *rep)
 {
 	const struct vl_region *r = p->r;
-	struct vl_extent ext[BATCH];
+	struct vl_extent ext[VL_BATCH];
 	const struct vl_way *w;
 	struct vl_target t;
 	struct vl_file *f;
 	uint32_t fi, gen, age, second;
 	int err, theirs, sound, k;
 
-	if (done(r, g, rep))
+	if (vl_goal_met(r, g, rep))
 		return STOP;
 	fi = pick(p, g, &age, &second);
 	if (fi == VL_NIL)

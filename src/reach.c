@@ -92,17 +92,20 @@ int vl_fd_is(int fd, const struct vl_ident *id)
  */
 #define PATH_FLAGS (O_PATH | O_CLOEXEC)
 
-/* An O_PATH fd on what path (at dirfd) names, if it is the file. */
+/*
+ * An O_PATH fd on what path (at dirfd) names, if it is the file; -ESTALE
+ * if it is another, else the open's -errno.
+ */
 int vl_open_checked(int dirfd, const char *path, int follow, const struct vl_ident *id)
 {
 	int fd = VL_SYSCALL("open O_PATH",
 			    vl_raw_openat(dirfd, path, PATH_FLAGS | (follow ? 0 : O_NOFOLLOW)));
 
 	if (fd < 0)
-		return -1;
+		return -errno;
 	if (!verify(fd, id)) {
 		vl_raw_close(fd);
-		return -1;
+		return -ESTALE;
 	}
 	return fd;
 }
@@ -152,13 +155,13 @@ static int open_beneath(int dirfd, const char *rel, int flags, uint64_t dev)
 	how.flags = (uint64_t)(unsigned)(flags | O_NOFOLLOW | O_CLOEXEC |
 					 ((flags & O_PATH) ? 0 : O_NONBLOCK | O_NOCTTY));
 	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-	fd = (int)syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
+	fd = VL_SYSCALL("openat2 beneath", vl_raw_openat2(dirfd, rel, &how, sizeof(how)));
 	if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
 		return fd >= 0 ? fd : -errno;
 #endif
 	if (strchr(rel, '/') != NULL)
 		return -ENOSYS; /* component by component would be needed: not worth it */
-	fd = vl_raw_openat(dirfd, rel, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	fd = VL_SYSCALL("open beneath", vl_raw_openat(dirfd, rel, O_PATH | O_NOFOLLOW | O_CLOEXEC));
 	if (fd < 0)
 		return -errno;
 	if (vl_sys_statx(fd, &st) != 0 || st.id.dev != dev) {
@@ -168,7 +171,8 @@ static int open_beneath(int dirfd, const char *rel, int flags, uint64_t dev)
 	if (flags & O_PATH)
 		return fd;
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	dirfd = vl_raw_open(self, flags | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	dirfd = VL_SYSCALL("reopen beneath",
+			   vl_raw_open(self, flags | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
 	vl_raw_close(fd);
 	return dirfd >= 0 ? dirfd : -errno;
 }
@@ -189,13 +193,13 @@ static int open_mount_point(const char *point, uint64_t dev)
 	memset(&how, 0, sizeof(how));
 	how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
 	how.resolve = RESOLVE_CACHED | RESOLVE_NO_MAGICLINKS;
-	fd = (int)VL_SYSCALL("open a mount", syscall(SYS_openat2, AT_FDCWD, point, &how,
-						     sizeof(how)));
+	fd = VL_SYSCALL("open a mount", vl_raw_openat2(AT_FDCWD, point, &how, sizeof(how)));
 	if (fd < 0 && errno != ENOSYS && errno != EINVAL && errno != EPERM)
 		return -errno;
 #endif
 	if (fd < 0)
-		fd = vl_raw_open(point, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		fd = VL_SYSCALL("open a mount",
+				vl_raw_open(point, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
 	return vl_fd_on_dev(fd, dev);
 }
 
@@ -359,7 +363,8 @@ static int view_complete(void)
 
 	if (__atomic_load_n(&known, __ATOMIC_ACQUIRE))
 		return complete;
-	complete = vl_raw_stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == PID_NS_INIT_INO &&
+	complete = VL_SYSCALL("stat pid ns",
+			      vl_raw_stat("/proc/self/ns/pid", &st)) == 0 && st.st_ino == PID_NS_INIT_INO &&
 		   readlink("/proc/self", self, sizeof(self)) > 0 && !vl_proc_hides();
 	__atomic_store_n(&known, 1, __ATOMIC_RELEASE);
 	return complete;

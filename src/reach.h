@@ -107,7 +107,8 @@ int vl_scan_regions(void (*fn)(void *, const struct vl_mapped_region *), void *a
 /*
  * What the routes and the scans of /proc share (reach.c, procs.c). Is
  * what path names at dirfd (flags: AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH) the
- * file id, by its whole identity? 1 or 0. An O_PATH fd on it if so, else -1.
+ * file id, by its whole identity? 1 or 0. vl_open_checked: an O_PATH fd on
+ * it if so, else -ESTALE (another file) or the open's -errno.
  */
 int vl_is_at(int dirfd, const char *path, int flags, const struct vl_ident *id);
 int vl_open_checked(int dirfd, const char *path, int follow, const struct vl_ident *id);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * region.c - make, validate and map a region file; its records and locks
- * (this process's own region, attached and followed, is attach.c).
+ * region.c - make, validate and map a region file; its records (this
+ * process's own region, attached and followed, is attach.c; its locks,
+ * taken with their repair, lock.c).
  *
  * A region is made complete before it has its name (make): laid out in
  * an anonymous file, then linked at the name only if the name is free.
@@ -49,11 +50,11 @@ static int open_no_symlinks(int dirfd, const char *path, int flags, mode_t mode)
 	how.flags = (uint64_t)(unsigned)flags;
 	how.mode = (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? mode : 0;
 	how.resolve = RESOLVE_NO_SYMLINKS;
-	fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	fd = VL_SYSCALL("openat2 region", vl_raw_openat2(dirfd, path, &how, sizeof(how)));
 	if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
 		return fd;
 #endif
-	return vl_raw_openat(dirfd, path, flags, mode);
+	return VL_SYSCALL("openat region", vl_raw_openat(dirfd, path, flags, mode));
 }
 
 /* The directory of path (O_PATH), and its last name in *name. */
@@ -129,8 +130,6 @@ static int populate(void *base, uint64_t off, uint64_t len)
 	return -ENOSPC;
 }
 
-#define READY_CHUNK 65536 /* bytes of slots made ready at a time */
-
 static int ready_slots(const struct vl_region *r, uint64_t off, uint32_t size, uint32_t hwm,
 		       uint32_t cap, uint32_t *ready)
 {
@@ -138,7 +137,7 @@ static int ready_slots(const struct vl_region *r, uint64_t off, uint32_t size, u
 
 	if (hwm < *ready)
 		return 0;
-	want = hwm + READY_CHUNK / size;
+	want = hwm + VL_READY_CHUNK / size;
 	if (want > cap)
 		want = cap;
 	if (want <= hwm || populate(r->hdr, off + (uint64_t)hwm * size,
@@ -148,43 +147,17 @@ static int ready_slots(const struct vl_region *r, uint64_t off, uint32_t size, u
 	return 0;
 }
 
-/*
- * The allocator hands out a slot never used only below node_ready; when
- * it finds none, the next 64 KiB of slots are made ready here and the
- * mark raised (to the highest any racer made ready: populating twice is
- * harmless). No lock: many processes may be here at once.
- */
+/* The node allocator (core/pool.c), the pages of its new slots made present here. */
 uint32_t vl_node_get(const struct vl_region *r, uint32_t fi)
 {
-	struct vl_counters *c = &r->hdr->c;
-
-	for (int tries = 0; tries < 4; tries++) {
-		uint32_t ready = __atomic_load_n(&c->node_ready, __ATOMIC_ACQUIRE);
-		uint32_t n = vl_node_alloc_below(r, fi, ready), hwm, want;
-
-		if (n != VL_NIL)
-			return n;
-		hwm = __atomic_load_n(&c->node_hwm, __ATOMIC_RELAXED);
-		if (hwm >= r->node_cap || hwm == VL_NIL)
-			return VL_NIL; /* full */
-		if (hwm < ready)
-			continue; /* a racer took the last ready slot first */
-		want = hwm + READY_CHUNK / sizeof(struct vl_node);
-		want = want > r->node_cap ? r->node_cap : want;
-		if (populate(r->hdr, r->hdr->geo.nodes_off + (uint64_t)ready * sizeof(struct vl_node),
-			     (uint64_t)(want - ready) * sizeof(struct vl_node)) != 0)
-			return VL_NIL; /* the region's file system is full: ENOMEM, never SIGBUS */
-		while (ready < want && !__atomic_compare_exchange_n(&c->node_ready, &ready, want, 0,
-								    __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
-			;
-	}
-	return VL_NIL;
+	return vl_node_take(r, fi, populate);
 }
 
 int vl_room_for_file(const struct vl_region *r)
 {
 	const struct vl_counters *c = &r->hdr->c;
 
+	VL_ASSERT_HELD(r, &r->hdr->lock);
 	if (c->file_free != VL_NIL)
 		return 0;
 	return ready_slots(r, r->hdr->geo.files_off, sizeof(struct vl_file), c->file_hwm,
@@ -204,7 +177,8 @@ static int lay_out(int fd, uint32_t ranges, uint32_t files, const char *path, in
 	int err;
 
 	vl_geometry_plan(&g, ranges, files);
-	if (VL_SYSCALL("ftruncate region", ftruncate(fd, (off_t)(VL_MAP_OFFSET + g.region_size))) != 0)
+	if (VL_SYSCALL("ftruncate region",
+		       ftruncate(fd, (off_t)(VL_MAP_OFFSET + g.region_size))) != 0)
 		return -errno;
 	err = map(fd, g.region_size, base);
 	if (err)
@@ -278,7 +252,8 @@ static int make(int dirfd, const char *name, uint32_t ranges, uint32_t files, co
 		if ((size_t)snprintf(tmp, sizeof(tmp), ".%.200s.new.%d.%lx", name, (int)getpid(),
 				     (unsigned long)(uintptr_t)&tmp) >= sizeof(tmp))
 			return -ENAMETOOLONG;
-		fd = VL_SYSCALL("create region", vl_raw_openat(dirfd, tmp, O_RDWR | O_CREAT | O_EXCL |
+		fd = VL_SYSCALL("create region",
+				vl_raw_openat(dirfd, tmp, O_RDWR | O_CREAT | O_EXCL |
 								    O_NOFOLLOW | O_CLOEXEC |
 								    O_NOCTTY, 0600));
 		if (fd < 0)
@@ -286,7 +261,8 @@ static int make(int dirfd, const char *name, uint32_t ranges, uint32_t files, co
 		named = 1;
 	}
 	/* the umask may have taken bits: exactly 0600, whatever it was */
-	err = fchmod(fd, 0600) == 0 && vl_raw_fstat(fd, st) == 0 ? 0 : -errno;
+	err = fchmod(fd, 0600) == 0 && VL_SYSCALL("fstat new region",
+						  vl_raw_fstat(fd, st)) == 0 ? 0 : -errno;
 	if (err == 0)
 		err = lay_out(fd, ranges, files, path, chosen, base, size);
 	if (err == 0) {
@@ -405,7 +381,8 @@ static void discard_retired(void *base, size_t size, int dirfd, const char *name
 	vl_region_bind(&r, base, size);
 	e = vl_lock_take(&r, &r.hdr->fate.move_lock);
 	if (e >= 0) {
-		if (vl_raw_fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == st->st_dev &&
+		if (VL_SYSCALL("fstatat region",
+			       vl_raw_fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW)) == 0 && now.st_dev == st->st_dev &&
 		    now.st_ino == st->st_ino && unlinkat(dirfd, name, 0) == 0)
 			vl_log("a retired region was back at %s: its name is taken away", name);
 		vl_lock_drop(&r, &r.hdr->fate.move_lock);
@@ -527,12 +504,13 @@ void vl_region_unmap(struct vl_region *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* ---- records and locks: the region file's own, with their repair ------------ */
+/* ---- records ------------------------------------------------------------ */
 
 int vl_file_new(const struct vl_region *r, const struct vl_ident *id, uint32_t *fi)
 {
 	int fresh;
 
+	VL_ASSERT_HELD(r, &r->hdr->lock);
 	if (vl_room_for_file(r) != 0)
 		return -ENOMEM; /* the file system of the region is full */
 	*fi = vl_file_take(r, &fresh);
@@ -545,226 +523,4 @@ int vl_file_new(const struct vl_region *r, const struct vl_ident *id, uint32_t *
 	/* made is a sign of life (evict.c): a record made for a move, an ashmem region, a MARK */
 	vl_file_at(r, *fi)->h.alive_at = vl_now_s();
 	return 0;
-}
-
-/*
- * The locks are src/lock.c's. Taken from a holder that died, what they
- * guard is repaired before anyone goes on: the region lock's by
- * rebuilding the lists and counters, a file lock's by rebuilding the
- * file's tree (which needs the region lock too). A repair that cannot be
- * done leaves the lock broken: every taker gets EUCLEAN from then on,
- * rather than work on what may be half changed.
- */
-int vl_lock_region(const struct vl_region *r)
-{
-	int e = vl_lock_take(r, &r->hdr->lock);
-
-	if (e == 1) {
-		vl_log("region lock holder died: rebuilding lists and counters");
-		vl_pool_rebuild(r);
-		VL_STEP("lock_region: rebuilt, not dropped");
-		return 0;
-	}
-	return e;
-}
-
-int vl_trylock_region(const struct vl_region *r)
-{
-	/* a holder to repair after is left to the next vl_lock_region */
-	return vl_lock_try(r, &r->hdr->lock);
-}
-
-void vl_unlock_region(const struct vl_region *r)
-{
-	vl_lock_drop(r, &r->hdr->lock);
-}
-
-/*
- * The region's totals, summed again from the file records, with every
- * file's lock held (taken in slot order, file `held` being ours already)
- * and the region lock: no change is then half done anywhere, so the sum
- * is exact. Why it is needed: a commit counts a change into its file and
- * then into the region's totals by atomic adds (pool.c); a process killed
- * between the two leaves the totals off by that change, and no one can
- * tell from the file which of the adds were made. So after a file's
- * repair the totals are made exact again. A lock that is not free at
- * once leaves them as they are, for the next repair to count.
- */
-static void recount(const struct vl_region *r, uint32_t held)
-{
-	struct vl_counters *c = vl_counters(r);
-	struct vl_u128 vb = { 0, 0 }, pb = { 0, 0 };
-	uint32_t hwm = vl_file_hwm(r), fi, nr = 0, np = 0;
-	int whole = 1;
-
-	for (fi = 1; fi < hwm; fi++) {
-		struct vl_file *f = vl_file_at(r, fi);
-		/*
-		 * Tried, not waited for: a live holder (stopped, say) would make
-		 * this repair, and the call that needs it, wait the bound for a
-		 * file it is not about; a dead one's file is repaired by its next
-		 * taker, whose recount comes then.
-		 */
-		int e = fi == held ? 0 : vl_lock_try(r, &f->h.lock);
-
-		if (e != 0) {
-			whole = 0;
-			break;
-		}
-		if (f->h.state != VL_FILE_LIVE)
-			continue;
-		vl_u128_add(&vb, f->h.vbytes);
-		vl_u128_add(&pb, f->h.pbytes);
-		nr += f->h.nranges;
-		np += f->h.npurged;
-	}
-	if (whole) {
-		__atomic_store_n(&c->volatile_bytes.lo, vb.lo, __ATOMIC_RELAXED);
-		__atomic_store_n(&c->volatile_bytes.hi, vb.hi, __ATOMIC_RELAXED);
-		__atomic_store_n(&c->purged_bytes.lo, pb.lo, __ATOMIC_RELAXED);
-		__atomic_store_n(&c->purged_bytes.hi, pb.hi, __ATOMIC_RELAXED);
-		__atomic_store_n(&c->ranges, nr, __ATOMIC_RELAXED);
-		__atomic_store_n(&c->ranges_purged, np, __ATOMIC_RELAXED);
-	}
-	/* not whole: owed, tried again at a later drop of a file lock (vl_unlock_file) */
-	__atomic_store_n(&c->recount_owed, whole ? 0u : 1u, __ATOMIC_RELAXED);
-	VL_STEP("recount: counted, files locked");
-	while (fi-- > 1)
-		if (fi != held)
-			vl_lock_drop(r, &vl_file_at(r, fi)->h.lock);
-	vl_log("totals counted again: %s", whole ? "exact" : "a file lock was kept, left as they were");
-}
-
-/*
- * A file's `vers`: made odd by whoever takes its lock (whatever a dead
- * holder left there), even again at the drop. A reader with no lock
- * (volatile status) trusts what it read between two equal even values.
- */
-static void vers_odd(struct vl_file *f)
-{
-	uint32_t *v = &f->h.vers;
-
-	__atomic_store_n(v, __atomic_load_n(v, __ATOMIC_RELAXED) | 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-}
-
-/* File fi's lock, taken over from a dead holder: repair what it left. */
-static VL_COLD int repair_taken(const struct vl_region *r, uint32_t fi)
-{
-	struct vl_lock *l = &vl_file_at(r, fi)->h.lock;
-	int e;
-
-	vl_log("lock holder of file %u died: repairing", fi);
-	e = vl_lock_region(r);
-	if (e == -EAGAIN) {
-		/* the region lock's holder is alive and slow: the next taker repairs */
-		vl_lock_orphan(l);
-		return e;
-	}
-	if (e != 0) {
-		vl_log("file %u cannot be repaired (%s): its lock is broken", fi, strerror(-e));
-		vl_lock_break(l);
-		return -EUCLEAN;
-	}
-	vl_file_repair(r, fi);
-	VL_STEP("lock_file: repaired, region locked");
-	vl_log("file %u repaired: %u ranges", fi, vl_file_at(r, fi)->h.nranges);
-	recount(r, fi);
-	vl_unlock_region(r);
-	return 0;
-}
-
-int vl_lock_file_retired(const struct vl_region *r, uint32_t fi)
-{
-	struct vl_file *f = vl_file_at(r, fi);
-	int e = vl_lock_take(r, &f->h.lock);
-
-	if (e < 0)
-		return e;
-	vers_odd(f);
-	return e == 0 ? 0 : repair_taken(r, fi);
-}
-
-/* vl_lock_file's way when the take did not simply succeed: an error, or a repair first */
-static VL_COLD int lock_file_slow(const struct vl_region *r, uint32_t fi, int e)
-{
-	if (e < 0)
-		return e;
-	vers_odd(vl_file_at(r, fi));
-	e = repair_taken(r, fi);
-	if (e == 0 && __atomic_load_n(&r->hdr->fate.retired, __ATOMIC_SEQ_CST) != 0) {
-		vl_unlock_file(r, fi);
-		return -ESTALE;
-	}
-	return e;
-}
-
-/*
- * vl_lock_file_retired and the retired check in one frame: the take and
- * the check are what every MARK and UNMARK pays; the rest is out of line.
- */
-int vl_lock_file(const struct vl_region *r, uint32_t fi)
-{
-	struct vl_file *f = vl_file_at(r, fi);
-	int e = vl_lock_take(r, &f->h.lock);
-
-	if (e != 0)
-		return lock_file_slow(r, fi, e);
-	vers_odd(f);
-	/*
-	 * The region is being moved (move.c): nothing more is answered from
-	 * it. Read after the lock is taken: a mover sets it first, then takes
-	 * every file lock, so whoever holds one here either started before
-	 * the mover reaches this file (and is moved with it) or sees this.
-	 */
-	if (__atomic_load_n(&r->hdr->fate.retired, __ATOMIC_SEQ_CST) != 0) {
-		vl_unlock_file(r, fi);
-		return -ESTALE;
-	}
-	return 0;
-}
-
-int vl_trylock_file(const struct vl_region *r, uint32_t fi)
-{
-	int e = vl_lock_try(r, &vl_file_at(r, fi)->h.lock);
-
-	if (e == 0)
-		vers_odd(vl_file_at(r, fi));
-	return e;
-}
-
-/*
- * A recount a repair could not make is owed (recount_owed): until it is
- * made, the totals stay off by what the dead process's commit did not
- * add, for good; an UNMARK of those bytes then takes the unpurged total
- * below zero, where it wraps to 2^128 - N, and a budget purges every
- * range at every MARK. So whoever drops a file lock, its change done,
- * tries it again (the region lock and every other file lock, as the
- * repair did: tried, never waited for), at most once a second per
- * process, as long as it is owed.
- */
-static uint32_t recount_tried_at;
-
-/* A recount is owed (recount): tried once a second, with fi's lock still held. */
-static VL_COLD void recount_owed(const struct vl_region *r, uint32_t fi)
-{
-	uint32_t now = vl_now_s();
-
-	if (__atomic_exchange_n(&recount_tried_at, now, __ATOMIC_RELAXED) != now &&
-	    vl_trylock_region(r) == 0) {
-		if (__atomic_load_n(&vl_counters(r)->recount_owed, __ATOMIC_RELAXED) != 0)
-			recount(r, fi);
-		vl_unlock_region(r);
-	}
-}
-
-void vl_unlock_file(const struct vl_region *r, uint32_t fi)
-{
-	struct vl_file *f = vl_file_at(r, fi);
-	uint32_t *v = &f->h.vers;
-
-	if (__atomic_load_n(&vl_counters(r)->recount_owed, __ATOMIC_RELAXED) != 0)
-		recount_owed(r, fi);
-	__atomic_store_n(v, (__atomic_load_n(v, __ATOMIC_RELAXED) | 1) + 1, __ATOMIC_RELEASE);
-	vl_lock_drop(r, &f->h.lock);
 }

@@ -91,7 +91,7 @@ int vl_region_settle(const struct vl_region *cur);
 
 /*
  * The locks (lock.c). If a holder died, the next locker repairs what the
- * lock guards before going on. Order: file lock, then region. Return 0
+ * lock guards before going on. Order: core/layout.h, struct vl_lock. Return 0
  * or -errno: -EAGAIN if a live holder kept it VOLATILE_LOCK_WAIT;
  * -EUCLEAN if the lock cannot be recovered; -ESTALE from a file lock of
  * a region whose records are being moved (move.c).
@@ -110,7 +110,8 @@ int vl_trylock_file(const struct vl_region *r, uint32_t fi);
 /*
  * A PENDING node of file fi, or VL_NIL when the region is full or its
  * file system is (a write to a page it cannot give would raise SIGBUS).
- * No lock.
+ * No lock. The allocator is core/pool.c's vl_node_take; this file makes
+ * the pages of its new slots present.
  */
 uint32_t vl_node_get(const struct vl_region *r, uint32_t fi);
 /*

@@ -107,7 +107,7 @@ pid_t vl_self(void)
 	pid_t pid = __atomic_load_n(&p->pid, __ATOMIC_RELAXED);
 
 	if (pid == 0) {
-		pid = (pid_t)syscall(SYS_getpid);
+		pid = vl_raw_getpid();
 		__atomic_store_n(&p->pid, pid, __ATOMIC_RELAXED);
 	}
 	return pid;
@@ -126,7 +126,7 @@ int vl_borrowed(void)
 {
 	pid_t pid = __atomic_load_n(&self_page()->pid, __ATOMIC_RELAXED);
 
-	return pid != 0 && pid != (pid_t)syscall(SYS_getpid);
+	return pid != 0 && pid != vl_raw_getpid();
 }
 
 /*
@@ -210,18 +210,17 @@ void vl_self_set_token(uint64_t serial, uint32_t token)
  */
 static ssize_t read_small(const char *path, char *buf, size_t size)
 {
-	int fd = (int)VL_SYSCALL("open proc", syscall(SYS_openat, AT_FDCWD, path,
-						      O_RDONLY | O_CLOEXEC | O_NOCTTY));
+	int fd = VL_SYSCALL("open proc", vl_raw_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY));
 	ssize_t n;
 
 	if (fd < 0)
 		return -errno;
-	n = syscall(SYS_read, fd, buf, size - 1);
+	n = VL_SYSCALL("read proc", vl_raw_read(fd, buf, size - 1));
 	if (n < 0)
 		n = -errno;
 	else
 		buf[n] = '\0';
-	syscall(SYS_close, fd);
+	vl_raw_close(fd);
 	return n;
 }
 
@@ -229,14 +228,14 @@ static uint64_t ns_inode(const char *path)
 {
 	struct stat st;
 
-	return syscall(SYS_newfstatat, AT_FDCWD, path, &st, 0) == 0 ? (uint64_t)st.st_ino : 0;
+	return VL_SYSCALL("stat ns", vl_raw_stat(path, &st)) == 0 ? (uint64_t)st.st_ino : 0;
 }
 
 static uint64_t dev_of(const char *path)
 {
 	struct stat st;
 
-	return syscall(SYS_newfstatat, AT_FDCWD, path, &st, 0) == 0 ? (uint64_t)st.st_dev : 0;
+	return VL_SYSCALL("stat dev", vl_raw_stat(path, &st)) == 0 ? (uint64_t)st.st_dev : 0;
 }
 
 /*
@@ -248,7 +247,8 @@ static uint64_t dev_of(const char *path)
 static uint32_t proc_pid(void)
 {
 	char buf[32];
-	ssize_t n = syscall(SYS_readlinkat, AT_FDCWD, "/proc/self", buf, sizeof(buf) - 1);
+	ssize_t n = VL_SYSCALL("readlink self",
+			       vl_raw_readlinkat(AT_FDCWD, "/proc/self", buf, sizeof(buf) - 1));
 
 	if (n <= 0)
 		return 0;

@@ -27,7 +27,8 @@ int vl_each_line(const char *path, int (*fn)(void *arg, char *line), void *arg)
 	if (fd < 0)
 		return -errno;
 	while (stop == 0) {
-		ssize_t n = vl_raw_read(fd, buf + have, sizeof(buf) - 1 - have);
+		ssize_t n = VL_SYSCALL("read proc file",
+				       vl_raw_read(fd, buf + have, sizeof(buf) - 1 - have));
 		char *line = buf, *nl;
 
 		if (n <= 0)
@@ -71,7 +72,8 @@ struct dirent64 *vl_next_dirent(struct vl_dirbuf *d)
 		struct dirent64 *e;
 
 		if (d->pos >= d->len) {
-			d->len = VL_SYSCALL("getdents", syscall(SYS_getdents64, d->fd, d->buf, sizeof(d->buf)));
+			d->len = VL_SYSCALL("getdents",
+					    vl_raw_getdents64(d->fd, d->buf, sizeof(d->buf)));
 			d->pos = 0;
 			if (d->len <= 0)
 				return NULL;

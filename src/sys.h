@@ -18,6 +18,22 @@
  * sets up the new stack). Its own fallocate calls go straight to
  * the kernel too: they must never come back into the shim, whoever else
  * interposes fallocate.
+ *
+ * This is the one door: no file of the library, the shim or the command
+ * calls syscall() itself. A vl_raw_ call touches nothing but errno: no
+ * fault counter, no lock, no allocation. So it is the one to use where the
+ * caller may be a vfork or clone(CLONE_VM) child of the host, running on
+ * its parent's memory (self.c's vl_borrowed, the close pass-through), and
+ * for the host's own calls the shim passes on. A call the library makes
+ * for itself is a fault point of the fault build: VL_SYSCALL (core/fault.h)
+ * around the vl_raw_ call, and vl_sys_ calls are fault points inside.
+ * Left raw, and why: getpid and the self page's mmap (self.c: a vfork
+ * child may make them), close and munmap (the kernel releases whatever
+ * close says), futex (lock.c: a wait already wakes early, a wake never
+ * fails), the shim's pass-throughs and cutils.c's ioctl (the host's own
+ * calls), log.c's write (VOLATILE_DEBUG only), kcmp (procs.c: its failure
+ * costs one more look), ashmem/user.c's pipe (it probes the caller's
+ * memory), and clone_memfd's read-backs (ashmem/ioctl.c).
  */
 #ifndef VL_SYS_H
 #define VL_SYS_H
@@ -35,6 +51,26 @@
 #include <unistd.h>
 
 struct statx;
+
+/* the numbers an older <sys/syscall.h> lacks (the same on every architecture) */
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+#if !defined(SYS_kcmp) && defined(__x86_64__)
+#define SYS_kcmp 312
+#endif
 
 /* ---- the raw layer: libc's names, the kernel's calls, libc's convention ---- */
 
@@ -105,6 +141,144 @@ static inline ssize_t vl_raw_pread(int fd, void *buf, size_t len, off_t off)
 static inline ssize_t vl_raw_write(int fd, const void *buf, size_t len)
 {
 	return (ssize_t)syscall(SYS_write, fd, buf, len);
+}
+
+static inline ssize_t vl_raw_readlinkat(int dirfd, const char *path, char *buf, size_t size)
+{
+	return (ssize_t)syscall(SYS_readlinkat, dirfd, path, buf, size);
+}
+
+static inline int vl_raw_faccessat(int dirfd, const char *path, int mode)
+{
+	return (int)syscall(SYS_faccessat, dirfd, path, mode);
+}
+
+/* how: a struct open_how (linux/openat2.h) of size bytes */
+static inline int vl_raw_openat2(int dirfd, const char *path, const void *how, size_t size)
+{
+	return (int)syscall(SYS_openat2, dirfd, path, how, size);
+}
+
+/* fh: a struct file_handle */
+static inline int vl_raw_open_by_handle_at(int mountfd, void *fh, int flags)
+{
+	return (int)syscall(SYS_open_by_handle_at, mountfd, fh, flags);
+}
+
+static inline int vl_raw_memfd_create(const char *name, unsigned flags)
+{
+	return (int)syscall(SYS_memfd_create, name, flags);
+}
+
+static inline int vl_raw_ftruncate(int fd, off_t len)
+{
+	return (int)syscall(SYS_ftruncate, fd, len);
+}
+
+static inline off_t vl_raw_lseek(int fd, off_t off, int whence)
+{
+	return (off_t)syscall(SYS_lseek, fd, off, whence);
+}
+
+static inline int vl_raw_fchmod(int fd, mode_t mode)
+{
+	return (int)syscall(SYS_fchmod, fd, mode);
+}
+
+static inline int vl_raw_fallocate(int fd, int mode, off_t off, off_t len)
+{
+	return (int)syscall(SYS_fallocate, fd, mode, off, len);
+}
+
+static inline int vl_raw_dup(int fd)
+{
+	return (int)syscall(SYS_dup, fd);
+}
+
+static inline int vl_raw_dup3(int fd, int to, int flags)
+{
+	return (int)syscall(SYS_dup3, fd, to, flags);
+}
+
+static inline int vl_raw_ioctl(int fd, unsigned long req, unsigned long arg)
+{
+	return (int)syscall(SYS_ioctl, fd, req, arg);
+}
+
+static inline long vl_raw_getdents64(int fd, void *buf, size_t len)
+{
+	return syscall(SYS_getdents64, fd, buf, len);
+}
+
+struct msghdr;
+struct mmsghdr;
+
+static inline ssize_t vl_raw_recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	return (ssize_t)syscall(SYS_recvmsg, fd, msg, flags);
+}
+
+static inline int vl_raw_recvmmsg(int fd, struct mmsghdr *v, unsigned n, int flags,
+				  struct timespec *t)
+{
+	return (int)syscall(SYS_recvmmsg, fd, v, n, flags, t);
+}
+
+static inline ssize_t vl_raw_sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	return (ssize_t)syscall(SYS_sendmsg, fd, msg, flags);
+}
+
+static inline int vl_raw_sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
+{
+	return (int)syscall(SYS_sendmmsg, fd, v, n, flags);
+}
+
+/* getpid(2) cannot fail; a vfork child asks it (self.c, vl_borrowed) */
+static inline pid_t vl_raw_getpid(void)
+{
+	return (pid_t)syscall(SYS_getpid);
+}
+
+static inline int vl_raw_pidfd_open(pid_t pid, unsigned flags)
+{
+	return (int)syscall(SYS_pidfd_open, pid, flags);
+}
+
+static inline int vl_raw_pidfd_getfd(int pidfd, int fd, unsigned flags)
+{
+	return (int)syscall(SYS_pidfd_getfd, pidfd, fd, flags);
+}
+
+static inline int vl_raw_pidfd_send_signal(int pidfd, int sig, void *info, unsigned flags)
+{
+	return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, info, flags);
+}
+
+/* hdr, data: a cap_user_header_t and cap_user_data_t (linux/capability.h) */
+static inline int vl_raw_capget(void *hdr, void *data)
+{
+	return (int)syscall(SYS_capget, hdr, data);
+}
+
+static inline int vl_raw_kcmp(pid_t a, pid_t b, int type, unsigned long x, unsigned long y)
+{
+	return (int)syscall(SYS_kcmp, a, b, type, x, y);
+}
+
+static inline long vl_raw_futex(uint32_t *word, int op, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, word, op, val, ts, NULL, 0);
+}
+
+static inline int vl_raw_close_range(unsigned first, unsigned last, unsigned flags)
+{
+	return (int)syscall(SYS_close_range, first, last, flags);
+}
+
+static inline long vl_raw_seccomp(unsigned op, unsigned flags, void *args)
+{
+	return syscall(SYS_seccomp, op, flags, args);
 }
 
 /*

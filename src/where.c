@@ -41,7 +41,7 @@ static const char *not_private(const char *dir)
 	struct stat st;
 	struct statfs sf;
 
-	if (vl_raw_lstat(dir, &st) != 0)
+	if (VL_SYSCALL("lstat region dir", vl_raw_lstat(dir, &st)) != 0)
 		return "missing";
 	if (!S_ISDIR(st.st_mode))
 		return "not a directory";

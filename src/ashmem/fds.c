@@ -76,7 +76,7 @@ long ash_fd_link(int fd, char *buf, size_t size)
 	while (n > 0)
 		path[at++] = digits[--n];
 	path[at] = '\0';
-	got = syscall(SYS_readlinkat, AT_FDCWD, path, buf, size);
+	got = VL_SYSCALL("readlink fd", vl_raw_readlinkat(AT_FDCWD, path, buf, size));
 	errno = saved;
 	return got;
 }
@@ -126,7 +126,8 @@ void vl_ash_seed(void)
 {
 	char link[sizeof(region_link) + 1];
 	int saved = errno;
-	struct vl_dirbuf d = { .fd = vl_raw_open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC) };
+	struct vl_dirbuf d = { .fd = VL_SYSCALL("open fd dir",
+						vl_raw_open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) };
 	struct dirent64 *e;
 
 	while (d.fd >= 0 && (e = vl_next_dirent(&d)) != NULL) {
@@ -134,7 +135,8 @@ void vl_ash_seed(void)
 
 		if (e->d_name[0] < '0' || e->d_name[0] > '9' || (fd = atoi(e->d_name)) == d.fd)
 			continue;
-		if (is_region_link(link, syscall(SYS_readlinkat, d.fd, e->d_name, link, sizeof(link))))
+		if (is_region_link(link, VL_SYSCALL("readlink fd",
+						    vl_raw_readlinkat(d.fd, e->d_name, link, sizeof(link)))))
 			vl_ash_flag(fd);
 	}
 	if (d.fd >= 0)

@@ -16,9 +16,9 @@
  * the daemon; a purged range leaves a tombstone, so a file taken for gone
  * that was not answers 1, DESIGN 15). open() never collects.
  *
- * Lock order as everywhere: the file's lock, then the region lock. The
- * state is guarded by the file's lock; the record's flags by the region
- * lock (VL_ASH_DEV never changes after creation).
+ * The state is guarded by the file's lock; the record's flags by the
+ * region lock (VL_ASH_DEV never changes after creation); they are taken
+ * in the one order of the region's locks (core/layout.h, struct vl_lock).
  *
  * The caller's pointers (SET_NAME, GET_NAME, PIN, GET_FILE_ID) are read
  * and written with process_vm_readv/writev on ourselves (or, where those

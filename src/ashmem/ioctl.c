@@ -90,33 +90,59 @@ static int snapshot(struct target *t, struct vl_ashmem *a)
  * Left: another thread that dups the fd while SET_NAME runs may keep the
  * old memfd (empty, and its record goes).
  */
+/*
+ * Give nfd, a new empty memfd, old's size, mode, offset, status flags and
+ * seals, each read back: 0, or -errno (-EIO for one that did not take).
+ */
+static int copy_memfd_state(int nfd, const struct stat *old, int fl, int seals, off_t off)
+{
+	struct stat fresh;
+	int err;
+
+	if (old->st_size > 0 && (err = ash_raw_ftruncate(nfd, (uint64_t)old->st_size)) != 0)
+		return err;
+	if (VL_SYSCALL("fstat new memfd", vl_raw_fstat(nfd, &fresh)) != 0)
+		return -errno;
+	if ((fresh.st_mode & 07777) != (old->st_mode & 07777) &&
+	    VL_SYSCALL("fchmod new memfd", vl_raw_fchmod(nfd, old->st_mode & 07777)) != 0)
+		return -errno;
+	if (VL_SYSCALL("lseek new memfd", vl_raw_lseek(nfd, off, SEEK_SET)) < 0 ||
+	    VL_SYSCALL("setfl new memfd", vl_raw_fcntl(nfd, F_SETFL, fl)) != 0)
+		return -errno;
+	if (seals != F_SEAL_SEAL && seals != 0 &&
+	    VL_SYSCALL("add seals", vl_raw_fcntl(nfd, F_ADD_SEALS, seals)) != 0)
+		return -errno;
+	if (vl_raw_fcntl(nfd, F_GETFL) != fl || vl_raw_fcntl(nfd, F_GET_SEALS) != seals)
+		return -EIO;
+	return 0;
+}
+
+/* The new memfd, or -errno: -EBUSY if fd holds data (a copy would be a change under a reader). */
 static int clone_memfd(int fd, const char *mname, int *seals_out)
 {
-	struct stat old, fresh;
-	int fl, seals, nfd;
+	struct stat old;
+	int fl, seals, nfd, err;
 	off_t off;
 
-	if (syscall(SYS_fstat, fd, &old) != 0 || old.st_blocks != 0)
-		return -1; /* it holds data: a copy would be a change under a reader */
-	fl = (int)syscall(SYS_fcntl, fd, F_GETFL);
-	seals = (int)syscall(SYS_fcntl, fd, F_GET_SEALS);
-	off = (off_t)syscall(SYS_lseek, fd, 0, SEEK_CUR);
-	if (fl < 0 || seals < 0 || off < 0 || (fl & O_ASYNC))
-		return -1;
+	if (VL_SYSCALL("fstat memfd", vl_raw_fstat(fd, &old)) != 0)
+		return -errno;
+	if (old.st_blocks != 0)
+		return -EBUSY;
+	fl = VL_SYSCALL("getfl memfd", vl_raw_fcntl(fd, F_GETFL));
+	seals = VL_SYSCALL("get seals", vl_raw_fcntl(fd, F_GET_SEALS));
+	off = VL_SYSCALL("lseek memfd", vl_raw_lseek(fd, 0, SEEK_CUR));
+	if (fl < 0 || seals < 0 || off < 0)
+		return -errno;
+	if (fl & O_ASYNC)
+		return -EINVAL; /* its owner and signal cannot be copied */
 	/* a memfd made without MFD_ALLOW_SEALING has F_SEAL_SEAL alone */
 	nfd = ash_raw_memfd(mname, MFD_CLOEXEC | (seals != F_SEAL_SEAL ? MFD_ALLOW_SEALING : 0));
 	if (nfd < 0)
-		return -1;
-	if ((old.st_size > 0 && ash_raw_ftruncate(nfd, (uint64_t)old.st_size) != 0) ||
-	    syscall(SYS_fstat, nfd, &fresh) != 0 ||
-	    ((fresh.st_mode & 07777) != (old.st_mode & 07777) &&
-	     syscall(SYS_fchmod, nfd, old.st_mode & 07777) != 0) ||
-	    syscall(SYS_lseek, nfd, off, SEEK_SET) != off ||
-	    syscall(SYS_fcntl, nfd, F_SETFL, fl) != 0 || syscall(SYS_fcntl, nfd, F_GETFL) != fl ||
-	    (seals != F_SEAL_SEAL && seals != 0 && syscall(SYS_fcntl, nfd, F_ADD_SEALS, seals) != 0) ||
-	    syscall(SYS_fcntl, nfd, F_GET_SEALS) != seals) {
+		return nfd;
+	err = copy_memfd_state(nfd, &old, fl, seals, off);
+	if (err != 0) {
 		vl_raw_close(nfd);
-		return -1;
+		return err;
 	}
 	*seals_out = seals;
 	return nfd;
@@ -138,7 +164,7 @@ static void rename_memfd(struct target *t)
 	ox = t->x;
 	f = vl_file_at(t->r, ox.fi);
 	a = f->ash;
-	fdflags = (int)syscall(SYS_fcntl, t->fd, F_GETFD);
+	fdflags = VL_SYSCALL("getfd memfd", vl_raw_fcntl(t->fd, F_GETFD));
 	if (a.flags & (VL_ASH_MAPPED | VL_ASH_PLAIN))
 		why = "mapped";
 	else if (f->h.nranges != 0)
@@ -153,7 +179,8 @@ static void rename_memfd(struct target *t)
 	/* no eviction here: it takes other files' locks, and we hold this one's */
 	else if (vl_sys_fstat(nfd, &nst) != 0 || ash_record_once(t->r, &nst, t->fd, &a, &nx) != 0)
 		why = "no record for the new memfd";
-	else if (nrec = 1, syscall(SYS_dup3, nfd, t->fd, (fdflags & FD_CLOEXEC) ? O_CLOEXEC : 0) < 0)
+	else if (nrec = 1, VL_SYSCALL("dup3 new memfd",
+				      vl_raw_dup3(nfd, t->fd, (fdflags & FD_CLOEXEC) ? O_CLOEXEC : 0)) < 0)
 		why = "dup3 failed";
 	vl_unlock_file(t->r, ox.fi);
 	if (why != NULL) {

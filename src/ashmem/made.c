@@ -36,7 +36,8 @@ void vl_ash_sent(int fd)
  */
 int ash_fds_holding(const struct vl_ident *ids, int n, int skip, int *held)
 {
-	struct vl_dirbuf d = { .fd = vl_raw_open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC) };
+	struct vl_dirbuf d = { .fd = VL_SYSCALL("open fd dir",
+						vl_raw_open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) };
 	struct dirent64 *e;
 
 	if (d.fd < 0)
@@ -50,7 +51,8 @@ int ash_fds_holding(const struct vl_ident *ids, int n, int skip, int *held)
 			continue;
 		fd = atoi(e->d_name);
 		/* a plain fstat first: the whole identity only for a memfd with one's number */
-		if (fd == skip || fd == d.fd || vl_raw_fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+		if (fd == skip || fd == d.fd || VL_SYSCALL("fstat fd",
+							   vl_raw_fstat(fd, &sb)) != 0 || !S_ISREG(sb.st_mode) ||
 		    sb.st_nlink != 0)
 			continue;
 		for (int i = 0; i < n && !maybe; i++)

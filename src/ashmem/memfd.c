@@ -14,23 +14,23 @@
 
 int ash_raw_memfd(const char *name, unsigned flags)
 {
-	long r = syscall(SYS_memfd_create, name, flags);
+	int r = VL_SYSCALL("memfd_create", vl_raw_memfd_create(name, flags));
 
-	return r < 0 ? -errno : (int)r;
+	return r < 0 ? -errno : r;
 }
 
 int ash_raw_ftruncate(int fd, uint64_t size)
 {
 	if (size > (uint64_t)LLONG_MAX)
 		return -EINVAL;
-	return syscall(SYS_ftruncate, fd, (off_t)size) < 0 ? -errno : 0;
+	return VL_SYSCALL("ftruncate memfd", vl_raw_ftruncate(fd, (off_t)size)) < 0 ? -errno : 0;
 }
 
 int ash_seals(int fd)
 {
-	long r = syscall(SYS_fcntl, fd, F_GET_SEALS);
+	int r = VL_SYSCALL("get seals", vl_raw_fcntl(fd, F_GET_SEALS));
 
-	return r < 0 ? -errno : (int)r;
+	return r < 0 ? -errno : r;
 }
 
 int ash_write_sealed(int fd)
@@ -44,7 +44,7 @@ int ash_file_size(int fd, uint64_t *size)
 {
 	struct stat st;
 
-	if (syscall(SYS_fstat, fd, &st) < 0)
+	if (VL_SYSCALL("fstat memfd", vl_raw_fstat(fd, &st)) < 0)
 		return -errno;
 	*size = (uint64_t)st.st_size;
 	return 0;
@@ -92,7 +92,7 @@ int ash_apply_size(int fd, uint64_t size)
 {
 	struct stat st;
 
-	if (syscall(SYS_fstat, fd, &st) != 0)
+	if (VL_SYSCALL("fstat memfd", vl_raw_fstat(fd, &st)) != 0)
 		return -errno;
 	if (size == (uint64_t)st.st_size || (size < (uint64_t)st.st_size && st.st_blocks != 0))
 		return 0;

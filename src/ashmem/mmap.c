@@ -39,11 +39,11 @@ static int readonly_twin(int fd, const struct vl_ident *id)
 	int ro;
 
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	ro = (int)syscall(SYS_openat, AT_FDCWD, link, O_RDONLY | O_CLOEXEC);
+	ro = VL_SYSCALL("open read-only twin", vl_raw_open(link, O_RDONLY | O_CLOEXEC));
 	if (ro < 0)
 		return -1;
 	if (vl_sys_fstat(ro, &st) != 0 || !vl_ident_same(&st.id, id)) {
-		syscall(SYS_close, ro);
+		vl_raw_close(ro);
 		return -1;
 	}
 	return ro;
@@ -64,7 +64,7 @@ static void *map_region(vl_mmap_fn real, const struct target *t, const struct vl
 	if (ro >= 0) {
 		int saved = errno;
 
-		syscall(SYS_close, ro); /* not close(): the gate there would look at it */
+		vl_raw_close(ro); /* not close(): the gate there would look at it */
 		errno = saved;
 	}
 	return res;
@@ -173,7 +173,7 @@ static void dev_base(struct stat *st)
 		struct stat s;
 		int saved = errno;
 
-		if (vl_raw_stat("/dev", &s) != 0)
+		if (VL_SYSCALL("stat dev", vl_raw_stat("/dev", &s)) != 0)
 			memset(&s, 0, sizeof(s));
 		errno = saved;
 		devdir = s;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * records.c - a region's record in the shared region: found, made, locked.
- * Lock order as everywhere: the file's lock, then the region lock.
+ * records.c - a region's record in the shared region: found, made, locked
+ * (the locks' order: core/layout.h, struct vl_lock).
  */
 #include "internal.h"
 

@@ -143,6 +143,14 @@ void daemon_woke(int fd);
 int daemons_serving(struct daemon_seen *out, int max);
 int daemon_stop(const struct daemon_seen *d);
 
+/*
+ * The DT_NEEDED names that want() takes, of the program exec runs for cmd
+ * (elf.c): cmd's, or those of the interpreter of its #! line, and so on,
+ * 4 deep as the kernel goes. In out, ':' between them; empty if none or
+ * if a file cannot be read or is not a sound ELF file.
+ */
+void program_needed(const char *cmd, int (*want)(const char *name), char *out, size_t size);
+
 struct stat;
 /* Why st is not a private file of this user (in buf, or a constant); NULL if it is one. */
 const char *not_private_file(const struct stat *st, char *buf, size_t size);

@@ -30,7 +30,7 @@
 #include "core/parse.h"
 #include "env.h"
 #include "move.h"
-#include "pressure.h"
+#include "policy.h"
 #include "purge.h"
 #include "region.h"
 
@@ -279,7 +279,7 @@ static unsigned relieve_memory(struct watch *w)
 	uint64_t threshold = 0, rate = FALL_RATE, now = mono_ns();
 	int looked = 0;
 
-	for (int round = 0; round < 8; round++) {
+	for (int round = 0; round < VL_DAEMON_MEMORY_ROUNDS; round++) {
 		struct vl_purge_report rep;
 		int purged = vl_relieve_memory(&w->r, w->have_cg ? &w->cg : NULL, NULL, 1, &ms,
 					       &threshold, &rep);
@@ -289,13 +289,9 @@ static unsigned relieve_memory(struct watch *w)
 		looked = 1;
 		if (round == 0) {
 			arm_usage(w, &ms, threshold);
-			if (w->last_look != 0 && now > w->last_look && ms.available < w->last_avail) {
-				double seen = (double)(w->last_avail - ms.available) * 1e9 /
-					      (double)(now - w->last_look);
-
-				if (seen > (double)rate)
-					rate = seen >= 1.8e19 ? UINT64_MAX : (uint64_t)seen;
-			}
+			rate = vl_fall_rate(w->last_avail, ms.available,
+					    w->last_look != 0 && now > w->last_look ? now - w->last_look : 0,
+					    FALL_RATE);
 		}
 		if (purged == 0 || (rep.ranges == 0 && rep.files_dropped == 0))
 			break; /* not low, or nothing (left) to purge */

@@ -179,7 +179,7 @@ static int still_serving(const struct daemon_seen *d)
  */
 int daemon_stop(const struct daemon_seen *d)
 {
-	int pidfd = (int)syscall(SYS_pidfd_open, d->pid, 0), err = 0;
+	int pidfd = vl_raw_pidfd_open(d->pid, 0), err = 0;
 	struct pollfd p;
 
 	if (pidfd < 0 && errno == ESRCH)
@@ -189,7 +189,7 @@ int daemon_stop(const struct daemon_seen *d)
 			close(pidfd);
 			return 0;
 		}
-		if (syscall(SYS_pidfd_send_signal, pidfd, SIGTERM, NULL, 0) != 0)
+		if (vl_raw_pidfd_send_signal(pidfd, SIGTERM, NULL, 0) != 0)
 			err = errno == ESRCH ? 0 : -errno;
 		p = (struct pollfd){ pidfd, POLLIN, 0 };
 		if (err == 0 && poll(&p, 1, STOP_WAIT_MS) == 0)

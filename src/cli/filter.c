@@ -21,6 +21,7 @@
 #include "cli.h"
 
 #include "ops.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <linux/filter.h>
@@ -224,10 +225,10 @@ int vl_sv_install(int aliases, const char *region, char *why, size_t size)
 	}
 	err = make_filter(aliases, &prog, why, size);
 	if (err == 0) {
-		fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-			     SECCOMP_FILTER_FLAG_NEW_LISTENER |
-				     SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
-			     &prog);
+		fd = vl_raw_seccomp(SECCOMP_SET_MODE_FILTER,
+				    SECCOMP_FILTER_FLAG_NEW_LISTENER |
+					    SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
+				    &prog);
 		if (fd < 0) {
 			err = -errno;
 			/* EBUSY: a filter with a listener already (a volatile run inside another) */

@@ -106,12 +106,12 @@ static unsigned long lookups;
 static int pidfd_open_(pid_t pid, unsigned int flags)
 {
 	pidfds_opened++;
-	return (int)syscall(SYS_pidfd_open, pid, flags);
+	return vl_raw_pidfd_open(pid, flags);
 }
 
 static int pidfd_getfd_(int pidfd, int fd)
 {
-	return (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	return vl_raw_pidfd_getfd(pidfd, fd, 0);
 }
 
 /* fallocate's number in the native ABI and in i386's (-1: none), known once */
@@ -1417,7 +1417,7 @@ static int detach(int sock)
 	}
 	if (dup2(sock, 3) == 3)
 		sock = 3;
-	if (sock == 3 && syscall(SYS_close_range, 4U, ~0U, 0U) != 0) {
+	if (sock == 3 && vl_raw_close_range(4U, ~0U, 0U) != 0) {
 		for (int fd = 4; fd < 1024; fd++)
 			close(fd);
 	}

@@ -16,7 +16,7 @@
 
 static long kill_at = -1, sys_at = -1;
 static char sys_where[32]; /* a point's name: every call there fails */
-static int sys_errno, inited;
+static int sys_errno, tracing, inited;
 static long steps, calls;
 
 static int errno_named(const char *s)
@@ -45,6 +45,8 @@ static void init(void)
 
 	if (__atomic_load_n(&inited, __ATOMIC_ACQUIRE))
 		return;
+	k = secure_getenv("VOLATILE_FAULT_TRACE");
+	tracing = k != NULL && strcmp(k, "1") == 0;
 	k = secure_getenv("VOLATILE_FAULT_KILL");
 	s = secure_getenv("VOLATILE_FAULT_SYSCALL");
 	if (k != NULL && *k)
@@ -95,6 +97,12 @@ void vl_fault_step(const char *where)
 		vl_fault_hook(where);
 	init();
 	n = __atomic_add_fetch(&steps, 1, __ATOMIC_RELAXED);
+	if (tracing) {
+		int saved = errno;
+
+		report("step", n, where, 0);
+		errno = saved;
+	}
 	if (n == kill_at) {
 		report("kill", n, where, 0);
 		kill(getpid(), SIGKILL);
@@ -108,6 +116,8 @@ int vl_fault_syscall(const char *where)
 
 	init();
 	n = __atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
+	if (tracing)
+		report("call", n, where, 0);
 	if (n != sys_at && (sys_where[0] == '\0' || strcmp(where, sys_where) != 0)) {
 		errno = saved;
 		return 0;

@@ -22,8 +22,11 @@
  *
  * VOLATILE_FAULT_REPORT=PATH appends one line per fault injected
  * ("kill N WHERE", "syscall N WHERE ERRNO"), so that a test walking N
- * upwards knows when it has passed the last point. Elsewhere the macros
- * are the bare statement and cost nothing.
+ * upwards knows when it has passed the last point. With
+ * VOLATILE_FAULT_TRACE=1 it also appends one line per point passed
+ * ("step N WHERE", "call N WHERE"), so that a test that walks only some
+ * points knows every point's number and name from one run (fault.sh).
+ * Elsewhere the macros are the bare statement and cost nothing.
  */
 #ifndef VL_CORE_FAULT_H
 #define VL_CORE_FAULT_H

@@ -117,6 +117,35 @@ struct vl_lock {
 #define VL_TOKEN(slot, gen) ((((uint32_t)(gen) & 0x3fffu) << 16) | ((uint32_t)(slot) & 0xffffu))
 
 /*
+ * The region's locks, what each guards, and the one order they are taken
+ * in (the only place it is written; the structs below say field by field):
+ *
+ *   lock             where                guards
+ *   a move lock      hdr->fate.move_lock  one mover of that region at a time
+ *                                         (move.c)
+ *   a file's lock    files[fi].h.lock     the file's ranges: its tree, age
+ *                                         order, counts and spares, and its
+ *                                         ashmem state (struct vl_file_hdr)
+ *   the region lock  hdr->lock            the file table (records' state,
+ *                                         identity, ways to reach them, the
+ *                                         hash), counters c, moved_from, the
+ *                                         tombstones (struct vl_header)
+ *
+ * Order: an old region's move lock, then a file's lock, then the region
+ * lock; a mover (move.c) takes an old region's file lock before a new
+ * region's locks (its file's, then its region lock), and no process takes
+ * a new region's lock and then an old one's. Both a file's lock and the
+ * region lock are held to free a file's slot. In one region only a repair
+ * holds more than one file lock (every one, tried and never waited for:
+ * recount, lock.c), so no file lock waits on another.
+ *
+ * Taken (lock.c: vl_lock_region, vl_lock_file), a lock whose holder died
+ * is repaired before it is handed on: the region lock's by rebuilding the
+ * lists and counters (vl_pool_rebuild), a file lock's by rebuilding the
+ * file's tree (vl_file_repair; rebuild.c), both pure logic here in core.
+ */
+
+/*
  * A process that takes locks of the region. tag: its token | VL_PROC_LIVE
  * while taken (| VL_PROC_DONE once the rest is written); the token alone
  * when free, so that the next taker of the slot gives it a new
@@ -232,7 +261,8 @@ struct vl_holder {
 	int32_t fd;
 };
 
-/* file->flags */
+/* file->flags: these bits, and from VL_FF_TURN_SHIFT up the holders' round robin (ops.c) */
+#define VL_FF_TURN_SHIFT 8
 #define VL_FF_ANON 0x1u       /* no name reached it at its last MARK (memfd) */
 #define VL_FF_PATH_TRIED 0x2u /* we looked for a path once; don't again */
 #define VL_FF_ASHMEM 0x4u     /* an ashmem region: ash holds its state, never a path;
@@ -251,8 +281,7 @@ struct vl_holder {
  * npurged, vbytes, pbytes, and spare (a chain a MARK of another file may
  * yet take when the region is full, with the region lock and an atomic
  * exchange: vl_spare_steal). alive_at is a hint, stored by either. Both
- * locks are held to free the slot. Lock order: a file's lock, then the
- * region lock.
+ * locks are held to free the slot (the order: the table at struct vl_lock).
  *
  * The hash table, state and ident are also read with no lock at all, to
  * guess which slot is a file's (vl_file_probe); the guess is checked
@@ -599,6 +628,24 @@ struct vl_region {
 	uint32_t hash_cap;
 	size_t size;
 };
+
+/*
+ * VL_ASSERT_HELD(r, l): the caller holds lock l of region r, as a
+ * function whose comment says "(... lock held)" needs. Checked in the
+ * library's debug build (VL_DEBUG_LOCKS: tests/debug, which make check
+ * preloads), where a lock not held by this process aborts with a line
+ * naming the lock and the function (vl_lock_assert_held, lock.c);
+ * nothing at all in the release library, the unit tests and the fuzz
+ * targets. It tells this process from others, not one thread from
+ * another: a lock word holds a process's token (lock.c).
+ */
+#ifdef VL_DEBUG_LOCKS
+void vl_lock_assert_held(const struct vl_region *r, const struct vl_lock *l, const char *lock,
+			 const char *func);
+#define VL_ASSERT_HELD(r, l) vl_lock_assert_held((r), (l), #l, __func__)
+#else
+#define VL_ASSERT_HELD(r, l) ((void)sizeof(r), (void)sizeof(l))
+#endif
 
 /*
  * Steps (DESIGN 10: garbage is never a loop). Every loop over the region

@@ -128,6 +128,44 @@ uint32_t vl_node_alloc(const struct vl_region *r, uint32_t file)
 	return vl_node_alloc_below(r, file, r->node_cap);
 }
 
+/*
+ * A racer may take the last ready slot between our look and our claim;
+ * a few tries, each making more slots ready, then the region counts as
+ * full for this call.
+ */
+#define NODE_TAKE_TRIES 4
+
+/*
+ * The ready mark is raised to the highest any racer made ready: making
+ * pages present twice is harmless.
+ */
+uint32_t vl_node_take(const struct vl_region *r, uint32_t fi, vl_make_ready_fn make_ready)
+{
+	struct vl_counters *c = vl_counters(r);
+
+	for (int tries = 0; tries < NODE_TAKE_TRIES; tries++) {
+		uint32_t ready = __atomic_load_n(&c->node_ready, __ATOMIC_ACQUIRE);
+		uint32_t n = vl_node_alloc_below(r, fi, ready), hwm, want;
+
+		if (n != VL_NIL)
+			return n;
+		hwm = __atomic_load_n(&c->node_hwm, __ATOMIC_RELAXED);
+		if (hwm >= r->node_cap || hwm == VL_NIL)
+			return VL_NIL; /* full */
+		if (hwm < ready)
+			continue; /* a racer took the last ready slot first */
+		want = hwm + VL_READY_CHUNK / sizeof(struct vl_node);
+		want = want > r->node_cap ? r->node_cap : want;
+		if (make_ready(r->hdr, r->hdr->geo.nodes_off + (uint64_t)ready * sizeof(struct vl_node),
+			       (uint64_t)(want - ready) * sizeof(struct vl_node)) != 0)
+			return VL_NIL; /* the region's file system is full: ENOMEM, never SIGBUS */
+		while (ready < want && !__atomic_compare_exchange_n(&c->node_ready, &ready, want, 0,
+								    __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+			;
+	}
+	return VL_NIL;
+}
+
 void vl_node_free(const struct vl_region *r, uint32_t n)
 {
 	struct vl_counters *c = vl_counters(r);
@@ -245,6 +283,8 @@ static VL_INLINE int lru_linked(const struct vl_region *r, uint32_t fi, uint32_t
 
 int vl_lru_linked(const struct vl_region *r, uint32_t fi, uint32_t n)
 {
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
+
 	return lru_linked(r, fi, n);
 }
 
@@ -302,6 +342,8 @@ static VL_INLINE void lru_unlink(const struct vl_region *r, uint32_t fi, uint32_
 
 void vl_lru_unlink(const struct vl_region *r, uint32_t fi, uint32_t n)
 {
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
+
 	lru_unlink(r, fi, n);
 }
 
@@ -347,6 +389,8 @@ static VL_INLINE void link_after(const struct vl_region *r, uint32_t fi, uint32_
 
 void vl_lru_insert_after(const struct vl_region *r, uint32_t fi, uint32_t after, uint32_t n)
 {
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
+
 	if (vl_node_w(r, n) == NULL)
 		return;
 	lru_unlink(r, fi, n);
@@ -366,6 +410,8 @@ static VL_INLINE void lru_append(const struct vl_region *r, uint32_t fi, uint32_
 
 void vl_lru_append(const struct vl_region *r, uint32_t fi, uint32_t n)
 {
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
+
 	lru_append(r, fi, n);
 }
 
@@ -400,6 +446,7 @@ int vl_lru_check(const struct vl_region *r, uint32_t fi)
 	const struct vl_file *f = vl_file_at(r, fi);
 	uint32_t h = f->h.lru_head, t = f->h.lru_tail, age;
 
+	VL_ASSERT_HELD(r, &f->h.lock);
 	if (fi == VL_NIL || fi >= r->file_cap)
 		return -EUCLEAN;
 	if (h == VL_NIL || t == VL_NIL) {
@@ -538,6 +585,7 @@ void vl_commit(const struct vl_region *r, uint32_t fi, const struct vl_change *c
 	struct vl_file *f = vl_file_at(r, fi);
 	uint32_t n, next, steps = 0;
 
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
 	for (n = c->freed; n != VL_NIL && steps++ < r->node_cap; n = next) {
 		next = vl_node_at(r, n)->left;
 		let_go(r, fi, n);
@@ -771,8 +819,10 @@ static VL_INLINE int spare_sound(const struct vl_region *r, uint32_t n, uint32_t
 uint32_t vl_spare_take(const struct vl_region *r, uint32_t fi)
 {
 	struct vl_file *f = vl_file_at(r, fi);
-	uint32_t n = __atomic_exchange_n(&f->h.spare, VL_NIL, __ATOMIC_ACQ_REL), rest;
+	uint32_t n, rest;
 
+	VL_ASSERT_HELD(r, &f->h.lock);
+	n = __atomic_exchange_n(&f->h.spare, VL_NIL, __ATOMIC_ACQ_REL);
 	/* a scribbled index must not hand out a node in use */
 	if (!spare_sound(r, n, fi))
 		return VL_NIL;
@@ -808,6 +858,7 @@ static VL_INLINE void spare_keep(const struct vl_region *r, uint32_t fi, uint32_
 
 void vl_spare_keep(const struct vl_region *r, uint32_t fi, uint32_t n)
 {
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
 	spare_keep(r, fi, n);
 }
 
@@ -820,6 +871,7 @@ uint32_t vl_spare_steal(const struct vl_region *r, uint32_t to)
 {
 	uint32_t hwm = vl_file_hwm(r);
 
+	VL_ASSERT_HELD(r, &r->hdr->lock);
 	for (uint32_t fi = 1; fi < hwm; fi++) {
 		struct vl_file *f = vl_file_at(r, fi);
 		uint32_t n = __atomic_load_n(&f->h.spare, __ATOMIC_ACQUIRE), rest;
@@ -853,6 +905,8 @@ static void spares_free(const struct vl_region *r, uint32_t fi)
 {
 	uint32_t n;
 
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
+	VL_ASSERT_HELD(r, &r->hdr->lock);
 	for (uint32_t k = 0; k < VL_SPARES && (n = vl_spare_take(r, fi)) != VL_NIL; k++)
 		vl_node_free(r, n);
 }

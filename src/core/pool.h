@@ -18,6 +18,18 @@
  */
 uint32_t vl_node_alloc(const struct vl_region *r, uint32_t file);
 uint32_t vl_node_alloc_below(const struct vl_region *r, uint32_t file, uint32_t limit);
+/*
+ * The node allocator as a MARK calls it (region.c vl_node_get): a PENDING
+ * node of file fi, or VL_NIL when the region is full or when make_ready
+ * fails. Slots never used are handed out only below node_ready (their
+ * pages are present); when none is left there, make_ready(base, off, len)
+ * is asked to make the next VL_READY_CHUNK bytes of slots present (0, or
+ * nonzero: it cannot, the region's file system is full) and the mark is
+ * raised. No lock: many processes may be here at once.
+ */
+#define VL_READY_CHUNK 65536 /* bytes of slots made ready at a time */
+typedef int (*vl_make_ready_fn)(void *base, uint64_t off, uint64_t len);
+uint32_t vl_node_take(const struct vl_region *r, uint32_t fi, vl_make_ready_fn make_ready);
 /* Free node n, which is in no tree and no file's age order; no lock. */
 void vl_node_free(const struct vl_region *r, uint32_t n);
 /*

@@ -218,3 +218,15 @@ unsigned vl_poll_ms(uint64_t gap, uint64_t rate, unsigned min_ms, unsigned max_m
 		ms = min_ms;
 	return (unsigned)ms;
 }
+
+uint64_t vl_fall_rate(uint64_t had, uint64_t have, uint64_t dt_ns, uint64_t least)
+{
+	double seen;
+
+	if (dt_ns == 0 || have >= had)
+		return least;
+	seen = (double)(had - have) * 1e9 / (double)dt_ns;
+	if (seen <= (double)least)
+		return least;
+	return seen >= 1.8e19 ? UINT64_MAX : (uint64_t)seen;
+}

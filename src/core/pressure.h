@@ -81,4 +81,12 @@ uint64_t vl_purge_need(uint64_t have, uint64_t threshold, uint64_t min_room);
  */
 unsigned vl_poll_ms(uint64_t gap, uint64_t rate, unsigned min_ms, unsigned max_ms);
 
+/*
+ * The rate of fall to plan the next look for, in bytes a second: least,
+ * or the rate `have` (available memory) fell from `had` in the dt_ns since
+ * the last look if that was faster (dt_ns 0: no last look to compare with).
+ * A rate too large for 64 bits: UINT64_MAX.
+ */
+uint64_t vl_fall_rate(uint64_t had, uint64_t have, uint64_t dt_ns, uint64_t least);
+
 #endif

@@ -8,6 +8,7 @@
 #include "core/ashmem_rules.h"
 #include "export.h"
 #include "next.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -25,7 +26,7 @@ static int raw_ioctl(int fd, unsigned long req, ...)
 	va_start(ap, req);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	return (int)syscall(SYS_ioctl, fd, req, arg);
+	return vl_raw_ioctl(fd, req, (unsigned long)arg);
 }
 
 VL_EXPORT int ioctl(int fd, unsigned long req, ...)

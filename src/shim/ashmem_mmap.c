@@ -11,6 +11,7 @@
 #include "ashmem/ashmem.h"
 #include "export.h"
 #include "next.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <sys/mman.h>
@@ -22,7 +23,7 @@ typedef int (*munmap_fn)(void *, size_t);
 
 static void *raw_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	return vl_raw_mmap(addr, len, prot, flags, fd, off);
 }
 
 static void *gate(vl_mmap_fn next, void *addr, size_t len, int prot, int flags, int fd, off_t off)
@@ -47,7 +48,7 @@ VL_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t 
 
 static int raw_munmap(void *addr, size_t len)
 {
-	return (int)syscall(SYS_munmap, addr, len);
+	return vl_raw_munmap(addr, len);
 }
 
 /* One load unless regions this process let go of wait to be settled. */

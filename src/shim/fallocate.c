@@ -13,6 +13,7 @@
 #include "export.h"
 #include "ident.h"
 #include "next.h"
+#include "sys.h"
 #include "ops.h"
 #include "volatile.h"
 
@@ -41,7 +42,7 @@ static int aliases_on;
 /* No next symbol (a static libc?): go to the kernel. */
 static int raw_fallocate(int fd, int mode, off_t off, off_t len)
 {
-	return (int)syscall(SYS_fallocate, fd, mode, off, len);
+	return vl_raw_fallocate(fd, mode, off, len);
 }
 
 /* Only "1" turns them on; nothing is read in a secure execution (DESIGN 9). */

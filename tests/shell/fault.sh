@@ -12,6 +12,10 @@
 #   syscall: the same workload's 1st, 2nd, ... system call fails with
 #            EINTR, ENOMEM, EAGAIN, until none is left to fail.
 #
+# Each walk takes every point in turn for its first $VL_FAULT_BUDGET
+# seconds (see "the budget" below), then one point in three, and always
+# the points it must reach: every point is walked by one of three seeds.
+#
 # After each, a fresh process (the ordinary library) must get its answers
 # at once (a lock whose holder died is repaired, never waited on forever),
 # and THE INVARIANT must hold: bytes never marked are intact, and an
@@ -63,17 +67,83 @@ check_after() {
 	[ "$rc" -eq 0 ] || { show st; fail "$1: volatile status failed"; }
 }
 
-# kill_walk LABEL WORKLOAD PREPARE CHECK: WORKLOAD killed at its 1st, 2nd,
-# ... step inside a critical section, until it runs to its end; PREPARE
+# ---- the budget -------------------------------------------------------------------
+# The walks grow with every fault point, and make check must not. So each
+# walk takes its points one by one for its first $VL_FAULT_BUDGET seconds
+# (20 unless set; 0: no limit, every point), then only one point in
+# $stride: those whose number is $offset modulo $stride, $offset being the
+# seed ($VL_FAULT_SEED, else the date's seconds; printed) modulo $stride,
+# and the points the walk must reach, found by name in a traced run
+# (VOLATILE_FAULT_TRACE, src/core/fault.h). Three runs with seeds 0, 1 and
+# 2 walk every point; a failure is walked again with the seed it printed.
+budget=${VL_FAULT_BUDGET:-20}
+stride=3
+seed=${VL_FAULT_SEED:-$(date +%s)}
+offset=$((seed % stride))
+if [ "$budget" -gt 0 ]; then
+	say "each walk: every point for ${budget}s, then one in $stride from $offset (VL_FAULT_SEED=$seed)"
+else
+	say "each walk: every point (VL_FAULT_BUDGET=0)"
+fi
+
+# walk_start KIND MUST WORKLOAD PREPARE: a walk of KIND (step or call)
+# begins; its points whose name matches the ERE MUST are always walked.
+walk_start() {
+	_kind=$1 _must=$2 _trace_workload=$3 _trace_prepare=$4
+	n=0
+	tried=0
+	sampled=0
+	_since=$(date +%s)
+	rm -f "$WORK/must"
+}
+
+# The numbers of the points to walk whatever the budget, from a traced run
+# of the walk's workload, made when the sampling begins (at once, the
+# walk's region as its later runs find it).
+must_points() {
+	: >"$WORK/must"
+	[ -n "$_must" ] || return 0
+	rm -f "$report"
+	$_trace_prepare
+	run trace "$_trace_workload" VOLATILE_FAULT_TRACE=1
+	grep -E "^$_kind [0-9]+ ($_must)" "$report" | cut -d' ' -f2 >"$WORK/must"
+	[ -s "$WORK/must" ] || { show trace; fail "the workload never passes a point named $_must"; }
+	rm -f "$report"
+}
+
+# Sets n to the next point to walk.
+next_point() {
+	n=$((n + 1))
+	tried=$((tried + 1))
+	[ "$budget" -gt 0 ] && [ $(($(date +%s) - _since)) -ge "$budget" ] || return 0
+	[ -f "$WORK/must" ] || must_points
+	while [ $((n % stride)) -ne "$offset" ] && ! grep -qx "$n" "$WORK/must"; do
+		n=$((n + 1))
+		sampled=$((sampled + 1))
+	done
+}
+
+# How much of its points a walk took (its last run passed the last point)
+walked() {
+	if [ "$sampled" -eq 0 ]; then
+		echo "each of $((n - 1))"
+	else
+		echo "$((tried - 1)) of the (at most) $((n - 1)), the rest left to other seeds,"
+	fi
+}
+
+# kill_walk LABEL WORKLOAD PREPARE CHECK [MUST]: WORKLOAD killed at its
+# 1st, 2nd, ... step inside a critical section (as the budget allows, and
+# at every step named by the ERE MUST), until it runs to its end; PREPARE
 # before each run, CHECK after each kill. Sets killed; the names of the
 # steps killed at go to $WORK/steps.
 kill_walk() {
 	_label=$1 _workload=$2 _prepare=$3 _check=$4
-	n=0
+	walk_start step "${5:-}" "$_workload" "$_prepare"
 	killed=0
 	: >"$WORK/steps"
 	while :; do
-		n=$((n + 1))
+		next_point
 		[ "$n" -le 2000 ] || fail "$_label: more than 2000 steps: the walk does not end"
 		rm -f "$report"
 		$_prepare
@@ -103,7 +173,7 @@ prepare() {
 }
 kill_walk "kill walk" workload prepare check_after
 [ "$killed" -ge 20 ] || fail "only $killed steps: the injection points are not reached"
-say "killed at each of $killed steps; every time, the next process got its answers and the invariant held"
+say "killed at $(walked) steps; every time, the next process got its answers and the invariant held"
 # the workload's own result when nothing kills it, for reference
 check_after "the workload undisturbed"
 
@@ -144,12 +214,12 @@ prepare_full() {
 	mkfile "$f" 64K A
 	mkfile "$g" 64K G
 }
-kill_walk "full region" workload_full prepare_full check_after_full
+kill_walk "full region" workload_full prepare_full check_after_full "spare_steal: taken, not given"
 grep -c " = 0$" "$WORK/w.out" | grep -qx 13 ||
 	{ show w; fail "full region: the undisturbed workload did not succeed throughout"; }
 grep -q "^spare_steal: taken, not given" "$WORK/steps" ||
 	fail "full region: the walk never killed the workload inside the steal of a spare"
-say "full region: killed at each of $killed steps; every time, the next process got its answers and the invariant held"
+say "full region: killed at $(walked) steps; every time, the next process got its answers and the invariant held"
 
 # ---- kill the repairer at every step of its repair --------------------------------
 # A process dies in the middle of a MARK of f (stopped at the step where
@@ -176,19 +246,20 @@ repairer() {
 }
 
 new_region
-kill_walk "repairer" repairer dead_marker check_after
+kill_walk "repairer" repairer dead_marker check_after \
+	"repair_file: a node taken back|recount: counted, files locked"
 grep -q "^repair_file: a node taken back" "$WORK/steps" ||
 	fail "repairer: the walk never killed the repairer inside its repair"
 grep -q "^recount: counted, files locked" "$WORK/steps" ||
 	fail "repairer: the walk never killed the repairer inside its recount"
-say "repairer: killed at each of $killed steps of a repair and what follows it; the invariant held"
+say "repairer: killed at $(walked) steps of a repair and what follows it; the invariant held"
 
 # ---- fail every system call ---------------------------------------------------------
 for err in EINTR ENOMEM EAGAIN; do
 	new_region
-	n=0
+	walk_start call "" workload prepare
 	while :; do
-		n=$((n + 1))
+		next_point
 		[ "$n" -le 2000 ] || fail "more than 2000 system calls: the walk does not end"
 		rm -f "$report"
 		prepare
@@ -202,6 +273,6 @@ for err in EINTR ENOMEM EAGAIN; do
 		check_after "syscall $n failing with $err ($(cut -d' ' -f3- "$report" 2>/dev/null))"
 		[ -s "$report" ] || break
 	done
-	say "$err: each of $((n - 1)) system calls failed in turn; no crash, no hang, the invariant held"
+	say "$err: $(walked) system calls failed in turn; no crash, no hang, the invariant held"
 done
 exit 0

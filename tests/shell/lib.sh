@@ -4,6 +4,10 @@
 # make check runs each test with VL_TOP_BUILDDIR, VL_TOP_SRCDIR and
 # VOLATILE_LIBRARY in the environment. A test exits 0 (pass), 1 (fail) or
 # 77 (skip: only when the machine forbids a step, saying why).
+# VOLATILE_LIBRARY is the debug build (tests/debug: a lock precondition
+# not met aborts, naming the lock and the function; the release library
+# if that is not built); VOLATILE_RELEASE_LIBRARY the release one, for the
+# tests about the library as installed (symbols.sh, run-abi.sh).
 #
 # What a test gets:
 #   $WORK      a private directory on tmpfs (/dev/shm), removed at exit
@@ -19,14 +23,18 @@ set -u
 
 TEST_NAME=$(basename "$0" .sh)
 : "${VL_TOP_BUILDDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
-: "${VOLATILE_LIBRARY:=$VL_TOP_BUILDDIR/src/.libs/libvolatile.so}"
+: "${VOLATILE_RELEASE_LIBRARY:=$VL_TOP_BUILDDIR/src/.libs/libvolatile.so}"
+if [ -z "${VOLATILE_LIBRARY:-}" ]; then
+	VOLATILE_LIBRARY=$VL_TOP_BUILDDIR/tests/debug/.libs/libvolatile.so
+	[ -r "$VOLATILE_LIBRARY" ] || VOLATILE_LIBRARY=$VOLATILE_RELEASE_LIBRARY
+fi
 # (VL_RUN_TOP: share_build's copy, when a --inside run follows one)
 : "${VL_RUN_TOP:=$VL_TOP_BUILDDIR}"
 VOLATILE_CMD=$VL_RUN_TOP/src/volatile
 VT=$VL_RUN_TOP/tests/helpers/vt
 # seconds any one command may take
 VL_TIMEOUT=${VL_TIMEOUT:-20}
-export VL_TOP_BUILDDIR VOLATILE_LIBRARY
+export VL_TOP_BUILDDIR VOLATILE_LIBRARY VOLATILE_RELEASE_LIBRARY
 
 # Nothing from the caller's environment changes what the library does...
 unset LD_PRELOAD VOLATILE_BUDGET VOLATILE_DEBUG VOLATILE_REGION_RANGES \
@@ -346,8 +354,14 @@ copy_linked_helpers() {
 # and the directories above it passable), VT and the others pointed there
 copy_build() {
 	_fault=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
-	chmod 0711 "${1%/*}" && mkdir -p "$1/src/.libs" "$1/tests/helpers" "$1/tests/fault/.libs" &&
+	# the library the test preloads (the debug build's, or the release one), where it lies in the tree
+	case $VOLATILE_LIBRARY in
+	"$VL_TOP_BUILDDIR"/*/.libs/*) _libdir=${VOLATILE_LIBRARY%/*} _libdir=${_libdir#"$VL_TOP_BUILDDIR"/} ;;
+	*) _libdir=src/.libs ;;
+	esac
+	chmod 0711 "${1%/*}" && mkdir -p "$1/src/.libs" "$1/$_libdir" "$1/tests/helpers" "$1/tests/fault/.libs" &&
 		cp -P "$VL_TOP_BUILDDIR"/src/.libs/libvolatile.so* "$1/src/.libs/" &&
+		cp -P "$VL_TOP_BUILDDIR/$_libdir"/libvolatile.so* "$1/$_libdir/" &&
 		cp "$VOLATILE_CMD" "$1/src/" &&
 		find "$VL_TOP_BUILDDIR/tests/helpers" -maxdepth 1 -type f -perm -u+x \
 			-exec cp {} "$1/tests/helpers/" \; &&
@@ -360,9 +374,10 @@ copy_build() {
 	export LD_LIBRARY_PATH
 	VT=$1/tests/helpers/vt
 	VOLATILE_CMD=$1/src/volatile
-	VOLATILE_LIBRARY=$1/src/.libs/${VOLATILE_LIBRARY##*/}
+	VOLATILE_LIBRARY=$1/$_libdir/${VOLATILE_LIBRARY##*/}
+	VOLATILE_RELEASE_LIBRARY=$1/src/.libs/${VOLATILE_RELEASE_LIBRARY##*/}
 	VOLATILE_FAULT_LIBRARY=$1/tests/fault/.libs/${_fault##*/}
-	export VL_RUN_TOP VOLATILE_LIBRARY VOLATILE_FAULT_LIBRARY
+	export VL_RUN_TOP VOLATILE_LIBRARY VOLATILE_RELEASE_LIBRARY VOLATILE_FAULT_LIBRARY
 }
 
 # ---- running things ---------------------------------------------------------

@@ -23,7 +23,7 @@
 # abi-prog32.S, which needs none. It runs directly and through a 64-bit
 # sh; the C one also execs a 64-bit program, which must get the library.
 # The library is the default one here (VOLATILE_LIBRARY unset): what run
-# names through ld.so's $LIB.
+# names through ld.so's $LIB, the release build (lib.sh).
 #
 # Each part skips only when this machine cannot make or run its program,
 # and says why; the test skips if no part could run.
@@ -33,7 +33,7 @@ need_cmd
 : "${VL_TOP_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
 HELPERS=$VL_TOP_SRCDIR/tests/helpers
 CC=${VL_CC:-cc}
-THE_LIBRARY=$VOLATILE_LIBRARY
+THE_LIBRARY=$VOLATILE_RELEASE_LIBRARY
 unset VOLATILE_LIBRARY
 parts=0
 skipped=

@@ -6,6 +6,8 @@
 # to by accident. The list, src/libvolatile.map (the version script the
 # library is linked with), is the contract; doc/semantics.md (C API) and doc/ashmem.md list it too.
 . "$(dirname "$0")/lib.sh"
+# the library as installed, not the test suite's debug build (lib.sh)
+VOLATILE_LIBRARY=$VOLATILE_RELEASE_LIBRARY
 command -v nm >/dev/null 2>&1 || skip "nm (binutils) is not installed"
 
 # the list is the version script the library is linked with; vfork is x86_64's only

@@ -187,6 +187,78 @@ START_TEST(test_alloc_below)
 END_TEST
 
 /*
+ * vl_node_take: never-used slots only once make_ready made their pages
+ * present, a chunk at a time from the ready mark, the chunk clamped to
+ * the capacity; make_ready failing (a full file system) is VL_NIL with
+ * nothing claimed, and a full region is VL_NIL without asking it.
+ */
+static struct {
+	int calls, fail;
+	uint64_t off, len;
+} ready_seen;
+
+static int fake_make_ready(void *base, uint64_t off, uint64_t len)
+{
+	(void)base;
+	ready_seen.calls++;
+	ready_seen.off = off;
+	ready_seen.len = len;
+	return ready_seen.fail ? -1 : 0;
+}
+
+START_TEST(test_node_take_ready)
+{
+	const uint32_t chunk = VL_READY_CHUNK / sizeof(struct vl_node);
+	struct th_region t;
+	const struct vl_region *r;
+	const struct vl_counters *c;
+	uint32_t i, n;
+
+	th_region_init(&t, chunk + chunk / 2, 4);
+	r = &t.r;
+	c = &r->hdr->c;
+	ck_assert_uint_eq(c->node_ready, 0);
+	memset(&ready_seen, 0, sizeof(ready_seen));
+	ready_seen.fail = 1;
+	ck_assert_uint_eq(vl_node_take(r, 1, fake_make_ready), VL_NIL);
+	ck_assert_int_eq(ready_seen.calls, 1);
+	ck_assert_uint_eq(c->node_ready, 0);
+	ck_assert_uint_eq(c->node_hwm, 1);
+	ck_assert_uint_eq(c->nodes_used, 0);
+
+	ready_seen.fail = 0;
+	ck_assert_uint_eq(vl_node_take(r, 1, fake_make_ready), 1);
+	ck_assert_int_eq(ready_seen.calls, 2);
+	ck_assert_uint_eq(ready_seen.off, r->hdr->geo.nodes_off);
+	ck_assert_uint_eq(ready_seen.len, (uint64_t)(1 + chunk) * sizeof(struct vl_node));
+	ck_assert_uint_eq(c->node_ready, 1 + chunk);
+	/* the rest of the chunk without asking again */
+	for (i = 2; i < 1 + chunk; i++)
+		ck_assert_uint_eq(vl_node_take(r, 1, fake_make_ready), i);
+	ck_assert_int_eq(ready_seen.calls, 2);
+	/* the next chunk from the ready mark, clamped to the capacity */
+	ck_assert_uint_eq(vl_node_take(r, 2, fake_make_ready), 1 + chunk);
+	ck_assert_int_eq(ready_seen.calls, 3);
+	ck_assert_uint_eq(ready_seen.off,
+			  r->hdr->geo.nodes_off + (uint64_t)(1 + chunk) * sizeof(struct vl_node));
+	ck_assert_uint_eq(ready_seen.len,
+			  (uint64_t)(r->node_cap - 1 - chunk) * sizeof(struct vl_node));
+	ck_assert_uint_eq(c->node_ready, r->node_cap);
+	for (n = 2 + chunk; n < r->node_cap; n++)
+		ck_assert_uint_eq(vl_node_take(r, 2, fake_make_ready), n);
+	/* full: not asked; a freed node is handed out again */
+	ck_assert_uint_eq(vl_node_take(r, 2, fake_make_ready), VL_NIL);
+	ck_assert_int_eq(ready_seen.calls, 3);
+	vl_node_free(r, 5);
+	ck_assert_uint_eq(vl_node_take(r, 3, fake_make_ready), 5);
+	ck_assert_uint_eq(vl_node_file(vl_node_at(r, 5)), 3);
+	ck_assert_int_eq(ready_seen.calls, 3);
+	ck_assert(th_sentinel_zero(r));
+	th_region_fini(&t);
+}
+END_TEST
+
+/*
  * The free list with no lock: threads pop and push on one region at
  * once (in loop 1, a sweeper empties and refills the list meanwhile). A node handed out twice would be seen by its second taker while
  * the first still holds it (each holder claims the slot in owner[] and
@@ -2779,6 +2851,7 @@ static Suite *pool_suite(void)
 	tcase_add_test(tc, test_free_list_reuse);
 	tcase_add_test(tc, test_corrupt_free_head);
 	tcase_add_test(tc, test_alloc_below);
+	tcase_add_test(tc, test_node_take_ready);
 	tcase_add_test(tc, test_alloc_random);
 	tcase_add_loop_test(tc, test_alloc_concurrent, 0, 2); /* 1: with a sweeper */
 	suite_add_tcase(s, tc);

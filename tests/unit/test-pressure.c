@@ -178,6 +178,24 @@ START_TEST(test_arithmetic)
 }
 END_TEST
 
+/* The daemon's rate of fall: the floor, or what it saw since its last look if faster. */
+START_TEST(test_fall_rate)
+{
+	const uint64_t least = 4 * GiB;
+
+	ck_assert_uint_eq(vl_fall_rate(8 * GiB, 7 * GiB, 0, least), least); /* no last look */
+	ck_assert_uint_eq(vl_fall_rate(7 * GiB, 8 * GiB, 1000000, least), least); /* rose */
+	ck_assert_uint_eq(vl_fall_rate(8 * GiB, 8 * GiB, 1000000, least), least);
+	/* 1 GiB in 1 s: slower than the floor */
+	ck_assert_uint_eq(vl_fall_rate(8 * GiB, 7 * GiB, 1000000000, least), least);
+	/* 100 MiB in 10 ms: 10,000 MiB/s */
+	ck_assert_uint_eq(vl_fall_rate(8 * GiB, 8 * GiB - 100 * MiB, 10000000, least),
+			  10000 * MiB);
+	/* beyond 64 bits a second */
+	ck_assert_uint_eq(vl_fall_rate(UINT64_MAX, 0, 1, least), UINT64_MAX);
+}
+END_TEST
+
 /* ---- fixture hierarchies on disk ---- */
 
 static char base[64];
@@ -344,6 +362,7 @@ int main(void)
 	tcase_add_test(t, test_cgroup_dir_of);
 	tcase_add_test(t, test_values);
 	tcase_add_test(t, test_arithmetic);
+	tcase_add_test(t, test_fall_rate);
 	tcase_add_test(t, test_v2_fixture);
 	tcase_add_test(t, test_v1_fixture);
 	tcase_add_test(t, test_own_cgroup);

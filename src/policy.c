@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * policy.c - the purge decision (policy.h, DESIGN 6): goals for purge.c,
+ * at a MARK and for the daemon, and how far a pass goes toward one.
+ */
+#include "policy.h"
+
+#include "core/compiler.h"
+#include "core/pool.h"
+#include "core/pressure.h"
+#include "log.h"
+#include "sys.h"
+
+/*
+ * Room beyond VOLATILE_MIN_AVAILABLE that a memory purge makes (at
+ * least; vl_purge_need), so that the next look does not purge at once.
+ */
+#define MEMORY_ROOM (1u << 20)
+
+int vl_relieve_memory(const struct vl_region *r, const struct vl_cgroup *cg,
+		      const struct vl_hint *hint, int thorough, struct vl_memstate *ms,
+		      uint64_t *threshold, struct vl_purge_report *rep)
+{
+	/* a hint: a MARK calls, and must not stall on the machine */
+	struct vl_goal g = { .thorough = thorough, .bounded = hint != NULL,
+			      .reason = VL_PURGE_MEMORY };
+	int err = vl_memstate_read(cg, ms);
+
+	if (err)
+		return err;
+	*threshold = vl_threshold_bytes(&vl_config()->min_available, ms->total);
+	g.bytes = vl_purge_need(ms->available, *threshold, MEMORY_ROOM);
+	if (g.bytes == 0)
+		return 0;
+	vl_purge(r, &g, hint, rep);
+	return 1;
+}
+
+int vl_relieve_tmpfs(const struct vl_region *r, uint64_t dev, uint64_t free_bytes,
+		     uint64_t size_bytes, const struct vl_hint *hint, int thorough,
+		     uint64_t *threshold, struct vl_purge_report *rep)
+{
+	struct vl_goal g = { .use_dev = 1, .dev = dev, .thorough = thorough, .bounded = hint != NULL,
+			      .reason = VL_PURGE_TMPFS };
+
+	*threshold = vl_threshold_bytes(&vl_config()->tmpfs_min_free, size_bytes);
+	g.bytes = vl_purge_need(free_bytes, *threshold, 0);
+	if (g.bytes == 0)
+		return 0;
+	vl_purge(r, &g, hint, rep);
+	return 1;
+}
+
+/* ---- in a pass ------------------------------------------------------------------ */
+
+int vl_goal_met(const struct vl_region *r, const struct vl_goal *g,
+		const struct vl_purge_report *rep)
+{
+	if (g->use_ceiling) {
+		struct vl_u128 v = vl_u128_load(&r->hdr->c.volatile_bytes);
+
+		return vl_u128_cmp(&v, g->ceiling) <= 0;
+	}
+	return rep->bytes >= g->bytes;
+}
+
+int vl_goal_excludes(const struct vl_region *r, const struct vl_goal *g, uint32_t fi)
+{
+	return g->use_dev &&
+	       __atomic_load_n(&vl_file_at(r, fi)->h.ident.dev, __ATOMIC_RELAXED) != g->dev;
+}
+
+int vl_batch_more(const struct vl_region *r, const struct vl_goal *g,
+		  const struct vl_purge_report *rep, uint32_t n, uint32_t second, uint64_t bytes)
+{
+	uint32_t now = __atomic_load_n(&r->hdr->c.seq, __ATOMIC_RELAXED);
+
+	if (n == VL_NIL || n >= r->node_cap || bytes >= VL_BATCH_BYTES || vl_goal_met(r, g, rep))
+		return 0;
+	return second == 0 || vl_age_older(vl_node_at(r, n)->seq, second, now);
+}
+
+/* ---- at a MARK ------------------------------------------------------------------ */
+
+VL_COLD void vl_enforce_budget(const struct vl_region *r, const struct vl_hint *h)
+{
+	const struct vl_config *cfg = vl_config();
+	struct vl_goal g = { .ceiling = cfg->budget, .use_ceiling = 1, .bounded = 1,
+			      .reason = VL_PURGE_BUDGET };
+	struct vl_purge_report rep;
+
+	vl_purge(r, &g, h, &rep);
+	vl_log("budget %llu: purged %u ranges, %llu bytes", (unsigned long long)cfg->budget,
+	       rep.ranges, (unsigned long long)rep.bytes);
+}
+
+/* when a MARK of this process last looked at memory and tmpfs space */
+uint64_t vl_pressure_checked_ms;
+
+/* Purge oldest first while available memory is below VOLATILE_MIN_AVAILABLE. */
+static VL_COLD void relieve_memory(const struct vl_region *r, const struct vl_hint *h)
+{
+	struct vl_cgroup cg;
+	struct vl_memstate ms;
+	int have_cg = vl_own_cgroup(&cg) == 0;
+
+	for (int round = 0; round < VL_MARK_MEMORY_ROUNDS; round++) {
+		struct vl_purge_report rep;
+		uint64_t threshold;
+
+		if (vl_relieve_memory(r, have_cg ? &cg : NULL, h, 0, &ms, &threshold, &rep) <= 0)
+			return;
+		vl_log("low memory: %llu bytes available%s < %llu: purged %u ranges, %llu bytes",
+		       (unsigned long long)ms.available, ms.by_cgroup ? " in the cgroup" : "",
+		       (unsigned long long)threshold, rep.ranges, (unsigned long long)rep.bytes);
+		if (rep.bytes == 0)
+			return;
+	}
+}
+
+/* Purge this tmpfs's own ranges while its free space is below VOLATILE_TMPFS_MIN_FREE. */
+static VL_COLD void relieve_tmpfs(const struct vl_region *r, const struct vl_hint *h,
+				  const struct vl_stat *st)
+{
+	struct vl_purge_report rep;
+	uint64_t free_bytes, size, threshold;
+
+	if (vl_tmpfs_space(h->fd, &free_bytes, &size) != 0)
+		return; /* a memfd: no size limit */
+	if (vl_relieve_tmpfs(r, st->id.dev, free_bytes, size, h, 0, &threshold, &rep))
+		vl_log("tmpfs nearly full: %llu bytes free < %llu: purged %u ranges, %llu bytes",
+		       (unsigned long long)free_bytes, (unsigned long long)threshold, rep.ranges,
+		       (unsigned long long)rep.bytes);
+}
+
+VL_COLD void vl_relieve_pressure(const struct vl_region *r, const struct vl_hint *h,
+				 const struct vl_stat *st)
+{
+	const struct vl_config *cfg = vl_config();
+
+	if (vl_threshold_on(&cfg->min_available))
+		relieve_memory(r, h);
+	if (vl_threshold_on(&cfg->tmpfs_min_free))
+		relieve_tmpfs(r, h, st);
+}

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * policy.h - the purge decision (DESIGN 6): when to purge, and how much.
+ *
+ * purge.c is the mechanism: given a goal (bytes, or a ceiling; a device),
+ * it purges oldest first, a batch of ranges a visit, until the goal is
+ * met; whether it is, whether a file counts and how far a batch goes are
+ * asked here. What sets a goal is here too:
+ *   - VOLATILE_BUDGET, at a MARK whose commit left the region over it;
+ *   - VOLATILE_MIN_AVAILABLE, memory (the system's or the cgroup's
+ *     headroom): at a MARK, looked at every VL_PRESSURE_EVERY_MS, and by the
+ *     daemon (cli/daemon.c), each in rounds while a round purges;
+ *   - VOLATILE_TMPFS_MIN_FREE, a tmpfs's free space: the same.
+ * The measuring is pressure.c's; the thresholds' arithmetic
+ * core/pressure.c's (pure, unit-tested).
+ */
+#ifndef VL_POLICY_H
+#define VL_POLICY_H
+
+#include "core/layout.h"
+#include "env.h"
+#include "ident.h"
+#include "pressure.h"
+#include "purge.h"
+#include "sys.h"
+
+#include <stdint.h>
+
+/*
+ * Rounds of memory relief, at most: freed memory shows at once, so a
+ * round that purged and left memory low purges again; the rounds bound
+ * the work if it does not. A MARK takes fewer (the caller waits).
+ */
+#define VL_MARK_MEMORY_ROUNDS 4
+#define VL_DAEMON_MEMORY_ROUNDS 8
+
+/*
+ * Is the region over this process's budget? The count is two words read
+ * with no lock: a reader between a carry's two adds sees it 2^64 short
+ * (layout.h), and this MARK enforces nothing; the next one will. Inline:
+ * every MARK's commit asks.
+ */
+static inline int vl_over_budget(const struct vl_region *r)
+{
+	const struct vl_config *cfg = vl_config();
+	struct vl_u128 v;
+
+	if (!cfg->has_budget)
+		return 0;
+	v = vl_u128_load(&r->hdr->c.volatile_bytes);
+	return vl_u128_cmp(&v, cfg->budget) > 0;
+}
+
+/*
+ * Memory and tmpfs space are looked at on MARK at most every 250 ms per
+ * process (a coarse clock read and a compare the rest of the time), so
+ * the check costs nothing a benchmark of MARK can see.
+ */
+#define VL_PRESSURE_EVERY_MS 250
+extern uint64_t vl_pressure_checked_ms;
+
+/* The commit of a MARK found the region over the budget: purge, oldest first. */
+void vl_enforce_budget(const struct vl_region *r, const struct vl_hint *h);
+/* A MARK's look at memory and st's tmpfs, when due: purge what is low. */
+void vl_relieve_pressure(const struct vl_region *r, const struct vl_hint *h,
+			 const struct vl_stat *st);
+
+/*
+ * After a MARK of the file that h names, committed and its lock let go:
+ * purge to the budget if the commit found the region over it
+ * (over_budget), and, if it is time, relieve memory and st's tmpfs.
+ * Inline: the common case is two compares and a clock compare.
+ */
+static inline void vl_after_mark(const struct vl_region *r, const struct vl_hint *h,
+				 const struct vl_stat *st, int over_budget, uint64_t now_ms)
+{
+	const struct vl_config *cfg = vl_config();
+
+	if (over_budget)
+		vl_enforce_budget(r, h);
+	if (!vl_threshold_on(&cfg->min_available) && !vl_threshold_on(&cfg->tmpfs_min_free))
+		return;
+	if (vl_due(&vl_pressure_checked_ms, VL_PRESSURE_EVERY_MS, now_ms))
+		vl_relieve_pressure(r, h, st);
+}
+
+/* ---- in a pass (purge.c): the goal, and how much one visit takes ---- */
+
+/*
+ * Is the goal met: goal->bytes purged (rep), or with use_ceiling the
+ * region's unpurged volatile bytes at or under the ceiling?
+ */
+int vl_goal_met(const struct vl_region *r, const struct vl_goal *g,
+		const struct vl_purge_report *rep);
+
+/* Is file fi outside the goal (another device than the full tmpfs's)? No lock: a guess. */
+int vl_goal_excludes(const struct vl_region *r, const struct vl_goal *g, uint32_t fi);
+
+/*
+ * Ranges flagged in one visit to a file: the oldest, and the ranges that
+ * come right after it in age while they are the same file's, up to
+ * VL_BATCH of them or VL_BATCH_BYTES. The file lock is held across all
+ * their punches, so a MARK of that file may wait for them: punching 2 MiB
+ * takes about 100 us here.
+ */
+#define VL_BATCH 32
+#define VL_BATCH_BYTES (2u << 20)
+
+/*
+ * Is n, the file's next in age, another range to flag in this visit
+ * (bytes flagged in it so far): the goal not met, older than every other
+ * file's oldest (second; 0: there is none)? (the file's lock held)
+ */
+int vl_batch_more(const struct vl_region *r, const struct vl_goal *g,
+		  const struct vl_purge_report *rep, uint32_t n, uint32_t second, uint64_t bytes);
+
+/*
+ * The two rules of DESIGN 6 that MARK and the daemon both apply, one
+ * round each: the caller repeats while a round purges and logs it its way.
+ *
+ * Memory: read the state (of cg's processes when cg is given) and, below
+ * VOLATILE_MIN_AVAILABLE, purge oldest first toward it. Returns 1 if it
+ * purged (rep says what), 0 if memory was not low, -errno if it could not
+ * read; *ms and *threshold are what it saw, whatever it returns but -errno.
+ */
+int vl_relieve_memory(const struct vl_region *r, const struct vl_cgroup *cg,
+		      const struct vl_hint *hint, int thorough, struct vl_memstate *ms,
+		      uint64_t *threshold, struct vl_purge_report *rep);
+
+/*
+ * A tmpfs (device dev) with free_bytes of size_bytes free: below
+ * VOLATILE_TMPFS_MIN_FREE, purge its own ranges oldest first toward it.
+ * Returns 1 if it purged (rep says what), else 0; *threshold as above.
+ */
+int vl_relieve_tmpfs(const struct vl_region *r, uint64_t dev, uint64_t free_bytes,
+		     uint64_t size_bytes, const struct vl_hint *hint, int thorough,
+		     uint64_t *threshold, struct vl_purge_report *rep);
+
+#endif

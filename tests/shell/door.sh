@@ -1,0 +1,22 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# One door to the kernel (DESIGN 17): no file of the library, the shim or
+# the command calls syscall() but src/sys.h, whose vl_raw_ layer is the
+# only way in (fault-free, for a vfork child of the host and the host's
+# own calls) and around which the library's own calls are fault points
+# (src/core/fault.h). Run over the source tree as it is.
+. "$(dirname "$0")/lib.sh"
+: "${VL_TOP_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
+top=$VL_TOP_SRCDIR
+
+[ -f "$top/src/sys.h" ] || fail "no src/sys.h under $top: is VL_TOP_SRCDIR right?"
+# a call: syscall( after something that is not part of a name, outside a comment line
+find "$top/src" -type d \( -name .libs -o -name .deps \) -prune -o -type f \
+	\( -name '*.c' -o -name '*.h' \) ! -path "$top/src/sys.h" -print |
+	xargs grep -nE '(^|[^A-Za-z0-9_])syscall[[:space:]]*\(' |
+	grep -vE '^[^:]+:[0-9]+:[[:space:]]*(/?\*|//)' >"$WORK/calls" || :
+if [ -s "$WORK/calls" ]; then
+	sed "s|^$top/|  |" "$WORK/calls" >&2
+	fail "$(wc -l <"$WORK/calls") calls of syscall() outside src/sys.h (above): go through its vl_raw_ layer"
+fi
+say "no call of syscall() outside src/sys.h"

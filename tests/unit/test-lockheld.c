@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-lockheld.c - the debug build's check of a lock precondition
+ * (VL_ASSERT_HELD, core/layout.h): a function that needs a lock, called
+ * without it, aborts with one line naming the lock and the function;
+ * called with it, goes on. Linked with the debug build's runtime
+ * (VL_DEBUG_LOCKS); the locks are lock.c's own, in a region in memory.
+ */
+#include "harness.h"
+
+#include "lock.h"
+#include "region.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* a mapping's serial no real region of this process has */
+#define TEST_SERIAL 0x7e57ull
+
+static struct th_region t;
+
+static void setup(void)
+{
+	th_region_init(&t, 64, 8);
+	t.r.serial = TEST_SERIAL;
+}
+
+static void teardown(void)
+{
+	th_region_fini(&t);
+}
+
+enum call { LRU_CHECK, ROOM_FOR_FILE };
+
+static void call(enum call what)
+{
+	switch (what) {
+	case LRU_CHECK:
+		(void)vl_lru_check(&t.r, 1);
+		break;
+	case ROOM_FOR_FILE:
+		(void)vl_room_for_file(&t.r);
+		break;
+	}
+}
+
+/*
+ * Make `what` in a child, its stderr into buf: the child's wait status.
+ * The child exits 0 if the call returned. A child holds no lock: its
+ * parent's token is not its own (lock.c).
+ */
+static int call_in_child(enum call what, char *buf, size_t size)
+{
+	int fds[2], status;
+	ssize_t n, got = 0;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(fds[1], STDERR_FILENO);
+		close(fds[0]);
+		call(what);
+		_exit(0);
+	}
+	close(fds[1]);
+	while ((size_t)got < size - 1 && (n = read(fds[0], buf + got, size - 1 - (size_t)got)) > 0)
+		got += n;
+	buf[got] = '\0';
+	close(fds[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	return status;
+}
+
+static void expect_abort(enum call what, const char *func, const char *lock)
+{
+	char err[1024];
+	int status = call_in_child(what, err, sizeof(err));
+
+	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+		      "%s without %s: wait status %#x, not killed by SIGABRT; stderr: %s", func,
+		      lock, status, err);
+	ck_assert_msg(strstr(err, func) != NULL && strstr(err, lock) != NULL,
+		      "%s without %s: the line does not name both: %s", func, lock, err);
+	ck_assert_msg(strchr(err, '\n') == strrchr(err, '\n'), "more than one line: %s", err);
+}
+
+START_TEST(test_file_lock_not_held_aborts)
+{
+	expect_abort(LRU_CHECK, "vl_lru_check", "the lock of file 1");
+}
+END_TEST
+
+START_TEST(test_region_lock_not_held_aborts)
+{
+	expect_abort(ROOM_FOR_FILE, "vl_room_for_file", "the region lock");
+}
+END_TEST
+
+/* Another process's token in the word is not ours: the lock is not held here. */
+START_TEST(test_lock_held_elsewhere_aborts)
+{
+	__atomic_store_n(&vl_file_at(&t.r, 1)->h.lock.word, VL_TOKEN(3, 1), __ATOMIC_RELAXED);
+	expect_abort(LRU_CHECK, "vl_lru_check", "the lock of file 1");
+}
+END_TEST
+
+/* Held by this process (here, not in a child: a child has a token of its own), they go on. */
+START_TEST(test_lock_held_goes_on)
+{
+	ck_assert_int_eq(vl_lock_take(&t.r, &vl_file_at(&t.r, 1)->h.lock), 0);
+	ck_assert_int_eq(vl_lock_region(&t.r), 0);
+	ck_assert_int_eq(vl_lru_check(&t.r, 1), 0);
+	(void)vl_room_for_file(&t.r);
+	vl_unlock_region(&t.r);
+	vl_lock_drop(&t.r, &vl_file_at(&t.r, 1)->h.lock);
+}
+END_TEST
+
+static Suite *lockheld_suite(void)
+{
+	Suite *s = suite_create("lockheld");
+	TCase *tc = th_tcase("precondition", 30);
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_file_lock_not_held_aborts);
+	tcase_add_test(tc, test_region_lock_not_held_aborts);
+	tcase_add_test(tc, test_lock_held_elsewhere_aborts);
+	tcase_add_test(tc, test_lock_held_goes_on);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return th_run(lockheld_suite());
+}
