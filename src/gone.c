@@ -3,7 +3,7 @@
  * gone.c - is a file gone? Asked of the kernel (see gone.h).
  *
  * Why ESTALE is proof. The identity of every record comes from the
- * file's handle (sys.c): shmem encodes type 1, three words: generation,
+ * file's handle (ident.c): shmem encodes type 1, three words: generation,
  * inode number low and high, and hashes the inode then, by number and
  * generation, if it was not yet. open_by_handle_at looks that hash up in
  * the superblock of the mount fd given: a live inode is found (it stays
@@ -30,6 +30,7 @@
 #include "gone.h"
 
 #include "core/fault.h"
+#include "ident.h"
 #include "log.h"
 #include "reach.h"
 #include "sys.h"
@@ -39,7 +40,6 @@
 #include <limits.h>
 #include <linux/capability.h>
 #include <linux/magic.h>
-#include <string.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/vfs.h>
@@ -95,9 +95,8 @@ int vl_gone_by_handle(const struct vl_ident *id)
 {
 	union {
 		struct file_handle h;
-		char room[sizeof(struct file_handle) + 3 * sizeof(uint32_t)];
+		char room[sizeof(struct file_handle) + VL_SHMEM_HANDLE_WORDS * sizeof(uint32_t)];
 	} fh;
-	uint32_t w[3] = { id->igen, (uint32_t)id->ino, (uint32_t)(id->ino >> 32) };
 	int mnt, fd, ret;
 
 	if (!may_open_handles())
@@ -107,9 +106,7 @@ int vl_gone_by_handle(const struct vl_ident *id)
 		mnt = tmpfs_mount(id->dev);
 	if (mnt < 0)
 		return mnt;
-	fh.h.handle_bytes = sizeof(w);
-	fh.h.handle_type = 1; /* shmem's, as name_to_handle_at gave it (sys.c) */
-	memcpy(fh.h.f_handle, w, sizeof(w));
+	vl_ident_handle(id, &fh.h); /* shmem's, as name_to_handle_at gave it */
 	/* O_PATH: no open method runs, nothing is read, no lease is broken */
 	fd = VL_SYSCALL("open_by_handle_at",
 			vl_raw_open_by_handle_at(mnt, &fh.h, O_PATH | O_CLOEXEC));

@@ -30,7 +30,7 @@
 #include "core/ranges.h"
 #include "core/tomb.h"
 #include "evict.h"
-#include "ident.h"
+#include "args.h"
 #include "log.h"
 #include "policy.h"
 #include "punch.h"
@@ -572,7 +572,7 @@ int vl_volatile_fallocate_as(int fd, int mode, int64_t off, int64_t len,
 	ret = vl_enter();
 	if (ret)
 		return ret;
-	op = vl_check(fd, mode, off, len, &st);
+	op = vl_check_args(fd, mode, off, len, &st);
 	if (op < 0) {
 		ret = op;
 	} else {

@@ -19,6 +19,7 @@
 
 #include "core/layout.h"
 #include "env.h"
+#include "ident.h"
 #include "pressure.h"
 #include "purge.h"
 #include "sys.h"

@@ -10,6 +10,7 @@
 #include "core/fault.h"
 #include "core/parse.h"
 
+#include "ident.h"
 #include "log.h"
 #include "self.h"
 #include "sys.h"
@@ -50,7 +51,7 @@ void vl_target_copy(const struct vl_region *r, uint32_t fi, struct vl_target *t)
 
 /*
  * Is what path (at dirfd) names, or fd itself (path ""), the file? The
- * identity comes from sys.c, from cached attributes only: what another
+ * identity comes from ident.c, from cached attributes only: what another
  * process holds may be on NFS or FUSE, and a stat that waits for a server
  * would hang the host program inside its fallocate. The generation is
  * asked for only when everything else matches.
@@ -61,8 +62,10 @@ int vl_is_at(int dirfd, const char *path, int flags, const struct vl_ident *want
 	struct vl_stat st;
 
 	if ((*path == '\0' ? vl_sys_statx(dirfd, &st) : vl_sys_statx_at(dirfd, path, follow, &st)) != 0 ||
-	    !S_ISREG(st.mode) || st.id.dev != want->dev || st.id.ino != want->ino ||
-	    st.id.btime_sec != want->btime_sec || st.id.btime_nsec != want->btime_nsec)
+	    !S_ISREG(st.mode))
+		return 0;
+	st.id.igen = want->igen; /* lent: is all but the generation the file's? */
+	if (!vl_ident_same(&st.id, want))
 		return 0;
 	if ((*path == '\0' ? vl_sys_igen(dirfd, &st) : vl_sys_igen_at(dirfd, path, follow, &st)) != 0)
 		return 0;

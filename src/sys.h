@@ -334,7 +334,7 @@ int __clone(int (*fn)(void *), void *stack, int flags, void *arg, ...);
 
 /* ---- the runtime's calls: -errno ------------------------------------------------ */
 
-/* Inline: every MARK and UNMARK asks it once (ident.c), and the call was a tenth of it. */
+/* Inline: every MARK and UNMARK asks it once (args.c), and the call was a tenth of it. */
 static inline int vl_sys_fallocate(int fd, int mode, int64_t off, int64_t len)
 {
 	long r = VL_SYSCALL_NEG("fallocate", vl_sys_call4(SYS_fallocate, fd, mode, off, len));
@@ -344,27 +344,7 @@ static inline int vl_sys_fallocate(int fd, int mode, int64_t off, int64_t len)
 /* Punch [off, off+len) out of fd, keeping the size. */
 int vl_sys_punch(int fd, uint64_t off, uint64_t len);
 
-/*
- * What fd (or path, at dirfd) refers to, and its identity (layout.h).
- * vl_sys_statx: one statx, no generation (id.igen 0); vl_sys_igen then
- * completes the identity of a tmpfs or memfd file (-EOPNOTSUPP for
- * another file system's). vl_sys_fstat: both, for a regular file; a
- * file whose generation cannot be had keeps 0, and no record names it.
- */
-struct vl_stat {
-	struct vl_ident id;
-	uint32_t mode;
-	uint32_t nlink;
-	uint64_t mnt_id;
-	int mnt_id_unique;
-};
-int vl_sys_statx(int fd, struct vl_stat *st);
-int vl_sys_igen(int fd, struct vl_stat *st);
-int vl_sys_fstat(int fd, struct vl_stat *st);
-int vl_sys_stat_at(int dirfd, const char *path, int follow, struct vl_stat *st);
-/* The two halves of vl_sys_stat_at, for a caller that compares between them. */
-int vl_sys_statx_at(int dirfd, const char *path, int follow, struct vl_stat *st);
-int vl_sys_igen_at(int dirfd, const char *path, int follow, struct vl_stat *st);
+/* What fd or a path refers to, and its identity: ident.h (vl_sys_statx, vl_sys_fstat...). */
 
 /*
  * Milliseconds of CLOCK_MONOTONIC_COARSE (the same in every process of a

@@ -33,6 +33,7 @@
 
 #include "core/ashmem_rules.h"
 #include "core/layout.h"
+#include "ident.h"
 #include "region.h"
 #include "sys.h"
 

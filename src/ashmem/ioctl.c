@@ -467,7 +467,7 @@ long vl_ash_ioctl(int fd, unsigned long req, unsigned long arg, int *handled)
 		 * MARK refuses a memfd sealed against writing: the kernel will
 		 * never punch it (EPERM), so nothing of it could ever go. Its
 		 * UNPIN is then what libcutils' memfd backend makes every UNPIN:
-		 * 0, and nothing marked (vl_check refused before any change).
+		 * 0, and nothing marked (vl_check_args refused before any change).
 		 */
 		if (ret == -EPERM && d.mode == FALLOC_FL_MARK_VOLATILE && ash_write_sealed(fd)) {
 			vl_log("ashmem: fd %d: UNPIN of a write-sealed memfd: nothing can go", fd);

@@ -38,7 +38,7 @@
 
 /* "VOLATILE" read as a little-endian u64 */
 #define VL_MAGIC 0x454c4954414c4f56ull
-#define VL_VERSION 7u /* 2: ashmem state in file records; 3: a spare node per file,
+#define VL_VERSION 8u /* 2: ashmem state in file records; 3: a spare node per file,
 			    records found without the region lock, one mix in a node's sum;
 			    4: the inode's generation in a file's identity, the
 			    library's own locks and table of processes, the
@@ -46,7 +46,8 @@
 			    file, nodes allocated and counters kept without a
 			    lock, records kept while empty; 6: the log of the
 			    last purges; 7: tombstones an exact table under
-			    a rising horizon, not a Bloom filter */
+			    a rising horizon, not a Bloom filter; 8: the file
+			    table hashed by vl_ident_hash */
 
 /* ---- ranges ------------------------------------------------------------ */
 
@@ -187,7 +188,7 @@ enum vl_file_state {
  * number tmpfs gives every inode and shows in its file handle
  * (name_to_handle_at): two inodes of one identity would need the same
  * device, inode number and birth tick and the same random generation.
- * sys.c says how it is had cheaply, and is the one place it is derived.
+ * ident.c says how it is had cheaply, and is the one place it is derived.
  */
 struct vl_ident {
 	uint64_t dev;
@@ -205,8 +206,33 @@ static inline int vl_ident_same(const struct vl_ident *a, const struct vl_ident 
 }
 
 /*
+ * An identity read or written while another thread or process may be
+ * writing it (a record found without its lock, a slot of ident.c's
+ * cache): field by field, relaxed, and judged by whoever guards it (the
+ * file's lock, a sequence count).
+ */
+static inline void vl_ident_load(struct vl_ident *to, const struct vl_ident *from)
+{
+	to->dev = __atomic_load_n(&from->dev, __ATOMIC_RELAXED);
+	to->ino = __atomic_load_n(&from->ino, __ATOMIC_RELAXED);
+	to->btime_sec = __atomic_load_n(&from->btime_sec, __ATOMIC_RELAXED);
+	to->btime_nsec = __atomic_load_n(&from->btime_nsec, __ATOMIC_RELAXED);
+	to->igen = __atomic_load_n(&from->igen, __ATOMIC_RELAXED);
+}
+
+static inline void vl_ident_store(struct vl_ident *to, const struct vl_ident *from)
+{
+	__atomic_store_n(&to->dev, from->dev, __ATOMIC_RELAXED);
+	__atomic_store_n(&to->ino, from->ino, __ATOMIC_RELAXED);
+	__atomic_store_n(&to->btime_sec, from->btime_sec, __ATOMIC_RELAXED);
+	__atomic_store_n(&to->btime_nsec, from->btime_nsec, __ATOMIC_RELAXED);
+	__atomic_store_n(&to->igen, from->igen, __ATOMIC_RELAXED);
+}
+
+/*
  * A 64-bit mix, the finaliser of MurmurHash3: cheap, no table. The
- * checksums (layout.c) and the tombstones' fingerprints (tomb.c) are built on it.
+ * checksums (layout.c), the tombstones' fingerprints (tomb.c) and every
+ * hash of an identity (vl_ident_hash) are built on it.
  */
 static inline uint64_t vl_mix64(uint64_t h)
 {
@@ -216,6 +242,17 @@ static inline uint64_t vl_mix64(uint64_t h)
 	h *= 0xc4ceb9fe1a85ec53ull;
 	h ^= h >> 33;
 	return h;
+}
+
+/*
+ * The hash of a file's (dev, ino), the part of its identity known before
+ * its generation and shared by twins (an inode number wrapped): the home
+ * slot in the file table (core/pool.c) and in ident.c's cache. dev goes
+ * into the high half, where tmpfs inode numbers rarely reach; one mix.
+ */
+static inline uint64_t vl_ident_hash(const struct vl_ident *id)
+{
+	return vl_mix64(id->ino ^ (id->dev << 32 | id->dev >> 32));
 }
 
 struct vl_holder {

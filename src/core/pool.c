@@ -625,25 +625,15 @@ void vl_commit(const struct vl_region *r, uint32_t fi, const struct vl_change *c
 
 /* ---- file table: open addressing, linear probing, backward-shift delete ---- */
 
-static uint32_t hash_of(const struct vl_region *r, uint64_t dev, uint64_t ino)
+/* The home slot of an identity: its (dev, ino), so twins share a probe run. */
+static uint32_t hash_of(const struct vl_region *r, const struct vl_ident *id)
 {
-	uint64_t h = (ino ^ (dev * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
-
-	return (uint32_t)(h >> 32) & (r->hash_cap - 1);
-}
-
-static void ident_store(struct vl_ident *a, const struct vl_ident *id)
-{
-	__atomic_store_n(&a->dev, id->dev, __ATOMIC_RELAXED);
-	__atomic_store_n(&a->ino, id->ino, __ATOMIC_RELAXED);
-	__atomic_store_n(&a->btime_sec, id->btime_sec, __ATOMIC_RELAXED);
-	__atomic_store_n(&a->btime_nsec, id->btime_nsec, __ATOMIC_RELAXED);
-	__atomic_store_n(&a->igen, id->igen, __ATOMIC_RELAXED);
+	return (uint32_t)(vl_ident_hash(id) >> 32) & (r->hash_cap - 1);
 }
 
 int vl_file_lookup(const struct vl_region *r, const struct vl_ident *id, uint32_t *fi)
 {
-	uint32_t i = hash_of(r, id->dev, id->ino), steps;
+	uint32_t i = hash_of(r, id), steps;
 
 	for (steps = 0; steps < r->hash_cap; steps++, i = (i + 1) & (r->hash_cap - 1)) {
 		uint32_t s = r->hash[i];
@@ -675,7 +665,7 @@ int vl_file_lookup(const struct vl_region *r, const struct vl_ident *id, uint32_
  */
 uint32_t vl_file_probe(const struct vl_region *r, const struct vl_ident *id)
 {
-	uint32_t mask = r->hash_cap - 1, i = hash_of(r, id->dev, id->ino), steps;
+	uint32_t mask = r->hash_cap - 1, i = hash_of(r, id), steps;
 
 	for (steps = 0; steps < r->hash_cap; steps++, i = (i + 1) & mask) {
 		uint32_t s = __atomic_load_n(&r->hash[i], __ATOMIC_ACQUIRE);
@@ -698,7 +688,7 @@ static void hash_set(const struct vl_region *r, uint32_t i, uint32_t fi)
 void vl_file_hash_insert(const struct vl_region *r, uint32_t fi)
 {
 	struct vl_file *f = vl_file_at(r, fi);
-	uint32_t i = hash_of(r, f->h.ident.dev, f->h.ident.ino), steps;
+	uint32_t i = hash_of(r, &f->h.ident), steps;
 
 	for (steps = 0; steps < r->hash_cap; steps++, i = (i + 1) & (r->hash_cap - 1)) {
 		VL_WALK();
@@ -714,7 +704,7 @@ static void hash_remove(const struct vl_region *r, uint32_t fi)
 	uint32_t mask = r->hash_cap - 1, i, j, steps;
 	struct vl_file *f = vl_file_at(r, fi);
 
-	i = hash_of(r, f->h.ident.dev, f->h.ident.ino);
+	i = hash_of(r, &f->h.ident);
 	for (steps = 0; r->hash[i] != fi; i = (i + 1) & mask) {
 		VL_WALK();
 		if (r->hash[i] == VL_NIL || ++steps >= r->hash_cap)
@@ -730,7 +720,7 @@ static void hash_remove(const struct vl_region *r, uint32_t fi)
 	for (j = (i + 1) & mask, steps = 0; r->hash[j] != VL_NIL && steps < r->hash_cap;
 	     j = (j + 1) & mask, steps++) {
 		struct vl_file *g = vl_file_at(r, r->hash[j]);
-		uint32_t home = hash_of(r, g->h.ident.dev, g->h.ident.ino);
+		uint32_t home = hash_of(r, &g->h.ident);
 
 		if (((j - home) & mask) >= ((j - i) & mask)) {
 			hash_set(r, i, r->hash[j]);
@@ -774,7 +764,7 @@ void vl_file_publish(const struct vl_region *r, uint32_t fi, const struct vl_ide
 	 */
 	memset(&f->h.check, 0, sizeof(*f) - offsetof(struct vl_file, h.check));
 	VL_STEP("file_create: cleared");
-	ident_store(&f->h.ident, id);
+	vl_ident_store(&f->h.ident, id);
 	/*
 	 * A file whose record was forgotten with purged ranges (tomb.h): the
 	 * flag is set before the record is LIVE, so no UNMARK can find the

@@ -107,18 +107,14 @@ uint32_t vl_file_probe(const struct vl_region *r, const struct vl_ident *id);
 static inline int vl_file_seems(const struct vl_region *r, uint32_t fi,
 				const struct vl_ident *id)
 {
-	const struct vl_ident *a;
+	struct vl_ident a;
 
-	if (fi == VL_NIL || fi >= r->file_cap)
+	if (fi == VL_NIL || fi >= r->file_cap ||
+	    __atomic_load_n(&r->files[fi].h.state, __ATOMIC_ACQUIRE) != VL_FILE_LIVE)
 		return 0;
-	a = &r->files[fi].h.ident;
 	/* read while a publisher may be writing it: relaxed loads, judged under the lock */
-	return __atomic_load_n(&r->files[fi].h.state, __ATOMIC_ACQUIRE) == VL_FILE_LIVE &&
-	       __atomic_load_n(&a->dev, __ATOMIC_RELAXED) == id->dev &&
-	       __atomic_load_n(&a->ino, __ATOMIC_RELAXED) == id->ino &&
-	       __atomic_load_n(&a->btime_sec, __ATOMIC_RELAXED) == id->btime_sec &&
-	       __atomic_load_n(&a->btime_nsec, __ATOMIC_RELAXED) == id->btime_nsec &&
-	       __atomic_load_n(&a->igen, __ATOMIC_RELAXED) == id->igen;
+	vl_ident_load(&a, &r->files[fi].h.ident);
+	return vl_ident_same(id, &a);
 }
 /*
  * A free slot for a new file, not yet findable; VL_NIL if full. *fresh is

@@ -30,6 +30,7 @@
 #include "core/pool.h"
 #include "core/ranges.h"
 #include "env.h"
+#include "ident.h"
 #include "region.h"
 #include "sys.h"
 

@@ -688,12 +688,12 @@ END_TEST
 
 /* ---- file table ----------------------------------------------------------------- */
 
-/* The table's hash (pool.c hash_of), to force collisions; checked below. */
+/* The table's home slot (pool.c hash_of), to force collisions; checked below. */
 static uint32_t home_of(const struct vl_region *r, uint64_t dev, uint64_t ino)
 {
-	uint64_t h = (ino ^ (dev * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
+	struct vl_ident id = { .dev = dev, .ino = ino };
 
-	return (uint32_t)(h >> 32) & (r->hash_cap - 1);
+	return (uint32_t)(vl_ident_hash(&id) >> 32) & (r->hash_cap - 1);
 }
 
 #define NID 420
