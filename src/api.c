@@ -4,7 +4,7 @@
  * libvolatile.
  */
 #include "core/layout.h"
-#include "enter.h"
+#include "reentry.h"
 #include "export.h"
 #include "ops.h"
 #include "purge.h"

@@ -18,10 +18,10 @@
 #include "log.h"
 #include "move.h"
 #include "punch.h"
-#include "reach.h"
-#include "self.h"
+#include "file_route.h"
+#include "this_process.h"
 #include "sys.h"
-#include "where.h"
+#include "default_place.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -66,7 +66,7 @@ static int refused; /* -errno for good */
 static uint64_t checked_ms, settled_ms;
 /*
  * One thread attaches at a time, under the self page's attach mutex
- * (self.h): a child of any kind gets it unlocked, so no fork handler
+ * (this_process.h): a child of any kind gets it unlocked, so no fork handler
  * waits for an attach (a fork from a signal handler that interrupted one
  * would wait for ever), and a child made by _Fork or clone while another
  * thread attached does not wait on a thread it does not have. The child

@@ -6,7 +6,7 @@
  * work in a program linked with -lvolatile as well as under LD_PRELOAD.
  * errno is left alone on success.
  */
-#include "ashmem/ashmem.h"
+#include "ashmem/emulation.h"
 #include "export.h"
 #include "sys.h"
 

@@ -15,7 +15,7 @@
 #include "core/layout.h"
 #include "core/parse.h"
 #include "log.h"
-#include "where.h"
+#include "default_place.h"
 
 #include <pthread.h>
 #include <stdio.h>

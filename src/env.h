@@ -12,8 +12,8 @@
 
 struct vl_config {
 	char region[PATH_MAX];   /* VOLATILE_REGION, or the per-user default */
-	char region_why[128];    /* why there: "VOLATILE_REGION", or where.c's reason */
-	int region_chosen;       /* not VOLATILE_REGION: chosen by where.c, and again later */
+	char region_why[128];    /* why there: "VOLATILE_REGION", or default_place.c's reason */
+	int region_chosen;       /* not VOLATILE_REGION: chosen by default_place.c, and again later */
 	uint64_t budget;         /* VOLATILE_BUDGET */
 	int has_budget;
 	int debug;               /* VOLATILE_DEBUG */

@@ -6,7 +6,7 @@
  * until its file is taken for gone (purge.c, point 5: by the kernel's
  * ESTALE, or by /proc twice). Where neither can be had (a process of the
  * user that cannot be looked into, and no CAP_DAC_READ_SEARCH for
- * gone.c's), such records stayed for good, and enough of them (an ashmem
+ * inode_gone.c's), such records stayed for good, and enough of them (an ashmem
  * test suite left 8 a run) filled the table: every MARK of a new file
  * failed with ENOMEM from then on.
  *
@@ -19,7 +19,7 @@
  *     (vl_reach, EVICT_LOOKS of them at most per call) and fails too;
  * longest silent first, up to EVICT_BATCH per scan of the table (a scan
  * reads every record: amortised over a batch). A record whose inode the
- * kernel says is gone (gone.c) is dropped outright (vl_drop_file: its
+ * kernel says is gone (inode_gone.c) is dropped outright (vl_drop_file: its
  * purged ranges leave a tombstone, as every forgetting's do).
  * Records of files in use (changed within the minute, or reachable) are
  * never evicted: a table full of those still says ENOMEM.
@@ -53,9 +53,9 @@
 #include "env.h"
 #include "log.h"
 #include "purge.h"
-#include "reach.h"
+#include "file_route.h"
 #include "region.h"
-#include "gone.h"
+#include "inode_gone.h"
 #include "sys.h"
 
 #include <errno.h>

@@ -223,7 +223,7 @@ static void cache_learn(const struct ident_facts *learnt)
  * a lookup, since a program marks and unmarks the same file again and
  * again. Only files of a unique mount id: the same key as KNOWS_GEN, so
  * it answers exactly what the cache would. The library is not re-entered
- * in a thread (enter.c): no lock, no sequence.
+ * in a thread (reentry.c): no lock, no sequence.
  */
 static __thread struct ident_facts last_file __attribute__((tls_model("initial-exec")));
 

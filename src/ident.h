@@ -37,7 +37,7 @@ int vl_sys_igen_at(int dirfd, const char *path, int follow, struct vl_stat *st);
  * The file handle shmem (tmpfs, memfd) gives a file: type 1, three
  * words: generation, inode number low and high. vl_sys_igen reads the
  * generation from it; vl_ident_handle makes it back from an identity
- * (for open_by_handle_at, gone.c).
+ * (for open_by_handle_at, inode_gone.c).
  */
 #define VL_SHMEM_HANDLE_TYPE 1
 #define VL_SHMEM_HANDLE_WORDS 3

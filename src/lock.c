@@ -33,7 +33,7 @@
  *     namespace: a holder seen from elsewhere is alive as far as we can
  *     tell, and is waited for (up to the bound, below);
  *   - a child made by fork, _Fork or clone gets a zeroed self page
- *     (self.c): it registers a slot of its own, so its parent's token is
+ *     (this_process.c): it registers a slot of its own, so its parent's token is
  *     never its own, and its death is seen as its own.
  * A word that names no live slot at all (scribbled) is taken over the
  * same way, and what it guarded repaired: the word is only ever read by
@@ -50,7 +50,7 @@
 #include "env.h"
 #include "log.h"
 #include "region.h"
-#include "self.h"
+#include "this_process.h"
 #include "sys.h"
 
 #include <errno.h>

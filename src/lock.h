@@ -7,7 +7,7 @@
 #define VL_LOCK_H
 
 #include "core/layout.h"
-#include "self.h"
+#include "this_process.h"
 
 /*
  * Take l, waiting for a live holder VOLATILE_LOCK_WAIT at most (1 s by

@@ -22,7 +22,7 @@
  */
 #include "ops.h"
 
-#include "enter.h"
+#include "reentry.h"
 #include "env.h"
 #include "core/compiler.h"
 #include "core/fault.h"
@@ -35,9 +35,9 @@
 #include "policy.h"
 #include "punch.h"
 #include "purge.h"
-#include "reach.h"
+#include "file_route.h"
 #include "region.h"
-#include "self.h"
+#include "this_process.h"
 #include "sys.h"
 #include "volatile.h"
 

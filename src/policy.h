@@ -11,7 +11,7 @@
  *     headroom): at a MARK, looked at every VL_PRESSURE_EVERY_MS, and by the
  *     daemon (cli/daemon.c), each in rounds while a round purges;
  *   - VOLATILE_TMPFS_MIN_FREE, a tmpfs's free space: the same.
- * The measuring is pressure.c's; the thresholds' arithmetic
+ * The measuring is mem_state.c's; the thresholds' arithmetic
  * core/pressure.c's (pure, unit-tested).
  */
 #ifndef VL_POLICY_H
@@ -20,7 +20,7 @@
 #include "core/layout.h"
 #include "env.h"
 #include "ident.h"
-#include "pressure.h"
+#include "mem_state.h"
 #include "purge.h"
 #include "sys.h"
 

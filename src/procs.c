@@ -7,12 +7,12 @@
  * stack buffer (sys.h, vl_dirbuf), /proc files line by line (vl_each_line)
  * or, a holder's children, in one read(2).
  */
-#include "reach.h"
+#include "file_route.h"
 
 #include "core/fault.h"
 #include "core/parse.h"
 #include "log.h"
-#include "self.h"
+#include "this_process.h"
 #include "sys.h"
 
 #include <dirent.h>

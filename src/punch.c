@@ -26,7 +26,7 @@
 
 #include "core/fault.h"
 #include "env.h"
-#include "reach.h"
+#include "file_route.h"
 #include "sys.h"
 
 #include <errno.h>

@@ -2,7 +2,7 @@
 /*
  * punch.h - the punch of a purge that reached a file it does not hold:
  * through a writable fd taken from the holder, or reopened from an
- * O_PATH fd on the very inode (reach.c); in a process of the library's
+ * O_PATH fd on the very inode (file_route.c); in a process of the library's
  * host, from a thread of the library's own that has a copy of the fd
  * table.
  */

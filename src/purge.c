@@ -56,8 +56,8 @@
  *      1, and a record made for it again is TOMB. The tombstones never
  *      lose an identity (the horizon). So when a file is taken for gone
  *      does not matter to the invariant: it only decides when a slot is
- *      freed. The heuristics for that stay: the kernel's ESTALE (gone.c),
- *      or /proc seeing no holder twice VL_GONE_GRACE seconds apart (reach.c);
+ *      freed. The heuristics for that stay: the kernel's ESTALE (inode_gone.c),
+ *      or /proc seeing no holder twice VL_GONE_GRACE seconds apart (file_route.c);
  *      /proc cannot see every holder (an fd in flight in a Unix socket, one
  *      in an io_uring's fixed files, a process of another user or pid
  *      namespace), and a holder it missed that UNMARKs later gets a 1.
@@ -73,13 +73,13 @@
 #include "core/ranges.h"
 #include "core/tomb.h"
 #include "env.h"
-#include "gone.h"
+#include "inode_gone.h"
 #include "log.h"
 #include "policy.h"
-#include "reach.h"
+#include "file_route.h"
 #include "punch.h"
 #include "region.h"
-#include "self.h"
+#include "this_process.h"
 #include "sys.h"
 
 #include <errno.h>
@@ -314,7 +314,7 @@ static int unreachable(struct pass *p, const struct vl_target *t, int err,
 	/*
 	 * When a slot may be freed (point 5: the invariant does not rest on
 	 * it; a purged range leaves a tombstone whatever is decided here).
-	 * The kernel's word first, where it will give it (gone.h): an inode
+	 * The kernel's word first, where it will give it (inode_gone.h): an inode
 	 * that no longer exists cannot come back, so that needs no second
 	 * sighting; one that exists is not gone, whatever /proc showed (a
 	 * memfd in flight, a holder in another PID namespace). Else /proc,
@@ -352,13 +352,13 @@ static int unreachable(struct pass *p, const struct vl_target *t, int err,
 
 /*
  * Inside a MARK (its budget, its pressure) only cheap routes are tried
- * (reach.h, DESIGN 13), so not reaching a file proves nothing: some
+ * (file_route.h, DESIGN 13), so not reaching a file proves nothing: some
  * process may hold it that only a look at every process's fds would find.
  * Its records are left as they are, unpurged ranges included (forgetting
  * them would take a live file's ranges out of every purge), for the
  * daemon and `volatile purge`, which look everywhere. The pass goes on to
  * the next oldest range it can reach. Only the kernel's word that the
- * file is gone, cheap where it is given (gone.h: CAP_DAC_READ_SEARCH),
+ * file is gone, cheap where it is given (inode_gone.h: CAP_DAC_READ_SEARCH),
  * lets its records go now.
  *
  * And this process does not look for it again for VL_RECHECK seconds:
@@ -427,7 +427,7 @@ static int bounded_unreached(struct pass *p, const struct vl_target *t,
 
 /*
  * A way to file t, or NULL: the caller's own fd (*theirs), skipped, or
- * dropped. Nothing is opened for I/O here (reach.c): only O_PATH fds.
+ * dropped. Nothing is opened for I/O here (file_route.c): only O_PATH fds.
  */
 static const struct vl_way *way_for(struct pass *p, const struct vl_target *t,
 				    struct vl_purge_report *rep, int *theirs)

@@ -15,7 +15,7 @@ struct vl_goal {
 	int use_dev;         /* only files of this device (a full tmpfs) */
 	uint64_t dev;
 	int thorough;        /* tools: may search a tmpfs for a renamed file */
-	int bounded;         /* inside a MARK: cheap routes only (reach.h) */
+	int bounded;         /* inside a MARK: cheap routes only (file_route.h) */
 	uint32_t reason;     /* enum vl_purge_reason: what the region's log says */
 };
 

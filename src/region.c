@@ -19,7 +19,7 @@
 #include "core/pool.h"
 #include "log.h"
 #include "sys.h"
-#include "where.h"
+#include "default_place.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -17,7 +17,7 @@
  * (corrupt), or what the system said.
  */
 #define VL_OPEN_CREATE 1 /* make it if it is missing */
-#define VL_OPEN_CHOSEN 2 /* path is the default place (where.c), not VOLATILE_REGION */
+#define VL_OPEN_CHOSEN 2 /* path is the default place (default_place.c), not VOLATILE_REGION */
 int vl_region_open(const char *path, int create, uint32_t ranges, uint32_t files,
 		   struct vl_region *out);
 void vl_region_unmap(struct vl_region *r);
@@ -71,7 +71,7 @@ int vl_region_attached(void);
 
 /*
  * Open (or make) the region new processes of this user would open now
- * (VOLATILE_REGION, or where.c's choice): its name in path, which r keeps.
+ * (VOLATILE_REGION, or default_place.c's choice): its name in path, which r keeps.
  */
 int vl_region_open_wanted(char *path, size_t size, struct vl_region *r);
 

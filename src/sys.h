@@ -23,11 +23,11 @@
  * calls syscall() itself. A vl_raw_ call touches nothing but errno: no
  * fault counter, no lock, no allocation. So it is the one to use where the
  * caller may be a vfork or clone(CLONE_VM) child of the host, running on
- * its parent's memory (self.c's vl_borrowed, the close pass-through), and
+ * its parent's memory (this_process.c's vl_borrowed, the close pass-through), and
  * for the host's own calls the shim passes on. A call the library makes
  * for itself is a fault point of the fault build: VL_SYSCALL (core/fault.h)
  * around the vl_raw_ call, and vl_sys_ calls are fault points inside.
- * Left raw, and why: getpid and the self page's mmap (self.c: a vfork
+ * Left raw, and why: getpid and the self page's mmap (this_process.c: a vfork
  * child may make them), close and munmap (the kernel releases whatever
  * close says), futex (lock.c: a wait already wakes early, a wake never
  * fails), the shim's pass-throughs and cutils.c's ioctl (the host's own
@@ -127,7 +127,7 @@ static inline int vl_raw_munmap(void *addr, size_t len)
 	return (int)syscall(SYS_munmap, addr, len);
 }
 
-/* read, pread and write: glibc's are cancellation points (enter.c) */
+/* read, pread and write: glibc's are cancellation points (reentry.c) */
 static inline ssize_t vl_raw_read(int fd, void *buf, size_t len)
 {
 	return (ssize_t)syscall(SYS_read, fd, buf, len);
@@ -234,7 +234,7 @@ static inline int vl_raw_sendmmsg(int fd, struct mmsghdr *v, unsigned n, int fla
 	return (int)syscall(SYS_sendmmsg, fd, v, n, flags);
 }
 
-/* getpid(2) cannot fail; a vfork child asks it (self.c, vl_borrowed) */
+/* getpid(2) cannot fail; a vfork child asks it (this_process.c, vl_borrowed) */
 static inline pid_t vl_raw_getpid(void)
 {
 	return (pid_t)syscall(SYS_getpid);

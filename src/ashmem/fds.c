@@ -6,7 +6,7 @@
  */
 #include "internal.h"
 
-#include "self.h"
+#include "this_process.h"
 
 #include <dirent.h>
 #include <errno.h>

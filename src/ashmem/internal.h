@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * internal.h - what the files of the ashmem emulation share (ashmem.h is
+ * internal.h - what the files of the ashmem emulation share (emulation.h is
  * what the rest of the library sees).
  *
  * Where the state lives. A region's name, size, prot mask and "mapped
@@ -28,8 +28,8 @@
 #ifndef VL_ASHMEM_INTERNAL_H
 #define VL_ASHMEM_INTERNAL_H
 
-#include "ashmem.h"
-#include "here.h"
+#include "emulation.h"
+#include "own_table.h"
 
 #include "core/ashmem_rules.h"
 #include "core/layout.h"
@@ -101,11 +101,11 @@ int ash_lock_target(struct target *t);
 /* ioctl.c: 1 if fd is a memfd (its record looked up in *t), 0 if not (region entered) */
 int ash_identify(int fd, struct target *t);
 
-/* made.c: regions made here */
+/* own_regions.c: regions made here */
 int ash_fds_holding(const struct vl_ident *ids, int n, int skip, int *held);
 int ash_made_alone(int fd, const struct vl_ident *id);
 
-/* dying.c: regions let go of here, settled in batches */
+/* close.c: regions let go of here, settled in batches */
 void ash_settle(void);
 void ash_settle_if_due(uint32_t count);
 

@@ -4,11 +4,11 @@
  */
 #include "internal.h"
 
-#include "enter.h"
+#include "reentry.h"
 #include "log.h"
 #include "ops.h"
 #include "purge.h"
-#include "reach.h"
+#include "file_route.h"
 #include "core/pool.h"
 #include "core/rtree.h"
 #include "volatile.h"

@@ -5,7 +5,7 @@
  */
 #include "internal.h"
 
-#include "enter.h"
+#include "reentry.h"
 #include "log.h"
 
 #include <errno.h>

@@ -6,7 +6,7 @@
 #include "internal.h"
 
 #include "evict.h"
-#include "self.h"
+#include "this_process.h"
 #include "core/pool.h"
 
 #include <errno.h>

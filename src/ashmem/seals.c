@@ -22,7 +22,7 @@
  */
 #include "internal.h"
 
-#include "enter.h"
+#include "reentry.h"
 #include "log.h"
 #include "purge.h"
 

@@ -19,8 +19,8 @@
 #include "core/pool.h"
 #include "core/rtree.h"
 #include "core/tomb.h"
-#include "pressure.h"
-#include "reach.h"
+#include "mem_state.h"
+#include "file_route.h"
 #include "region.h"
 
 #include <errno.h>

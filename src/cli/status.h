@@ -9,8 +9,8 @@
 #include "cli.h"
 #include "core/layout.h"
 #include "env.h"
-#include "pressure.h"
-#include "reach.h"
+#include "mem_state.h"
+#include "file_route.h"
 
 #include <stddef.h>
 #include <stdint.h>

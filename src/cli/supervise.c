@@ -45,7 +45,7 @@
 #include "log.h"
 #include "ops.h"
 #include "sys.h"
-#include "where.h"
+#include "default_place.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -289,7 +289,7 @@ static int on_uid_map(void *arg, char *line)
  * Does thread tid's library take itself for our user, euid (ours, as we
  * see its credentials)? Its region is then ours: the default names are
  * made of the effective user each process sees in its own user namespace
- * (where.c), and a file's owner is checked against it (region.c). In our
+ * (default_place.c), and a file's owner is checked against it (region.c). In our
  * user namespace, yes; in another, the user its uid_map maps ours to must
  * be ours too (a namespace that maps the user to itself, as bwrap and
  * unshare --map-current-user do); a namespace that maps ours to another

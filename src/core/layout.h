@@ -527,7 +527,7 @@ struct vl_fate {
 	uint32_t retired;
 	uint32_t waiting;
 	uint32_t nmoved;
-	uint32_t chosen;          /* made at the default place (where.c), not VOLATILE_REGION */
+	uint32_t chosen;          /* made at the default place (default_place.c), not VOLATILE_REGION */
 	char path[256];           /* the name it was made with; its successors have the same */
 	struct {
 		uint64_t dev;

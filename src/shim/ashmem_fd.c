@@ -7,12 +7,12 @@
  * at them. The flag is only a hint, checked against the shared region
  * when used. A region fd sent over a socket (sendmsg, sendmmsg) is
  * noted, so SET_NAME no longer swaps its memfd (ashmem/ioctl.c, rename_memfd);
- * close (and dup2/dup3 over a region fd) may forget the region (ashmem/dying.c,
+ * close (and dup2/dup3 over a region fd) may forget the region (ashmem/close.c,
  * vl_ash_close_begin); a write seal added to a region pins its unpinned
  * ranges again (ashmem/seals.c).
  * Each call costs a compare or two on top of the next definition.
  */
-#include "ashmem/ashmem.h"
+#include "ashmem/emulation.h"
 #include "export.h"
 #include "next.h"
 #include "sys.h"

@@ -4,7 +4,7 @@
  * answered here (DESIGN 7); every other call goes to the next
  * ioctl after one compare.
  */
-#include "ashmem/ashmem.h"
+#include "ashmem/emulation.h"
 #include "core/ashmem_rules.h"
 #include "export.h"
 #include "next.h"

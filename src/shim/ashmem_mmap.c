@@ -4,11 +4,11 @@
  * size (EINVAL) are enforced, a shared mapping under a mask without
  * PROT_WRITE cannot gain it by mprotect, and the first mapping fixes the
  * region's name and size, as the driver does. munmap may settle the regions
- * this process let go of (ashmem/dying.c, vl_ash_munmapped). Any mmap of an fd
+ * this process let go of (ashmem/close.c, vl_ash_munmapped). Any mmap of an fd
  * this process never saw as a region costs one load and goes to the next
  * mmap.
  */
-#include "ashmem/ashmem.h"
+#include "ashmem/emulation.h"
 #include "export.h"
 #include "next.h"
 #include "sys.h"

@@ -10,7 +10,7 @@
  * libc's EFAULT, never a fault in here, and a machine with a real
  * /dev/ashmem keeps it.
  */
-#include "ashmem/ashmem.h"
+#include "ashmem/emulation.h"
 #include "core/ashmem_rules.h"
 #include "export.h"
 #include "next.h"

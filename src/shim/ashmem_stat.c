@@ -10,7 +10,7 @@
  * names) and statx; programs built against older glibc call __xstat and
  * friends with a version number. Both are here.
  */
-#include "ashmem/ashmem.h"
+#include "ashmem/emulation.h"
 #include "core/ashmem_rules.h"
 #include "export.h"
 #include "next.h"

@@ -5,13 +5,13 @@
  * wordexp with a command substitution (glibc makes their child with its
  * own posix_spawn, which no interposer sees). fork's pthread_atfork
  * handlers do not run for them, so the ashmem code is told here that a
- * child may inherit this process's region fds (ashmem/here.h: the epoch).
+ * child may inherit this process's region fds (ashmem/own_table.h: the epoch).
  * One atomic add per call.
  */
-#include "ashmem/ashmem.h"
+#include "ashmem/emulation.h"
 #include "export.h"
 #include "next.h"
-#include "self.h"
+#include "this_process.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -166,7 +166,7 @@ VL_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
  * be popped by the child and then used by the parent. So, on x86_64, a
  * few instructions before glibc's own: remember our pid (a clone child's
  * page may not have it yet: the vfork child must see it to know it is not
- * us, self.h) and raise the epoch of regions made here (a child that
+ * us, this_process.h) and raise the epoch of regions made here (a child that
  * execs keeps every fd without O_CLOEXEC). Only before: a region another
  * thread makes between that and the vfork itself is not seen (doc/ashmem.md).
  * Elsewhere vfork is not seen at all.

@@ -1137,7 +1137,7 @@ static pid_t start(const struct kid *k, unsigned seed)
 
 /*
  * STORM_BLIND=1: without CAP_DAC_READ_SEARCH, as a user is, the library has
- * no kernel's word that a file is gone (src/gone.c) and must judge from the
+ * no kernel's word that a file is gone (src/inode_gone.c) and must judge from the
  * holders it can see, which a file in flight, in an io_uring table or with
  * a holder it cannot see has none of. Root keeps CAP_SETUID for "user".
  */

@@ -48,7 +48,7 @@ wait_bg g3
 
 # ---- gone: seen gone once, then again the grace later, and forgotten ------------
 # (purges every 0.2 s until one forgets it, 3 graces at most; as root the
-# first may, by the kernel's word: gone.h)
+# first may, by the kernel's word: inode_gone.h)
 # "Gone" must be certain: no process of the user holds or maps the memfd,
 # all of them looked into. Where one cannot be looked into (the init of
 # some sandboxes, for root), the test runs in a PID namespace of its own.

@@ -9,7 +9,7 @@
 # records: the holder's UNMARK of the purged range must say 1, never 0.
 #
 # As root: the user is uid 4245, without CAP_DAC_READ_SEARCH (so the
-# kernel's word by file handle, gone.c, is not asked), in a private mount
+# kernel's word by file handle, inode_gone.c, is not asked), in a private mount
 # namespace.
 . "$(dirname "$0")/lib.sh"
 share_build 4245

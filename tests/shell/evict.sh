@@ -103,7 +103,7 @@ caps=$($AS awk '$1 == "CapEff:" { print $2 }' /proc/self/status)
 case $caps in
 '' | *[!0-9a-f]*) fail "cannot read the capabilities of the user's processes: '$caps'" ;;
 esac
-# bit 2: CAP_DAC_READ_SEARCH, which lets the kernel say a file is gone (src/gone.c)
+# bit 2: CAP_DAC_READ_SEARCH, which lets the kernel say a file is gone (src/inode_gone.c)
 [ $(((0x$caps >> 2) & 1)) -eq 0 ] ||
 	skip "processes of this user have CAP_DAC_READ_SEARCH, which proves files gone here"
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The kernel's word that a file is gone (src/gone.c; doc/limits.md; DESIGN 15).
+# The kernel's word that a file is gone (src/inode_gone.c; doc/limits.md; DESIGN 15).
 #
 # A purge that cannot reach a file asks the kernel, where it may (root, or
 # CAP_DAC_READ_SEARCH): it opens the inode's file handle, which fails with

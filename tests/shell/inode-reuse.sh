@@ -46,7 +46,7 @@ EOF
 	# purge above, finding the old file unreachable, forgot its unpurged
 	# range: its bytes were intact; the purged one stays until it is
 	# certainly gone. As root the kernel says so at once: the old tmpfs is
-	# unmounted, no inode of it is left (src/gone.c).)
+	# unmounted, no inode of it is left (src/inode_gone.c).)
 	old='[[0, 16384, true]], '
 	grep -q '1 file gone, forgotten' "$WORK/purge2.out" && old=
 	status_json st3

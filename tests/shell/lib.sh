@@ -208,7 +208,7 @@ need_python() {
 }
 
 # kernel_word: may this process have the kernel's word that a file is gone
-# (src/gone.c: open_by_handle_at, which needs CAP_DAC_READ_SEARCH, and which
+# (src/inode_gone.c: open_by_handle_at, which needs CAP_DAC_READ_SEARCH, and which
 # a seccomp filter may refuse)? 0 if so; else 1, why in $KERNEL_WORD_WHY.
 kernel_word() {
 	KERNEL_WORD_WHY=

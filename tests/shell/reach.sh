@@ -57,7 +57,7 @@ inside() {
 	[ "$rc" -ne 124 ] || fail "volatile purge hung walking into a FUSE mount"
 	[ "$rc" -eq 0 ] || { show purge3; fail "volatile purge: exit status $rc"; }
 	# what is under the mount could not be searched: the search does not prove
-	# the file gone (the kernel may, by its file handle, where root may ask: gone.c)
+	# the file gone (the kernel may, by its file handle, where root may ask: inode_gone.c)
 	grep -qxE 'purged 0 ranges, 0 bytes; 1 file (unreachable|gone, forgotten)' "$WORK/purge3.out" ||
 		{ show purge3; fail "volatile purge: want 0 ranges, and the file unreachable or gone"; }
 	eval "kill \$BG_fuse3"

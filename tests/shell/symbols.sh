@@ -36,7 +36,7 @@ LC_ALL=C comm -12 "$WORK/got" "$WORK/calls" >"$WORK/both"
 # ...and none of glibc's cancellation points, or the stdio that may act as
 # one (and their _FORTIFY_SOURCE names): the library calls none, with its
 # raw system calls (sys.h) instead
-# (enter.c also disables cancellation for a call: a signal handler may
+# (reentry.c also disables cancellation for a call: a signal handler may
 # call one, cancel-signal.sh).
 cat >"$WORK/cancel" <<'EOF2'
 __fgets_chk
@@ -132,7 +132,7 @@ EOF2
 LC_ALL=C sort -o "$WORK/cancel" "$WORK/cancel"
 LC_ALL=C comm -12 "$WORK/cancel" "$WORK/calls" >"$WORK/cancels"
 [ ! -s "$WORK/cancels" ] ||
-	fail "the library calls cancellation points (enter.c): $(tr '\n' ' ' <"$WORK/cancels")"
+	fail "the library calls cancellation points (reentry.c): $(tr '\n' ' ' <"$WORK/cancels")"
 # ...nor a function that keeps its state for the caller between calls
 # (strtok's position, rand's seed...): a call here would move the host's.
 printf '%s\n' asctime ctime drand48 gmtime localtime rand random srand srandom \

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-pressure.c - the memory-pressure parsers and arithmetic (src/core/
- * pressure.c) against fixtures of cgroup v1 and v2, and the reading of a
- * cgroup hierarchy (src/pressure.c) against fixture directories: this
+ * mem_state.c) against fixtures of cgroup v1 and v2, and the reading of a
+ * cgroup hierarchy (src/mem_state.c) against fixture directories: this
  * machine has cgroup v1, so the v2 paths are proven here.
  */
 #include "core/pressure.h"
-#include "pressure.h"
+#include "mem_state.h"
 
 #include <check.h>
 #include <errno.h>

@@ -9,10 +9,10 @@
  * Everything here returns -errno, never touches errno on success, and
  * never crashes on a bad pointer from the caller (EFAULT).
  */
-#ifndef VL_ASHMEM_H
-#define VL_ASHMEM_H
+#ifndef VL_ASHMEM_EMULATION_H
+#define VL_ASHMEM_EMULATION_H
 
-#include "here.h"
+#include "own_table.h"
 #include "core/layout.h"
 
 #include <stddef.h>
@@ -53,7 +53,7 @@ int vl_ash_dev_fd(int fd);
  * close() of a flagged fd (also dup2/dup3 over one): begin before the real
  * close, end after it (closed: the fd is gone; else it stays followed as
  * before). If the region was made here and this fd was its last here,
- * the region joins the dying (here.h), forgotten once nothing
+ * the region joins the dying (own_table.h), forgotten once nothing
  * here holds it.
  */
 struct vl_ash_closing {

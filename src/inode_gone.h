@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gone.h - is a file gone? Asked of the kernel, by the inode's file handle.
+ * inode_gone.h - is a file gone? Asked of the kernel, by the inode's file handle.
  *
  * A purge proves a file gone from /proc (procs.c): no process of the user
  * holds or maps it. That proof needs every process of the user to be
@@ -11,8 +11,8 @@
  * and fails with ESTALE if it does not. An inode that no longer exists
  * cannot come back: a new one with its number has another generation.
  */
-#ifndef VL_GONE_H
-#define VL_GONE_H
+#ifndef VL_INODE_GONE_H
+#define VL_INODE_GONE_H
 
 #include "core/layout.h"
 

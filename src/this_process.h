@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * self.h - what this process is, right in children of every kind.
+ * this_process.h - what this process is, right in children of every kind.
  *
  * The pid, and the token this process holds in each region's table of
  * processes (src/lock.c), live in one page marked MADV_WIPEONFORK: the
@@ -11,8 +11,8 @@
  * memory (vfork, CLONE_VM) see the parent's page: they must only exec or
  * _exit, as POSIX says of vfork.
  */
-#ifndef VL_SELF_H
-#define VL_SELF_H
+#ifndef VL_THIS_PROCESS_H
+#define VL_THIS_PROCESS_H
 
 #include <pthread.h>
 #include <stdint.h>
@@ -41,7 +41,7 @@ int vl_borrowed(void);
  */
 enum vl_self_mutex {
 	VL_SELF_ATTACH, /* attach.c: one thread attaches at a time */
-	VL_SELF_HERE,   /* ashmem/here.c: the table of regions made here */
+	VL_SELF_HERE,   /* ashmem/own_table.c: the table of regions made here */
 	VL_SELF_MUTEXES
 };
 void vl_self_lock(enum vl_self_mutex which);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * where.h - where the user's region lives by default (DESIGN 9).
+ * default_place.h - where the user's region lives by default (DESIGN 9).
  */
-#ifndef VL_WHERE_H
-#define VL_WHERE_H
+#ifndef VL_DEFAULT_PLACE_H
+#define VL_DEFAULT_PLACE_H
 
 #include <stddef.h>
 

@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * enter.h - the guard every entry into the library takes.
+ * reentry.h - the guard every entry into the library takes.
  *
  * Each entry point (the fallocate shim, the C API, the ashmem hooks) does
  * its work between vl_enter() and vl_leave(). A signal handler that
  * interrupts this thread inside the library, and calls in again, is told
  * so (-EINTR) instead of working on state its own interrupted frame is
  * changing, or waiting for a lock that frame holds. Inside, the thread
- * cannot be cancelled (enter.c says why). One thread-local flag and two
+ * cannot be cancelled (reentry.c says why). One thread-local flag and two
  * glibc flag writes, inline: every MARK and UNMARK takes the guard, and
- * the two calls into enter.c were a tenth of what the guard costs.
+ * the two calls into reentry.c were a tenth of what the guard costs.
  */
-#ifndef VL_ENTER_H
-#define VL_ENTER_H
+#ifndef VL_REENTRY_H
+#define VL_REENTRY_H
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pressure.c - reading /proc/meminfo and the memory cgroup (v1 or v2).
+ * mem_state.c - reading /proc/meminfo and the memory cgroup (v1 or v2).
  *
  * "Available" is the smaller of MemAvailable and the headroom of the
  * cgroup: its limit minus its usage plus its inactive file cache (what
@@ -9,7 +9,7 @@
  * binds its children too. Nothing here allocates; files are read into
  * stack buffers.
  */
-#include "pressure.h"
+#include "mem_state.h"
 
 #include "env.h"
 #include "sys.h"

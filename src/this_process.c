@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * self.c - this process, as children of every kind see it (see self.h).
+ * this_process.c - this process, as children of every kind see it (see this_process.h).
  */
-#include "self.h"
+#include "this_process.h"
 
 #include "core/fault.h"
 #include "core/parse.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * enter.c - every entry into the library, guarded (see enter.h).
+ * reentry.c - every entry into the library, guarded (see reentry.h).
  *
  * The library calls no cancellation point itself: its system calls are
  * raw (sys.h), never glibc's open, read, close, pread or usleep, and
@@ -16,7 +16,7 @@
  * flag write in glibc each way; a cancellation requested meanwhile is
  * acted on at the caller's next cancellation point (cancel.sh).
  */
-#include "enter.h"
+#include "reentry.h"
 
 /* inside the library (a signal handler that calls in is told EINTR) */
 __thread int vl_in_shim __attribute__((tls_model("initial-exec")));

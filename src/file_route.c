@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * reach.c - reaching a file from a process that may not hold it.
+ * file_route.c - reaching a file from a process that may not hold it.
  *
  * Nothing here allocates: directories are read with getdents64 into a
  * stack buffer, /proc files with read(2).
  */
-#include "reach.h"
+#include "file_route.h"
 
 #include "core/fault.h"
 #include "core/parse.h"
 
 #include "ident.h"
 #include "log.h"
-#include "self.h"
+#include "this_process.h"
 #include "sys.h"
 
 #include <dirent.h>

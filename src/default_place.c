@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * where.c - where the user's region lives by default (see where.h).
+ * default_place.c - where the user's region lives by default (see default_place.h).
  *
  * /dev/shm is world-writable: another user who makes the name first (a
  * file, a symlink, a FIFO) denies the feature, and the daemon's lock file
@@ -14,7 +14,7 @@
  * shows, and is made again whenever a process checks that its region is
  * still the one new processes find (attach.c).
  */
-#include "where.h"
+#include "default_place.h"
 
 #include "sys.h"
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * here.c - the ashmem regions this process made, its fds on them, and the
- * dying (see here.h).
+ * own_table.c - the ashmem regions this process made, its fds on them, and the
+ * dying (see own_table.h).
  *
- * A table under the self page's HERE mutex (self.h: a child of any kind
+ * A table under the self page's HERE mutex (this_process.h: a child of any kind
  * gets it unlocked; what the child finds half written belongs to an
  * older epoch, because every way of making a child raises the epoch
  * first). A signal handler that interrupted its thread inside the table
@@ -11,9 +11,9 @@
  * the epoch instead of updating the table. Lookups are linear in the
  * entries in use (this process's region fds), never in its open fds.
  */
-#include "here.h"
+#include "own_table.h"
 
-#include "self.h"
+#include "this_process.h"
 #include "core/fault.h"
 
 #include <pthread.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * reach.h - get an fd on a file with volatile ranges, from any process.
+ * file_route.h - get an fd on a file with volatile ranges, from any process.
  *
  * The region records, per file, who marked it (pid, fd) and a path. Any
  * of those may be stale: pids and fds are reused, paths renamed. So every
@@ -8,8 +8,8 @@
  * time) of what was opened must be the identity recorded. Only then may
  * anything be punched through it.
  */
-#ifndef VL_REACH_H
-#define VL_REACH_H
+#ifndef VL_FILE_ROUTE_H
+#define VL_FILE_ROUTE_H
 
 #include "core/layout.h"
 
@@ -60,7 +60,7 @@ struct vl_reached {
  *             even so (an fd in flight, in an io_uring, of another user):
  *             what is forgotten on it leaves a tombstone (purge.c point 5).
  * Nothing is opened for reading or writing on the way, and no file system
- * but the file's own is asked for a name (see reach.c). Processes of
+ * but the file's own is asked for a name (see file_route.c). Processes of
  * other users, and of other PID namespaces, are not seen.
  */
 int vl_reach(const struct vl_target *t, struct vl_reach_ctx *ctx, struct vl_reached *out);
@@ -83,7 +83,7 @@ int vl_mapped_span(const struct vl_ident *id, uint64_t *lo, uint64_t *hi);
 /*
  * A directory fd on the root of a mount of the file system dev (whole:
  * of all of it, its root "/"), its mount point in point; the path to it
- * walked only through what the kernel has at hand where it can (reach.c).
+ * walked only through what the kernel has at hand where it can (file_route.c).
  * -errno: -ENOENT if no such mount is to be seen.
  */
 int vl_open_mount(uint64_t dev, int whole, char *point, size_t size);
@@ -105,7 +105,7 @@ struct vl_mapped_region {
 int vl_scan_regions(void (*fn)(void *, const struct vl_mapped_region *), void *arg);
 
 /*
- * What the routes and the scans of /proc share (reach.c, procs.c). Is
+ * What the routes and the scans of /proc share (file_route.c, procs.c). Is
  * what path names at dirfd (flags: AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH) the
  * file id, by its whole identity? 1 or 0. vl_open_checked: an O_PATH fd on
  * it if so, else -ESTALE (another file) or the open's -errno.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gone.c - is a file gone? Asked of the kernel (see gone.h).
+ * inode_gone.c - is a file gone? Asked of the kernel (see inode_gone.h).
  *
  * Why ESTALE is proof. The identity of every record comes from the
  * file's handle (ident.c): shmem encodes type 1, three words: generation,
@@ -27,12 +27,12 @@
  * Nothing here allocates; it runs only where a purge could not reach a
  * file, at most every few seconds per file (purge.c), and in evictions.
  */
-#include "gone.h"
+#include "inode_gone.h"
 
 #include "core/fault.h"
 #include "ident.h"
 #include "log.h"
-#include "reach.h"
+#include "file_route.h"
 #include "sys.h"
 
 #include <errno.h>
@@ -74,7 +74,7 @@ static int shm_mount(uint64_t dev)
 }
 
 /*
- * A mount of the tmpfs of device dev that we can open (reach.c: without
+ * A mount of the tmpfs of device dev that we can open (file_route.c: without
  * waiting on another file system on the way), or -errno. Only tmpfs:
  * shmem's handles are the ones we know.
  */

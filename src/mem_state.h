@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pressure.h - how much memory is left, for this process and its cgroup
+ * mem_state.h - how much memory is left, for this process and its cgroup
  * (DESIGN 6), and how full a tmpfs is.
  */
-#ifndef VL_PRESSURE_H
-#define VL_PRESSURE_H
+#ifndef VL_MEM_STATE_H
+#define VL_MEM_STATE_H
 
 #include "core/pressure.h"
 

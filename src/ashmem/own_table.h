@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * here.h - the ashmem regions this process made, its fds on them,
+ * own_table.h - the ashmem regions this process made, its fds on them,
  * and those of them that may have died.
  *
  * A region made here may be forgotten soon after its last fd here is
@@ -8,7 +8,7 @@
  * process on it, no child that may have inherited it, never sent over a
  * socket, nothing here mapping it. The table answers the first three in
  * time proportional to this process's region fds, at any fd number; a
- * region that passes waits on a short list of the dying, which dying.c
+ * region that passes waits on a short list of the dying, which close.c
  * settles in batches: one look at /proc/self/fd (for an fd the table
  * cannot see: one opened through /proc by glibc itself, or taken with
  * pidfd_getfd) and at the maps serves them all. The table only ever
@@ -22,8 +22,8 @@
  * handler that interrupted the table). An entry made in an older epoch is
  * never "alone".
  */
-#ifndef VL_ASHMEM_HERE_H
-#define VL_ASHMEM_HERE_H
+#ifndef VL_ASHMEM_OWN_TABLE_H
+#define VL_ASHMEM_OWN_TABLE_H
 
 #include "core/layout.h"
 

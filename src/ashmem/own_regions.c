@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * made.c - regions made in this process: a new region, and whether one is
+ * own_regions.c - regions made in this process: a new region, and whether one is
  * still this process's alone (for SET_NAME and for forgetting it).
  */
 #include "internal.h"
 
-#include "enter.h"
+#include "reentry.h"
 #include "log.h"
 
 #include <dirent.h>

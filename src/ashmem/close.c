@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dying.c - regions this process let go of: close, and their settling.
+ * close.c - regions this process let go of: close, and their settling.
  */
 #include "internal.h"
 
-#include "enter.h"
+#include "reentry.h"
 #include "log.h"
 #include "purge.h"
-#include "reach.h"
-#include "self.h"
+#include "file_route.h"
+#include "this_process.h"
 
 #include <errno.h>
 #include <string.h>
@@ -17,7 +17,7 @@
 
 /*
  * A region made here whose last fd here was closed, in the epoch it was
- * made in, never sent (here.h), waits among the dying. Settling
+ * made in, never sent (own_table.h), waits among the dying. Settling
  * them takes one look at /proc/self/fd (an fd the table cannot see keeps
  * its region) and, for those mapped here once, at the maps: a region
  * neither holds is gone, and its record (and its ranges: there is nothing
