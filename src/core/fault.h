@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fault.h - fault injection, for tests only (issue: crash safety).
+ * fault.h - fault injection, for tests only (DESIGN 11's repairs, crash safety).
  *
  * A build with VL_FAULT_INJECTION defined (the test suite's own copy of
  * the library, tests/fault/libvolatile-fault.la; never the installed one)
