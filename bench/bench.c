@@ -11,7 +11,7 @@
  * time (CLOCK_THREAD_CPUTIME_ID, user and system), so that other programs
  * taking the CPUs do not count; two processes' throughput, the daemon's
  * reaction and a MARK that purges a file only a forked child holds
- * (bench/file_route.c) are wall-clock times. Ratios compare figures of this run.
+ * (bench/reach.c) are wall-clock times. Ratios compare figures of this run.
  *
  *   bench [--json FILE] [--ranges N] [--files N] [--volatile PATH] [--trials N]
  *         [--only GROUP]

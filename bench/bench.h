@@ -38,7 +38,7 @@ void bench_ashmem(void);
 void bench_reaction(const char *volatile_bin, int trials);
 /*
  * A MARK whose budget purge must reach a file only a forked child holds,
- * with many fds open on the machine (bench/file_route.c).
+ * with many fds open on the machine (bench/reach.c).
  */
 void bench_mark_reach(void);
 /* The process that marks there (bench --marker ROUNDS); returns the exit status. */

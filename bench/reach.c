@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * file_route.c - a MARK whose budget purge must reach a file that only a forked
+ * reach.c - a MARK whose budget purge must reach a file that only a forked
  * child holds, with many fds open on the machine (DESIGN
  * 13: a purge inside a MARK takes cheap routes only). A look at every
  * process's fds took 520-570 ms with 200 processes holding 1,000 fds each.
