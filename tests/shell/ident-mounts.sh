@@ -53,7 +53,7 @@ EOF
 	ok mark2 svt open "$c/f" rw mark 0 8K open "$b/f" rw mark 0 8K
 	ok purge2 vol purge --all
 	grep -q '^purged 2 ranges, 16384 bytes' "$WORK/purge2.out" || { show purge2; fail "second purge"; }
-	mount -o remount,size=8M "$a" || fail "remount"
+	mount -t tmpfs -o remount,size=8M vla "$a" || fail "remount"
 	ok two svt open "$a/f" rw unmark 0 8K open "$b/f" rw unmark 0 8K open "$a/f" rw unmark 0 8K
 	expect_out two <<EOF
 open $a/f rw = 3
