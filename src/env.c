@@ -296,16 +296,14 @@ void vl_config_reload(void)
 	load();
 }
 
+#ifdef VL_FAULT_INJECTION
 uint32_t vl_test_seconds(const char *name, uint32_t otherwise)
 {
-#ifdef VL_FAULT_INJECTION
 	const char *v = secure_getenv(name);
 	uint64_t s;
 
 	if (v != NULL && vl_parse_decimal(&v, &s) == 0 && s <= UINT32_MAX)
 		return (uint32_t)s;
-#else
-	(void)name;
-#endif
 	return otherwise;
 }
+#endif
