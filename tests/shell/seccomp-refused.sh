@@ -55,36 +55,33 @@ expect_line debug2 "mark 0 4K = 0"
 
 # ---- no supervisor: a fork refused ----------------------------------------------------------
 # run starts its supervisor (a process of its own) before the filter: without
-# one, no filter, CMD runs with the preload only, one line says why. The
-# supervisor's own fork, in the middle process, refused (the test suite's
-# build of the command, its fault point): run must not wait for it.
-new_region
-run nohelper env VOLATILE_FAULT_SYSCALL=sv_fork:EAGAIN timeout "$VL_TIMEOUT" "$FAULTY" run --debug -- \
-	"$VT_STATIC" memfd m 4K mark 0 4K unmark 0 4K
-[ "$rc" -eq 0 ] || { show nohelper; fail "nohelper: exit status $rc"; }
-expect_out nohelper <<EOF
+# one, no filter, CMD runs with the preload only, one line says why.
+# no_supervisor NAME RUN...: RUN (a `volatile run --debug --`, under whatever
+# refuses the fork) given the static vt's MARK and UNMARK, so checked
+no_supervisor() {
+	_n=$1
+	shift
+	new_region
+	run "$_n" "$@" "$VT_STATIC" memfd m 4K mark 0 4K unmark 0 4K
+	[ "$rc" -eq 0 ] || { show "$_n"; fail "$_n: exit status $rc"; }
+	expect_out "$_n" <<EOF
 memfd m 4K = 3
 mark 0 4K = -1 EOPNOTSUPP
 unmark 0 4K = -1 EOPNOTSUPP
 EOF
-n=$(grep -c '^volatile run: seccomp refused (the supervisor did not start)' "$WORK/nohelper.err")
-[ "$n" -eq 1 ] || { show nohelper; fail "nohelper: $n lines saying the supervisor did not start (want 1)"; }
+	_lines=$(grep -c '^volatile run: seccomp refused (the supervisor did not start)' "$WORK/$_n.err")
+	[ "$_lines" -eq 1 ] || { show "$_n"; fail "$_n: $_lines lines saying the supervisor did not start (want 1)"; }
+}
+# The supervisor's own fork, in the middle process, refused (the test
+# suite's build of the command, its fault point): run must not wait for it.
+no_supervisor nohelper env VOLATILE_FAULT_SYSCALL=sv_fork:EAGAIN timeout "$VL_TIMEOUT" \
+	"$FAULTY" run --debug --
 # run's own first fork refused (RLIMIT_NPROC, which binds users, not root)
 if [ "$(id -u)" -eq 0 ]; then
 	say "root: RLIMIT_NPROC does not bind root (no-supervisor part)"
 elif ! command -v prlimit >/dev/null 2>&1; then
 	say "no prlimit (util-linux): no-supervisor part skipped"
 else
-	new_region
-	run nofork timeout "$VL_TIMEOUT" prlimit --nproc=1 -- "$VOLATILE_CMD" run --debug -- \
-		"$VT_STATIC" memfd m 4K mark 0 4K unmark 0 4K
-	[ "$rc" -eq 0 ] || { show nofork; fail "nofork: exit status $rc"; }
-	expect_out nofork <<EOF
-memfd m 4K = 3
-mark 0 4K = -1 EOPNOTSUPP
-unmark 0 4K = -1 EOPNOTSUPP
-EOF
-	n=$(grep -c '^volatile run: seccomp refused (the supervisor did not start)' "$WORK/nofork.err")
-	[ "$n" -eq 1 ] || { show nofork; fail "nofork: $n lines saying the supervisor did not start (want 1)"; }
+	no_supervisor nofork timeout "$VL_TIMEOUT" prlimit --nproc=1 -- "$VOLATILE_CMD" run --debug --
 fi
 exit 0
