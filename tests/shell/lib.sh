@@ -549,6 +549,24 @@ wait_match() {
 	done
 }
 
+# wait_until SECONDS WHY CONDITION: until the shell CONDITION (a string,
+# evaluated anew each 0.01 s: '! alive "$pid"') holds; after SECONDS the
+# test fails saying WHY (-s NAME first: NAME's output shown before)
+wait_until() {
+	_wu_show=
+	[ "$1" = -s ] && { _wu_show=$2; shift 2; }
+	_wu_ticks=$(($1 * 100)) _wu_why=$2 _wu_cond=$3
+	_wu_i=0
+	until eval "$_wu_cond"; do
+		_wu_i=$((_wu_i + 1))
+		if [ "$_wu_i" -gt "$_wu_ticks" ]; then
+			[ -z "$_wu_show" ] || show "$_wu_show"
+			fail "$_wu_why"
+		fi
+		sleep 0.01
+	done
+}
+
 # bg NAME CMD...: run in the background like `run`; wait_bg NAME gets $rc.
 bg() {
 	_name=$1
