@@ -302,10 +302,11 @@ fi
 VL_REGION_OFFSET=$((0x564c000))
 
 REGION_N=0
-# A fresh, not yet created, private region for what follows.
+# A fresh, not yet created, private region for what follows, in
+# $REGION_DIR if the test sets it (a directory of another user's), else $WORK.
 new_region() {
 	REGION_N=$((REGION_N + 1))
-	VOLATILE_REGION=$WORK/region.$REGION_N
+	VOLATILE_REGION=${REGION_DIR:-$WORK}/region.$REGION_N
 	export VOLATILE_REGION
 }
 
