@@ -18,12 +18,8 @@ within_30s() {
 	_n=$1
 	bg "$@"
 	eval "_p=\$BG_$_n"
-	_i=0
-	while kill -0 "$_p" 2>/dev/null; do
-		_i=$((_i + 1))
-		[ "$_i" -le 3000 ] || fail "$*: still running after 30 s (it waits on the stalled file system)"
-		sleep 0.01
-	done
+	wait_until 30 "$*: still running after 30 s (it waits on the stalled file system)" \
+		'! kill -0 "$_p" 2>/dev/null'
 	wait_bg "$_n"
 	[ "$rc" -eq 0 ] || { show "$_n"; fail "$*: exit status $rc"; }
 }

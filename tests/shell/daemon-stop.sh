@@ -41,12 +41,8 @@ since=$(jq_py st2-json 'd["daemons"][0]["since"]')
 woke1=$(jq_py st2-json 'd["daemons"][0]["woke_ago_ms"]')
 [ "$woke1" -lt 10000 ] || { show st2-json; fail "status --json: last wake-up $woke1 ms ago"; }
 mtime1=$(stat -c %Y.%y "$lock")
-i=0
-while [ "$(stat -c %Y.%y "$lock")" = "$mtime1" ]; do
-	i=$((i + 1))
-	[ "$i" -le 1000 ] || fail "the daemon's last wake-up did not move in 10 s"
-	sleep 0.01
-done
+wait_until 10 "the daemon's last wake-up did not move in 10 s" \
+	'[ "$(stat -c %Y.%y "$lock")" != "$mtime1" ]'
 ok st2 vol status
 grep -qE "^daemon:   pid $dpid \(the user's\), since [0-9-]+ [0-9:]+ \(up [0-9.]+ (s|min)\), last woke [0-9.]+ s ago$" \
 	"$WORK/st2.out" || { show st2; fail "status: no daemon line for pid $dpid"; }
@@ -88,12 +84,8 @@ bg d7 vol daemon --foreground
 wait_match d7 err '^volatile daemon: watching region '
 d7pid=$(head -n 1 "$lock")
 rm -f "$lock"
-i=0
-until [ "$(head -n 1 "$lock" 2>/dev/null)" = "$d7pid" ]; do
-	i=$((i + 1))
-	[ "$i" -le 1000 ] || { show d7; fail "the daemon did not make its removed $lock again in 10 s"; }
-	sleep 0.01
-done
+wait_until -s d7 10 "the daemon did not make its removed $lock again in 10 s" \
+	'[ "$(head -n 1 "$lock" 2>/dev/null)" = "$d7pid" ]'
 run d7b vol daemon --foreground
 [ "$rc" -eq 2 ] && grep -q "already running for region" "$WORK/d7b.err" ||
 	{ show d7b; fail "a second daemon started beside one whose file was removed: exit status $rc"; }

@@ -95,24 +95,13 @@ BG_PIDS="$BG_PIDS $dpid"
 run d5b vol daemon
 [ "$rc" -eq 2 ] || { show d5b; fail "a second detached daemon: exit status $rc, want 2"; }
 # it purges the idle program's cache
-i=0
-while :; do
-	run st5 vol status
-	grep -q '^ranges:   3 (3 purged)$' "$WORK/st5.out" && break
-	i=$((i + 1))
-	[ "$i" -le 1500 ] || { show st5; fail "the detached daemon did not purge"; }
-	sleep 0.02
-done
+wait_until -s st5 30 "the detached daemon did not purge" \
+	'run st5 vol status; grep -q "^ranges:   3 (3 purged)\$" "$WORK/st5.out"'
 touch "$WORK/go.5"
 wait_bg idle5
 expect_line idle5 "unmark 0 8K = 1"
 kill -TERM "$dpid"
-i=0
-while kill -0 "$dpid" 2>/dev/null; do
-	i=$((i + 1))
-	[ "$i" -le 1500 ] || fail "the detached daemon did not exit on SIGTERM"
-	sleep 0.02
-done
+wait_until 30 "the detached daemon did not exit on SIGTERM" '! kill -0 "$dpid" 2>/dev/null'
 
 # ---- 6. bad usage: one line, exit status 2 ------------------------------------------------------
 for args in "--interval 0" "--interval 99999999" "--cgroup $WORK" "--cgroup $WORK/none" "now" "--bogus"; do

@@ -119,13 +119,8 @@ if $AS cat "/proc/$blind/maps" >/dev/null 2>&1; then
 	skip "a non-dumpable process of the user can be looked into here: files could be proven gone"
 fi
 
-REGION_N=0
-# a fresh region, in the user's directory
-new_region() {
-	REGION_N=$((REGION_N + 1))
-	VOLATILE_REGION=$U/region.$REGION_N
-	export VOLATILE_REGION
-}
+# new_region: in the user's directory
+REGION_DIR=$U
 
 VOLATILE_REGION_FILES=8
 export VOLATILE_REGION_FILES

@@ -82,14 +82,6 @@ holder_pid() {
 	GC_LIVE="$GC_LIVE $_p"
 }
 
-GC_N=0
-# a fresh region, in the user's directory
-gc_region() {
-	GC_N=$((GC_N + 1))
-	VOLATILE_REGION=$U/region.$GC_N
-	export VOLATILE_REGION
-}
-
 # ustatus NAME: `volatile status --json`, as the user, into NAME.out
 ustatus() {
 	ok "$1" uvol status --json
@@ -116,7 +108,7 @@ part_d() {
 	mount -t tmpfs -o "size=4M,mode=0755,uid=$GC_UID,gid=$GC_UID" vlgc "$mnt" 2>"$WORK/mount.err" ||
 		exit 78
 	[ "$(fs_type "$mnt")" = tmpfs ] || fail "$mnt is not a tmpfs after mounting one"
-	gc_region
+	new_region
 	f1=$mnt/unlinked
 	f2=$mnt/renamed
 	f3=$mnt/renamed.new
@@ -237,7 +229,9 @@ U=$WORK/u
 mkdir "$U" || fail "mkdir $U"
 [ -z "$GC_AS" ] || chown "$GC_UID:$GC_UID" "$U" || fail "chown $U"
 chmod 0700 "$U"
-export U
+# new_region: in the user's directory (the --inside run's too)
+REGION_DIR=$U
+export U REGION_DIR
 
 # can the user run $GC_VT with $GC_LIB, and $GC_VOL?
 runs_as_user() {
@@ -273,7 +267,7 @@ fi
 export GC_VT GC_VOL GC_LIB
 
 # ---- a. a memfd whose holder exited ---------------------------------------------------
-gc_region
+new_region
 ok a-mark usvt VOLATILE_BUDGET=8K -- memfd a 64K fill 0 64K A mark 0 8K mark 16K 8K \
 	expect 0 8K zero expect 8K 56K A
 expect_out a-mark <<EOF
@@ -331,7 +325,7 @@ expect_eq "purged bytes after the grace period" "$(jq_py a-st3 'd["purged_bytes"
 expect_eq "volatile bytes after the grace period" "$(jq_py a-st3 'd["volatile_bytes"]')" 0
 
 # ---- b. a live holder that cannot be looked into ---------------------------------------
-gc_region
+new_region
 bg b_hold usvt VOLATILE_BUDGET=8K -- pid memfd b 64K fill 0 64K B mark 0 8K mark 16K 8K nodump \
 	touch "$U/b-ready" wait "$U/b-go" \
 	unmark 0 8K expect 0 8K zero expect 8K 8K B unmark 16K 8K expect 16K 48K B
@@ -374,7 +368,7 @@ EOF
 # memfd a: [0,8K) purged by the budget, [16K,24K) volatile; moved to fd 50
 # (fd 3, the number it was marked with, closed; memfd b takes it). b's MARK
 # makes the budget purge a's [16K,24K): the process must find a at fd 50.
-gc_region
+new_region
 bg c_hold usvt VOLATILE_BUDGET=8K -- pid memfd a 64K fill 0 64K A mark 0 8K mark 16K 8K dup 50 \
 	memfd b 64K fill 0 64K B mark 0 8K touch "$U/c-ready" wait "$U/c-go" \
 	fd 50 unmark 0 8K expect 0 8K zero unmark 16K 8K expect 16K 8K zero \
@@ -413,7 +407,7 @@ EOF
 # /proc sees no process holding the memfd while it is in a socket, so it
 # is "gone" twice the grace apart and its record forgotten; what makes the
 # UNMARK say 1 after that is the tombstone (DESIGN 15), whatever /proc saw.
-gc_region
+new_region
 bg e_hold usvt -- pid memfd e 1M fill 0 1M E mark 0 1M touch "$U/e-marked" wait "$U/e-purged" \
 	socket sendfd 3 touch "$U/e-flight" wait "$U/e-back" \
 	fd 5 recvfd unmark 0 1M expect 0 1M zero
@@ -463,7 +457,7 @@ EOF
 run f-probe usvt -- memfd p 4K uring unring
 if [ "$rc" -eq 0 ] && grep -qx 'uring = 0' "$WORK/f-probe.out" &&
 	grep -q '^unring = [0-9]' "$WORK/f-probe.out"; then
-	gc_region
+	new_region
 	bg f_hold usvt -- pid memfd f 1M fill 0 1M F mark 0 1M touch "$U/f-marked" \
 		wait "$U/f-purged" uring touch "$U/f-ring" wait "$U/f-back" \
 		unring unmark 0 1M expect 0 1M zero
@@ -506,7 +500,7 @@ fi
 # whose fds the user's purges cannot look into and do not count. Only as
 # root (there is no other user to lend to otherwise).
 if [ -n "$GC_AS" ]; then
-	gc_region
+	new_region
 	bg g_lend "$VT" socket spawn exec "$(command -v setpriv)" --reuid="$GC_UID" --regid="$GC_UID" \
 		--clear-groups -- "$(command -v env)" LD_PRELOAD="$GC_LIB" VOLATILE_REGION="$VOLATILE_REGION" \
 		"$GC_VT" fd 4 memfd g 1M fill 0 1M G mark 0 1M touch "$U/g-marked" wait "$U/g-purged" \

@@ -302,10 +302,11 @@ fi
 VL_REGION_OFFSET=$((0x564c000))
 
 REGION_N=0
-# A fresh, not yet created, private region for what follows.
+# A fresh, not yet created, private region for what follows, in
+# $REGION_DIR if the test sets it (a directory of another user's), else $WORK.
 new_region() {
 	REGION_N=$((REGION_N + 1))
-	VOLATILE_REGION=$WORK/region.$REGION_N
+	VOLATILE_REGION=${REGION_DIR:-$WORK}/region.$REGION_N
 	export VOLATILE_REGION
 }
 
@@ -545,6 +546,24 @@ wait_match() {
 	while ! grep -qE -- "$3" "$WORK/$1.$2" 2>/dev/null; do
 		_i=$((_i + 1))
 		[ "$_i" -le "$VL_WAIT_TICKS" ] || { show "$1"; fail "timed out waiting for /$3/ in $1's std$2"; }
+		sleep 0.01
+	done
+}
+
+# wait_until SECONDS WHY CONDITION: until the shell CONDITION (a string,
+# evaluated anew each 0.01 s: '! alive "$pid"') holds; after SECONDS the
+# test fails saying WHY (-s NAME first: NAME's output shown before)
+wait_until() {
+	_wu_show=
+	[ "$1" = -s ] && { _wu_show=$2; shift 2; }
+	_wu_ticks=$(($1 * 100)) _wu_why=$2 _wu_cond=$3
+	_wu_i=0
+	until eval "$_wu_cond"; do
+		_wu_i=$((_wu_i + 1))
+		if [ "$_wu_i" -gt "$_wu_ticks" ]; then
+			[ -z "$_wu_show" ] || show "$_wu_show"
+			fail "$_wu_why"
+		fi
 		sleep 0.01
 	done
 }

@@ -16,8 +16,9 @@
 need_seccomp
 need_static
 
-# refused ARGS...: run's --debug with pidfd_getfd refused, the static vt given ARGS
-refused() {
+# reopening ARGS...: run's --debug with pidfd_getfd refused (its supervisor
+# reopens), the static vt given ARGS
+reopening() {
 	VOLATILE_FAULT_SYSCALL=sv_getfd:EPERM timeout "$VL_TIMEOUT" "$FAULTY" run --debug -- \
 		"$VT_STATIC" "$@"
 }
@@ -26,27 +27,9 @@ D=$WORK/d
 mkdir "$D" || fail "mkdir $D"
 : >"$D/f"
 
-# like_preload NAME VT-ARGS...: the preload's output and the reopening supervisor's
-like_preload() {
-	_n=$1
-	shift
-	new_region
-	run "$_n.pre" svt "$@"
-	_pre=$rc
-	new_region
-	run "$_n.run" refused "$@"
-	if [ "$rc" -ne "$_pre" ] || ! cmp -s "$WORK/$_n.pre.out" "$WORK/$_n.run.out"; then
-		echo "---- $_n: through the preload (exit status $_pre)" >&2
-		cat "$WORK/$_n.pre.out" "$WORK/$_n.pre.err" >&2
-		echo "---- $_n: through run's supervisor, reopening (exit status $rc)" >&2
-		cat "$WORK/$_n.run.out" "$WORK/$_n.run.err" >&2
-		FAILED=1
-	fi
-}
-
 # ---- 1. the route is the reopening one ---------------------------------------------
 new_region
-run route refused memfd m 8K fill 0 8K x mark 0 8K unmark 0 8K expect 0 8K x
+run route reopening memfd m 8K fill 0 8K x mark 0 8K unmark 0 8K expect 0 8K x
 [ "$rc" -eq 0 ] || { show route; fail "route: exit status $rc"; }
 soft expect_out route <<EOF
 memfd m 8K = 3
@@ -59,22 +42,22 @@ grep -q '^volatile run: fd 3 reopened through /proc: pidfd_getfd refused$' "$WOR
 	{ show route; echo "FAIL: route: the supervisor did not say it reopened fd 3" >&2; FAILED=1; }
 
 # ---- 2. DESIGN 5, row by row, regular files -------------------------------------------
-like_preload closed close fa MARK 0 4K
-like_preload opath open "$D/f" path fa MARK -1 4K fa MARK 0 4K
-like_preload negative memfd m 8K fa MARK -1 4K
-like_preload zero memfd m 8K fa UNMARK 0 0
-like_preload both memfd m 8K fa 'MARK|UNMARK' 0 4K
-like_preload keep memfd m 8K fa 'MARK|KEEP_SIZE' 0 4K fa 'UNMARK|KEEP_SIZE' 0 4K
-like_preload rdonly open "$D/f" r fa MARK -1 4K fa MARK 0 4K
-like_preload wronly open "$D/f" w fa MARK 0 4K fa UNMARK 0 4K
-like_preload efbig memfd m 8K fa MARK max 1 fa UNMARK 1 max
-like_preload sealed memfd m 8K seal write fa MARK 0 4K fa UNMARK 0 4K
-like_preload badfd fd 100000 fa MARK 0 4K
-like_preload pair memfd m 8K fill 0 8K x mark 0 8K unmark 0 4K mark 0 2K unmark 0 8K expect 0 8K x
+like_preload --debug closed reopening close fa MARK 0 4K
+like_preload --debug opath reopening open "$D/f" path fa MARK -1 4K fa MARK 0 4K
+like_preload --debug negative reopening memfd m 8K fa MARK -1 4K
+like_preload --debug zero reopening memfd m 8K fa UNMARK 0 0
+like_preload --debug both reopening memfd m 8K fa 'MARK|UNMARK' 0 4K
+like_preload --debug keep reopening memfd m 8K fa 'MARK|KEEP_SIZE' 0 4K fa 'UNMARK|KEEP_SIZE' 0 4K
+like_preload --debug rdonly reopening open "$D/f" r fa MARK -1 4K fa MARK 0 4K
+like_preload --debug wronly reopening open "$D/f" w fa MARK 0 4K fa UNMARK 0 4K
+like_preload --debug efbig reopening memfd m 8K fa MARK max 1 fa UNMARK 1 max
+like_preload --debug sealed reopening memfd m 8K seal write fa MARK 0 4K fa UNMARK 0 4K
+like_preload --debug badfd reopening fd 100000 fa MARK 0 4K
+like_preload --debug pair reopening memfd m 8K fill 0 8K x mark 0 8K unmark 0 4K mark 0 2K unmark 0 8K expect 0 8K x
 
 # ---- 3. not regular: answered as a caller not looked into --------------------------
 new_region
-run pseudo refused pipe fa MARK 0 4K fa UNMARK 0 4K socket fa MARK 0 4K fa UNMARK 0 4K \
+run pseudo reopening pipe fa MARK 0 4K fa UNMARK 0 4K socket fa MARK 0 4K fa UNMARK 0 4K \
 	open "$D" dir fa UNMARK 0 4K
 [ "$rc" -eq 0 ] || { show pseudo; fail "pseudo: exit status $rc"; }
 sed 's/^pipe = .*/pipe/; s/^socket = .*/socket/; s/^open .* dir = .*/dir/' "$WORK/pseudo.out" >"$WORK/p.out"
@@ -94,7 +77,7 @@ EOF
 new_region
 P=$WORK/purge
 mkdir "$P" || fail "mkdir $P"
-bg purged refused memfd m 8K fill 0 8K x mark 0 8K echo marked wait "$P/go" unmark 0 8K
+bg purged reopening memfd m 8K fill 0 8K x mark 0 8K echo marked wait "$P/go" unmark 0 8K
 wait_line purged marked
 # run answers a MARK once its file is locked, before the range is in the
 # region (ops.h): purges until one finds it
@@ -111,7 +94,7 @@ if [ "$(id -u)" -eq 0 ]; then
 else
 	new_region
 	: >"$D/g"
-	bg mode refused open "$D/g" rw fill 0 8K x mark 0 8K echo chmod0 wait "$D/g.chmod" \
+	bg mode reopening open "$D/g" rw fill 0 8K x mark 0 8K echo chmod0 wait "$D/g.chmod" \
 		unmark 0 8K mark 0 4K
 	wait_line mode chmod0
 	chmod 000 "$D/g"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # `volatile run`'s supervisor (seccomp user notification, supervise.c):
-# a static program's volatile fallocate calls, served by run, give what
+# a static program's volatile fallocate calls, under_run by run, give what
 # the same calls give through the preload: every row of DESIGN 5, and the
 # region's own errors. A static vt (tests/helpers/vt.c built with
 # -static: its fallocate() is the system call) against vt with the shim.
@@ -11,8 +11,7 @@
 # said 0 through run (nothing marked) where the preload says ENOMEM.
 . "$(dirname "$0")/lib.sh"
 share_build 64991
-
-need_cmd
+. "$(dirname "$0")/seccomp-lib.sh"
 : "${VL_TOP_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
 CC=${VL_CC:-cc}
 supervised || skip "volatile run has no supervisor here"
@@ -26,43 +25,29 @@ mkdir "$D" || fail "mkdir $D"
 : >"$D/f"
 [ -n "$DISK" ] && : >"$DISK/f"
 
-# same NAME VT-ARGS...: the preload's output and run's must be the same
-same() {
-	_n=$1
-	shift
-	new_region
-	run "$_n.pre" svt "$@"
-	_pre=$rc
-	new_region
-	run "$_n.run" timeout "$VL_TIMEOUT" "$VOLATILE_CMD" run -- "$WORK/vts" "$@"
-	if [ "$rc" -ne "$_pre" ] || ! cmp -s "$WORK/$_n.pre.out" "$WORK/$_n.run.out" ||
-		[ -s "$WORK/$_n.run.err" ]; then
-		echo "---- $_n: through the preload (exit status $_pre)" >&2
-		cat "$WORK/$_n.pre.out" "$WORK/$_n.pre.err" >&2
-		echo "---- $_n: through run's supervisor (exit status $rc)" >&2
-		cat "$WORK/$_n.run.out" "$WORK/$_n.run.err" >&2
-		FAILED=1
-	fi
+# under_run VT-ARGS...: the static vt given VT-ARGS under run's supervisor
+under_run() {
+	timeout "$VL_TIMEOUT" "$VOLATILE_CMD" run -- "$WORK/vts" "$@"
 }
 
 # ---- 1. DESIGN 5, row by row ------------------------------------------------------
-same closed close fa MARK 0 4K
-same opath open "$D/f" path fa MARK -1 4K
-same negative memfd m 8K fa MARK -1 4K
-same zero memfd m 8K fa UNMARK 0 0
-same both memfd m 8K fa 'MARK|UNMARK' 0 4K
-same flags memfd m 8K fa 'MARK|PUNCH_HOLE' 0 4K fa 'MARK|0x100' 0 4K fa 'UNMARK|0x40000000' 0 4K
-same keep memfd m 8K fa 'MARK|KEEP_SIZE' 0 4K fa 'UNMARK|KEEP_SIZE' 0 4K
-same rdonly open "$D/f" r fa MARK 0 4K fa MARK -1 4K
-same pipe pipe fa MARK 0 4K
-same socket socket fa MARK 0 4K
-same chardev open /dev/null rw fa MARK 0 4K
-same dir open "$D" dir fa UNMARK 0 4K
-same efbig memfd m 8K fa MARK max 1 fa UNMARK 1 max
-same sealed memfd m 8K seal write fa MARK 0 4K fa UNMARK 0 4K
-same badfd fd 100000 fa MARK 0 4K
-[ -n "$DISK" ] && same disk open "$DISK/f" rw fa MARK 0 4K fa UNMARK 0 4K
-same pair memfd m 8K fill 0 8K x mark 0 8K unmark 0 4K mark 0 2K unmark 0 8K expect 0 8K x
+like_preload closed under_run close fa MARK 0 4K
+like_preload opath under_run open "$D/f" path fa MARK -1 4K
+like_preload negative under_run memfd m 8K fa MARK -1 4K
+like_preload zero under_run memfd m 8K fa UNMARK 0 0
+like_preload both under_run memfd m 8K fa 'MARK|UNMARK' 0 4K
+like_preload flags under_run memfd m 8K fa 'MARK|PUNCH_HOLE' 0 4K fa 'MARK|0x100' 0 4K fa 'UNMARK|0x40000000' 0 4K
+like_preload keep under_run memfd m 8K fa 'MARK|KEEP_SIZE' 0 4K fa 'UNMARK|KEEP_SIZE' 0 4K
+like_preload rdonly under_run open "$D/f" r fa MARK 0 4K fa MARK -1 4K
+like_preload pipe under_run pipe fa MARK 0 4K
+like_preload socket under_run socket fa MARK 0 4K
+like_preload chardev under_run open /dev/null rw fa MARK 0 4K
+like_preload dir under_run open "$D" dir fa UNMARK 0 4K
+like_preload efbig under_run memfd m 8K fa MARK max 1 fa UNMARK 1 max
+like_preload sealed under_run memfd m 8K seal write fa MARK 0 4K fa UNMARK 0 4K
+like_preload badfd under_run fd 100000 fa MARK 0 4K
+[ -n "$DISK" ] && like_preload disk under_run open "$DISK/f" rw fa MARK 0 4K fa UNMARK 0 4K
+like_preload pair under_run memfd m 8K fill 0 8K x mark 0 8K unmark 0 4K mark 0 2K unmark 0 8K expect 0 8K x
 
 # ---- 2. a full region: ENOMEM, nothing marked -------------------------------------
 args="memfd m 1M"
@@ -74,7 +59,7 @@ done
 VOLATILE_REGION_RANGES=8
 export VOLATILE_REGION_RANGES
 # shellcheck disable=SC2086 # $args: words
-same enomem $args
+like_preload enomem under_run $args
 unset VOLATILE_REGION_RANGES
 
 # ---- 3. a caller of another user ----------------------------------------------------

@@ -65,19 +65,9 @@ if [ "$parent" != "$BG_sig" ]; then
 	fail "CMD's parent is $parent, not the timeout ($BG_sig) that started run: run is not CMD"
 fi
 kill -USR1 "$runpid"
-i=0
-until grep -qx USR1 "$WORK/sigs" 2>/dev/null; do
-	i=$((i + 1))
-	[ "$i" -le 3000 ] || fail "SIGUSR1 sent to the run process did not reach CMD"
-	sleep 0.01
-done
+wait_until 30 "SIGUSR1 sent to the run process did not reach CMD" 'grep -qx USR1 "$WORK/sigs" 2>/dev/null'
 kill -HUP "$runpid"
-i=0
-until grep -qx HUP "$WORK/sigs" 2>/dev/null; do
-	i=$((i + 1))
-	[ "$i" -le 3000 ] || fail "SIGHUP sent to the run process did not reach CMD"
-	sleep 0.01
-done
+wait_until 30 "SIGHUP sent to the run process did not reach CMD" 'grep -qx HUP "$WORK/sigs" 2>/dev/null'
 kill -TERM "$runpid"
 wait_bg sig
 expect_eq "run's exit status after CMD caught SIGTERM and exited 7" "$rc" 7

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# seccomp-lib.sh - sourced by tests/shell/seccomp*.sh, after lib.sh.
+# seccomp-lib.sh - sourced by tests/shell/seccomp*.sh and run-*.sh, after lib.sh.
 #
 # `volatile run` serves the programs LD_PRELOAD cannot reach (static, musl,
 # Go, raw system calls) through a seccomp filter and a supervisor, a process
@@ -14,6 +14,9 @@
 #   ppid_of PID      its parent's pid;  comm_of PID: its name
 #   alive PID        it runs (not gone, not a zombie)
 #   served NAME      how many "volatile run: served" lines NAME's stderr has
+#   like_preload [--debug] NAME RUNNER VT-ARGS...
+#                    vt's VT-ARGS through RUNNER (run's supervisor) end as
+#                    they do through the preload
 #   $FAULTY          the test suite's build of the command, its fault points
 #                    live (VOLATILE_FAULT_SYSCALL=WHERE:ERRNO, core/fault.h)
 
@@ -89,6 +92,32 @@ same() {
 		cat "$WORK/$1-$2.diff" >&2
 		show "$2"
 		fail "$3"
+	fi
+}
+
+# like_preload [--debug] NAME RUNNER VT-ARGS...: the dynamic vt given VT-ARGS
+# with the preload (svt), then RUNNER given VT-ARGS (a command that runs a
+# static vt under run's supervisor), each in a new region: the same exit
+# status and the same output, or both printed and the test failed. RUNNER
+# says nothing on stderr (run prints only with --debug) unless --debug says
+# it runs run --debug, whose lines are then not compared.
+like_preload() {
+	_quiet=yes
+	[ "$1" = --debug ] && { _quiet=; shift; }
+	_n=$1 _runner=$2
+	shift 2
+	new_region
+	run "$_n.pre" svt "$@"
+	_pre=$rc
+	new_region
+	run "$_n.run" "$_runner" "$@"
+	if [ "$rc" -ne "$_pre" ] || ! cmp -s "$WORK/$_n.pre.out" "$WORK/$_n.run.out" ||
+		{ [ -n "$_quiet" ] && [ -s "$WORK/$_n.run.err" ]; }; then
+		echo "---- $_n: through the preload (exit status $_pre)" >&2
+		cat "$WORK/$_n.pre.out" "$WORK/$_n.pre.err" >&2
+		echo "---- $_n: through run's supervisor ($_runner, exit status $rc)" >&2
+		cat "$WORK/$_n.run.out" "$WORK/$_n.run.err" >&2
+		FAILED=1
 	fi
 }
 

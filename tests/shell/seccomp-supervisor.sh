@@ -23,21 +23,11 @@ pid=$(pid_of killed)
 svpid=$(supervisor_of "killed-$$")
 kill -KILL "$svpid" || fail "cannot kill the supervisor $svpid"
 # it is gone (reaped by init or a subreaper: it may stay a zombie a while)
-i=0
-while alive "$svpid" && [ "$(sed 's/^.*) //' "/proc/$svpid/stat" 2>/dev/null | cut -c1)" != Z ]; do
-	i=$((i + 1))
-	[ "$i" -le 3000 ] || fail "the supervisor $svpid does not die of SIGKILL"
-	sleep 0.01
-done
+wait_until 30 "the supervisor $svpid does not die of SIGKILL" '! alive "$svpid"'
 touch "$WORK/go"
 wait_line killed finished
 # and CMD exits by itself (not killed, nothing hangs)
-i=0
-while alive "$pid"; do
-	i=$((i + 1))
-	[ "$i" -le 3000 ] || fail "CMD (pid $pid) still runs 30 s after its last command"
-	sleep 0.01
-done
+wait_until 30 "CMD (pid $pid) still runs 30 s after its last command" '! alive "$pid"'
 sed -i 's/^pid = .*/pid = N/' "$WORK/killed.out"
 expect_out killed <<EOF
 memfd m 64K = 3
@@ -74,12 +64,7 @@ wait_file "$WORK/detached"
 svpid=$(supervisor_of "late-$$")
 touch "$WORK/late.go"
 wait_line late late
-i=0
-while alive "$svpid" && [ "$(sed 's/^.*) //' "/proc/$svpid/stat" 2>/dev/null | cut -c1)" != Z ]; do
-	i=$((i + 1))
-	[ "$i" -le 3000 ] || fail "the supervisor $svpid still runs 30 s after the last process it served"
-	sleep 0.01
-done
+wait_until 30 "the supervisor $svpid still runs 30 s after the last process it served" '! alive "$svpid"'
 sed -i 's/^pid = .*/pid = N/' "$WORK/late.out"
 expect_out late <<EOF
 memfd m 64K = 3
