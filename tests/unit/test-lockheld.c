@@ -8,10 +8,12 @@
  * Each kind of check: a function given the region (VL_ASSERT_HELD), one
  * given only what the lock guards (VL_ASSERT_MINE: the tombstones), and
  * this process's own mutexes, which know their holding thread
- * (VL_ASSERT_SELF_HELD, this_process.h).
+ * (VL_ASSERT_SELF_HELD, this_process.h), and the command's (CLI_ASSERT_HELD,
+ * cli/mutex.h).
  */
 #include "harness.h"
 
+#include "cli/mutex.h"
 #include "core/tomb.h"
 #include "lock.h"
 #include "policy.h"
@@ -39,7 +41,17 @@ static void teardown(void)
 	th_region_fini(&t);
 }
 
-enum call { LRU_CHECK, ROOM_FOR_FILE, BATCH_MORE, TOMB_ADD, SELF_NOT_TAKEN, SELF_OTHER_THREAD };
+enum call {
+	LRU_CHECK,
+	ROOM_FOR_FILE,
+	BATCH_MORE,
+	TOMB_ADD,
+	SELF_NOT_TAKEN,
+	SELF_OTHER_THREAD,
+	CLI_NOT_TAKEN,
+	CLI_OTHER_THREAD,
+	CLI_WAITING
+};
 
 static const struct vl_ident tomb_id = { .dev = 1, .ino = 2, .btime_sec = 3 };
 
@@ -54,6 +66,46 @@ static void *take_attach_mutex(void *arg)
 	(void)arg;
 	vl_self_lock(VL_SELF_ATTACH);
 	return NULL;
+}
+
+static struct cli_mutex cli_m = CLI_MUTEX_INITIALIZER;
+
+/* A function of the command that needs cli_m. */
+static void needs_cli_mutex(void)
+{
+	CLI_ASSERT_HELD(&cli_m);
+}
+
+static void *take_cli_mutex(void *arg)
+{
+	(void)arg;
+	cli_lock(&cli_m);
+	return NULL;
+}
+
+/* Checks cli_m from inside a wait on it, which has let it go. */
+static void *check_cli_mutex(void *arg)
+{
+	pthread_cond_t *c = arg;
+
+	cli_lock(&cli_m);
+	needs_cli_mutex();
+	pthread_cond_signal(c);
+	cli_unlock(&cli_m);
+	return NULL;
+}
+
+static void wait_on_cli_mutex(void)
+{
+	pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+	pthread_t other;
+
+	cli_lock(&cli_m);
+	ck_assert_int_eq(pthread_create(&other, NULL, check_cli_mutex, &c), 0);
+	cli_cond_wait(&c, &cli_m);
+	needs_cli_mutex(); /* held again after the wait */
+	cli_unlock(&cli_m);
+	ck_assert_int_eq(pthread_join(other, NULL), 0);
 }
 
 static void call(enum call what)
@@ -83,6 +135,17 @@ static void call(enum call what)
 		ck_assert_int_eq(pthread_create(&other, NULL, take_attach_mutex, NULL), 0);
 		ck_assert_int_eq(pthread_join(other, NULL), 0);
 		needs_attach_mutex();
+		break;
+	case CLI_NOT_TAKEN:
+		needs_cli_mutex();
+		break;
+	case CLI_OTHER_THREAD:
+		ck_assert_int_eq(pthread_create(&other, NULL, take_cli_mutex, NULL), 0);
+		ck_assert_int_eq(pthread_join(other, NULL), 0);
+		needs_cli_mutex();
+		break;
+	case CLI_WAITING:
+		wait_on_cli_mutex();
 		break;
 	}
 }
@@ -175,6 +238,30 @@ START_TEST(test_self_mutex_other_thread_aborts)
 }
 END_TEST
 
+/* The command's mutexes: not taken, or taken by another thread, is not held. */
+START_TEST(test_cli_mutex_not_held_aborts)
+{
+	expect_abort(CLI_NOT_TAKEN, "needs_cli_mutex", "the mutex &cli_m");
+}
+END_TEST
+
+START_TEST(test_cli_mutex_other_thread_aborts)
+{
+	expect_abort(CLI_OTHER_THREAD, "needs_cli_mutex", "the mutex &cli_m");
+}
+END_TEST
+
+/* A cond wait lets go of the mutex: held by the thread that took it meanwhile, then by us. */
+START_TEST(test_cli_mutex_wait_goes_on)
+{
+	char err[1024];
+	int status = call_in_child(CLI_WAITING, err, sizeof(err));
+
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "a check around a cond wait: wait status %#x; stderr: %s", status, err);
+}
+END_TEST
+
 /* Held by this process (here, not in a child: a child has a token of its own), they go on. */
 START_TEST(test_lock_held_goes_on)
 {
@@ -209,6 +296,9 @@ static Suite *lockheld_suite(void)
 	tcase_add_test(tc, test_tomb_without_region_lock_aborts);
 	tcase_add_test(tc, test_self_mutex_not_held_aborts);
 	tcase_add_test(tc, test_self_mutex_other_thread_aborts);
+	tcase_add_test(tc, test_cli_mutex_not_held_aborts);
+	tcase_add_test(tc, test_cli_mutex_other_thread_aborts);
+	tcase_add_test(tc, test_cli_mutex_wait_goes_on);
 	tcase_add_test(tc, test_lock_held_goes_on);
 	suite_add_tcase(s, tc);
 	return s;
