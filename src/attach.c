@@ -630,8 +630,10 @@ int vl_region_open_wanted(char *path, size_t size, struct vl_region *r)
 static int attach_wanted(struct vl_region **out)
 {
 	struct slot *s = &slots[nslots];
-	int err = vl_region_open_wanted(s->path, sizeof(s->path), &s->r);
+	int err;
 
+	VL_ASSERT_SELF_HELD(VL_SELF_ATTACH);
+	err = vl_region_open_wanted(s->path, sizeof(s->path), &s->r);
 	if (err)
 		return err;
 	nslots++;
@@ -696,6 +698,7 @@ static int follow(struct vl_region *old, uint64_t now)
 	struct vl_region *next;
 	int err;
 
+	VL_ASSERT_SELF_HELD(VL_SELF_ATTACH);
 	if (nslots == SLOTS)
 		return move_without_slot(old);
 	err = attach_wanted(&next);

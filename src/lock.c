@@ -187,11 +187,13 @@ static int my_token(const struct vl_region *r, uint32_t *token)
 	return err;
 }
 
+/* Take a slot in r's table of processes (the registration lock held). */
 static int register_here(const struct vl_region *r, uint32_t *token)
 {
 	struct vl_self_id me;
 	int err;
 
+	VL_ASSERT_SELF_HELD(VL_SELF_REGISTERING);
 	*token = vl_self_token(r->serial);
 	if (*token != 0)
 		return 0; /* another thread of ours registered meanwhile */
@@ -552,6 +554,7 @@ static VL_COLD void recount_owed(const struct vl_region *r, uint32_t fi)
 {
 	uint32_t now = vl_now_s();
 
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
 	if (__atomic_exchange_n(&recount_tried_at, now, __ATOMIC_RELAXED) != now &&
 	    vl_trylock_region(r) == 0) {
 		if (__atomic_load_n(&vl_counters(r)->recount_owed, __ATOMIC_RELAXED) != 0)
@@ -596,21 +599,38 @@ static void lock_name(const struct vl_region *r, const struct vl_lock *l, char *
  * VOLATILE_DEBUG says) and final: going on would change what l guards
  * under another holder's feet.
  */
+static VL_COLD __attribute__((noreturn)) void not_held(const char *func, const char *name,
+						       const char *lock, uint32_t w, uint32_t me)
+{
+	char line[512];
+	int n = snprintf(line, sizeof(line),
+			 "libvolatile: %s: %s (%s) is not held by this process (word %#x, token %#x)\n",
+			 func, name, lock, w, me);
+
+	if (n > 0)
+		(void)!write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	abort();
+}
+
 VL_COLD void vl_lock_assert_held(const struct vl_region *r, const struct vl_lock *l,
 				 const char *lock, const char *func)
 {
 	uint32_t w = __atomic_load_n(&l->word, __ATOMIC_RELAXED), me = vl_self_token(r->serial);
-	char name[64], line[512];
-	int n;
+	char name[64];
 
 	if (me != 0 && !(w & VL_LOCK_BROKEN) && (w & VL_TOKEN_MASK) == me)
 		return;
 	lock_name(r, l, name, sizeof(name));
-	n = snprintf(line, sizeof(line),
-		     "libvolatile: %s: %s (%s) is not held by this process (word %#x, token %#x)\n",
-		     func, name, lock, w, me);
-	if (n > 0)
-		(void)!write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
-	abort();
+	not_held(func, name, lock, w, me);
+}
+
+/* The same without the region: any token of this process's (core/layout.h). */
+VL_COLD void vl_lock_assert_mine(const struct vl_lock *l, const char *lock, const char *func)
+{
+	uint32_t w = __atomic_load_n(&l->word, __ATOMIC_RELAXED), t = w & VL_TOKEN_MASK;
+
+	if (t != 0 && !(w & VL_LOCK_BROKEN) && vl_self_owns_token(t))
+		return;
+	not_held(func, "a lock of a region", lock, w, 0);
 }
 #endif

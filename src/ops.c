@@ -70,11 +70,13 @@ static int fd_path(int fd, char *buf, size_t size)
 }
 
 /* Who holds the file: one slot per process, the others round-robin (region lock held). */
-static void note_holder(struct vl_file *f, const struct vl_holder *h, const struct vl_stat *st)
+static void note_holder(const struct vl_region *r, struct vl_file *f, const struct vl_holder *h,
+			const struct vl_stat *st)
 {
 	int32_t self = h->pid;
 	int slot = -1;
 
+	VL_ASSERT_HELD(r, &r->hdr->lock);
 	for (int i = 0; i < VL_HOLDERS && slot < 0; i++)
 		if (f->h.holders[i].pid == self)
 			slot = i;
@@ -96,8 +98,9 @@ static void note_holder(struct vl_file *f, const struct vl_holder *h, const stru
  * Should this MARK look for a name of the file? Until one is tried
  * (note_path), once per record (region lock held).
  */
-static int path_wanted(struct vl_file *f, const struct vl_stat *st)
+static int path_wanted(const struct vl_region *r, struct vl_file *f, const struct vl_stat *st)
 {
+	VL_ASSERT_HELD(r, &r->hdr->lock);
 	return st->nlink != 0 && f->h.path_len == 0 && !(f->h.flags & VL_FF_PATH_TRIED) &&
 	       !vl_file_holds_state(f);
 }
@@ -326,8 +329,8 @@ static VL_COLD void note_marker(const struct vl_region *r, struct vl_file *f, st
 {
 	if (vl_trylock_region(r) != 0)
 		return;
-	note_holder(f, &m->holder, m->st);
-	m->want_path = path_wanted(f, m->st);
+	note_holder(r, f, &m->holder, m->st);
+	m->want_path = path_wanted(r, f, m->st);
 	VL_STEP("finish: holder noted, region locked");
 	vl_unlock_region(r);
 }
@@ -392,13 +395,15 @@ static VL_COLD void note_path(const struct vl_region *r, uint32_t fi, int fdnum)
  * made, the fd another file's): the range stays flagged purged over
  * intact bytes, and its UNMARK says 1, the safe way (file lock held).
  */
-static VL_COLD void punch_merged(const struct vl_region *r, int fdnum, const struct vl_stat *st,
-				 uint64_t s, uint64_t e, const struct vl_change *c)
+static VL_COLD void punch_merged(const struct vl_region *r, uint32_t fi, int fdnum,
+				 const struct vl_stat *st, uint64_t s, uint64_t e,
+				 const struct vl_change *c)
 {
 	struct vl_extent x = { c->punch_start, c->punch_end };
 	struct vl_gate gate;
 	int done;
 
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
 	/* as a purge's punch: through the gate (DESIGN 16), in a table nobody renumbers */
 	vl_gate_init(&gate, r);
 	done = vl_punch_fd(fdnum, &st->id, &x, 1, &gate);
@@ -443,7 +448,7 @@ static int mark(const struct vl_region *r, int fdnum, const struct vl_caller *as
 	}
 	VL_STEP("mark: tree changed, not committed");
 	if (err == 0 && c.punch_end > c.punch_start)
-		punch_merged(r, fdnum, st, s, e, &c);
+		punch_merged(r, fd.fi, fdnum, st, s, e, &c);
 	finish(r, fd.fi, &c, err, spare, err ? NULL : &m, now_ms);
 	VL_STEP("mark: committed, file locked");
 	if (m.want_path)

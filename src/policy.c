@@ -71,10 +71,12 @@ int vl_goal_excludes(const struct vl_region *r, const struct vl_goal *g, uint32_
 }
 
 int vl_batch_more(const struct vl_region *r, const struct vl_goal *g,
-		  const struct vl_purge_report *rep, uint32_t n, uint32_t second, uint64_t bytes)
+		  const struct vl_purge_report *rep, uint32_t fi, uint32_t n, uint32_t second,
+		  uint64_t bytes)
 {
 	uint32_t now = __atomic_load_n(&r->hdr->c.seq, __ATOMIC_RELAXED);
 
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
 	if (n == VL_NIL || n >= r->node_cap || bytes >= VL_BATCH_BYTES || vl_goal_met(r, g, rep))
 		return 0;
 	return second == 0 || vl_age_older(vl_node_at(r, n)->seq, second, now);

@@ -109,10 +109,11 @@ int vl_goal_excludes(const struct vl_region *r, const struct vl_goal *g, uint32_
 /*
  * Is n, the file's next in age, another range to flag in this visit
  * (bytes flagged in it so far): the goal not met, older than every other
- * file's oldest (second; 0: there is none)? (the file's lock held)
+ * file's oldest (second; 0: there is none)? (file fi's lock held)
  */
 int vl_batch_more(const struct vl_region *r, const struct vl_goal *g,
-		  const struct vl_purge_report *rep, uint32_t n, uint32_t second, uint64_t bytes);
+		  const struct vl_purge_report *rep, uint32_t fi, uint32_t n, uint32_t second,
+		  uint64_t bytes);
 
 /*
  * The two rules of DESIGN 6 that MARK and the daemon both apply, one

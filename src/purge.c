@@ -496,7 +496,7 @@ static int flag_batch(const struct vl_region *r, const struct vl_goal *g, struct
 		bytes += c.punch_end - c.punch_start;
 		got++;
 		n = next;
-	} while (got < VL_BATCH && vl_batch_more(r, g, rep, n, second, bytes));
+	} while (got < VL_BATCH && vl_batch_more(r, g, rep, fi, n, second, bytes));
 	return got;
 }
 

@@ -4,6 +4,7 @@
  */
 #include "this_process.h"
 
+#include "core/compiler.h"
 #include "core/fault.h"
 #include "core/parse.h"
 #include "sys.h"
@@ -28,6 +29,10 @@ struct self_page {
 	int registering; /* one thread registers at a time (lock.c) */
 	/* zeroed is unlocked (glibc's and musl's initialisers are all zeros) */
 	pthread_mutex_t mutexes[VL_SELF_MUTEXES];
+#ifdef VL_DEBUG_LOCKS
+	/* who holds each mutex and the registration lock (0: nobody), wiped with the rest */
+	pthread_t holder[VL_SELF_MUTEXES + 1];
+#endif
 	struct vl_self_id id;
 	struct {
 		uint64_t serial;
@@ -138,20 +143,66 @@ int vl_borrowed(void)
  */
 static __thread int cancel_was[VL_SELF_MUTEXES] __attribute__((tls_model("initial-exec")));
 
+/* ---- the debug build's note of each lock's holder (VL_ASSERT_SELF_HELD) ---- */
+
+#ifdef VL_DEBUG_LOCKS
+static void note_holder(struct self_page *p, unsigned which, int held)
+{
+	pthread_t none;
+
+	memset(&none, 0, sizeof(none));
+	__atomic_store(&p->holder[which], held ? &(pthread_t){ pthread_self() } : &none,
+		       __ATOMIC_RELAXED);
+}
+
+static const char *const self_lock_names[VL_SELF_MUTEXES + 1] = {
+	[VL_SELF_ATTACH] = "the attach mutex",
+	[VL_SELF_HERE] = "the mutex of the table of regions made here",
+	[VL_SELF_REGISTERING] = "the registration lock",
+};
+
+/*
+ * A function that needs one of this process's locks held was called by a
+ * thread that does not hold it: a bug, caught as vl_lock_assert_held
+ * catches one of a region's locks (lock.c), with the same kind of line.
+ */
+VL_COLD void vl_self_assert_held(unsigned which, const char *lock, const char *func)
+{
+	pthread_t holder;
+	char line[512];
+	int n;
+
+	__atomic_load(&self_page()->holder[which], &holder, __ATOMIC_RELAXED);
+	if (pthread_equal(holder, pthread_self()))
+		return;
+	n = snprintf(line, sizeof(line), "libvolatile: %s: %s (%s) is not held by this thread\n",
+		     func, self_lock_names[which], lock);
+	if (n > 0)
+		(void)!write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	abort();
+}
+#else
+#define note_holder(p, which, held) ((void)0)
+#endif
+
 void vl_self_lock(enum vl_self_mutex which)
 {
+	struct self_page *p = self_page();
 	int was;
 
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &was);
-	pthread_mutex_lock(&self_page()->mutexes[which]);
+	pthread_mutex_lock(&p->mutexes[which]);
+	note_holder(p, which, 1);
 	cancel_was[which] = was;
 }
 
 void vl_self_unlock(enum vl_self_mutex which)
 {
+	struct self_page *p = self_page();
 	int was = cancel_was[which], ignored;
 
-	pthread_mutex_unlock(&self_page()->mutexes[which]);
+	note_holder(p, which, 0);
+	pthread_mutex_unlock(&p->mutexes[which]);
 	pthread_setcancelstate(was, &ignored);
 }
 
@@ -187,11 +238,15 @@ void vl_self_register_lock(void)
 
 	while (__atomic_exchange_n(&p->registering, 1, __ATOMIC_ACQUIRE))
 		sched_yield();
+	note_holder(p, VL_SELF_REGISTERING, 1);
 }
 
 void vl_self_register_unlock(void)
 {
-	__atomic_store_n(&self_page()->registering, 0, __ATOMIC_RELEASE);
+	struct self_page *p = self_page();
+
+	note_holder(p, VL_SELF_REGISTERING, 0);
+	__atomic_store_n(&p->registering, 0, __ATOMIC_RELEASE);
 }
 
 void vl_self_set_token(uint64_t serial, uint32_t token)

@@ -56,6 +56,24 @@ int vl_self_owns_token(uint32_t token);
 /* One registration at a time in this process (lock.c, my_token). */
 void vl_self_register_lock(void);
 void vl_self_register_unlock(void);
+/* the registration lock, for VL_ASSERT_SELF_HELD */
+#define VL_SELF_REGISTERING VL_SELF_MUTEXES
+
+/*
+ * VL_ASSERT_SELF_HELD(which): the calling thread holds this process's
+ * mutex `which` (or VL_SELF_REGISTERING), as a function whose comment
+ * says "(the ... mutex held)" needs. As VL_ASSERT_HELD (core/layout.h):
+ * in the debug build (VL_DEBUG_LOCKS) each lock keeps its holding thread
+ * beside it in the self page, and a thread that is not it aborts with a
+ * line naming the function and the lock; nothing in the release build.
+ * Unlike a region's locks these tell one thread from another.
+ */
+#ifdef VL_DEBUG_LOCKS
+void vl_self_assert_held(unsigned which, const char *lock, const char *func);
+#define VL_ASSERT_SELF_HELD(which) vl_self_assert_held((which), #which, __func__)
+#else
+#define VL_ASSERT_SELF_HELD(which) ((void)sizeof(which))
+#endif
 
 /*
  * What a waiter in another process checks to tell whether we are alive:

@@ -105,8 +105,10 @@ static void give(void)
 	__atomic_store_n(&holding, 0, __ATOMIC_RELAXED);
 }
 
+/* fd's entry, or NULL (the HERE mutex held, as by every helper down to vl_here_made) */
 static struct vl_here *find(int fd)
 {
+	VL_ASSERT_SELF_HELD(VL_SELF_HERE);
 	for (int i = 0; i < used; i++)
 		if (here[i].fd1 == fd + 1)
 			return &here[i];
@@ -128,6 +130,7 @@ static struct vl_here *slot_for(int fd)
 
 static void forget(struct vl_here *h)
 {
+	VL_ASSERT_SELF_HELD(VL_SELF_HERE);
 	h->fd1 = 0;
 	while (used > 0 && here[used - 1].fd1 == 0)
 		used--;
@@ -136,6 +139,7 @@ static void forget(struct vl_here *h)
 /* Call fn on every entry of id's region. */
 static void each_of(const struct vl_ident *id, void (*fn)(struct vl_here *))
 {
+	VL_ASSERT_SELF_HELD(VL_SELF_HERE);
 	for (int i = 0; i < used; i++)
 		if (here[i].fd1 != 0 && vl_ident_same(&here[i].id, id))
 			fn(&here[i]);
@@ -253,9 +257,10 @@ void vl_here_put(const struct vl_here *e)
 	give();
 }
 
-/* Is an entry of id's region, other than `not`, in the table? */
+/* Is an entry of id's region, other than `not`, in the table? (the HERE mutex held) */
 static int others(const struct vl_ident *id, const struct vl_here *not)
 {
+	VL_ASSERT_SELF_HELD(VL_SELF_HERE);
 	for (int i = 0; i < used; i++)
 		if (&here[i] != not && here[i].fd1 != 0 && vl_ident_same(&here[i].id, id))
 			return 1;

@@ -30,6 +30,7 @@
  * root is (statfs of "/", which run's own exec and paths ask anyway).
  */
 #include "cli.h"
+#include "mutex.h"
 
 #include "core/parse.h"
 #include "sys.h"
@@ -54,7 +55,7 @@ static int64_t hidden_root_mount = -1;
 static int hidden_root_local;
 
 #define MOUNTS 512
-static pthread_mutex_t mounts_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cli_mutex mounts_lock = CLI_MUTEX_INITIALIZER;
 static struct {
 	uint64_t id;
 	int local;
@@ -181,6 +182,7 @@ static int on_mount(void *arg, char *line)
 		return 0;
 	local = local_type(m.fstype, m.fstype_len);
 	if (f->keep && n_mounts < MOUNTS) {
+		CLI_ASSERT_HELD(&mounts_lock); /* keeping them: mounts[] is its (lock held) */
 		mounts[n_mounts].id = m.id;
 		mounts[n_mounts].local = local;
 		n_mounts++;
@@ -200,7 +202,7 @@ static int own_mount_kind(uint64_t id)
 	struct find f = { id, 0, 0, 1 };
 	int kind = -1;
 
-	pthread_mutex_lock(&mounts_lock);
+	cli_lock(&mounts_lock);
 	/* POLLPRI|POLLERR once for each change since the last poll */
 	if (own_mountinfo < 0 || poll(&p, 1, 0) != 0)
 		n_mounts = -1;
@@ -214,7 +216,7 @@ static int own_mount_kind(uint64_t id)
 			n_mounts = -1;
 		kind = f.found ? f.local : -1;
 	}
-	pthread_mutex_unlock(&mounts_lock);
+	cli_unlock(&mounts_lock);
 	return kind;
 }
 

@@ -46,6 +46,7 @@
 #include "ops.h"
 #include "sys.h"
 #include "default_place.h"
+#include "mutex.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -169,7 +170,7 @@ struct exec_view {
  * another is using (its number could be reused meanwhile).
  */
 struct thread {
-	pthread_mutex_t lock;
+	struct cli_mutex lock;
 	pid_t tid, tgid;
 	int pidfd; /* -1: none kept */
 	int nsdir; /* its /proc/TID/ns, opened with the pidfd; -1: none */
@@ -198,13 +199,13 @@ struct thread {
 #define FDS_PER_THREAD 3
 #define FDS_SPARE 512 /* for the serving threads' calls and the library */
 static struct {
-	pthread_mutex_t lock;
+	struct cli_mutex lock;
 	struct vl_tidmap_slot *slot;
 	uint32_t cap, count;
 	int watch;	 /* epoll of the watched pidfds; -1: none, nothing kept */
 	unsigned kept;	 /* entries with a pidfd watched (atomic) */
 	unsigned budget; /* at most so many */
-} callers = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, -1, 0, 0 };
+} callers = { CLI_MUTEX_INITIALIZER, NULL, 0, 0, -1, 0, 0 };
 
 /* /proc/TID/status, in buf */
 static const char *status_path(pid_t tid, char *buf, size_t size)
@@ -787,7 +788,7 @@ static int take_fd_locked(int listener, const struct seccomp_notif *req, struct 
 static void thread_init(struct thread *t, pid_t key)
 {
 	memset(t, 0, sizeof(*t));
-	pthread_mutex_init(&t->lock, NULL);
+	cli_mutex_init(&t->lock);
 	t->pidfd = -1;
 	t->nsdir = -1;
 	t->fdinfo.fd = -1;
@@ -797,7 +798,7 @@ static void thread_init(struct thread *t, pid_t key)
 static void thread_free(struct thread *t)
 {
 	forget_thread(t);
-	pthread_mutex_destroy(&t->lock);
+	cli_mutex_destroy(&t->lock);
 	if (t->key != 0)
 		free(t);
 }
@@ -811,6 +812,7 @@ static int resize_callers(uint32_t count)
 	uint32_t want = vl_tidmap_want(callers.cap, count);
 	struct vl_tidmap_slot *slot;
 
+	CLI_ASSERT_HELD(&callers.lock);
 	if (want == callers.cap)
 		return 0;
 	slot = calloc(want, sizeof(*slot));
@@ -827,6 +829,7 @@ static int resize_callers(uint32_t count)
 /* callers.lock held */
 static void unfile_thread(struct thread *t)
 {
+	CLI_ASSERT_HELD(&callers.lock);
 	vl_tidmap_remove(callers.slot, callers.cap, vl_tidmap_find(callers.slot, callers.cap, t->key));
 	callers.count--;
 	(void)resize_callers(callers.count);
@@ -841,7 +844,7 @@ static struct thread *get_thread(pid_t tid, struct thread *spare)
 	struct thread *t = NULL;
 	long i;
 
-	pthread_mutex_lock(&callers.lock);
+	cli_lock(&callers.lock);
 	i = vl_tidmap_find(callers.slot, callers.cap, tid);
 	if (i >= 0) {
 		t = callers.slot[i].val;
@@ -852,7 +855,7 @@ static struct thread *get_thread(pid_t tid, struct thread *spare)
 	}
 	if (t != NULL)
 		t->users++;
-	pthread_mutex_unlock(&callers.lock);
+	cli_unlock(&callers.lock);
 	if (t == NULL) {
 		thread_init(spare, 0);
 		t = spare;
@@ -868,6 +871,7 @@ static int watch_thread(struct thread *t)
 {
 	struct epoll_event ev;
 
+	CLI_ASSERT_HELD(&t->lock);
 	if (callers.watch < 0 ||
 	    __atomic_add_fetch(&callers.kept, 1, __ATOMIC_RELAXED) > callers.budget) {
 		__atomic_sub_fetch(&callers.kept, 1, __ATOMIC_RELAXED);
@@ -894,19 +898,20 @@ static void put_thread(struct thread *t)
 {
 	int drop;
 
+	CLI_ASSERT_HELD(&t->lock);
 	if (t->key != 0 && t->pidfd >= 0 && !t->watched && watch_thread(t) != 0)
 		forget_thread(t);
-	pthread_mutex_unlock(&t->lock);
+	cli_unlock(&t->lock);
 	if (t->key == 0) {
 		thread_free(t);
 		return;
 	}
-	pthread_mutex_lock(&callers.lock);
+	cli_lock(&callers.lock);
 	/* no user left: nobody else can read or change it */
 	drop = --t->users == 0 && (t->gone || t->pidfd < 0);
 	if (drop)
 		unfile_thread(t);
-	pthread_mutex_unlock(&callers.lock);
+	cli_unlock(&callers.lock);
 	if (drop)
 		thread_free(t);
 }
@@ -930,7 +935,7 @@ static void reap_thread(pid_t tid)
 	struct thread *t = NULL;
 	long i;
 
-	pthread_mutex_lock(&callers.lock);
+	cli_lock(&callers.lock);
 	i = vl_tidmap_find(callers.slot, callers.cap, tid);
 	if (i >= 0) {
 		t = callers.slot[i].val;
@@ -943,7 +948,7 @@ static void reap_thread(pid_t tid)
 			unfile_thread(t);
 		}
 	}
-	pthread_mutex_unlock(&callers.lock);
+	cli_unlock(&callers.lock);
 	if (t == NULL)
 		return;
 	thread_free(t);
@@ -1021,7 +1026,7 @@ static int take_fd(int listener, const struct seccomp_notif *req, int fd, pid_t 
 	say_serving();
 	t = get_thread((pid_t)req->pid, &spare);
 
-	pthread_mutex_lock(&t->lock);
+	cli_lock(&t->lock);
 	*aliases = -1;
 	*not_tmpfs = 0;
 	got = take_fd_locked(listener, req, t, fd, tgid, aliases, not_tmpfs);
@@ -1165,7 +1170,7 @@ static enum verdict serve(int listener, const struct seccomp_notif *req,
 
 struct server {
 	int listener;
-	pthread_mutex_t lock;
+	struct cli_mutex lock;
 	pthread_cond_t wake;  /* the watcher's: a call came while it slept */
 	const void *owner;    /* the thread with the role (NULL: none) */
 	int busy;             /* it is serving a call */
@@ -1191,6 +1196,7 @@ static int watch(struct server *sv, const void *me, int may_go)
 {
 	int idle = 0;
 
+	CLI_ASSERT_HELD(&sv->lock);
 	if (sv->done || (may_go && sv->watchers > 0))
 		return 0;
 	sv->watchers++;
@@ -1201,7 +1207,7 @@ static int watch(struct server *sv, const void *me, int may_go)
 
 		if (idle >= WATCHES_IDLE) {
 			sv->asleep = 1;
-			pthread_cond_wait(&sv->wake, &sv->lock);
+			cli_cond_wait(&sv->wake, &sv->lock);
 			sv->asleep = 0;
 			idle = 0;
 			continue;
@@ -1212,7 +1218,7 @@ static int watch(struct server *sv, const void *me, int may_go)
 			until.tv_sec++;
 			until.tv_nsec -= 1000000000L;
 		}
-		(void)pthread_cond_timedwait(&sv->wake, &sv->lock, &until);
+		(void)cli_cond_timedwait(&sv->wake, &sv->lock, &until);
 		if (sv->owner != NULL && busy && sv->busy && sv->calls == calls)
 			break; /* the same call all along: take the role from its thread */
 		idle = sv->calls == calls && !sv->busy ? idle + 1 : 0;
@@ -1243,20 +1249,20 @@ static void *serve_loop(void *arg)
 	struct seccomp_notif_resp resp;
 	const void *me = &req; /* this thread, as sv->owner names it */
 
-	pthread_mutex_lock(&sv->lock);
+	cli_lock(&sv->lock);
 	if (!watch(sv, me, 0))
 		goto out;
 	for (;;) {
 		enum verdict v;
 
-		pthread_mutex_unlock(&sv->lock);
+		cli_unlock(&sv->lock);
 		/*
 		 * The ioctls themselves, not libseccomp's wrappers, whose errors
 		 * do not tell a caller gone (ENOENT) from a listener that failed.
 		 */
 		memset(&req, 0, sizeof(req));
 		if (ioctl(sv->listener, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0) {
-			pthread_mutex_lock(&sv->lock);
+			cli_lock(&sv->lock);
 			/* ENOENT: a caller gone before we looked */
 			if (errno == EINTR || errno == ENOENT)
 				continue;
@@ -1265,10 +1271,10 @@ static void *serve_loop(void *arg)
 			pthread_cond_broadcast(&sv->wake);
 			break;
 		}
-		pthread_mutex_lock(&sv->lock);
+		cli_lock(&sv->lock);
 		if (sv->exiting) {
 			/* the supervisor exits: the caller, if any, gets ENOSYS from the kernel */
-			pthread_mutex_unlock(&sv->lock);
+			cli_unlock(&sv->lock);
 			for (;;)
 				pause();
 		}
@@ -1277,7 +1283,7 @@ static void *serve_loop(void *arg)
 		sv->inflight++;
 		if (sv->asleep)
 			pthread_cond_signal(&sv->wake);
-		pthread_mutex_unlock(&sv->lock);
+		cli_unlock(&sv->lock);
 
 		memset(&resp, 0, sizeof(resp));
 		resp.id = req.id;
@@ -1291,7 +1297,7 @@ static void *serve_loop(void *arg)
 		if (v != NOBODY)
 			(void)ioctl(sv->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 
-		pthread_mutex_lock(&sv->lock);
+		cli_lock(&sv->lock);
 		if (--sv->inflight == 0 && sv->exiting)
 			pthread_cond_broadcast(&sv->idle);
 		if (sv->owner == me)
@@ -1301,7 +1307,7 @@ static void *serve_loop(void *arg)
 	}
 out:
 	sv->total--;
-	pthread_mutex_unlock(&sv->lock);
+	cli_unlock(&sv->lock);
 	return NULL;
 }
 
@@ -1312,11 +1318,11 @@ static void quiesce(void)
 
 	if (sv->total == 0 && sv->listener == 0)
 		return; /* never started */
-	pthread_mutex_lock(&sv->lock);
+	cli_lock(&sv->lock);
 	sv->exiting = 1;
 	while (sv->inflight > 0)
-		pthread_cond_wait(&sv->idle, &sv->lock);
-	pthread_mutex_unlock(&sv->lock);
+		cli_cond_wait(&sv->idle, &sv->lock);
+	cli_unlock(&sv->lock);
 }
 
 /* One more serving thread (counted by the caller): 0, or -1. */
@@ -1347,7 +1353,7 @@ static int start_server(int listener)
 	if (seccomp_arch_native() == SCMP_ARCH_X86_64)
 		nr_x86 = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86, "fallocate");
 	sv->listener = listener;
-	pthread_mutex_init(&sv->lock, NULL);
+	cli_mutex_init(&sv->lock);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&sv->wake, &ca);

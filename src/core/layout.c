@@ -113,7 +113,7 @@ void vl_geometry_plan(struct vl_geometry *g, uint32_t ranges, uint32_t files)
 	 * takes a page too, and a tombstone read at every record made must not
 	 * raise SIGBUS on a full file system.
 	 */
-	g->tomb_off = round_up(sizeof(struct vl_header), PAGE);
+	g->tomb_off = VL_TOMB_OFF;
 	g->files_off = g->tomb_off + VL_TOMB_BYTES;
 	g->hash_off = g->files_off + (uint64_t)g->file_cap * sizeof(struct vl_file);
 	g->nodes_off = round_up(g->hash_off + (uint64_t)g->hash_cap * sizeof(uint32_t), 64);

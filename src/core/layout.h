@@ -638,12 +638,21 @@ struct vl_region {
  * targets. It tells this process from others, not one thread from
  * another: a lock word holds a process's token (lock.c).
  */
+/*
+ * VL_ASSERT_MINE(l): the same for a function not given the region (the
+ * tombstones', core/tomb.c): l's word names a token this process holds in
+ * any of its mappings (vl_self_owns_token), as the region is not there to
+ * say which. Weaker by that much; the same line and abort.
+ */
 #ifdef VL_DEBUG_LOCKS
 void vl_lock_assert_held(const struct vl_region *r, const struct vl_lock *l, const char *lock,
 			 const char *func);
+void vl_lock_assert_mine(const struct vl_lock *l, const char *lock, const char *func);
 #define VL_ASSERT_HELD(r, l) vl_lock_assert_held((r), (l), #l, __func__)
+#define VL_ASSERT_MINE(l) vl_lock_assert_mine((l), #l, __func__)
 #else
 #define VL_ASSERT_HELD(r, l) ((void)sizeof(r), (void)sizeof(l))
+#define VL_ASSERT_MINE(l) ((void)sizeof(l))
 #endif
 
 /*

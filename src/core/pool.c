@@ -428,6 +428,7 @@ static VL_INLINE void lru_publish(const struct vl_region *r, uint32_t fi)
 
 void vl_lru_publish(const struct vl_region *r, uint32_t fi)
 {
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
 	lru_publish(r, fi);
 }
 

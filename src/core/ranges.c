@@ -121,6 +121,7 @@ int vl_ranges_mark(const struct vl_region *r, uint32_t *root, uint32_t file, uin
 	uint64_t ms, me, fs, fe;
 	int purged = 0, left_in, right_in;
 
+	VL_ASSERT_HELD(r, &vl_file_at(r, file)->h.lock);
 	memset(c, 0, sizeof(*c));
 	x = vl_rb_end_at_least(r, *root, s, 0);
 	if (x != VL_NIL && (!vl_range_ok(r, x, file) || vl_node_at(r, x)->end < s))
@@ -243,6 +244,7 @@ int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, u
 	uint64_t after = 0;
 	int split = 0;
 
+	VL_ASSERT_HELD(r, &vl_file_at(r, file)->h.lock);
 	memset(c, 0, sizeof(*c));
 	first = vl_rb_end_at_least(r, *root, s, 1);
 	if (first != VL_NIL && !vl_range_ok(r, first, file))
@@ -338,6 +340,7 @@ int vl_ranges_purge(const struct vl_region *r, uint32_t *root, uint32_t file, ui
 	uint32_t p, q, keep = n;
 	uint64_t fs, fe;
 
+	VL_ASSERT_HELD(r, &vl_file_at(r, file)->h.lock);
 	memset(c, 0, sizeof(*c));
 	if (!vl_range_ok(r, n, file))
 		return -EUCLEAN;
@@ -376,6 +379,7 @@ int vl_ranges_clear(const struct vl_region *r, uint32_t *root, uint32_t file, st
 {
 	uint32_t x, steps = 0;
 
+	VL_ASSERT_HELD(r, &vl_file_at(r, file)->h.lock);
 	memset(c, 0, sizeof(*c));
 	for (x = vl_rb_first(r, *root); x != VL_NIL; x = next_ok(r, x, file))
 		if (x == BAD || !vl_range_ok(r, x, file) || ++steps >= r->node_cap)
@@ -392,6 +396,7 @@ int vl_ranges_forget_unpurged(const struct vl_region *r, uint32_t *root, uint32_
 {
 	uint32_t x, next, steps = 0;
 
+	VL_ASSERT_HELD(r, &vl_file_at(r, file)->h.lock);
 	memset(c, 0, sizeof(*c));
 	for (x = vl_rb_first(r, *root); x != VL_NIL; x = next_ok(r, x, file))
 		if (x == BAD || !vl_range_ok(r, x, file) || ++steps >= r->node_cap)
@@ -414,6 +419,7 @@ int vl_ranges_absorb(const struct vl_region *r, uint32_t *root, uint32_t file, u
 	uint64_t s, e;
 	int purged, err;
 
+	VL_ASSERT_HELD(r, &vl_file_at(r, file)->h.lock);
 	memset(c, 0, sizeof(*c));
 	if (!vl_range_ok(r, n, file))
 		return -EUCLEAN;

@@ -112,6 +112,8 @@ void vl_pool_rebuild(const struct vl_region *r)
 	struct vl_counters *c = vl_counters(r);
 	uint32_t i;
 
+	VL_ASSERT_HELD(r, &r->hdr->lock);
+
 	c->file_hwm = c->file_hwm < 1 ? 1 : c->file_hwm > r->file_cap ? r->file_cap : c->file_hwm;
 	/*
 	 * files: table and free list again from the records. Slots at the top
@@ -196,6 +198,8 @@ void vl_file_repair(const struct vl_region *r, uint32_t fi)
 
 	if (fi == VL_NIL || fi >= r->file_cap)
 		return; /* slot 0 reads as no file; nothing names it but a scribble */
+	VL_ASSERT_HELD(r, &f->h.lock);
+	VL_ASSERT_HELD(r, &r->hdr->lock);
 	memset(&sum, 0, sizeof(sum));
 	/* what the counts said, scribbled maybe (2^63 has no negative in int64_t) */
 	nranges = f->h.nranges;

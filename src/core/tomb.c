@@ -39,6 +39,7 @@ uint64_t vl_tomb_birth(const struct vl_ident *id)
 
 void vl_tomb_raise(struct vl_tomb *t, uint64_t h)
 {
+	VL_ASSERT_MINE(vl_tomb_region_lock(t));
 	if (h > __atomic_load_n(&t->horizon, __ATOMIC_RELAXED))
 		__atomic_store_n(&t->horizon, h, __ATOMIC_RELEASE);
 }
@@ -49,6 +50,7 @@ void vl_tomb_add_fp(struct vl_tomb *t, uint64_t fp, uint64_t birth)
 	uint64_t *fps, *births;
 	unsigned way = VL_TOMB_WAYS, oldest = 0;
 
+	VL_ASSERT_MINE(vl_tomb_region_lock(t));
 	if (fp == 0) /* (a moved table's, scribbled) */
 		fp = 1;
 	if (birth == 0)
@@ -89,6 +91,7 @@ void vl_tomb_add_fp(struct vl_tomb *t, uint64_t fp, uint64_t birth)
 
 void vl_tomb_add(struct vl_tomb *t, const struct vl_ident *id)
 {
+	VL_ASSERT_MINE(vl_tomb_region_lock(t));
 	vl_tomb_add_fp(t, vl_tomb_fp(id), vl_tomb_birth(id));
 }
 

@@ -79,6 +79,19 @@ struct vl_tomb {
 
 _Static_assert(sizeof(struct vl_tomb) == VL_TOMB_BYTES, "the tombstones fill their 64 KiB");
 
+/*
+ * Where the tombstones lie in a region: right after its header, on the
+ * next page (every region's geometry is this one: vl_geometry_check). So
+ * a function given only the tombstones finds the lock that guards them,
+ * the region lock, for the debug build's check (VL_ASSERT_MINE).
+ */
+#define VL_TOMB_OFF (((uint64_t)sizeof(struct vl_header) + 4095u) & ~(uint64_t)4095u)
+
+static inline const struct vl_lock *vl_tomb_region_lock(const struct vl_tomb *t)
+{
+	return &((const struct vl_header *)(const void *)((const char *)t - VL_TOMB_OFF))->lock;
+}
+
 /* The identity's fingerprint (never 0) and birth time in ns (never 0). */
 uint64_t vl_tomb_fp(const struct vl_ident *id);
 uint64_t vl_tomb_birth(const struct vl_ident *id);

@@ -6,8 +6,9 @@
 # (MARK, purge, UNMARK, status, run) with each of them set gives the
 # release build exactly what it gives without, and writes no report.
 . "$(dirname "$0")/lib.sh"
-# the library as installed, not the test suite's debug build (lib.sh)
+# the library and the command as installed, not the test suite's debug builds (lib.sh)
 VOLATILE_LIBRARY=$VOLATILE_RELEASE_LIBRARY
+VOLATILE_CMD=$VOLATILE_RELEASE_CMD
 need_cmd
 
 # not one VOLATILE_FAULT_ name in what is installed

@@ -7,7 +7,10 @@
 # VOLATILE_LIBRARY is the debug build (tests/debug: a lock precondition
 # not met aborts, naming the lock and the function; the release library
 # if that is not built); VOLATILE_RELEASE_LIBRARY the release one, for the
-# tests about the library as installed (symbols.sh, run-abi.sh).
+# tests about the library as installed (symbols.sh, run-abi.sh,
+# fault-release.sh). The same for the command: VOLATILE_CMD is
+# tests/debug/volatile where built, VOLATILE_RELEASE_CMD src/volatile
+# (run-abi.sh, fault-release.sh).
 #
 # What a test gets:
 #   $WORK      a private directory on tmpfs (/dev/shm), removed at exit
@@ -30,7 +33,9 @@ if [ -z "${VOLATILE_LIBRARY:-}" ]; then
 fi
 # (VL_RUN_TOP: share_build's copy, when a --inside run follows one)
 : "${VL_RUN_TOP:=$VL_TOP_BUILDDIR}"
-VOLATILE_CMD=$VL_RUN_TOP/src/volatile
+VOLATILE_RELEASE_CMD=$VL_RUN_TOP/src/volatile
+VOLATILE_CMD=$VL_RUN_TOP/tests/debug/volatile
+[ -x "$VOLATILE_CMD" ] || VOLATILE_CMD=$VOLATILE_RELEASE_CMD
 # The test suite's build of the command (tests/fault/volatile-fault): the
 # same, but it may be told a shorter grace for gone files than the
 # installed 3 s (purge.c, VOLATILE_FAULT_GONE_GRACE). A test of forgetting
@@ -369,10 +374,12 @@ copy_build() {
 	"$VL_TOP_BUILDDIR"/*/.libs/*) _libdir=${VOLATILE_LIBRARY%/*} _libdir=${_libdir#"$VL_TOP_BUILDDIR"/} ;;
 	*) _libdir=src/.libs ;;
 	esac
-	chmod 0711 "${1%/*}" && mkdir -p "$1/src/.libs" "$1/$_libdir" "$1/tests/helpers" "$1/tests/fault/.libs" &&
+	chmod 0711 "${1%/*}" && mkdir -p "$1/src/.libs" "$1/$_libdir" "$1/tests/helpers" "$1/tests/fault/.libs" \
+		"$1/tests/debug" &&
 		cp -P "$VL_TOP_BUILDDIR"/src/.libs/libvolatile.so* "$1/src/.libs/" &&
 		cp -P "$VL_TOP_BUILDDIR/$_libdir"/libvolatile.so* "$1/$_libdir/" &&
-		cp "$VOLATILE_CMD" "$1/src/" &&
+		cp "$VOLATILE_RELEASE_CMD" "$1/src/" &&
+		{ [ "$VOLATILE_CMD" = "$VOLATILE_RELEASE_CMD" ] || cp "$VOLATILE_CMD" "$1/tests/debug/"; } &&
 		{ [ ! -e "$VOLATILE_FAULT_CMD" ] || cp "$VOLATILE_FAULT_CMD" "$1/tests/fault/"; } &&
 		find "$VL_TOP_BUILDDIR/tests/helpers" -maxdepth 1 -type f -perm -u+x \
 			-exec cp {} "$1/tests/helpers/" \; &&
@@ -384,7 +391,11 @@ copy_build() {
 	LD_LIBRARY_PATH=$1/src/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 	export LD_LIBRARY_PATH
 	VT=$1/tests/helpers/vt
-	VOLATILE_CMD=$1/src/volatile
+	case $VOLATILE_CMD in
+	"$VOLATILE_RELEASE_CMD") VOLATILE_CMD=$1/src/volatile ;;
+	*) VOLATILE_CMD=$1/tests/debug/volatile ;;
+	esac
+	VOLATILE_RELEASE_CMD=$1/src/volatile
 	VOLATILE_FAULT_CMD=$1/tests/fault/volatile-fault
 	VOLATILE_LIBRARY=$1/$_libdir/${VOLATILE_LIBRARY##*/}
 	VOLATILE_RELEASE_LIBRARY=$1/src/.libs/${VOLATILE_RELEASE_LIBRARY##*/}
