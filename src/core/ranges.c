@@ -12,6 +12,7 @@
  */
 #include "ranges.h"
 
+#include "compiler.h"
 #include "fault.h"
 
 #include "rtree.h"
@@ -109,128 +110,212 @@ static int in_walk(const struct vl_region *r, uint32_t x, uint64_t after, uint64
 }
 
 /*
- * One function, over 80 lines, on purpose: the walk over the overlapped
- * ranges and the merge it ends with read as one argument (each step keeps
- * the tree and the change record true for the next); split, the
- * invariants would have to be restated at every seam.
+ * What a MARK of [s, e) found in the tree, its first look: the ranges it
+ * overlaps, in order, and the ranges either side of them. The helpers
+ * below are the cases of the merge, in the order they are met; each takes
+ * the tree and the change record as the one before left them true.
+ * Inline (VL_INLINE): this is every MARK's path.
  */
-int vl_ranges_mark(const struct vl_region *r, uint32_t *root, uint32_t file, uint64_t s,
-		   uint64_t e, uint32_t spare, struct vl_change *c)
-{
-	uint32_t x, left = VL_NIL, right, first = VL_NIL, last = VL_NIL, keep, steps = 0;
-	uint64_t ms, me, fs, fe;
-	int purged = 0, left_in, right_in;
+struct mark_walk {
+	uint32_t left;    /* the range before the overlapped ones (VL_NIL: none) */
+	uint32_t first;   /* the overlapped ranges: first to last (VL_NIL: none) */
+	uint32_t last;
+	uint32_t right;   /* the range after them (VL_NIL: none) */
+	uint32_t steps;   /* ranges the walk passed: the merge passes no more */
+	int purged;       /* one overlapped range was purged: so is the union */
+	uint64_t ms, me;  /* [s, e) joined with the overlapped ranges */
+};
 
-	memset(c, 0, sizeof(*c));
-	x = vl_rb_end_at_least(r, *root, s, 0);
-	if (x != VL_NIL && (!vl_range_ok(r, x, file) || vl_node_at(r, x)->end < s))
+/*
+ * Where the walk starts: the first range that ends at s or after. One
+ * that ends at s touches [s, e) on the left (m->left): the walk starts
+ * after it, at *x (VL_NIL: no range). -EUCLEAN if the tree lies.
+ */
+static VL_INLINE int mark_start(const struct vl_region *r, uint32_t root, uint32_t file,
+				uint64_t s, struct mark_walk *m, uint32_t *x)
+{
+	*x = vl_rb_end_at_least(r, root, s, 0);
+	if (*x != VL_NIL && (!vl_range_ok(r, *x, file) || vl_node_at(r, *x)->end < s))
 		return -EUCLEAN;
-	if (x != VL_NIL && vl_node_at(r, x)->end == s) {
-		left = x; /* touches [s, e) on the left; the range after it may hold it */
-		x = next_ok(r, x, file);
-		if (x == BAD || (x != VL_NIL && vl_node_at(r, x)->start < s))
+	if (*x != VL_NIL && vl_node_at(r, *x)->end == s) {
+		m->left = *x; /* the range after it may hold [s, e) */
+		*x = next_ok(r, *x, file);
+		if (*x == BAD || (*x != VL_NIL && vl_node_at(r, *x)->start < s))
 			return -EUCLEAN;
 	}
-	if (x != VL_NIL && vl_node_at(r, x)->start <= s && e <= vl_node_at(r, x)->end) {
-		c->keep = x; /* already volatile: nothing changes, not even the age */
-		return 0;
-	}
-	/* the ranges [s, e) overlaps: [first, last], in order, then right after them */
+	return 0;
+}
+
+/* The case of no change: range x holds [s, e) already. */
+static VL_INLINE int mark_inside_one(const struct vl_region *r, uint32_t x, uint64_t s,
+				     uint64_t e)
+{
+	return x != VL_NIL && vl_node_at(r, x)->start <= s && e <= vl_node_at(r, x)->end;
+}
+
+/*
+ * The ranges [s, e) overlaps, from x on: [first, last], in order, then
+ * right, the range after them; and the union [ms, me) with the range
+ * before them, left, if mark_start did not find it. -EUCLEAN if a range
+ * passed is out of the walk (in_walk) or the walk does not end.
+ */
+static VL_INLINE int mark_overlapped(const struct vl_region *r, uint32_t file, uint64_t s,
+				     uint64_t e, uint32_t x, struct mark_walk *m)
+{
 	for (; x != VL_NIL && x != BAD && vl_node_at(r, x)->start < e; x = next_ok(r, x, file)) {
-		if (++steps >= r->node_cap ||
-		    !in_walk(r, x, last == VL_NIL ? 0 : vl_node_at(r, last)->end, s, e, 1))
+		if (++m->steps >= r->node_cap ||
+		    !in_walk(r, x, m->last == VL_NIL ? 0 : vl_node_at(r, m->last)->end, s, e, 1))
 			return -EUCLEAN;
-		if (first == VL_NIL)
-			first = x;
-		last = x;
-		purged |= vl_node_purged(vl_node_at(r, x));
+		if (m->first == VL_NIL)
+			m->first = x;
+		m->last = x;
+		m->purged |= vl_node_purged(vl_node_at(r, x));
 	}
 	if (x == BAD)
 		return -EUCLEAN;
-	right = x;
+	m->right = x;
 
-	ms = s;
-	me = e;
-	if (first != VL_NIL) {
-		ms = vl_node_at(r, first)->start < s ? vl_node_at(r, first)->start : s;
-		me = vl_node_at(r, last)->end > e ? vl_node_at(r, last)->end : e;
-		if (left == VL_NIL && (left = prev_ok(r, first, file)) == BAD)
+	m->ms = s;
+	m->me = e;
+	if (m->first != VL_NIL) {
+		m->ms = vl_node_at(r, m->first)->start < s ? vl_node_at(r, m->first)->start : s;
+		m->me = vl_node_at(r, m->last)->end > e ? vl_node_at(r, m->last)->end : e;
+		if (m->left == VL_NIL && (m->left = prev_ok(r, m->first, file)) == BAD)
 			return -EUCLEAN;
 	}
-	/* a merged range is purged if any part was; touching ones join if alike */
-	left_in = left != VL_NIL && vl_node_at(r, left)->end == ms &&
-		  vl_node_purged(vl_node_at(r, left)) == purged;
-	right_in = right != VL_NIL && vl_node_at(r, right)->start == me &&
-		   vl_node_purged(vl_node_at(r, right)) == purged;
+	return 0;
+}
+
+/*
+ * The cases of a neighbour joining the union [ms, me): it touches it and
+ * is alike (a merged range is purged if any part was).
+ */
+static VL_INLINE int mark_left_joins(const struct vl_region *r, const struct mark_walk *m)
+{
+	return m->left != VL_NIL && vl_node_at(r, m->left)->end == m->ms &&
+	       vl_node_purged(vl_node_at(r, m->left)) == m->purged;
+}
+
+static VL_INLINE int mark_right_joins(const struct vl_region *r, const struct mark_walk *m)
+{
+	return m->right != VL_NIL && vl_node_at(r, m->right)->start == m->me &&
+	       vl_node_purged(vl_node_at(r, m->right)) == m->purged;
+}
+
+/*
+ * The case of no range to merge into: the spare becomes the range
+ * [fs, fe), inserted next to right when there is one (found: no second
+ * descent). A failed insert leaves the spare PENDING, nothing changed.
+ */
+static VL_INLINE int mark_into_spare(const struct vl_region *r, uint32_t *root, uint32_t file,
+				     uint32_t spare, uint32_t right, uint64_t fs, uint64_t fe,
+				     struct vl_change *c)
+{
+	struct vl_node *n = vl_node_w(r, spare);
+	int err;
+
+	if (n == NULL)
+		return -EUCLEAN; /* not a node the caller could have had */
+	n->meta = vl_meta(file, VL_NODE_LIVE, 0);
+	set_range(r, spare, fs, fe, 0);
+	err = right != VL_NIL ? vl_rb_insert_next_to(r, root, spare, right, 0)
+			      : vl_rb_insert(r, root, spare);
+	if (err) {
+		n->meta = vl_meta(file, VL_NODE_PENDING, 0);
+		vl_node_seal(r, n);
+		return err;
+	}
+	c->keep_new = 1;
+	return 0;
+}
+
+/*
+ * The case of a merge into keep (the left neighbour, or the first
+ * overlapped range, or the right neighbour): every overlapped range but
+ * keep dropped, and the right neighbour if it joins, keep stretched to
+ * [fs, fe). The walk of the first look, again: at most as many steps,
+ * and only over ranges as that one found them (in order, meeting [s, e),
+ * purged only if the union is): links that lie can make it stray once the
+ * tree changes, and a purged range it strayed to, merged into an unpurged
+ * union, would be answered as intact.
+ */
+static VL_INLINE void mark_merge_into(const struct vl_region *r, uint32_t *root, uint32_t file,
+				      uint64_t s, uint64_t e, const struct mark_walk *m,
+				      uint32_t keep, int left_in, int right_in, uint64_t fs,
+				      uint64_t fe, struct vl_change *c)
+{
+	uint32_t steps = m->steps;
+	uint64_t after = 0;
 
 	if (left_in)
-		keep = left;
-	else if (first != VL_NIL)
-		keep = first;
+		account(r, c, m->left, -1);
+	for (uint32_t x = m->first; x != VL_NIL && steps-- > 0;) {
+		uint32_t nx = x == m->last ? VL_NIL : vl_rb_next(r, x);
+
+		if (x != m->first && (!vl_range_ok(r, x, file) || !in_walk(r, x, after, s, e, 1) ||
+				      (vl_node_purged(vl_node_at(r, x)) && !m->purged)))
+			break;
+		after = vl_node_at(r, x)->end;
+		account(r, c, x, -1);
+		if (x != keep)
+			drop(r, root, c, x);
+		x = nx;
+	}
+	if (right_in) {
+		account(r, c, m->right, -1);
+		if (m->right != keep)
+			drop(r, root, c, m->right);
+	}
+	set_range(r, keep, fs, fe, m->purged);
+}
+
+int vl_ranges_mark(const struct vl_region *r, uint32_t *root, uint32_t file, uint64_t s,
+		   uint64_t e, uint32_t spare, struct vl_change *c)
+{
+	struct mark_walk m = { .left = VL_NIL, .first = VL_NIL, .last = VL_NIL };
+	uint32_t x, keep;
+	uint64_t fs, fe;
+	int left_in, right_in, err;
+
+	memset(c, 0, sizeof(*c));
+	if (mark_start(r, *root, file, s, &m, &x) != 0)
+		return -EUCLEAN;
+	if (mark_inside_one(r, x, s, e)) {
+		c->keep = x; /* already volatile: nothing changes, not even the age */
+		return 0;
+	}
+	if (mark_overlapped(r, file, s, e, x, &m) != 0)
+		return -EUCLEAN;
+	left_in = mark_left_joins(r, &m);
+	right_in = mark_right_joins(r, &m);
+
+	if (left_in)
+		keep = m.left;
+	else if (m.first != VL_NIL)
+		keep = m.first;
 	else if (right_in)
-		keep = right;
+		keep = m.right;
 	else if (spare != VL_NIL)
 		keep = spare;
 	else
 		return -ENOMEM;
-	fs = left_in ? vl_node_at(r, left)->start : ms;
-	fe = right_in ? vl_node_at(r, right)->end : me;
+	fs = left_in ? vl_node_at(r, m.left)->start : m.ms;
+	fe = right_in ? vl_node_at(r, m.right)->end : m.me;
 
 	if (keep == spare) {
-		struct vl_node *n = vl_node_w(r, spare);
-		int err;
-
-		if (n == NULL)
-			return -EUCLEAN; /* not a node the caller could have had */
-		n->meta = vl_meta(file, VL_NODE_LIVE, 0);
-		set_range(r, spare, fs, fe, 0);
-		/* right, when there is one, is the range after it: found, no second descent */
-		err = right != VL_NIL ? vl_rb_insert_next_to(r, root, spare, right, 0)
-				      : vl_rb_insert(r, root, spare);
-		if (err) {
-			n->meta = vl_meta(file, VL_NODE_PENDING, 0);
-			vl_node_seal(r, n);
+		err = mark_into_spare(r, root, file, spare, m.right, fs, fe, c);
+		if (err)
 			return err;
-		}
-		c->keep_new = 1;
 	} else {
-		if (left_in)
-			account(r, c, left, -1);
-		/*
-		 * The walk of the first look, again: at most as many steps, and
-		 * only over ranges as that one found them (in order, meeting [s,
-		 * e), purged only if the union is): links that lie can make it
-		 * stray once the tree changes, and a purged range it strayed to,
-		 * merged into an unpurged union, would be answered as intact.
-		 */
-		uint64_t after = 0;
-
-		for (x = first; x != VL_NIL && steps-- > 0;) {
-			uint32_t nx = x == last ? VL_NIL : vl_rb_next(r, x);
-
-			if (x != first && (!vl_range_ok(r, x, file) || !in_walk(r, x, after, s, e, 1) ||
-					   (vl_node_purged(vl_node_at(r, x)) && !purged)))
-				break;
-			after = vl_node_at(r, x)->end;
-			account(r, c, x, -1);
-			if (x != keep)
-				drop(r, root, c, x);
-			x = nx;
-		}
-		if (right_in) {
-			account(r, c, right, -1);
-			if (right != keep)
-				drop(r, root, c, right);
-		}
-		set_range(r, keep, fs, fe, purged);
+		mark_merge_into(r, root, file, s, e, &m, keep, left_in, right_in, fs, fe, c);
 	}
 	account(r, c, keep, +1);
 	c->keep = keep;
 	c->keep_aged = 1;
-	if (purged) {
+	if (m.purged) {
 		/* the flag must not lie: the bytes that were not purged go now */
-		c->punch_start = ms;
-		c->punch_end = me;
+		c->punch_start = m.ms;
+		c->punch_end = m.me;
 	}
 	return 0;
 }
