@@ -320,28 +320,126 @@ int vl_ranges_mark(const struct vl_region *r, uint32_t *root, uint32_t file, uin
 	return 0;
 }
 
-/* One function, over 80 lines, for the reason vl_ranges_mark is. */
+/*
+ * UNMARK's first look, from first (the first range that ends after s):
+ * the ranges [s, e) meets, in order, each ending after s (in_walk: a trim
+ * never stretches one). *steps: how many; *split: one of them holds
+ * [s, e) with room on both sides. -EUCLEAN if the tree lies.
+ */
+static VL_INLINE int unmark_met(const struct vl_region *r, uint32_t file, uint64_t s,
+				uint64_t e, uint32_t first, uint32_t *steps, int *split)
+{
+	uint32_t x, prev;
+
+	for (x = first, prev = VL_NIL; x != VL_NIL && vl_node_at(r, x)->start < e;
+	     prev = x, x = next_ok(r, x, file)) {
+		if (x == BAD || ++*steps >= r->node_cap ||
+		    !in_walk(r, x, prev == VL_NIL ? 0 : vl_node_at(r, prev)->end, s, e, 0))
+			return -EUCLEAN;
+		if (vl_node_at(r, x)->start < s && vl_node_at(r, x)->end > e)
+			*split = 1;
+	}
+	return x == BAD ? -EUCLEAN : 0;
+}
+
+/*
+ * The case of range x holding [s, e) with room on both sides, the only
+ * range [s, e) meets (unmark_met): the spare takes its right part, and
+ * shares its age; x keeps its left part. The right part is inserted
+ * first: a failure then changes nothing.
+ */
+static VL_INLINE int unmark_split(const struct vl_region *r, uint32_t *root, uint32_t file,
+				  uint32_t x, uint64_t s, uint64_t e, uint32_t spare,
+				  struct vl_change *c)
+{
+	struct vl_node *n = vl_node_at(r, x);
+	struct vl_node *sp = vl_node_w(r, spare);
+	int err;
+
+	if (sp == NULL)
+		return -EUCLEAN;
+	sp->meta = vl_meta(file, VL_NODE_LIVE, vl_node_purged(n));
+	sp->seq = n->seq;
+	set_range(r, spare, e, n->end, vl_node_purged(n));
+	err = vl_rb_insert_next_to(r, root, spare, x, 1);
+	if (err) {
+		sp->meta = vl_meta(file, VL_NODE_PENDING, 0);
+		vl_node_seal(r, sp);
+		return err;
+	}
+	set_range(r, x, n->start, s, vl_node_purged(n));
+	c->split = spare;
+	c->split_of = x;
+	c->d_ranges++;
+	c->d_purged += vl_node_purged(n);
+	return 0;
+}
+
+/*
+ * The case of range x that [s, e) overlaps on one side: cut to the part
+ * outside it. Returns the bytes cut off.
+ */
+static VL_INLINE uint64_t unmark_trim(const struct vl_region *r, uint32_t x, uint64_t s,
+				      uint64_t e)
+{
+	struct vl_node *n = vl_node_at(r, x);
+	uint64_t removed;
+
+	if (n->start < s) {
+		removed = n->end - s;
+		set_range(r, x, n->start, s, vl_node_purged(n));
+	} else {
+		removed = e - n->start;
+		set_range(r, x, e, n->end, vl_node_purged(n));
+	}
+	return removed;
+}
+
+/*
+ * Range x, met by UNMARK [s, e): dropped if [s, e) covers it, else split
+ * or trimmed, its bytes taken out of the change's totals.
+ */
+static VL_INLINE int unmark_one(const struct vl_region *r, uint32_t *root, uint32_t file,
+				uint32_t x, uint64_t s, uint64_t e, uint32_t spare,
+				struct vl_change *c)
+{
+	struct vl_node *n = vl_node_at(r, x);
+	uint64_t removed;
+	int err;
+
+	c->was_purged |= vl_node_purged(n);
+	if (s <= n->start && n->end <= e) {
+		account(r, c, x, -1);
+		drop(r, root, c, x);
+		return 0;
+	}
+	if (n->start < s && n->end > e) {
+		err = unmark_split(r, root, file, x, s, e, spare, c);
+		if (err)
+			return err;
+		removed = e - s;
+	} else {
+		removed = unmark_trim(r, x, s, e);
+	}
+	if (vl_node_purged(n))
+		add_bytes(&c->d_pbytes, -1, removed);
+	else
+		add_bytes(&c->d_vbytes, -1, removed);
+	return 0;
+}
+
 int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, uint64_t s,
 		     uint64_t e, uint32_t spare, struct vl_change *c)
 {
-	uint32_t first, x, prev, steps = 0;
+	uint32_t first, x, steps = 0;
 	uint64_t after = 0;
-	int split = 0;
+	int split = 0, err;
 
 	memset(c, 0, sizeof(*c));
 	first = vl_rb_end_at_least(r, *root, s, 1);
 	if (first != VL_NIL && !vl_range_ok(r, first, file))
 		return -EUCLEAN;
-	for (x = first, prev = VL_NIL; x != VL_NIL && vl_node_at(r, x)->start < e;
-	     prev = x, x = next_ok(r, x, file)) {
-		/* in order, each ending after s (in_walk): a trim never stretches one */
-		if (x == BAD || ++steps >= r->node_cap ||
-		    !in_walk(r, x, prev == VL_NIL ? 0 : vl_node_at(r, prev)->end, s, e, 0))
-			return -EUCLEAN;
-		if (vl_node_at(r, x)->start < s && vl_node_at(r, x)->end > e)
-			split = 1;
-	}
-	if (x == BAD)
+	if (unmark_met(r, file, s, e, first, &steps, &split) != 0)
 		return -EUCLEAN;
 	/*
 	 * A range that holds [s, e) with room on both sides is the only one
@@ -366,52 +464,12 @@ int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, u
 	 */
 	for (x = first; x != VL_NIL && vl_node_at(r, x)->start < e && steps-- > 0 &&
 	     (x == first || (vl_range_ok(r, x, file) && in_walk(r, x, after, s, e, 0)));) {
-		struct vl_node *n = vl_node_at(r, x);
 		uint32_t nx = steps > 0 ? vl_rb_next(r, x) : VL_NIL;
-		uint64_t removed;
 
-		after = n->end;
-		c->was_purged |= vl_node_purged(n);
-		if (s <= n->start && n->end <= e) {
-			account(r, c, x, -1);
-			drop(r, root, c, x);
-			x = nx;
-			continue;
-		}
-		if (n->start < s && n->end > e) {
-			struct vl_node *sp = vl_node_w(r, spare);
-			int err;
-
-			/* the only range [s, e) meets (above): nothing has changed yet */
-			if (sp == NULL)
-				return -EUCLEAN;
-			/* insert the right part first: a failure then changes nothing */
-			sp->meta = vl_meta(file, VL_NODE_LIVE, vl_node_purged(n));
-			sp->seq = n->seq;
-			set_range(r, spare, e, n->end, vl_node_purged(n));
-			err = vl_rb_insert_next_to(r, root, spare, x, 1);
-			if (err) {
-				sp->meta = vl_meta(file, VL_NODE_PENDING, 0);
-				vl_node_seal(r, sp);
-				return err;
-			}
-			removed = e - s;
-			set_range(r, x, n->start, s, vl_node_purged(n));
-			c->split = spare;
-			c->split_of = x;
-			c->d_ranges++;
-			c->d_purged += vl_node_purged(n);
-		} else if (n->start < s) {
-			removed = n->end - s;
-			set_range(r, x, n->start, s, vl_node_purged(n));
-		} else {
-			removed = e - n->start;
-			set_range(r, x, e, n->end, vl_node_purged(n));
-		}
-		if (vl_node_purged(n))
-			add_bytes(&c->d_pbytes, -1, removed);
-		else
-			add_bytes(&c->d_vbytes, -1, removed);
+		after = vl_node_at(r, x)->end;
+		err = unmark_one(r, root, file, x, s, e, spare, c);
+		if (err)
+			return err;
 		x = nx;
 	}
 	return 0;
