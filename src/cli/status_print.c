@@ -498,12 +498,11 @@ static void print_tombs(const struct snapshot *s)
 	printf("\n");
 }
 
-void print_text(const struct snapshot *s, const struct vl_config *cfg, int all_ranges)
+/* The region, its state and counters, its capacity and the budget. */
+static void text_region(const struct snapshot *s, const struct vl_config *cfg)
 {
-	char a[32], b[32], c[32], d[40];
-	struct pressure p;
+	char a[32], d[40];
 
-	pressure_now(&p);
 	printf("region:   %s%s%s\n", cfg->region, s->exists ? "" : " (not created yet)",
 	       s->retired ? " (retired: its records are moved to a newer one)"
 	       : s->waiting ? " (waiting: older regions still in use are not moved in yet)"
@@ -535,52 +534,71 @@ void print_text(const struct snapshot *s, const struct vl_config *cfg, int all_r
 		       human(cfg->budget, a, sizeof(a)));
 	else
 		printf("budget:   none\n");
-	printf("memory:   %s available of %s%s\n", human(p.ms.available, a, sizeof(a)),
-	       human(p.ms.total, b, sizeof(b)), p.ms.by_cgroup ? " (the cgroup's headroom)" : "");
-	if (p.have_cg)
-		printf("cgroup:   %s (v%d), limit %s\n", p.cg.dir, p.cg.version,
-		       p.ms.cg_limit == VL_UNLIMITED ? "none" : human(p.ms.cg_limit, c, sizeof(c)));
+}
+
+/* Memory now (and the cgroup's), and the thresholds of memory and tmpfs relief. */
+static void text_memory(const struct pressure *p, const struct vl_config *cfg)
+{
+	char a[32], b[32], c[32];
+
+	printf("memory:   %s available of %s%s\n", human(p->ms.available, a, sizeof(a)),
+	       human(p->ms.total, b, sizeof(b)), p->ms.by_cgroup ? " (the cgroup's headroom)" : "");
+	if (p->have_cg)
+		printf("cgroup:   %s (v%d), limit %s\n", p->cg.dir, p->cg.version,
+		       p->ms.cg_limit == VL_UNLIMITED ? "none" : human(p->ms.cg_limit, c, sizeof(c)));
 	if (!vl_threshold_on(&cfg->min_available))
 		printf("pressure: off (VOLATILE_MIN_AVAILABLE=0)\n");
 	else
 		printf("pressure: %s; purging below %s available (%s)\n",
-		       !p.known ? "unknown" : p.low ? "LOW" : "ok",
+		       !p->known ? "unknown" : p->low ? "LOW" : "ok",
 		       threshold_text(&cfg->min_available, a, sizeof(a)),
-		       human(p.threshold, b, sizeof(b)));
+		       human(p->threshold, b, sizeof(b)));
 	if (!vl_threshold_on(&cfg->tmpfs_min_free))
 		printf("tmpfs:    off (VOLATILE_TMPFS_MIN_FREE=0)\n");
 	else
 		printf("tmpfs:    purging a tmpfs's own ranges below %s of it free\n",
 		       threshold_text(&cfg->tmpfs_min_free, c, sizeof(c)));
+}
+
+/* One file: its identity and name, what is known of it, its live holders, its ranges. */
+static void text_file(const struct file_out *f, int all_ranges)
+{
+	if (f->unread) {
+		printf("\nfile not read: its lock is held by pid %d, which has not let go in "
+		       "%s ms (stopped?)\n", f->holder, STATUS_WAIT_MS);
+		return;
+	}
+	printf("\nfile %u:%u:%llu ", major(f->t.id.dev), minor(f->t.id.dev),
+	       (unsigned long long)f->t.id.ino);
+	if (f->ashmem) {
+		printf("ashmem region \"");
+		text_name(f->ash_name);
+		printf("\", %llu bytes", (unsigned long long)f->ash_size);
+	} else if (f->t.path_len) {
+		text_name(f->t.path);
+	} else {
+		printf("%s", (f->t.flags & VL_FF_ANON) ? "(memfd or unlinked)" : "(no path)");
+	}
+	printf("%s", f->t.gone_since ? " (gone, to be forgotten)"
+		     : f->t.checked_at ? " (unreachable)" : "");
+	if (f->holders_gone)
+		printf(" (holders gone)");
+	for (int h = 0; h < VL_HOLDERS; h++)
+		if (f->t.holders[h].pid > 0 && !f->holder_gone[h])
+			printf(" [pid %d fd %d]", f->t.holders[h].pid, f->t.holders[h].fd);
+	printf("\n");
+	print_ranges(f, all_ranges);
+}
+
+void print_text(const struct snapshot *s, const struct vl_config *cfg, int all_ranges)
+{
+	struct pressure p;
+
+	pressure_now(&p);
+	text_region(s, cfg);
+	text_memory(&p, cfg);
 	print_daemons(s);
 	print_purges(s, 5);
-	for (size_t i = 0; i < s->nfiles; i++) {
-		const struct file_out *f = &s->files[i];
-
-		if (f->unread) {
-			printf("\nfile not read: its lock is held by pid %d, which has not let go in "
-			       "%s ms (stopped?)\n", f->holder, STATUS_WAIT_MS);
-			continue;
-		}
-		printf("\nfile %u:%u:%llu ", major(f->t.id.dev), minor(f->t.id.dev),
-		       (unsigned long long)f->t.id.ino);
-		if (f->ashmem) {
-			printf("ashmem region \"");
-			text_name(f->ash_name);
-			printf("\", %llu bytes", (unsigned long long)f->ash_size);
-		} else if (f->t.path_len) {
-			text_name(f->t.path);
-		} else {
-			printf("%s", (f->t.flags & VL_FF_ANON) ? "(memfd or unlinked)" : "(no path)");
-		}
-		printf("%s", f->t.gone_since ? " (gone, to be forgotten)"
-			     : f->t.checked_at ? " (unreachable)" : "");
-		if (f->holders_gone)
-			printf(" (holders gone)");
-		for (int h = 0; h < VL_HOLDERS; h++)
-			if (f->t.holders[h].pid > 0 && !f->holder_gone[h])
-				printf(" [pid %d fd %d]", f->t.holders[h].pid, f->t.holders[h].fd);
-		printf("\n");
-		print_ranges(f, all_ranges);
-	}
+	for (size_t i = 0; i < s->nfiles; i++)
+		text_file(&s->files[i], all_ranges);
 }
