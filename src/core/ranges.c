@@ -110,13 +110,14 @@ static int in_walk(const struct vl_region *r, uint32_t x, uint64_t after, uint64
 }
 
 /*
- * What a MARK of [s, e) found in the tree, its first look: the ranges it
- * overlaps, in order, and the ranges either side of them. The helpers
- * below are the cases of the merge, in the order they are met; each takes
- * the tree and the change record as the one before left them true.
- * Inline (VL_INLINE): this is every MARK's path.
+ * What the first look of a MARK of [s, e) (or an absorb of a range)
+ * found in the tree: the ranges it overlaps, in order, and the ranges
+ * either side of them. The helpers below are the cases of the merge, in
+ * the order they are met; each takes the tree and the change record as
+ * the one before left them true. Inline (VL_INLINE): this is every MARK's
+ * path.
  */
-struct mark_walk {
+struct run_walk {
 	uint32_t left;    /* the range before the overlapped ones (VL_NIL: none) */
 	uint32_t first;   /* the overlapped ranges: first to last (VL_NIL: none) */
 	uint32_t last;
@@ -132,7 +133,7 @@ struct mark_walk {
  * after it, at *x (VL_NIL: no range). -EUCLEAN if the tree lies.
  */
 static VL_INLINE int mark_start(const struct vl_region *r, uint32_t root, uint32_t file,
-				uint64_t s, struct mark_walk *m, uint32_t *x)
+				uint64_t s, struct run_walk *m, uint32_t *x)
 {
 	*x = vl_rb_end_at_least(r, root, s, 0);
 	if (*x != VL_NIL && (!vl_range_ok(r, *x, file) || vl_node_at(r, *x)->end < s))
@@ -160,7 +161,7 @@ static VL_INLINE int mark_inside_one(const struct vl_region *r, uint32_t x, uint
  * passed is out of the walk (in_walk) or the walk does not end.
  */
 static VL_INLINE int mark_overlapped(const struct vl_region *r, uint32_t file, uint64_t s,
-				     uint64_t e, uint32_t x, struct mark_walk *m)
+				     uint64_t e, uint32_t x, struct run_walk *m)
 {
 	for (; x != VL_NIL && x != BAD && vl_node_at(r, x)->start < e; x = next_ok(r, x, file)) {
 		if (++m->steps >= r->node_cap ||
@@ -190,13 +191,13 @@ static VL_INLINE int mark_overlapped(const struct vl_region *r, uint32_t file, u
  * The cases of a neighbour joining the union [ms, me): it touches it and
  * is alike (a merged range is purged if any part was).
  */
-static VL_INLINE int mark_left_joins(const struct vl_region *r, const struct mark_walk *m)
+static VL_INLINE int left_joins(const struct vl_region *r, const struct run_walk *m)
 {
 	return m->left != VL_NIL && vl_node_at(r, m->left)->end == m->ms &&
 	       vl_node_purged(vl_node_at(r, m->left)) == m->purged;
 }
 
-static VL_INLINE int mark_right_joins(const struct vl_region *r, const struct mark_walk *m)
+static VL_INLINE int right_joins(const struct vl_region *r, const struct run_walk *m)
 {
 	return m->right != VL_NIL && vl_node_at(r, m->right)->start == m->me &&
 	       vl_node_purged(vl_node_at(r, m->right)) == m->purged;
@@ -240,7 +241,7 @@ static VL_INLINE int mark_into_spare(const struct vl_region *r, uint32_t *root, 
  * union, would be answered as intact.
  */
 static VL_INLINE void mark_merge_into(const struct vl_region *r, uint32_t *root, uint32_t file,
-				      uint64_t s, uint64_t e, const struct mark_walk *m,
+				      uint64_t s, uint64_t e, const struct run_walk *m,
 				      uint32_t keep, int left_in, int right_in, uint64_t fs,
 				      uint64_t fe, struct vl_change *c)
 {
@@ -272,7 +273,7 @@ static VL_INLINE void mark_merge_into(const struct vl_region *r, uint32_t *root,
 int vl_ranges_mark(const struct vl_region *r, uint32_t *root, uint32_t file, uint64_t s,
 		   uint64_t e, uint32_t spare, struct vl_change *c)
 {
-	struct mark_walk m = { .left = VL_NIL, .first = VL_NIL, .last = VL_NIL };
+	struct run_walk m = { .left = VL_NIL, .first = VL_NIL, .last = VL_NIL };
 	uint32_t x, keep;
 	uint64_t fs, fe;
 	int left_in, right_in, err;
@@ -286,8 +287,8 @@ int vl_ranges_mark(const struct vl_region *r, uint32_t *root, uint32_t file, uin
 	}
 	if (mark_overlapped(r, file, s, e, x, &m) != 0)
 		return -EUCLEAN;
-	left_in = mark_left_joins(r, &m);
-	right_in = mark_right_joins(r, &m);
+	left_in = left_joins(r, &m);
+	right_in = right_joins(r, &m);
 
 	if (left_in)
 		keep = m.left;
@@ -550,71 +551,82 @@ int vl_ranges_forget_unpurged(const struct vl_region *r, uint32_t *root, uint32_
 	return 0;
 }
 
+/*
+ * vl_ranges_absorb's first look, for a range [w->ms, w->me) (w->purged:
+ * its state): the run of ranges it overlaps (the union is purged if any
+ * part was, and [ms, me) widened to it), and the neighbours either side
+ * of the run; all validated before anything changes. -EUCLEAN if not.
+ */
+static int absorb_look(const struct vl_region *r, uint32_t root, uint32_t file,
+		       struct run_walk *w)
+{
+	uint32_t x;
+
+	w->first = vl_rb_end_at_least(r, root, w->ms, 1);
+	w->left = w->first != VL_NIL ? prev_ok(r, w->first, file) : vl_rb_last(r, root);
+	for (x = w->first; x != VL_NIL && vl_node_at(r, x)->start < w->me; x = next_ok(r, x, file)) {
+		if (x == BAD || !vl_range_ok(r, x, file) || ++w->steps >= r->node_cap ||
+		    !in_walk(r, x, w->last == VL_NIL ? 0 : vl_node_at(r, w->last)->end, w->ms,
+			     w->me, 0))
+			return -EUCLEAN;
+		w->purged |= vl_node_purged(vl_node_at(r, x));
+		w->last = x;
+	}
+	if (x == BAD)
+		return -EUCLEAN;
+	w->right = x;
+	if (w->right != VL_NIL && !vl_range_ok(r, w->right, file))
+		return -EUCLEAN;
+	if (w->last == VL_NIL)
+		w->first = VL_NIL;
+	if (w->left == BAD || (w->left != VL_NIL && !vl_range_ok(r, w->left, file)))
+		return -EUCLEAN;
+	if (w->first != VL_NIL) {
+		if (vl_node_at(r, w->first)->start < w->ms)
+			w->ms = vl_node_at(r, w->first)->start;
+		if (vl_node_at(r, w->last)->end > w->me)
+			w->me = vl_node_at(r, w->last)->end;
+	}
+	return 0;
+}
+
 int vl_ranges_absorb(const struct vl_region *r, uint32_t *root, uint32_t file, uint32_t n,
 		     struct vl_change *c)
 {
-	uint32_t first, last = VL_NIL, x, left, right, steps = 0;
+	struct run_walk w = { .last = VL_NIL };
 	uint64_t s, e;
-	int purged, err;
+	int err;
 
 	memset(c, 0, sizeof(*c));
 	if (!vl_range_ok(r, n, file))
 		return -EUCLEAN;
-	s = vl_node_at(r, n)->start;
-	e = vl_node_at(r, n)->end;
-	purged = vl_node_purged(vl_node_at(r, n));
-
-	/*
-	 * First look: the run of ranges n overlaps (the union is purged if any
-	 * part was), and the neighbours that touch the union; all validated
-	 * before anything changes.
-	 */
-	first = vl_rb_end_at_least(r, *root, s, 1);
-	left = first != VL_NIL ? prev_ok(r, first, file) : vl_rb_last(r, *root);
-	for (x = first; x != VL_NIL && vl_node_at(r, x)->start < e; x = next_ok(r, x, file)) {
-		if (x == BAD || !vl_range_ok(r, x, file) || ++steps >= r->node_cap ||
-		    !in_walk(r, x, last == VL_NIL ? 0 : vl_node_at(r, last)->end, s, e, 0))
-			return -EUCLEAN;
-		purged |= vl_node_purged(vl_node_at(r, x));
-		last = x;
-	}
-	if (x == BAD)
+	w.ms = vl_node_at(r, n)->start;
+	w.me = vl_node_at(r, n)->end;
+	w.purged = vl_node_purged(vl_node_at(r, n));
+	if (absorb_look(r, *root, file, &w) != 0)
 		return -EUCLEAN;
-	right = x;
-	if (right != VL_NIL && !vl_range_ok(r, right, file))
-		return -EUCLEAN;
-	if (last == VL_NIL)
-		first = VL_NIL;
-	if (left == BAD || (left != VL_NIL && !vl_range_ok(r, left, file)))
-		return -EUCLEAN;
-	if (first != VL_NIL) {
-		if (vl_node_at(r, first)->start < s)
-			s = vl_node_at(r, first)->start;
-		if (vl_node_at(r, last)->end > e)
-			e = vl_node_at(r, last)->end;
-	}
 
 	/* then the changes, in at most as many steps */
-	for (x = first; x != VL_NIL && steps-- > 0;) {
-		uint32_t nx = x == last ? VL_NIL : vl_rb_next(r, x);
+	for (uint32_t x = w.first; x != VL_NIL && w.steps-- > 0;) {
+		uint32_t nx = x == w.last ? VL_NIL : vl_rb_next(r, x);
 
 		account(r, c, x, -1);
 		drop(r, root, c, x);
 		x = nx;
 	}
-	if (left != VL_NIL && vl_node_at(r, left)->end == s &&
-	    vl_node_purged(vl_node_at(r, left)) == purged) {
-		s = vl_node_at(r, left)->start;
-		account(r, c, left, -1);
-		drop(r, root, c, left);
+	s = w.ms;
+	e = w.me;
+	if (left_joins(r, &w)) {
+		s = vl_node_at(r, w.left)->start;
+		account(r, c, w.left, -1);
+		drop(r, root, c, w.left);
 	}
-	if (right != VL_NIL && vl_node_at(r, right)->start == e &&
-	    vl_node_purged(vl_node_at(r, right)) == purged) {
-		e = vl_node_at(r, right)->end;
-		account(r, c, right, -1);
-		drop(r, root, c, right);
+	if (right_joins(r, &w)) {
+		e = vl_node_at(r, w.right)->end;
+		account(r, c, w.right, -1);
+		drop(r, root, c, w.right);
 	}
-	set_range(r, n, s, e, purged);
+	set_range(r, n, s, e, w.purged);
 	err = vl_rb_insert(r, root, n);
 	if (err)
 		return err;
