@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * policy.c - the purge decision (policy.h, DESIGN 6): goals for purge.c,
- * at a MARK and for the daemon, and how far a pass goes toward one.
+ * at a MARK and for the daemon, and in a pass which file a visit goes to
+ * and how far it goes.
  */
 #include "policy.h"
 
@@ -52,6 +53,47 @@ int vl_relieve_tmpfs(const struct vl_region *r, uint64_t dev, uint64_t free_byte
 }
 
 /* ---- in a pass ------------------------------------------------------------------ */
+
+/* What vl_choose_file leaves out, for vl_pick_oldest's callback. */
+struct choosing {
+	const struct vl_region *r;
+	const struct vl_goal *g;
+	uint32_t now;
+	int (*set_aside)(void *ctx, uint32_t fi);
+	void *ctx;
+};
+
+/* Was file fi found unreachable a moment ago? Then leave it be (a hint, read with no lock). */
+static int resting(const struct vl_region *r, uint32_t fi, uint32_t now)
+{
+	uint32_t at = vl_file_at(r, fi)->h.checked_at;
+
+	return at != 0 && now - at < VL_RECHECK;
+}
+
+/* Not worth trying in this pass: set aside by it, resting, or outside the goal. */
+static int left_out(void *ctx, uint32_t fi)
+{
+	const struct choosing *c = ctx;
+
+	return c->set_aside(c->ctx, fi) || resting(c->r, fi, c->now) ||
+	       vl_goal_excludes(c->r, c->g, fi);
+}
+
+uint32_t vl_choose_file(const struct vl_region *r, const struct vl_goal *g, uint32_t now,
+			int (*set_aside)(void *ctx, uint32_t fi), void *ctx, uint32_t *age,
+			uint32_t *second)
+{
+	struct choosing c = { .r = r, .g = g, .now = now, .set_aside = set_aside, .ctx = ctx };
+
+	return vl_pick_oldest(r, left_out, &c, age, second);
+}
+
+int vl_choice_stands(const struct vl_region *r, const struct vl_file *f, uint32_t age)
+{
+	VL_ASSERT_HELD(r, &f->h.lock);
+	return f->h.lru_head != VL_NIL && vl_node_at(r, f->h.lru_head)->seq == age;
+}
 
 int vl_goal_met(const struct vl_region *r, const struct vl_goal *g,
 		const struct vl_purge_report *rep)

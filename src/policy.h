@@ -2,10 +2,11 @@
 /*
  * policy.h - the purge decision (DESIGN 6): when to purge, and how much.
  *
- * purge.c is the mechanism: given a goal (bytes, or a ceiling; a device),
- * it purges oldest first, a batch of ranges a visit, until the goal is
- * met; whether it is, whether a file counts and how far a batch goes are
- * asked here. What sets a goal is here too:
+ * purge.c is the mechanism (the locks, the checks, the records, the
+ * punch): given a goal (bytes, or a ceiling; a device), it purges oldest
+ * first, a batch of ranges a visit, until the goal is met; which file a
+ * visit goes to, whether that choice stands under the file's lock, whether
+ * the goal is met and how far a batch goes are asked here. What sets a goal is here too:
  *   - VOLATILE_BUDGET, at a MARK whose commit left the region over it;
  *   - VOLATILE_MIN_AVAILABLE, memory (the system's or the cgroup's
  *     headroom): at a MARK, looked at every VL_PRESSURE_EVERY_MS, and by the
@@ -84,7 +85,35 @@ static inline void vl_after_mark(const struct vl_region *r, const struct vl_hint
 		vl_relieve_pressure(r, h, st);
 }
 
-/* ---- in a pass (purge.c): the goal, and how much one visit takes ---- */
+/* ---- in a pass (purge.c): which range, the goal, how much one visit takes ---- */
+
+/*
+ * Seconds a file found unreachable is left alone: by every purger when
+ * its record says so (checked_at), by this process only when a MARK's
+ * cheap routes missed it (purge.c, unreached).
+ */
+#define VL_RECHECK 10
+
+/*
+ * The file a visit goes to, chosen with no lock: the one whose oldest
+ * unpurged range is the oldest of all (each file publishes its oldest
+ * range's age, pool.h), among the files worth trying: not set aside by the
+ * pass (set_aside(ctx, fi): skipped), not found unreachable less than
+ * VL_RECHECK seconds before now, not outside the goal. *age: the age it
+ * published; *second: the next oldest file's oldest (0: none), up to which
+ * the visit may take more of its ranges (vl_batch_next). VL_NIL: none. A
+ * guess, checked under the file's lock (vl_choice_stands).
+ */
+uint32_t vl_choose_file(const struct vl_region *r, const struct vl_goal *g, uint32_t now,
+			int (*set_aside)(void *ctx, uint32_t fi), void *ctx, uint32_t *age,
+			uint32_t *second);
+
+/*
+ * Does the choice stand: is the file's oldest unpurged range still the
+ * one of the age it was chosen by (its lock held, its age order checked:
+ * vl_lru_check)? If not, a MARK, UNMARK or purge of it came between.
+ */
+int vl_choice_stands(const struct vl_region *r, const struct vl_file *f, uint32_t age);
 
 /*
  * Is the goal met: goal->bytes purged (rep), or with use_ceiling the
@@ -114,6 +143,19 @@ int vl_goal_excludes(const struct vl_region *r, const struct vl_goal *g, uint32_
 int vl_batch_more(const struct vl_region *r, const struct vl_goal *g,
 		  const struct vl_purge_report *rep, uint32_t fi, uint32_t n, uint32_t second,
 		  uint64_t bytes);
+
+/*
+ * The range to flag after the got ranges (bytes) a visit flagged so far:
+ * n, the file's next in age after the last, while got is under VL_BATCH
+ * and vl_batch_more says so; else VL_NIL, the visit's last (the file's
+ * lock held). Inline: called once a range flagged.
+ */
+static inline uint32_t vl_batch_next(const struct vl_region *r, const struct vl_goal *g,
+				     const struct vl_purge_report *rep, uint32_t fi, uint32_t n,
+				     uint32_t second, uint64_t bytes, int got)
+{
+	return got < VL_BATCH && vl_batch_more(r, g, rep, fi, n, second, bytes) ? n : VL_NIL;
+}
 
 /*
  * The two rules of DESIGN 6 that MARK and the daemon both apply, one

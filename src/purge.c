@@ -19,16 +19,17 @@
  *
  * Why a purge never punches another file:
  *
- *   3. The victim is chosen with no lock, by the age its file published,
- *      and remembered by (file slot, slot generation, age). After taking
- *      the file lock, the generation, state and record's sum are checked
- *      again (a freed and reused slot fails the generation, a scribbled
- *      record its sum: skipped), then the fields that steer the visit and
- *      that no sum covers (vl_lru_check: the age order's ends are ranges
- *      of this file, `oldest` its head's age; mended if not, and chosen
- *      again once; wrong again in the pass: skipped), then the head's age
- *      against the chosen one (else another caller changed it: choose
- *      again). What is flagged and punched is read from nodes whose sum,
+ *   3. The victim is chosen with no lock (policy.c vl_choose_file), by
+ *      the age its file published, and remembered by (file slot, slot
+ *      generation, age). After taking the file lock, the generation,
+ *      state and record's sum are checked again (a freed and reused slot
+ *      fails the generation, a scribbled record its sum: skipped), then
+ *      the fields that steer the visit and that no sum covers
+ *      (vl_lru_check: the age order's ends are ranges of this file,
+ *      `oldest` its head's age; mended if not, and chosen again once;
+ *      wrong again in the pass: skipped), then the head's age against the
+ *      chosen one (vl_choice_stands; else another caller changed it:
+ *      choose again). What is flagged and punched is read from nodes whose sum,
  *      state and file are checked (vl_ranges_purge).
  *   4. The fd punched through refers to the file's identity (device,
  *      inode, birth time, generation), checked in the table the punch
@@ -89,7 +90,6 @@
 #define SKIP_MAX 64
 #define OPEN_MAX 8
 #define VL_GONE_GRACE 3  /* seconds between the two sightings of a gone file */
-#define VL_RECHECK 10    /* seconds an unreachable file is left alone */
 
 /*
  * The test suite's copy may be told a shorter grace (env.h), so that a
@@ -103,7 +103,6 @@ static uint32_t gone_grace(void)
 struct pass {
 	const struct vl_region *r;
 	const struct vl_hint *hint;
-	const struct vl_goal *goal;
 	struct vl_reach_ctx ctx;
 	uint32_t now;
 	uint32_t grace; /* VL_GONE_GRACE, or the test suite's (gone_grace) */
@@ -159,35 +158,10 @@ static int mended_before(const struct pass *p, uint32_t fi)
 	return 0;
 }
 
-/* Was file fi found unreachable a moment ago? Then leave it be (a hint, read with no lock). */
-static int resting(const struct pass *p, uint32_t fi)
+/* The pass's own leave-out, for vl_choose_file: the files it skipped. */
+static int set_aside(void *ctx, uint32_t fi)
 {
-	uint32_t at = vl_file_at(p->r, fi)->h.checked_at;
-
-	return at != 0 && p->now - at < VL_RECHECK;
-}
-
-/* Not worth trying in this pass: skipped, resting, or on another device than asked. */
-static int leave_out(void *ctx, uint32_t fi)
-{
-	const struct pass *p = ctx;
-	const struct vl_goal *g = p->goal;
-
-	return skipped(p, fi) || resting(p, fi) || vl_goal_excludes(p->r, g, fi);
-}
-
-/*
- * The file whose oldest unpurged range is the oldest of all, worth trying,
- * with no lock: each file publishes its oldest range's age (pool.h), and
- * the globally oldest range is the oldest of those. *age: the age it
- * published; *second: the age of the next oldest file's oldest (0: none),
- * up to which this visit may take more of the chosen file's ranges. A
- * guess, checked under the file's lock.
- */
-static uint32_t pick(struct pass *p, const struct vl_goal *g, uint32_t *age, uint32_t *second)
-{
-	p->goal = g;
-	return vl_pick_oldest(p->r, leave_out, p, age, second);
+	return skipped(ctx, fi);
 }
 
 /*
@@ -459,12 +433,14 @@ static const struct vl_way *way_for(struct pass *p, const struct vl_target *t,
 	return NULL;
 }
 
-enum { PURGED, RETRY, STOP };
+/* What a visit, or a step of one, comes to; GO: on to the visit's next step. */
+enum { PURGED, RETRY, STOP, GO };
 
 /*
  * Flag the file's oldest range and the ones after it in age, as far as
  * the goal wants and while they are older than every other file's
- * oldest (its lock held). Returns how many, their extents in ext.
+ * oldest (vl_batch_next; its lock held). Returns how many, their extents
+ * in ext.
  */
 static int flag_batch(const struct vl_region *r, const struct vl_goal *g, struct vl_file *f,
 		      uint32_t fi, uint32_t second, struct vl_extent *ext,
@@ -476,7 +452,7 @@ static int flag_batch(const struct vl_region *r, const struct vl_goal *g, struct
 	int got = 0;
 
 	VL_ASSERT_HELD(r, &f->h.lock);
-	do {
+	do { /* the first: the file's oldest, which the choice was made by */
 		uint32_t next = vl_node_at(r, n)->next; /* unpurged: no merge frees it */
 		struct vl_change c;
 
@@ -495,8 +471,8 @@ static int flag_batch(const struct vl_region *r, const struct vl_goal *g, struct
 		rep->ranges++;
 		bytes += c.punch_end - c.punch_start;
 		got++;
-		n = next;
-	} while (got < VL_BATCH && vl_batch_more(r, g, rep, fi, n, second, bytes));
+		n = vl_batch_next(r, g, rep, fi, next, second, bytes, got);
+	} while (n != VL_NIL);
 	return got;
 }
 
@@ -557,126 +533,194 @@ static int lock_for_visit(struct pass *p, uint32_t fi)
 	return err;
 }
 
+/* What one visit knows of the file it chose. */
+struct visit {
+	struct vl_file *f;
+	struct vl_target t;    /* its identity and ways, copied under the region lock */
+	const struct vl_way *w;
+	int theirs;            /* reached through the caller's own fd (p->hint) */
+	uint32_t age, second;  /* as vl_choose_file chose it */
+};
+
 /*
- * One visit: choose the oldest, reach its file, lock, check again, flag,
- * punch. Over 80 lines on purpose: these are the steps of DESIGN 13 in
- * their order, each check next to the lock it needs; the proof reads it
- * top to bottom.
+ * Step 1, no lock: the file whose oldest range is the oldest (policy.c);
+ * then, under the region lock, its record checked and what reaches it
+ * copied (the ways to reach it are the region lock's, pool.h).
  */
-static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_report *rep)
+static int choose(struct pass *p, const struct vl_goal *g, struct visit *v,
+		  struct vl_purge_report *rep)
 {
 	const struct vl_region *r = p->r;
-	struct vl_extent ext[VL_BATCH];
-	const struct vl_way *w;
-	struct vl_target t;
-	struct vl_file *f;
-	uint32_t fi, gen, age, second;
-	int err, theirs, sound, k;
+	uint32_t fi, gen;
+	int sound;
 
-	if (vl_goal_met(r, g, rep))
-		return STOP;
-	fi = pick(p, g, &age, &second);
+	fi = vl_choose_file(r, g, p->now, set_aside, p, &v->age, &v->second);
 	if (fi == VL_NIL)
 		return STOP;
-	f = vl_file_at(r, fi);
-	gen = __atomic_load_n(&f->h.gen, __ATOMIC_ACQUIRE);
-	/* the ways to reach it are the region lock's (pool.h) */
+	v->f = vl_file_at(r, fi);
+	gen = __atomic_load_n(&v->f->h.gen, __ATOMIC_ACQUIRE);
 	if (vl_lock_region(r) != 0)
 		return STOP;
-	sound = f->h.state == VL_FILE_LIVE && f->h.gen == gen && vl_file_ok(r, f);
+	sound = v->f->h.state == VL_FILE_LIVE && v->f->h.gen == gen && vl_file_ok(r, v->f);
 	if (sound)
-		vl_target_copy(r, fi, &t);
+		vl_target_copy(r, fi, &v->t);
 	vl_unlock_region(r);
 
 	if (!sound) { /* a record we cannot read: its identity is not to be trusted */
 		vl_log("file %u fails validation: not purged", fi);
 		return skip_file(p, fi, rep);
 	}
-	w = way_for(p, &t, rep, &theirs);
-	if (w == NULL && !theirs)
+	return GO;
+}
+
+/* Step 2, no lock: a way to the file, and a thread that may punch through it. */
+static int reach(struct pass *p, struct visit *v, struct vl_purge_report *rep)
+{
+	v->w = way_for(p, &v->t, rep, &v->theirs);
+	if (v->w == NULL && !v->theirs)
 		return p->nskip < SKIP_MAX ? RETRY : STOP;
 	if (!vl_punch_ready()) {
 		vl_log("file %u: this thread may not make the punching thread (seccomp); "
-		       "left to others", t.fi);
-		return skip_file(p, t.fi, rep);
+		       "left to others", v->t.fi);
+		return skip_file(p, v->t.fi, rep);
 	}
+	return GO;
+}
 
-	err = lock_for_visit(p, t.fi);
+/*
+ * File fi's age order failed vl_lru_check with err: mend it and let go of
+ * its lock. Mended, the file may be chosen again by what it publishes
+ * now, once: found wrong a second time in the pass, it is skipped.
+ */
+static int mend_and_choose_again(struct pass *p, uint32_t fi, int err,
+				  struct vl_purge_report *rep)
+{
+	int again = mended_before(p, fi);
+
+	lru_mend(p->r, fi, err);
+	vl_unlock_file(p->r, fi);
+	if (again || p->nmended == SKIP_MAX)
+		return skip_file(p, fi, rep);
+	p->mended[p->nmended++] = fi;
+	return RETRY;
+}
+
+/*
+ * Step 3: the file's lock, and under it the checks again: the slot (its
+ * generation, state and sum), the fields that steer the visit, the
+ * choice. GO with the lock held; anything else without it.
+ */
+static int lock_and_check(struct pass *p, struct visit *v, struct vl_purge_report *rep)
+{
+	const struct vl_region *r = p->r;
+	int err = lock_for_visit(p, v->t.fi);
+
 	if (err) {
 		/* a holder that does not let go (stopped?): the file waits, the others do not */
-		vl_log("file %u: not locked (%s): skipped", t.fi, strerror(-err));
-		return err == -EAGAIN || err == -EBUSY ? skip_file(p, t.fi, rep) : STOP;
+		vl_log("file %u: not locked (%s): skipped", v->t.fi, strerror(-err));
+		return err == -EAGAIN || err == -EBUSY ? skip_file(p, v->t.fi, rep) : STOP;
 	}
-	if (f->h.gen != t.gen || f->h.state != VL_FILE_LIVE || !vl_file_ok(r, f)) {
+	if (v->f->h.gen != v->t.gen || v->f->h.state != VL_FILE_LIVE || !vl_file_ok(r, v->f)) {
 		/* freed, or another file's, or scribbled, while we were away */
-		vl_unlock_file(r, t.fi);
-		return skip_file(p, t.fi, rep);
+		vl_unlock_file(r, v->t.fi);
+		return skip_file(p, v->t.fi, rep);
 	}
 	/*
 	 * What steers this visit (its age order's ends, the age it published)
-	 * is in no sum: checked here, where it is used, and mended (DESIGN
-	 * 13). Mended, the file may be chosen again by what it publishes now,
-	 * once: found wrong a second time in the pass, it is skipped.
+	 * is in no sum: checked here, where it is used, and mended (DESIGN 13).
 	 */
-	err = vl_lru_check(r, t.fi);
-	if (err != 0) {
-		int again = mended_before(p, t.fi);
-
-		lru_mend(r, t.fi, err);
-		vl_unlock_file(r, t.fi);
-		if (again || p->nmended == SKIP_MAX)
-			return skip_file(p, t.fi, rep);
-		p->mended[p->nmended++] = t.fi;
-		return RETRY;
-	}
-	if (f->h.lru_head == VL_NIL || vl_node_at(r, f->h.lru_head)->seq != age) {
+	err = vl_lru_check(r, v->t.fi);
+	if (err != 0)
+		return mend_and_choose_again(p, v->t.fi, err, rep);
+	if (!vl_choice_stands(r, v->f, v->age)) {
 		/*
 		 * A MARK, UNMARK or purge of it came between (its age order is
 		 * sound): choose again. Each such round is another caller's
 		 * change; vl_purge bounds them.
 		 */
-		vl_unlock_file(r, t.fi);
+		vl_unlock_file(r, v->t.fi);
 		return RETRY;
 	}
+	return GO;
+}
+
+/*
+ * The k flagged extents, punched through the gate (DESIGN 16): not through
+ * a region new processes no longer find, as they may have said "intact" of
+ * these bytes from the one they find. The gate (the permit, then that
+ * look) is opened in the punching thread and held across the punches;
+ * closed, nothing is punched and the ranges stay flagged purged: UNMARK
+ * says 1, the safe way. Returns the punches made, or -errno.
+ */
+static int punch_batch(const struct pass *p, const struct visit *v,
+		       const struct vl_extent *ext, int k)
+{
+	struct vl_gate gate;
+
+	vl_gate_init(&gate, p->r);
+	/* the caller's own fd is checked again there, in a table nobody renumbers */
+	return v->theirs ? vl_punch_fd(p->hint->fd, &v->t.id, ext, k, &gate)
+			 : vl_punch_way(v->w, &v->t.id, ext, k, &gate);
+}
+
+/* Step 4, the file's lock held, and let go at the end: flag the batch, then punch it. */
+static int flag_and_punch(struct pass *p, const struct vl_goal *g, struct visit *v,
+			  struct vl_purge_report *rep)
+{
+	const struct vl_region *r = p->r;
+	struct vl_extent ext[VL_BATCH];
+	int err, k;
+
+	VL_ASSERT_HELD(r, &v->f->h.lock);
 	/*
 	 * The caller's fd is looked at here only not to flag what its punch
 	 * would then miss: the punch checks it again where it cannot change.
 	 */
-	k = (theirs && !vl_fd_is(p->hint->fd, &t.id)) ? 0 : flag_batch(r, g, f, t.fi, second, ext, rep);
+	k = (v->theirs && !vl_fd_is(p->hint->fd, &v->t.id))
+		    ? 0
+		    : flag_batch(r, g, v->f, v->t.fi, v->second, ext, rep);
 	if (k == 0) {
 		/* the caller's fd is another file now, or the tree is corrupt */
-		vl_unlock_file(r, t.fi);
-		vl_log("file %u: not purged (fd changed, or validation failed)", t.fi);
-		return skip_file(p, t.fi, rep);
+		vl_unlock_file(r, v->t.fi);
+		vl_log("file %u: not purged (fd changed, or validation failed)", v->t.fi);
+		return skip_file(p, v->t.fi, rep);
 	}
 	VL_STEP("purge: flagged purged, file locked");
 
-	/*
-	 * Not through a region new processes no longer find (DESIGN 16): they
-	 * may have said "intact" of these bytes from the one they find. The
-	 * gate (the permit, then that look) is opened in the punching thread
-	 * and held across the punches; closed, nothing is punched and the
-	 * ranges stay flagged purged: UNMARK says 1, the safe way.
-	 */
-	{
-		struct vl_gate gate;
-
-		vl_gate_init(&gate, r);
-		/* the caller's own fd is checked again there, in a table nobody renumbers */
-		err = theirs ? vl_punch_fd(p->hint->fd, &t.id, ext, k, &gate)
-			     : vl_punch_way(w, &t.id, ext, k, &gate);
-	}
+	err = punch_batch(p, v, ext, k);
 	if (err == -ESTALE)
 		vl_log("file %u: the region is no longer the one new processes find (or its "
-		       "permit is not had): not punched", t.fi);
+		       "permit is not had): not punched", v->t.fi);
 	else if (err != k)
-		vl_log("file %u: %d of %d punches made%s%s (flagged purged anyway)", t.fi,
+		vl_log("file %u: %d of %d punches made%s%s (flagged purged anyway)", v->t.fi,
 		       err < 0 ? 0 : err, k, err < 0 ? ": " : "", err < 0 ? strerror(-err) : "");
 	if (k > 0)
-		vl_log("purged file %u: %d range%s from [%llu, %llu)", t.fi, k, k == 1 ? "" : "s",
+		vl_log("purged file %u: %d range%s from [%llu, %llu)", v->t.fi, k, k == 1 ? "" : "s",
 		       (unsigned long long)ext[0].start, (unsigned long long)ext[0].end);
-	vl_unlock_file(r, t.fi);
+	vl_unlock_file(r, v->t.fi);
 	return PURGED;
+}
+
+/*
+ * One visit: the steps of DESIGN 13 in their order, each check next to
+ * the lock it needs (choose, reach, lock and check again, flag and
+ * punch); the proof reads it top to bottom. Unless the goal is met.
+ */
+static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_report *rep)
+{
+	struct visit v;
+	int step;
+
+	if (vl_goal_met(p->r, g, rep))
+		return STOP;
+	step = choose(p, g, &v, rep);
+	if (step == GO)
+		step = reach(p, &v, rep);
+	if (step == GO)
+		step = lock_and_check(p, &v, rep);
+	if (step == GO)
+		step = flag_and_punch(p, g, &v, rep);
+	return step;
 }
 
 /*

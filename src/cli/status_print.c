@@ -261,13 +261,11 @@ void print_watch(const struct snapshot *s, const struct vl_config *cfg)
 	print_purges(s, WATCH_PURGES);
 }
 
-/* Over 80 lines: one printf per field of the JSON, in the order they appear. */
-void print_json(const struct snapshot *s, const struct vl_config *cfg)
+/* The region, its state and its counters (the "region" ... "budget" fields). */
+static void json_region(const struct snapshot *s, const struct vl_config *cfg)
 {
-	struct pressure p;
-	char a[32], b[32], d[40];
+	char d[40];
 
-	pressure_now(&p);
 	printf("{\"region\": ");
 	json_string(cfg->region);
 	printf(", \"region_why\": ");
@@ -293,27 +291,44 @@ void print_json(const struct snapshot *s, const struct vl_config *cfg)
 		printf(", \"budget\": %llu", (unsigned long long)cfg->budget);
 	else
 		printf(", \"budget\": null");
+}
+
+/* The "memory" object: what this process's memory state reads now. */
+static void json_memory(const struct pressure *p)
+{
 	printf(", \"memory\": {\"available\": %llu, \"total\": %llu",
-	       (unsigned long long)p.ms.available, (unsigned long long)p.ms.total);
+	       (unsigned long long)p->ms.available, (unsigned long long)p->ms.total);
 	printf(", \"mem_available\": %llu, \"mem_total\": %llu",
-	       (unsigned long long)p.ms.mem_available, (unsigned long long)p.ms.mem_total);
+	       (unsigned long long)p->ms.mem_available, (unsigned long long)p->ms.mem_total);
 	printf(", \"cgroup\": ");
-	if (p.have_cg)
-		json_string(p.cg.dir);
+	if (p->have_cg)
+		json_string(p->cg.dir);
 	else
 		printf("null");
-	printf(", \"cgroup_version\": %d", p.have_cg ? p.cg.version : 0);
-	json_limit("cgroup_limit", p.ms.cg_limit);
-	json_limit("cgroup_headroom", p.ms.cg_headroom);
-	printf("}, \"pressure\": {\"state\": \"%s\", \"min_available\": \"%s\""
+	printf(", \"cgroup_version\": %d", p->have_cg ? p->cg.version : 0);
+	json_limit("cgroup_limit", p->ms.cg_limit);
+	json_limit("cgroup_headroom", p->ms.cg_headroom);
+	printf("}");
+}
+
+/* The "pressure" object: the thresholds and where memory stands against them. */
+static void json_pressure(const struct pressure *p, const struct vl_config *cfg)
+{
+	char a[32], b[32];
+
+	printf(", \"pressure\": {\"state\": \"%s\", \"min_available\": \"%s\""
 	       ", \"min_available_bytes\": %llu, \"tmpfs_min_free\": \"%s\"}",
 	       !vl_threshold_on(&cfg->min_available) ? "off"
-	       : !p.known                             ? "unknown"
-	       : p.low                                ? "low"
+	       : !p->known                            ? "unknown"
+	       : p->low                               ? "low"
 						      : "ok",
-	       threshold_text(&cfg->min_available, a, sizeof(a)), (unsigned long long)p.threshold,
+	       threshold_text(&cfg->min_available, a, sizeof(a)), (unsigned long long)p->threshold,
 	       threshold_text(&cfg->tmpfs_min_free, b, sizeof(b)));
-	print_daemons_json(s);
+}
+
+/* The "last_purges" array, newest first as the region's log gives them. */
+static void json_last_purges(const struct snapshot *s)
+{
 	printf(", \"last_purges\": [");
 	for (int i = 0; i < s->npurges; i++) {
 		const struct vl_purge_entry *e = &s->purges[i];
@@ -325,49 +340,82 @@ void print_json(const struct snapshot *s, const struct vl_config *cfg)
 		       vl_purge_reason_name(e->reason), (unsigned long long)e->bytes, e->ranges, e->pid);
 	}
 	printf("]");
-	printf(", \"file_list\": [");
-	for (size_t i = 0; i < s->nfiles; i++) {
-		const struct file_out *f = &s->files[i];
-		int first = 1;
+}
 
-		printf("%s{\"dev\": \"%u:%u\", \"ino\": %llu, \"path\": ", i ? ", " : "",
-		       major(f->t.id.dev), minor(f->t.id.dev), (unsigned long long)f->t.id.ino);
-		if (f->t.path_len)
-			json_string(f->t.path);
-		else
-			printf("null");
-		printf(", \"ashmem\": ");
-		if (f->ashmem) {
-			printf("{\"name\": ");
-			json_string(f->ash_name);
-			printf(", \"size\": %llu}", (unsigned long long)f->ash_size);
-		} else {
-			printf("null");
-		}
-		printf(", \"unread\": %s", f->unread ? "true" : "false");
-		if (f->unread)
-			printf(", \"locked_by\": %d", f->holder);
-		printf(", \"birth\": \"%lld.%09u\", \"anonymous\": %s, \"unreachable\": %s"
-		       ", \"gone\": %s, \"holders\": [",
-		       (long long)f->t.id.btime_sec, f->t.id.btime_nsec,
-		       (f->t.flags & VL_FF_ANON) ? "true" : "false", f->t.checked_at ? "true" : "false",
-		       f->t.gone_since ? "true" : "false");
-		for (int h = 0; h < VL_HOLDERS; h++) {
-			if (f->t.holders[h].pid <= 0)
-				continue;
-			printf("%s{\"pid\": %d, \"fd\": %d, \"gone\": %s}", first ? "" : ", ",
-			       f->t.holders[h].pid, f->t.holders[h].fd,
-			       f->holder_gone[h] ? "true" : "false");
-			first = 0;
-		}
-		printf("], \"holders_gone\": %s, \"ranges\": [", f->holders_gone ? "true" : "false");
-		for (size_t k = 0; k < f->n; k++)
-			printf("%s{\"offset\": %llu, \"length\": %llu, \"purged\": %s, \"age\": %u}",
-			       k ? ", " : "", (unsigned long long)f->ranges[k].start,
-			       (unsigned long long)(f->ranges[k].end - f->ranges[k].start),
-			       f->ranges[k].purged ? "true" : "false", f->ranges[k].age);
-		printf("]}");
+/* A file's "holders" array: the holders its record names, each seen gone or not. */
+static void json_holders(const struct file_out *f)
+{
+	int first = 1;
+
+	printf("\"holders\": [");
+	for (int h = 0; h < VL_HOLDERS; h++) {
+		if (f->t.holders[h].pid <= 0)
+			continue;
+		printf("%s{\"pid\": %d, \"fd\": %d, \"gone\": %s}", first ? "" : ", ",
+		       f->t.holders[h].pid, f->t.holders[h].fd,
+		       f->holder_gone[h] ? "true" : "false");
+		first = 0;
 	}
+	printf("]");
+}
+
+/* A file's "ranges" array, in offset order. */
+static void json_ranges(const struct file_out *f)
+{
+	printf("\"ranges\": [");
+	for (size_t k = 0; k < f->n; k++)
+		printf("%s{\"offset\": %llu, \"length\": %llu, \"purged\": %s, \"age\": %u}",
+		       k ? ", " : "", (unsigned long long)f->ranges[k].start,
+		       (unsigned long long)(f->ranges[k].end - f->ranges[k].start),
+		       f->ranges[k].purged ? "true" : "false", f->ranges[k].age);
+	printf("]");
+}
+
+/* One object of "file_list": the file's identity and name, its holders, its ranges. */
+static void json_file(const struct file_out *f, int first)
+{
+	printf("%s{\"dev\": \"%u:%u\", \"ino\": %llu, \"path\": ", first ? "" : ", ",
+	       major(f->t.id.dev), minor(f->t.id.dev), (unsigned long long)f->t.id.ino);
+	if (f->t.path_len)
+		json_string(f->t.path);
+	else
+		printf("null");
+	printf(", \"ashmem\": ");
+	if (f->ashmem) {
+		printf("{\"name\": ");
+		json_string(f->ash_name);
+		printf(", \"size\": %llu}", (unsigned long long)f->ash_size);
+	} else {
+		printf("null");
+	}
+	printf(", \"unread\": %s", f->unread ? "true" : "false");
+	if (f->unread)
+		printf(", \"locked_by\": %d", f->holder);
+	printf(", \"birth\": \"%lld.%09u\", \"anonymous\": %s, \"unreachable\": %s"
+	       ", \"gone\": %s, ",
+	       (long long)f->t.id.btime_sec, f->t.id.btime_nsec,
+	       (f->t.flags & VL_FF_ANON) ? "true" : "false", f->t.checked_at ? "true" : "false",
+	       f->t.gone_since ? "true" : "false");
+	json_holders(f);
+	printf(", \"holders_gone\": %s, ", f->holders_gone ? "true" : "false");
+	json_ranges(f);
+	printf("}");
+}
+
+/* The whole snapshot as one JSON object, section by section. */
+void print_json(const struct snapshot *s, const struct vl_config *cfg)
+{
+	struct pressure p;
+
+	pressure_now(&p);
+	json_region(s, cfg);
+	json_memory(&p);
+	json_pressure(&p, cfg);
+	print_daemons_json(s);
+	json_last_purges(s);
+	printf(", \"file_list\": [");
+	for (size_t i = 0; i < s->nfiles; i++)
+		json_file(&s->files[i], i == 0);
 	printf("]}\n");
 }
 
@@ -450,12 +498,11 @@ static void print_tombs(const struct snapshot *s)
 	printf("\n");
 }
 
-void print_text(const struct snapshot *s, const struct vl_config *cfg, int all_ranges)
+/* The region, its state and counters, its capacity and the budget. */
+static void text_region(const struct snapshot *s, const struct vl_config *cfg)
 {
-	char a[32], b[32], c[32], d[40];
-	struct pressure p;
+	char a[32], d[40];
 
-	pressure_now(&p);
 	printf("region:   %s%s%s\n", cfg->region, s->exists ? "" : " (not created yet)",
 	       s->retired ? " (retired: its records are moved to a newer one)"
 	       : s->waiting ? " (waiting: older regions still in use are not moved in yet)"
@@ -487,52 +534,71 @@ void print_text(const struct snapshot *s, const struct vl_config *cfg, int all_r
 		       human(cfg->budget, a, sizeof(a)));
 	else
 		printf("budget:   none\n");
-	printf("memory:   %s available of %s%s\n", human(p.ms.available, a, sizeof(a)),
-	       human(p.ms.total, b, sizeof(b)), p.ms.by_cgroup ? " (the cgroup's headroom)" : "");
-	if (p.have_cg)
-		printf("cgroup:   %s (v%d), limit %s\n", p.cg.dir, p.cg.version,
-		       p.ms.cg_limit == VL_UNLIMITED ? "none" : human(p.ms.cg_limit, c, sizeof(c)));
+}
+
+/* Memory now (and the cgroup's), and the thresholds of memory and tmpfs relief. */
+static void text_memory(const struct pressure *p, const struct vl_config *cfg)
+{
+	char a[32], b[32], c[32];
+
+	printf("memory:   %s available of %s%s\n", human(p->ms.available, a, sizeof(a)),
+	       human(p->ms.total, b, sizeof(b)), p->ms.by_cgroup ? " (the cgroup's headroom)" : "");
+	if (p->have_cg)
+		printf("cgroup:   %s (v%d), limit %s\n", p->cg.dir, p->cg.version,
+		       p->ms.cg_limit == VL_UNLIMITED ? "none" : human(p->ms.cg_limit, c, sizeof(c)));
 	if (!vl_threshold_on(&cfg->min_available))
 		printf("pressure: off (VOLATILE_MIN_AVAILABLE=0)\n");
 	else
 		printf("pressure: %s; purging below %s available (%s)\n",
-		       !p.known ? "unknown" : p.low ? "LOW" : "ok",
+		       !p->known ? "unknown" : p->low ? "LOW" : "ok",
 		       threshold_text(&cfg->min_available, a, sizeof(a)),
-		       human(p.threshold, b, sizeof(b)));
+		       human(p->threshold, b, sizeof(b)));
 	if (!vl_threshold_on(&cfg->tmpfs_min_free))
 		printf("tmpfs:    off (VOLATILE_TMPFS_MIN_FREE=0)\n");
 	else
 		printf("tmpfs:    purging a tmpfs's own ranges below %s of it free\n",
 		       threshold_text(&cfg->tmpfs_min_free, c, sizeof(c)));
+}
+
+/* One file: its identity and name, what is known of it, its live holders, its ranges. */
+static void text_file(const struct file_out *f, int all_ranges)
+{
+	if (f->unread) {
+		printf("\nfile not read: its lock is held by pid %d, which has not let go in "
+		       "%s ms (stopped?)\n", f->holder, STATUS_WAIT_MS);
+		return;
+	}
+	printf("\nfile %u:%u:%llu ", major(f->t.id.dev), minor(f->t.id.dev),
+	       (unsigned long long)f->t.id.ino);
+	if (f->ashmem) {
+		printf("ashmem region \"");
+		text_name(f->ash_name);
+		printf("\", %llu bytes", (unsigned long long)f->ash_size);
+	} else if (f->t.path_len) {
+		text_name(f->t.path);
+	} else {
+		printf("%s", (f->t.flags & VL_FF_ANON) ? "(memfd or unlinked)" : "(no path)");
+	}
+	printf("%s", f->t.gone_since ? " (gone, to be forgotten)"
+		     : f->t.checked_at ? " (unreachable)" : "");
+	if (f->holders_gone)
+		printf(" (holders gone)");
+	for (int h = 0; h < VL_HOLDERS; h++)
+		if (f->t.holders[h].pid > 0 && !f->holder_gone[h])
+			printf(" [pid %d fd %d]", f->t.holders[h].pid, f->t.holders[h].fd);
+	printf("\n");
+	print_ranges(f, all_ranges);
+}
+
+void print_text(const struct snapshot *s, const struct vl_config *cfg, int all_ranges)
+{
+	struct pressure p;
+
+	pressure_now(&p);
+	text_region(s, cfg);
+	text_memory(&p, cfg);
 	print_daemons(s);
 	print_purges(s, 5);
-	for (size_t i = 0; i < s->nfiles; i++) {
-		const struct file_out *f = &s->files[i];
-
-		if (f->unread) {
-			printf("\nfile not read: its lock is held by pid %d, which has not let go in "
-			       "%s ms (stopped?)\n", f->holder, STATUS_WAIT_MS);
-			continue;
-		}
-		printf("\nfile %u:%u:%llu ", major(f->t.id.dev), minor(f->t.id.dev),
-		       (unsigned long long)f->t.id.ino);
-		if (f->ashmem) {
-			printf("ashmem region \"");
-			text_name(f->ash_name);
-			printf("\", %llu bytes", (unsigned long long)f->ash_size);
-		} else if (f->t.path_len) {
-			text_name(f->t.path);
-		} else {
-			printf("%s", (f->t.flags & VL_FF_ANON) ? "(memfd or unlinked)" : "(no path)");
-		}
-		printf("%s", f->t.gone_since ? " (gone, to be forgotten)"
-			     : f->t.checked_at ? " (unreachable)" : "");
-		if (f->holders_gone)
-			printf(" (holders gone)");
-		for (int h = 0; h < VL_HOLDERS; h++)
-			if (f->t.holders[h].pid > 0 && !f->holder_gone[h])
-				printf(" [pid %d fd %d]", f->t.holders[h].pid, f->t.holders[h].fd);
-		printf("\n");
-		print_ranges(f, all_ranges);
-	}
+	for (size_t i = 0; i < s->nfiles; i++)
+		text_file(&s->files[i], all_ranges);
 }

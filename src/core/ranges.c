@@ -12,6 +12,7 @@
  */
 #include "ranges.h"
 
+#include "compiler.h"
 #include "fault.h"
 
 #include "rtree.h"
@@ -109,156 +110,339 @@ static int in_walk(const struct vl_region *r, uint32_t x, uint64_t after, uint64
 }
 
 /*
- * One function, over 80 lines, on purpose: the walk over the overlapped
- * ranges and the merge it ends with read as one argument (each step keeps
- * the tree and the change record true for the next); split, the
- * invariants would have to be restated at every seam.
+ * What the first look of a MARK of [s, e) (or an absorb of a range)
+ * found in the tree: the ranges it overlaps, in order, and the ranges
+ * either side of them. The helpers below are the cases of the merge, in
+ * the order they are met; each takes the tree and the change record as
+ * the one before left them true. Inline (VL_INLINE): this is every MARK's
+ * path.
  */
-int vl_ranges_mark(const struct vl_region *r, uint32_t *root, uint32_t file, uint64_t s,
-		   uint64_t e, uint32_t spare, struct vl_change *c)
+struct run_walk {
+	uint32_t left;    /* the range before the overlapped ones (VL_NIL: none) */
+	uint32_t first;   /* the overlapped ranges: first to last (VL_NIL: none) */
+	uint32_t last;
+	uint32_t right;   /* the range after them (VL_NIL: none) */
+	uint32_t steps;   /* ranges the walk passed: the merge passes no more */
+	int purged;       /* one overlapped range was purged: so is the union */
+	uint64_t ms, me;  /* [s, e) joined with the overlapped ranges */
+};
+
+/*
+ * Where the walk starts: the first range that ends at s or after. One
+ * that ends at s touches [s, e) on the left (m->left): the walk starts
+ * after it, at *x (VL_NIL: no range). -EUCLEAN if the tree lies.
+ */
+static VL_INLINE int mark_start(const struct vl_region *r, uint32_t root, uint32_t file,
+				uint64_t s, struct run_walk *m, uint32_t *x)
 {
-	uint32_t x, left = VL_NIL, right, first = VL_NIL, last = VL_NIL, keep, steps = 0;
-	uint64_t ms, me, fs, fe;
-	int purged = 0, left_in, right_in;
-
-	VL_ASSERT_HELD(r, &vl_file_at(r, file)->h.lock);
-	memset(c, 0, sizeof(*c));
-	x = vl_rb_end_at_least(r, *root, s, 0);
-	if (x != VL_NIL && (!vl_range_ok(r, x, file) || vl_node_at(r, x)->end < s))
+	*x = vl_rb_end_at_least(r, root, s, 0);
+	if (*x != VL_NIL && (!vl_range_ok(r, *x, file) || vl_node_at(r, *x)->end < s))
 		return -EUCLEAN;
-	if (x != VL_NIL && vl_node_at(r, x)->end == s) {
-		left = x; /* touches [s, e) on the left; the range after it may hold it */
-		x = next_ok(r, x, file);
-		if (x == BAD || (x != VL_NIL && vl_node_at(r, x)->start < s))
+	if (*x != VL_NIL && vl_node_at(r, *x)->end == s) {
+		m->left = *x; /* the range after it may hold [s, e) */
+		*x = next_ok(r, *x, file);
+		if (*x == BAD || (*x != VL_NIL && vl_node_at(r, *x)->start < s))
 			return -EUCLEAN;
-	}
-	if (x != VL_NIL && vl_node_at(r, x)->start <= s && e <= vl_node_at(r, x)->end) {
-		c->keep = x; /* already volatile: nothing changes, not even the age */
-		return 0;
-	}
-	/* the ranges [s, e) overlaps: [first, last], in order, then right after them */
-	for (; x != VL_NIL && x != BAD && vl_node_at(r, x)->start < e; x = next_ok(r, x, file)) {
-		if (++steps >= r->node_cap ||
-		    !in_walk(r, x, last == VL_NIL ? 0 : vl_node_at(r, last)->end, s, e, 1))
-			return -EUCLEAN;
-		if (first == VL_NIL)
-			first = x;
-		last = x;
-		purged |= vl_node_purged(vl_node_at(r, x));
-	}
-	if (x == BAD)
-		return -EUCLEAN;
-	right = x;
-
-	ms = s;
-	me = e;
-	if (first != VL_NIL) {
-		ms = vl_node_at(r, first)->start < s ? vl_node_at(r, first)->start : s;
-		me = vl_node_at(r, last)->end > e ? vl_node_at(r, last)->end : e;
-		if (left == VL_NIL && (left = prev_ok(r, first, file)) == BAD)
-			return -EUCLEAN;
-	}
-	/* a merged range is purged if any part was; touching ones join if alike */
-	left_in = left != VL_NIL && vl_node_at(r, left)->end == ms &&
-		  vl_node_purged(vl_node_at(r, left)) == purged;
-	right_in = right != VL_NIL && vl_node_at(r, right)->start == me &&
-		   vl_node_purged(vl_node_at(r, right)) == purged;
-
-	if (left_in)
-		keep = left;
-	else if (first != VL_NIL)
-		keep = first;
-	else if (right_in)
-		keep = right;
-	else if (spare != VL_NIL)
-		keep = spare;
-	else
-		return -ENOMEM;
-	fs = left_in ? vl_node_at(r, left)->start : ms;
-	fe = right_in ? vl_node_at(r, right)->end : me;
-
-	if (keep == spare) {
-		struct vl_node *n = vl_node_w(r, spare);
-		int err;
-
-		if (n == NULL)
-			return -EUCLEAN; /* not a node the caller could have had */
-		n->meta = vl_meta(file, VL_NODE_LIVE, 0);
-		set_range(r, spare, fs, fe, 0);
-		/* right, when there is one, is the range after it: found, no second descent */
-		err = right != VL_NIL ? vl_rb_insert_next_to(r, root, spare, right, 0)
-				      : vl_rb_insert(r, root, spare);
-		if (err) {
-			n->meta = vl_meta(file, VL_NODE_PENDING, 0);
-			vl_node_seal(r, n);
-			return err;
-		}
-		c->keep_new = 1;
-	} else {
-		if (left_in)
-			account(r, c, left, -1);
-		/*
-		 * The walk of the first look, again: at most as many steps, and
-		 * only over ranges as that one found them (in order, meeting [s,
-		 * e), purged only if the union is): links that lie can make it
-		 * stray once the tree changes, and a purged range it strayed to,
-		 * merged into an unpurged union, would be answered as intact.
-		 */
-		uint64_t after = 0;
-
-		for (x = first; x != VL_NIL && steps-- > 0;) {
-			uint32_t nx = x == last ? VL_NIL : vl_rb_next(r, x);
-
-			if (x != first && (!vl_range_ok(r, x, file) || !in_walk(r, x, after, s, e, 1) ||
-					   (vl_node_purged(vl_node_at(r, x)) && !purged)))
-				break;
-			after = vl_node_at(r, x)->end;
-			account(r, c, x, -1);
-			if (x != keep)
-				drop(r, root, c, x);
-			x = nx;
-		}
-		if (right_in) {
-			account(r, c, right, -1);
-			if (right != keep)
-				drop(r, root, c, right);
-		}
-		set_range(r, keep, fs, fe, purged);
-	}
-	account(r, c, keep, +1);
-	c->keep = keep;
-	c->keep_aged = 1;
-	if (purged) {
-		/* the flag must not lie: the bytes that were not purged go now */
-		c->punch_start = ms;
-		c->punch_end = me;
 	}
 	return 0;
 }
 
-/* One function, over 80 lines, for the reason vl_ranges_mark is. */
+/* The case of no change: range x holds [s, e) already. */
+static VL_INLINE int mark_inside_one(const struct vl_region *r, uint32_t x, uint64_t s,
+				     uint64_t e)
+{
+	return x != VL_NIL && vl_node_at(r, x)->start <= s && e <= vl_node_at(r, x)->end;
+}
+
+/*
+ * The ranges [s, e) overlaps, from x on: [first, last], in order, then
+ * right, the range after them; and the union [ms, me) with the range
+ * before them, left, if mark_start did not find it. -EUCLEAN if a range
+ * passed is out of the walk (in_walk) or the walk does not end.
+ */
+static VL_INLINE int mark_overlapped(const struct vl_region *r, uint32_t file, uint64_t s,
+				     uint64_t e, uint32_t x, struct run_walk *m)
+{
+	for (; x != VL_NIL && x != BAD && vl_node_at(r, x)->start < e; x = next_ok(r, x, file)) {
+		if (++m->steps >= r->node_cap ||
+		    !in_walk(r, x, m->last == VL_NIL ? 0 : vl_node_at(r, m->last)->end, s, e, 1))
+			return -EUCLEAN;
+		if (m->first == VL_NIL)
+			m->first = x;
+		m->last = x;
+		m->purged |= vl_node_purged(vl_node_at(r, x));
+	}
+	if (x == BAD)
+		return -EUCLEAN;
+	m->right = x;
+
+	m->ms = s;
+	m->me = e;
+	if (m->first != VL_NIL) {
+		m->ms = vl_node_at(r, m->first)->start < s ? vl_node_at(r, m->first)->start : s;
+		m->me = vl_node_at(r, m->last)->end > e ? vl_node_at(r, m->last)->end : e;
+		if (m->left == VL_NIL && (m->left = prev_ok(r, m->first, file)) == BAD)
+			return -EUCLEAN;
+	}
+	return 0;
+}
+
+/*
+ * The cases of a neighbour joining the union [ms, me): it touches it and
+ * is alike (a merged range is purged if any part was).
+ */
+static VL_INLINE int left_joins(const struct vl_region *r, const struct run_walk *m)
+{
+	return m->left != VL_NIL && vl_node_at(r, m->left)->end == m->ms &&
+	       vl_node_purged(vl_node_at(r, m->left)) == m->purged;
+}
+
+static VL_INLINE int right_joins(const struct vl_region *r, const struct run_walk *m)
+{
+	return m->right != VL_NIL && vl_node_at(r, m->right)->start == m->me &&
+	       vl_node_purged(vl_node_at(r, m->right)) == m->purged;
+}
+
+/*
+ * The case of no range to merge into: the spare becomes the range
+ * [fs, fe), inserted next to right when there is one (found: no second
+ * descent). A failed insert leaves the spare PENDING, nothing changed.
+ */
+static VL_INLINE int mark_into_spare(const struct vl_region *r, uint32_t *root, uint32_t file,
+				     uint32_t spare, uint32_t right, uint64_t fs, uint64_t fe,
+				     struct vl_change *c)
+{
+	struct vl_node *n = vl_node_w(r, spare);
+	int err;
+
+	if (n == NULL)
+		return -EUCLEAN; /* not a node the caller could have had */
+	n->meta = vl_meta(file, VL_NODE_LIVE, 0);
+	set_range(r, spare, fs, fe, 0);
+	err = right != VL_NIL ? vl_rb_insert_next_to(r, root, spare, right, 0)
+			      : vl_rb_insert(r, root, spare);
+	if (err) {
+		n->meta = vl_meta(file, VL_NODE_PENDING, 0);
+		vl_node_seal(r, n);
+		return err;
+	}
+	c->keep_new = 1;
+	return 0;
+}
+
+/*
+ * The case of a merge into keep (the left neighbour, or the first
+ * overlapped range, or the right neighbour): every overlapped range but
+ * keep dropped, and the right neighbour if it joins, keep stretched to
+ * [fs, fe). The walk of the first look, again: at most as many steps,
+ * and only over ranges as that one found them (in order, meeting [s, e),
+ * purged only if the union is): links that lie can make it stray once the
+ * tree changes, and a purged range it strayed to, merged into an unpurged
+ * union, would be answered as intact.
+ */
+static VL_INLINE void mark_merge_into(const struct vl_region *r, uint32_t *root, uint32_t file,
+				      uint64_t s, uint64_t e, const struct run_walk *m,
+				      uint32_t keep, int left_in, int right_in, uint64_t fs,
+				      uint64_t fe, struct vl_change *c)
+{
+	uint32_t steps = m->steps;
+	uint64_t after = 0;
+
+	if (left_in)
+		account(r, c, m->left, -1);
+	for (uint32_t x = m->first; x != VL_NIL && steps-- > 0;) {
+		uint32_t nx = x == m->last ? VL_NIL : vl_rb_next(r, x);
+
+		if (x != m->first && (!vl_range_ok(r, x, file) || !in_walk(r, x, after, s, e, 1) ||
+				      (vl_node_purged(vl_node_at(r, x)) && !m->purged)))
+			break;
+		after = vl_node_at(r, x)->end;
+		account(r, c, x, -1);
+		if (x != keep)
+			drop(r, root, c, x);
+		x = nx;
+	}
+	if (right_in) {
+		account(r, c, m->right, -1);
+		if (m->right != keep)
+			drop(r, root, c, m->right);
+	}
+	set_range(r, keep, fs, fe, m->purged);
+}
+
+int vl_ranges_mark(const struct vl_region *r, uint32_t *root, uint32_t file, uint64_t s,
+		   uint64_t e, uint32_t spare, struct vl_change *c)
+{
+	struct run_walk m = { .left = VL_NIL, .first = VL_NIL, .last = VL_NIL };
+	uint32_t x, keep;
+	uint64_t fs, fe;
+	int left_in, right_in, err;
+
+	VL_ASSERT_HELD(r, &vl_file_at(r, file)->h.lock);
+	memset(c, 0, sizeof(*c));
+	if (mark_start(r, *root, file, s, &m, &x) != 0)
+		return -EUCLEAN;
+	if (mark_inside_one(r, x, s, e)) {
+		c->keep = x; /* already volatile: nothing changes, not even the age */
+		return 0;
+	}
+	if (mark_overlapped(r, file, s, e, x, &m) != 0)
+		return -EUCLEAN;
+	left_in = left_joins(r, &m);
+	right_in = right_joins(r, &m);
+
+	if (left_in)
+		keep = m.left;
+	else if (m.first != VL_NIL)
+		keep = m.first;
+	else if (right_in)
+		keep = m.right;
+	else if (spare != VL_NIL)
+		keep = spare;
+	else
+		return -ENOMEM;
+	fs = left_in ? vl_node_at(r, m.left)->start : m.ms;
+	fe = right_in ? vl_node_at(r, m.right)->end : m.me;
+
+	if (keep == spare) {
+		err = mark_into_spare(r, root, file, spare, m.right, fs, fe, c);
+		if (err)
+			return err;
+	} else {
+		mark_merge_into(r, root, file, s, e, &m, keep, left_in, right_in, fs, fe, c);
+	}
+	account(r, c, keep, +1);
+	c->keep = keep;
+	c->keep_aged = 1;
+	if (m.purged) {
+		/* the flag must not lie: the bytes that were not purged go now */
+		c->punch_start = m.ms;
+		c->punch_end = m.me;
+	}
+	return 0;
+}
+
+/*
+ * UNMARK's first look, from first (the first range that ends after s):
+ * the ranges [s, e) meets, in order, each ending after s (in_walk: a trim
+ * never stretches one). *steps: how many; *split: one of them holds
+ * [s, e) with room on both sides. -EUCLEAN if the tree lies.
+ */
+static VL_INLINE int unmark_met(const struct vl_region *r, uint32_t file, uint64_t s,
+				uint64_t e, uint32_t first, uint32_t *steps, int *split)
+{
+	uint32_t x, prev;
+
+	for (x = first, prev = VL_NIL; x != VL_NIL && vl_node_at(r, x)->start < e;
+	     prev = x, x = next_ok(r, x, file)) {
+		if (x == BAD || ++*steps >= r->node_cap ||
+		    !in_walk(r, x, prev == VL_NIL ? 0 : vl_node_at(r, prev)->end, s, e, 0))
+			return -EUCLEAN;
+		if (vl_node_at(r, x)->start < s && vl_node_at(r, x)->end > e)
+			*split = 1;
+	}
+	return x == BAD ? -EUCLEAN : 0;
+}
+
+/*
+ * The case of range x holding [s, e) with room on both sides, the only
+ * range [s, e) meets (unmark_met): the spare takes its right part, and
+ * shares its age; x keeps its left part. The right part is inserted
+ * first: a failure then changes nothing.
+ */
+static VL_INLINE int unmark_split(const struct vl_region *r, uint32_t *root, uint32_t file,
+				  uint32_t x, uint64_t s, uint64_t e, uint32_t spare,
+				  struct vl_change *c)
+{
+	struct vl_node *n = vl_node_at(r, x);
+	struct vl_node *sp = vl_node_w(r, spare);
+	int err;
+
+	if (sp == NULL)
+		return -EUCLEAN;
+	sp->meta = vl_meta(file, VL_NODE_LIVE, vl_node_purged(n));
+	sp->seq = n->seq;
+	set_range(r, spare, e, n->end, vl_node_purged(n));
+	err = vl_rb_insert_next_to(r, root, spare, x, 1);
+	if (err) {
+		sp->meta = vl_meta(file, VL_NODE_PENDING, 0);
+		vl_node_seal(r, sp);
+		return err;
+	}
+	set_range(r, x, n->start, s, vl_node_purged(n));
+	c->split = spare;
+	c->split_of = x;
+	c->d_ranges++;
+	c->d_purged += vl_node_purged(n);
+	return 0;
+}
+
+/*
+ * The case of range x that [s, e) overlaps on one side: cut to the part
+ * outside it. Returns the bytes cut off.
+ */
+static VL_INLINE uint64_t unmark_trim(const struct vl_region *r, uint32_t x, uint64_t s,
+				      uint64_t e)
+{
+	struct vl_node *n = vl_node_at(r, x);
+	uint64_t removed;
+
+	if (n->start < s) {
+		removed = n->end - s;
+		set_range(r, x, n->start, s, vl_node_purged(n));
+	} else {
+		removed = e - n->start;
+		set_range(r, x, e, n->end, vl_node_purged(n));
+	}
+	return removed;
+}
+
+/*
+ * Range x, met by UNMARK [s, e): dropped if [s, e) covers it, else split
+ * or trimmed, its bytes taken out of the change's totals.
+ */
+static VL_INLINE int unmark_one(const struct vl_region *r, uint32_t *root, uint32_t file,
+				uint32_t x, uint64_t s, uint64_t e, uint32_t spare,
+				struct vl_change *c)
+{
+	struct vl_node *n = vl_node_at(r, x);
+	uint64_t removed;
+	int err;
+
+	c->was_purged |= vl_node_purged(n);
+	if (s <= n->start && n->end <= e) {
+		account(r, c, x, -1);
+		drop(r, root, c, x);
+		return 0;
+	}
+	if (n->start < s && n->end > e) {
+		err = unmark_split(r, root, file, x, s, e, spare, c);
+		if (err)
+			return err;
+		removed = e - s;
+	} else {
+		removed = unmark_trim(r, x, s, e);
+	}
+	if (vl_node_purged(n))
+		add_bytes(&c->d_pbytes, -1, removed);
+	else
+		add_bytes(&c->d_vbytes, -1, removed);
+	return 0;
+}
+
 int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, uint64_t s,
 		     uint64_t e, uint32_t spare, struct vl_change *c)
 {
-	uint32_t first, x, prev, steps = 0;
+	uint32_t first, x, steps = 0;
 	uint64_t after = 0;
-	int split = 0;
+	int split = 0, err;
 
 	VL_ASSERT_HELD(r, &vl_file_at(r, file)->h.lock);
 	memset(c, 0, sizeof(*c));
 	first = vl_rb_end_at_least(r, *root, s, 1);
 	if (first != VL_NIL && !vl_range_ok(r, first, file))
 		return -EUCLEAN;
-	for (x = first, prev = VL_NIL; x != VL_NIL && vl_node_at(r, x)->start < e;
-	     prev = x, x = next_ok(r, x, file)) {
-		/* in order, each ending after s (in_walk): a trim never stretches one */
-		if (x == BAD || ++steps >= r->node_cap ||
-		    !in_walk(r, x, prev == VL_NIL ? 0 : vl_node_at(r, prev)->end, s, e, 0))
-			return -EUCLEAN;
-		if (vl_node_at(r, x)->start < s && vl_node_at(r, x)->end > e)
-			split = 1;
-	}
-	if (x == BAD)
+	if (unmark_met(r, file, s, e, first, &steps, &split) != 0)
 		return -EUCLEAN;
 	/*
 	 * A range that holds [s, e) with room on both sides is the only one
@@ -283,52 +467,12 @@ int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, u
 	 */
 	for (x = first; x != VL_NIL && vl_node_at(r, x)->start < e && steps-- > 0 &&
 	     (x == first || (vl_range_ok(r, x, file) && in_walk(r, x, after, s, e, 0)));) {
-		struct vl_node *n = vl_node_at(r, x);
 		uint32_t nx = steps > 0 ? vl_rb_next(r, x) : VL_NIL;
-		uint64_t removed;
 
-		after = n->end;
-		c->was_purged |= vl_node_purged(n);
-		if (s <= n->start && n->end <= e) {
-			account(r, c, x, -1);
-			drop(r, root, c, x);
-			x = nx;
-			continue;
-		}
-		if (n->start < s && n->end > e) {
-			struct vl_node *sp = vl_node_w(r, spare);
-			int err;
-
-			/* the only range [s, e) meets (above): nothing has changed yet */
-			if (sp == NULL)
-				return -EUCLEAN;
-			/* insert the right part first: a failure then changes nothing */
-			sp->meta = vl_meta(file, VL_NODE_LIVE, vl_node_purged(n));
-			sp->seq = n->seq;
-			set_range(r, spare, e, n->end, vl_node_purged(n));
-			err = vl_rb_insert_next_to(r, root, spare, x, 1);
-			if (err) {
-				sp->meta = vl_meta(file, VL_NODE_PENDING, 0);
-				vl_node_seal(r, sp);
-				return err;
-			}
-			removed = e - s;
-			set_range(r, x, n->start, s, vl_node_purged(n));
-			c->split = spare;
-			c->split_of = x;
-			c->d_ranges++;
-			c->d_purged += vl_node_purged(n);
-		} else if (n->start < s) {
-			removed = n->end - s;
-			set_range(r, x, n->start, s, vl_node_purged(n));
-		} else {
-			removed = e - n->start;
-			set_range(r, x, e, n->end, vl_node_purged(n));
-		}
-		if (vl_node_purged(n))
-			add_bytes(&c->d_pbytes, -1, removed);
-		else
-			add_bytes(&c->d_vbytes, -1, removed);
+		after = vl_node_at(r, x)->end;
+		err = unmark_one(r, root, file, x, s, e, spare, c);
+		if (err)
+			return err;
 		x = nx;
 	}
 	return 0;
@@ -412,72 +556,83 @@ int vl_ranges_forget_unpurged(const struct vl_region *r, uint32_t *root, uint32_
 	return 0;
 }
 
+/*
+ * vl_ranges_absorb's first look, for a range [w->ms, w->me) (w->purged:
+ * its state): the run of ranges it overlaps (the union is purged if any
+ * part was, and [ms, me) widened to it), and the neighbours either side
+ * of the run; all validated before anything changes. -EUCLEAN if not.
+ */
+static int absorb_look(const struct vl_region *r, uint32_t root, uint32_t file,
+		       struct run_walk *w)
+{
+	uint32_t x;
+
+	w->first = vl_rb_end_at_least(r, root, w->ms, 1);
+	w->left = w->first != VL_NIL ? prev_ok(r, w->first, file) : vl_rb_last(r, root);
+	for (x = w->first; x != VL_NIL && vl_node_at(r, x)->start < w->me; x = next_ok(r, x, file)) {
+		if (x == BAD || !vl_range_ok(r, x, file) || ++w->steps >= r->node_cap ||
+		    !in_walk(r, x, w->last == VL_NIL ? 0 : vl_node_at(r, w->last)->end, w->ms,
+			     w->me, 0))
+			return -EUCLEAN;
+		w->purged |= vl_node_purged(vl_node_at(r, x));
+		w->last = x;
+	}
+	if (x == BAD)
+		return -EUCLEAN;
+	w->right = x;
+	if (w->right != VL_NIL && !vl_range_ok(r, w->right, file))
+		return -EUCLEAN;
+	if (w->last == VL_NIL)
+		w->first = VL_NIL;
+	if (w->left == BAD || (w->left != VL_NIL && !vl_range_ok(r, w->left, file)))
+		return -EUCLEAN;
+	if (w->first != VL_NIL) {
+		if (vl_node_at(r, w->first)->start < w->ms)
+			w->ms = vl_node_at(r, w->first)->start;
+		if (vl_node_at(r, w->last)->end > w->me)
+			w->me = vl_node_at(r, w->last)->end;
+	}
+	return 0;
+}
+
 int vl_ranges_absorb(const struct vl_region *r, uint32_t *root, uint32_t file, uint32_t n,
 		     struct vl_change *c)
 {
-	uint32_t first, last = VL_NIL, x, left, right, steps = 0;
+	struct run_walk w = { .last = VL_NIL };
 	uint64_t s, e;
-	int purged, err;
+	int err;
 
 	VL_ASSERT_HELD(r, &vl_file_at(r, file)->h.lock);
 	memset(c, 0, sizeof(*c));
 	if (!vl_range_ok(r, n, file))
 		return -EUCLEAN;
-	s = vl_node_at(r, n)->start;
-	e = vl_node_at(r, n)->end;
-	purged = vl_node_purged(vl_node_at(r, n));
-
-	/*
-	 * First look: the run of ranges n overlaps (the union is purged if any
-	 * part was), and the neighbours that touch the union; all validated
-	 * before anything changes.
-	 */
-	first = vl_rb_end_at_least(r, *root, s, 1);
-	left = first != VL_NIL ? prev_ok(r, first, file) : vl_rb_last(r, *root);
-	for (x = first; x != VL_NIL && vl_node_at(r, x)->start < e; x = next_ok(r, x, file)) {
-		if (x == BAD || !vl_range_ok(r, x, file) || ++steps >= r->node_cap ||
-		    !in_walk(r, x, last == VL_NIL ? 0 : vl_node_at(r, last)->end, s, e, 0))
-			return -EUCLEAN;
-		purged |= vl_node_purged(vl_node_at(r, x));
-		last = x;
-	}
-	if (x == BAD)
+	w.ms = vl_node_at(r, n)->start;
+	w.me = vl_node_at(r, n)->end;
+	w.purged = vl_node_purged(vl_node_at(r, n));
+	if (absorb_look(r, *root, file, &w) != 0)
 		return -EUCLEAN;
-	right = x;
-	if (right != VL_NIL && !vl_range_ok(r, right, file))
-		return -EUCLEAN;
-	if (last == VL_NIL)
-		first = VL_NIL;
-	if (left == BAD || (left != VL_NIL && !vl_range_ok(r, left, file)))
-		return -EUCLEAN;
-	if (first != VL_NIL) {
-		if (vl_node_at(r, first)->start < s)
-			s = vl_node_at(r, first)->start;
-		if (vl_node_at(r, last)->end > e)
-			e = vl_node_at(r, last)->end;
-	}
 
 	/* then the changes, in at most as many steps */
-	for (x = first; x != VL_NIL && steps-- > 0;) {
-		uint32_t nx = x == last ? VL_NIL : vl_rb_next(r, x);
+	for (uint32_t x = w.first; x != VL_NIL && w.steps-- > 0;) {
+		uint32_t nx = x == w.last ? VL_NIL : vl_rb_next(r, x);
 
 		account(r, c, x, -1);
 		drop(r, root, c, x);
 		x = nx;
 	}
-	if (left != VL_NIL && vl_node_at(r, left)->end == s &&
-	    vl_node_purged(vl_node_at(r, left)) == purged) {
-		s = vl_node_at(r, left)->start;
-		account(r, c, left, -1);
-		drop(r, root, c, left);
+	s = w.ms;
+	e = w.me;
+	if (left_joins(r, &w)) {
+		s = vl_node_at(r, w.left)->start;
+		account(r, c, w.left, -1);
+		drop(r, root, c, w.left);
 	}
-	if (right != VL_NIL && vl_node_at(r, right)->start == e &&
-	    vl_node_purged(vl_node_at(r, right)) == purged) {
-		e = vl_node_at(r, right)->end;
-		account(r, c, right, -1);
-		drop(r, root, c, right);
+	if (right_joins(r, &w)) {
+		e = vl_node_at(r, w.right)->end;
+		account(r, c, w.right, -1);
+		drop(r, root, c, w.right);
 	}
-	set_range(r, n, s, e, purged);
+	set_range(r, n, s, e, w.purged);
 	err = vl_rb_insert(r, root, n);
 	if (err)
 		return err;
