@@ -472,7 +472,7 @@ static uint64_t region_blocks(void)
 	return region && stat(region, &st) == 0 ? (uint64_t)st.st_blocks * 512 : 0;
 }
 
-/* CPU time of this thread, from getrusage (what issue 28's figures are in) */
+/* CPU time of this thread, from getrusage (the other load of a shared machine does not count) */
 static double thread_rusage_calls(void (*fn)(struct ctx *), struct ctx *c, int n)
 {
 	uint64_t t0 = rusage_ns(RUSAGE_THREAD);

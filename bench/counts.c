@@ -227,7 +227,7 @@ static struct figure *valgrind_missing(const char *key, const char *label)
 }
 
 /*
- * The four layouts of issue 28's third target, and touching over apart:
+ * The four layouts of the instruction target, and touching over apart:
  * a pair between touching neighbours should cost within 1.1x the one
  * between neighbours it does not touch. No target on the counts
  * themselves: they may not rise above the figures doc/performance.md
