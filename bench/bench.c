@@ -14,7 +14,7 @@
  * (bench/reach.c) are wall-clock times. Ratios compare figures of this run.
  *
  *   bench [--json FILE] [--ranges N] [--files N] [--volatile PATH] [--trials N]
- *         [--only GROUP]
+ *         [--only GROUP] [--rt]
  *
  * --volatile names the `volatile` command, for the daemon's reaction time
  * (bench/reaction.c); without it that figure is skipped. --only runs one
@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -589,6 +590,26 @@ static void bench_ranges(int big, int steps)
 
 /* ---- many processes ------------------------------------------------------------------ */
 
+/*
+ * --rt: each process of the procs group on a CPU of its own (process i on
+ * CPU i modulo the CPUs) and SCHED_FIFO for its loop, so that processes
+ * really run at once on a machine that other work keeps busy; after each
+ * run the bench sleeps as long as it took, so that real-time work stays
+ * under half the time (the kernel throttles it past 95%). Root only.
+ */
+static int procs_rt;
+
+static int run_at_once(long i)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET((int)(i % sysconf(_SC_NPROCESSORS_ONLN)), &set);
+	return sched_setaffinity(0, sizeof(set), &set) == 0 &&
+	       sched_setscheduler(0, SCHED_FIFO, &sp) == 0;
+}
+
 /* what one forked process reports: its loop's wall-clock start and end, its CPU time */
 struct proc_report {
 	uint64_t start, end, cpu;
@@ -601,6 +622,8 @@ static void proc_child(int fd, off_t off, int raw, int n, int ready, int go, int
 	uint64_t cpu0;
 	char b;
 
+	if (procs_rt && !run_at_once(off / SPACING))
+		_exit(3);
 	if (write(ready, "r", 1) != 1 || read(go, &b, 1) != 1)
 		_exit(1);
 	cpu0 = rusage_ns(RUSAGE_SELF);
@@ -657,8 +680,11 @@ static double run_procs(int procs, int same_file, int raw, int n, double *cpu_pe
 	for (int p = 0; p < procs; p++) {
 		char b;
 
-		if (read(ready[0], &b, 1) != 1)
-			die("child");
+		if (read(ready[0], &b, 1) != 1) {
+			fprintf(stderr, "bench: a process of the procs group did not start%s\n",
+				procs_rt ? " (--rt: SCHED_FIFO and CPU affinity need root)" : "");
+			exit(1);
+		}
 	}
 	for (int p = 0; p < procs; p++)
 		if (write(go[1], "g", 1) != 1)
@@ -682,6 +708,12 @@ static double run_procs(int procs, int same_file, int raw, int n, double *cpu_pe
 	close(res[1]);
 	if (shared >= 0)
 		close(shared);
+	if (procs_rt) {
+		struct timespec rest = { .tv_sec = (time_t)((last - first) / 1000000000u),
+					 .tv_nsec = (long)((last - first) % 1000000000u) };
+
+		nanosleep(&rest, NULL);
+	}
 	if (cpu_per_call)
 		*cpu_per_call = (double)cpu / ((double)procs * n);
 	if (at_once)
@@ -794,7 +826,8 @@ static void bench_procs(void)
 	f->unit = "ns";
 	f->value = cpu1;
 	f->status = NA;
-	snprintf(f->note, sizeof(f->note), "%d pairs a process, median of %d rounds", n, rounds);
+	snprintf(f->note, sizeof(f->note), "%d pairs a process, median of %d rounds%s", n, rounds,
+		 procs_rt ? "; --rt: each process pinned to a CPU, SCHED_FIFO" : "");
 	cpu_figure("procs_cpu_two_files", "CPU per pair, 2 processes, 2 files", MED(cpu2), cpu1,
 		   RATIO(cpu2, cpu1), MED(at2), "<= 1.1x");
 	cpu_figure("procs_cpu_eight_files", "CPU per pair, 8 processes, 8 files", MED(cpu8), cpu1,
@@ -1013,9 +1046,12 @@ int main(int argc, char **argv)
 			trials = atoi(v);
 		else if (v && strcmp(a, "--only") == 0)
 			only = v;
-		else {
+		else if (strcmp(a, "--rt") == 0) {
+			procs_rt = 1;
+			continue;
+		} else {
 			fprintf(stderr, "usage: bench [--json FILE] [--ranges N] [--files N] "
-					"[--volatile PATH] [--trials N] [--only GROUP]\n");
+					"[--volatile PATH] [--trials N] [--only GROUP] [--rt]\n");
 			return 2;
 		}
 		i++;
