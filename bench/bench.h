@@ -45,7 +45,9 @@ void bench_mark_reach(void);
 int marker_main(int argc, char **argv);
 /* Instructions per pair, as callgrind counts them (bench/counts.c). */
 void bench_counts(void);
-/* bench --pairs N MID, what callgrind runs; returns the exit status. */
+/* Last-level misses per pair at a random spot, callgrind's cache simulation. */
+void bench_llmiss(int ranges);
+/* bench --pairs N LAYOUT [RANGES], what callgrind runs; returns the exit status. */
 int pairs_main(int argc, char **argv);
 /* The pair through `volatile run`'s supervisor, and the filter's cost (bench/seccomp.c). */
 void bench_seccomp(const char *volatile_bin);
