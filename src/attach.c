@@ -8,6 +8,7 @@
  */
 #include "region.h"
 
+#include "age.h"
 #include "env.h"
 #include "lock.h"
 #include "core/compiler.h"
@@ -733,6 +734,7 @@ static int slow_get(struct vl_region **out, uint64_t now)
 	if (err)
 		return err;
 	if (r == NULL) {
+		vl_age_attach();
 		err = attach_wanted(&r);
 		if (err) {
 			/*

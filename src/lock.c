@@ -44,6 +44,7 @@
  */
 #include "lock.h"
 
+#include "age.h"
 #include "core/compiler.h"
 #include "core/fault.h"
 #include "core/pool.h"
@@ -470,7 +471,8 @@ static VL_COLD int repair_taken(const struct vl_region *r, uint32_t fi)
 		vl_lock_break(l);
 		return -EUCLEAN;
 	}
-	vl_file_repair(r, fi);
+	vl_age_attach();
+	vl_file_repair(r, fi, vl_age_now_of(vl_now_ms()));
 	VL_STEP("lock_file: repaired, region locked");
 	vl_log("file %u repaired: %u ranges", fi, vl_file_at(r, fi)->h.nranges);
 	recount(r, fi);

@@ -23,6 +23,7 @@
 #include "ops.h"
 
 #include "reentry.h"
+#include "age.h"
 #include "env.h"
 #include "core/compiler.h"
 #include "core/fault.h"
@@ -443,6 +444,7 @@ static int mark(const struct vl_region *r, int fdnum, const struct vl_caller *as
 		if (as->early != NULL)
 			as->early(as->arg);
 		err = vl_ranges_mark(r, &f->h.root, fd.fi, s, e, spare, &c);
+		c.age = vl_age_stamp(vl_age_now_of(now_ms)); /* the clock the call read (DESIGN 10) */
 		if (err == -ENOMEM && lock_err != 0)
 			err = lock_err; /* no node, and the region lock was not had to look for one */
 	}

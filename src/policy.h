@@ -18,6 +18,7 @@
 #ifndef VL_POLICY_H
 #define VL_POLICY_H
 
+#include "age.h"
 #include "core/layout.h"
 #include "env.h"
 #include "ident.h"
@@ -69,8 +70,9 @@ void vl_relieve_pressure(const struct vl_region *r, const struct vl_hint *h,
 /*
  * After a MARK of the file that h names, committed and its lock let go:
  * purge to the budget if the commit found the region over it
- * (over_budget), and, if it is time, relieve memory and st's tmpfs.
- * Inline: the common case is two compares and a clock compare.
+ * (over_budget); once in a while, bring ages near the wrap up (age.h);
+ * and, if it is time, relieve memory and st's tmpfs. Inline: the common
+ * case is two compares and two clock compares.
  */
 static inline void vl_after_mark(const struct vl_region *r, const struct vl_hint *h,
 				 const struct vl_stat *st, int over_budget, uint64_t now_ms)
@@ -79,6 +81,7 @@ static inline void vl_after_mark(const struct vl_region *r, const struct vl_hint
 
 	if (over_budget)
 		vl_enforce_budget(r, h);
+	vl_ages_tend(r, now_ms);
 	if (!vl_threshold_on(&cfg->min_available) && !vl_threshold_on(&cfg->tmpfs_min_free))
 		return;
 	if (vl_due(&vl_pressure_checked_ms, VL_PRESSURE_EVERY_MS, now_ms))
@@ -105,8 +108,8 @@ static inline void vl_after_mark(const struct vl_region *r, const struct vl_hint
  * guess, checked under the file's lock (vl_choice_stands).
  */
 uint32_t vl_choose_file(const struct vl_region *r, const struct vl_goal *g, uint32_t now,
-			int (*set_aside)(void *ctx, uint32_t fi), void *ctx, uint32_t *age,
-			uint32_t *second);
+			uint32_t age_now, int (*set_aside)(void *ctx, uint32_t fi), void *ctx,
+			uint32_t *age, uint32_t *second);
 
 /*
  * Does the choice stand: is the file's oldest unpurged range still the
@@ -137,12 +140,13 @@ int vl_goal_excludes(const struct vl_region *r, const struct vl_goal *g, uint32_
 
 /*
  * Is n, the file's next in age, another range to flag in this visit
- * (bytes flagged in it so far): the goal not met, older than every other
- * file's oldest (second; 0: there is none)? (file fi's lock held)
+ * (bytes flagged in it so far): the goal not met, and not younger than
+ * any other file's oldest (second; 0: there is none) for a reader whose
+ * age clock reads now: a tie is taken (DESIGN 6)? (file fi's lock held)
  */
 int vl_batch_more(const struct vl_region *r, const struct vl_goal *g,
 		  const struct vl_purge_report *rep, uint32_t fi, uint32_t n, uint32_t second,
-		  uint64_t bytes);
+		  uint32_t now, uint64_t bytes);
 
 /*
  * The range to flag after the got ranges (bytes) a visit flagged so far:
@@ -152,9 +156,9 @@ int vl_batch_more(const struct vl_region *r, const struct vl_goal *g,
  */
 static inline uint32_t vl_batch_next(const struct vl_region *r, const struct vl_goal *g,
 				     const struct vl_purge_report *rep, uint32_t fi, uint32_t n,
-				     uint32_t second, uint64_t bytes, int got)
+				     uint32_t second, uint32_t now, uint64_t bytes, int got)
 {
-	return got < VL_BATCH && vl_batch_more(r, g, rep, fi, n, second, bytes) ? n : VL_NIL;
+	return got < VL_BATCH && vl_batch_more(r, g, rep, fi, n, second, now, bytes) ? n : VL_NIL;
 }
 
 /*

@@ -748,6 +748,7 @@ int cmd_daemon(int argc, char **argv)
 
 	/* at once: this also arms the cgroup v1 usage threshold */
 	relieve(&w);
+	vl_age_attach();
 	for (;;) {
 		struct pollfd pfd[4 + MAX_EVENTS] = {
 			{ w.sfd, POLLIN, 0 },
@@ -787,5 +788,7 @@ int cmd_daemon(int argc, char **argv)
 		}
 		daemon_woke(lock);
 		relieve(&w);
+		/* an idle region's ages, kept from the wrap while nothing purges (DESIGN 10) */
+		vl_ages_tend(&w.r, vl_now_ms());
 	}
 }

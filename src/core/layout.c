@@ -173,6 +173,7 @@ void vl_region_format(void *base, const struct vl_geometry *g)
 	memset(&h->fate, 0, sizeof(h->fate));
 	h->c.node_hwm = 1; /* slot 0 is the sentinel */
 	h->c.file_hwm = 1;
+	h->c.age_clock = VL_AGE_CLOCK;
 }
 
 /*

@@ -38,7 +38,7 @@
 
 /* "VOLATILE" read as a little-endian u64 */
 #define VL_MAGIC 0x454c4954414c4f56ull
-#define VL_VERSION 8u /* 2: ashmem state in file records; 3: a spare node per file,
+#define VL_VERSION 9u /* 2: ashmem state in file records; 3: a spare node per file,
 			    records found without the region lock, one mix in a node's sum;
 			    4: the inode's generation in a file's identity, the
 			    library's own locks and table of processes, the
@@ -47,7 +47,8 @@
 			    lock, records kept while empty; 6: the log of the
 			    last purges; 7: tombstones an exact table under
 			    a rising horizon, not a Bloom filter; 8: the file
-			    table hashed by vl_ident_hash */
+			    table hashed by vl_ident_hash; 9: ages are the
+			    host's clock (VL_AGE_CLOCK), not a region's count */
 
 /* ---- ranges ------------------------------------------------------------ */
 
@@ -77,7 +78,7 @@ enum vl_node_state {
 struct vl_node {
 	uint64_t start;
 	uint64_t end;
-	uint32_t seq;     /* age: region sequence number of its newest MARK */
+	uint32_t seq;     /* age: the age clock at its newest MARK (DESIGN 10) */
 	uint32_t check;   /* vl_node_sum() of the fields above and meta */
 	uint32_t left;
 	uint32_t right;
@@ -483,14 +484,16 @@ struct vl_counters {
 	uint32_t node_ready; /* node slots below this have their pages in memory */
 	uint32_t nodes_used;
 	uint32_t pad1;
-	uint32_t seq __attribute__((aligned(64))); /* last age handed out */
+	/* the clock ages are read from (VL_AGE_CLOCK), written at creation only */
+	uint32_t age_clock __attribute__((aligned(64)));
 	uint32_t ranges;     /* live ranges */
 	uint32_t ranges_purged;
 	uint32_t pad2;
 	struct vl_u128 volatile_bytes; /* the sum of the files' vbytes */
 	struct vl_u128 purged_bytes;   /* ... and of their pbytes */
 	uint64_t purges;
-	uint64_t pad3;
+	/* host ms (vl_age_ms) of the last look for ages near the wrap: age.c */
+	uint64_t ages_tended;
 	struct vl_u128 purged_total;
 };
 
@@ -758,14 +761,39 @@ static inline int vl_node_purged(const struct vl_node *n)
 }
 
 /*
- * Is age a older than age b? Ages are handed out by one 32-bit counter
- * that wraps; they are compared by their distance back from now (the last
- * one handed out), which is right while the live ranges' ages span less
- * than 2^32 MARKs (DESIGN 10).
+ * Ages (DESIGN 10). An age is the host's CLOCK_MONOTONIC_COARSE in
+ * milliseconds, mod 2^32, never 0 (0 says "no range"): comparable across
+ * files, regions and users, and written to no shared counter. An age is
+ * read as its distance back from the reader's now, mod 2^32: exact for
+ * every age less than 2^32 ms (49.7 days) old. No age stays older than
+ * VL_AGE_RESTAMP_MS: ranges that reach it are restamped to it under their
+ * file's lock (vl_lru_restamp, at least once an hour while the region is
+ * used: age.c). A distance beyond VL_AGE_PAST_MS then only comes from a
+ * stamp ahead of the reader's clock (a reading of another CPU a tick on,
+ * another time namespace, a scribble): it reads as now, the youngest.
  */
+#define VL_AGE_CLOCK 1u                          /* CLOCK_MONOTONIC_COARSE, ms, the host's */
+#define VL_AGE_RESTAMP_MS 3456000000u            /* 40 days */
+#define VL_AGE_PAST_MS 4147200000u               /* 48 days: 1.7 days short of the wrap */
+
+/* The stamp of a clock reading: never 0, which says "no range". */
+static inline uint32_t vl_age_stamp(uint32_t ms)
+{
+	return ms != 0 ? ms : UINT32_MAX;
+}
+
+/* How long before now, in ms, age a was stamped: a stamp ahead of now reads as now. */
+static inline uint32_t vl_age_back(uint32_t a, uint32_t now)
+{
+	uint32_t d = now - a;
+
+	return d <= VL_AGE_PAST_MS ? d : 0;
+}
+
+/* Is age a older than age b, for a reader whose clock reads now? */
 static inline int vl_age_older(uint32_t a, uint32_t b, uint32_t now)
 {
-	return now - a > now - b;
+	return vl_age_back(a, now) > vl_age_back(b, now);
 }
 
 static inline uint32_t vl_meta(uint32_t file, unsigned state, int purged)

@@ -476,10 +476,33 @@ int vl_lru_check(const struct vl_region *r, uint32_t fi)
 	return 1;
 }
 
-uint32_t vl_pick_oldest(const struct vl_region *r, int (*leave)(void *ctx, uint32_t fi),
-			void *ctx, uint32_t *age, uint32_t *second)
+uint32_t vl_lru_restamp(const struct vl_region *r, uint32_t fi, uint32_t now)
 {
-	uint32_t now = __atomic_load_n(&r->hdr->c.seq, __ATOMIC_RELAXED);
+	const struct vl_file *f = vl_file_at(r, fi);
+	uint32_t n = f->h.lru_head, steps = 0, done = 0;
+	uint32_t floor = vl_age_stamp(now - VL_AGE_RESTAMP_MS);
+
+	VL_ASSERT_HELD(r, &f->h.lock);
+	/* in MARK order: the first range younger than the limit ends it (a scribble, sooner) */
+	while (n != VL_NIL && steps++ < r->node_cap && vl_range_ok(r, n, fi)) {
+		struct vl_node *x = vl_node_w(r, n);
+
+		if (x == NULL || vl_age_back(x->seq, now) <= VL_AGE_RESTAMP_MS)
+			break;
+		x->seq = floor;
+		vl_node_seal_at(x, n);
+		VL_STEP("restamp: an age brought up to the limit");
+		done++;
+		n = x->next;
+	}
+	lru_publish(r, fi);
+	return done;
+}
+
+uint32_t vl_pick_oldest(const struct vl_region *r, uint32_t now,
+			int (*leave)(void *ctx, uint32_t fi), void *ctx, uint32_t *age,
+			uint32_t *second)
+{
 	uint32_t hwm = vl_file_hwm(r), best = VL_NIL, best_age = 0;
 
 	*second = 0;
@@ -502,20 +525,6 @@ uint32_t vl_pick_oldest(const struct vl_region *r, int (*leave)(void *ctx, uint3
 	}
 	*age = best_age;
 	return best;
-}
-
-static VL_INLINE uint32_t age_next(const struct vl_region *r)
-{
-	uint32_t *seq = &vl_counters(r)->seq;
-	uint32_t age = __atomic_add_fetch(seq, 1, __ATOMIC_RELAXED);
-
-	/* 0 says "no range" (vl_file_hdr.oldest): never an age */
-	return age != 0 ? age : __atomic_add_fetch(seq, 1, __ATOMIC_RELAXED);
-}
-
-uint32_t vl_age_next(const struct vl_region *r)
-{
-	return age_next(r);
 }
 
 /*
@@ -599,7 +608,7 @@ void vl_commit(const struct vl_region *r, uint32_t fi, const struct vl_change *c
 		struct vl_node *x = vl_node_w(r, c->keep);
 
 		if (c->keep_aged && x != NULL) {
-			x->seq = age_next(r);
+			x->seq = c->age;
 			vl_node_seal_at(x, c->keep);
 		}
 		if (!wants_lru(r, c->keep))

@@ -40,8 +40,6 @@ void vl_node_free(const struct vl_region *r, uint32_t n);
  */
 uint32_t vl_nodes_sweep(const struct vl_region *r);
 
-/* A new age, the newest: one atomic add. */
-uint32_t vl_age_next(const struct vl_region *r);
 
 /* File fi's unpurged ranges in age order, oldest first (its lock held). */
 int vl_lru_linked(const struct vl_region *r, uint32_t fi, uint32_t n);
@@ -64,14 +62,24 @@ void vl_lru_publish(const struct vl_region *r, uint32_t fi);
  */
 int vl_lru_check(const struct vl_region *r, uint32_t fi);
 /*
- * The LIVE file whose published age (oldest) is the oldest of all, read
- * with no lock, leaving out those leave(ctx, fi) says to (NULL: none):
- * VL_NIL if none. *age: its age; *second: the next oldest file's (0:
- * none). A guess, checked under the file's lock (vl_lru_check). One read
- * of each record below the high-water mark.
+ * Bring the ages of file fi's ranges older than VL_AGE_RESTAMP_MS back
+ * from now up to that limit, from its oldest on, so that none reaches the
+ * wrap (DESIGN 10): they keep their place in its age order, lose their
+ * order against each other's files' as old, and stay older than every
+ * other range. Its lock held. Returns how many were restamped.
  */
-uint32_t vl_pick_oldest(const struct vl_region *r, int (*leave)(void *ctx, uint32_t fi),
-			void *ctx, uint32_t *age, uint32_t *second);
+uint32_t vl_lru_restamp(const struct vl_region *r, uint32_t fi, uint32_t now);
+/*
+ * The LIVE file whose published age (oldest) is the oldest of all for a
+ * reader whose age clock reads now (vl_age_older), read with no lock,
+ * leaving out those leave(ctx, fi) says to (NULL: none): VL_NIL if none.
+ * *age: its age; *second: the next oldest file's (0: none). A guess,
+ * checked under the file's lock (vl_lru_check). One read of each record
+ * below the high-water mark.
+ */
+uint32_t vl_pick_oldest(const struct vl_region *r, uint32_t now,
+			int (*leave)(void *ctx, uint32_t fi), void *ctx, uint32_t *age,
+			uint32_t *second);
 
 /*
  * Apply what vl_ranges_* did to file `fi`, with its lock held and no
@@ -159,9 +167,10 @@ void vl_pool_rebuild(const struct vl_region *r);
  * Rebuild the tree, age order, spares and counts of file fi from the
  * nodes that name it, and correct the region's totals by what changed.
  * For the next holder of the file's lock after a holder died; the region
- * lock is held too (a MARK stealing spares holds it).
+ * lock is held too (a MARK stealing spares holds it). now: the age clock
+ * (a range put in the tree by a commit that never came takes it).
  */
-void vl_file_repair(const struct vl_region *r, uint32_t fi);
+void vl_file_repair(const struct vl_region *r, uint32_t fi, uint32_t now);
 
 /* The file table's entry for fi's identity (pool.c, for rebuild.c). */
 void vl_file_hash_insert(const struct vl_region *r, uint32_t fi);

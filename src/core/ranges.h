@@ -18,7 +18,7 @@
 struct vl_change {
 	uint32_t keep;          /* MARK, purge: the range that now holds the bytes */
 	uint8_t keep_new;       /* keep is the spare, newly inserted */
-	uint8_t keep_aged;      /* keep takes a new age (the newest) */
+	uint8_t keep_aged;      /* keep takes a new age: age */
 	uint8_t was_purged;     /* UNMARK: a byte it removed had been purged */
 	uint8_t pad;
 	uint32_t split;         /* UNMARK: the spare now holds the right part of... */
@@ -30,6 +30,8 @@ struct vl_change {
 	int64_t d_pbytes;       /* change of bytes in purged ranges */
 	int32_t d_ranges;
 	int32_t d_purged;       /* change of the number of purged ranges */
+	uint32_t age;           /* MARK: keep's age if keep_aged, set by the caller after
+				   vl_ranges_mark (vl_age_stamp of its clock: DESIGN 10) */
 };
 
 /*

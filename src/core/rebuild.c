@@ -81,9 +81,10 @@ static uint32_t lru_sort(const struct vl_region *r, uint32_t head, uint32_t now)
 				q = vl_node_at(r, q)->next;
 			}
 			while (psize > 0 || (qsize > 0 && q != VL_NIL)) {
-				/* age = now - seq, wrap-safe; the older (larger age) goes first */
+				/* the older goes first; ties (one tick) keep tree order */
 				if (psize == 0 || (qsize > 0 && q != VL_NIL &&
-						   now - vl_node_at(r, q)->seq > now - vl_node_at(r, p)->seq)) {
+						   vl_age_older(vl_node_at(r, q)->seq,
+								vl_node_at(r, p)->seq, now))) {
 					e = q;
 					q = vl_node_at(r, q)->next;
 					qsize--;
@@ -153,7 +154,7 @@ void vl_pool_rebuild(const struct vl_region *r)
 }
 
 /* fi's unpurged ranges, in tree order, chained through next then sorted by age */
-static void lru_rebuild(const struct vl_region *r, uint32_t fi)
+static void lru_rebuild(const struct vl_region *r, uint32_t fi, uint32_t now)
 {
 	struct vl_file *f = vl_file_at(r, fi);
 	uint32_t chain = VL_NIL, prev = VL_NIL, last = VL_NIL, steps = 0;
@@ -166,7 +167,7 @@ static void lru_rebuild(const struct vl_region *r, uint32_t fi)
 		vl_set_next(r, x, chain);
 		chain = x;
 	}
-	chain = lru_sort(r, chain, __atomic_load_n(&vl_counters(r)->seq, __ATOMIC_RELAXED));
+	chain = lru_sort(r, chain, now);
 	f->h.lru_head = chain;
 	for (uint32_t x = chain; x != VL_NIL; x = vl_node_at(r, x)->next) {
 		vl_set_prev(r, x, prev);
@@ -188,7 +189,7 @@ static void lru_rebuild(const struct vl_region *r, uint32_t fi)
  * ages, and the region's totals corrected by what the counts became
  * (DESIGN 11 says what a death inside a commit leaves them off by).
  */
-void vl_file_repair(const struct vl_region *r, uint32_t fi)
+void vl_file_repair(const struct vl_region *r, uint32_t fi, uint32_t now)
 {
 	struct vl_file *f = vl_file_at(r, fi);
 	struct vl_counters *c = vl_counters(r);
@@ -244,7 +245,7 @@ void vl_file_repair(const struct vl_region *r, uint32_t fi)
 			 * (vl_file_hdr.oldest): at the head of the age order it would
 			 * hide the file's ranges from every purger.
 			 */
-			x->seq = vl_age_next(r);
+			x->seq = vl_age_stamp(now);
 			vl_node_seal(r, x);
 		}
 		vl_set_left(r, i, VL_NIL);
@@ -268,7 +269,7 @@ void vl_file_repair(const struct vl_region *r, uint32_t fi)
 		f->h.vbytes += (uint64_t)ch.d_vbytes;
 		f->h.pbytes += (uint64_t)ch.d_pbytes;
 	}
-	lru_rebuild(r, fi);
+	lru_rebuild(r, fi, now);
 	/* the change, modulo 2^64 (2^32), as the totals' adds and subtracts take it */
 	sum.d_ranges = (int32_t)(f->h.nranges - nranges);
 	sum.d_purged = (int32_t)(f->h.npurged - npurged);

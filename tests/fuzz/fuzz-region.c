@@ -153,6 +153,7 @@ static void make_base(void)
 	do_mark(w, 0, 1, 2); /* inside: nothing changes */
 	do_unmark(w, 0, 20, 30); /* a node on the free list */
 	do_purge_oldest(w);
+	w->r->hdr->c.ages_tended = w->seq; /* the clock fz_now reads: the newest age */
 	base_size = w->t.g.region_size;
 	base_image = malloc(base_size);
 	if (base_image == NULL)
@@ -173,6 +174,12 @@ struct fz {
 	struct vl_node node0; /* slot 0 of each array at attach */
 	struct vl_file file0;
 };
+
+/* The age clock a purger reads: a word of the image, so the input sets it too. */
+static uint32_t fz_now(const struct fz *z)
+{
+	return (uint32_t)((const struct vl_header *)z->mem)->c.ages_tended;
+}
 
 static void reseal(struct fz *z)
 {
@@ -369,7 +376,7 @@ static int visit(struct fz *z, uint8_t skip, struct skips *k)
 	struct vl_file *f;
 	int err;
 
-	fi = COUNTED(r, vl_pick_oldest(r, k != NULL ? skipped : NULL, k, &age, &second));
+	fi = COUNTED(r, vl_pick_oldest(r, fz_now(z), k != NULL ? skipped : NULL, k, &age, &second));
 	if (fi == VL_NIL)
 		return -1;
 	fail_if(fi >= r->file_cap || age == 0, "pick chose file %u by age %u", fi, age);
@@ -380,7 +387,7 @@ static int visit(struct fz *z, uint8_t skip, struct skips *k)
 	}
 	err = COUNTED(r, vl_lru_check(r, fi));
 	if (err < 0)
-		COUNTED_V(r, vl_file_repair(r, fi));
+		COUNTED_V(r, vl_file_repair(r, fi, fz_now(z)));
 	if (err != 0) {
 		int again = 0;
 
@@ -540,7 +547,7 @@ static void op_repair(struct fz *z, uint32_t fi)
 
 	uint32_t n, prev = VL_NIL, unpurged = 0, k = 0, now;
 
-	COUNTED_V(r, vl_file_repair(r, fi));
+	COUNTED_V(r, vl_file_repair(r, fi, fz_now(z)));
 	if (!file_sound(r, fi))
 		return;
 	got = vl_rb_check(r, f->h.root, fi);
@@ -549,7 +556,7 @@ static void op_repair(struct fz *z, uint32_t fi)
 	for (n = vl_rb_first(r, f->h.root); n != VL_NIL; n = vl_rb_next(r, n))
 		unpurged += !vl_node_purged(vl_node_at(r, n));
 	/* its age order: exactly its unpurged ranges, oldest first */
-	now = r->hdr->c.seq;
+	now = fz_now(z);
 	for (n = f->h.lru_head; n != VL_NIL; prev = n, n = vl_node_at(r, n)->next) {
 		const struct vl_node *x = vl_node_at(r, n);
 

@@ -391,7 +391,7 @@ static int lru_cmp(const void *pa, const void *pb)
 static void verify_ages(struct world *w, const struct lru_want *want, int nw)
 {
 	const struct vl_region *r = w->r;
-	uint32_t now = r->hdr->c.seq, best_age = 0;
+	uint32_t now = w->seq, best_age = 0; /* the model's clock: one tick a MARK */
 	int f, best = -1;
 
 	for (f = 0; f < w->nf; f++) {
@@ -584,7 +584,8 @@ void world_verify(struct world *w)
 		     k->ranges, k->ranges_purged, k->volatile_bytes.lo, k->volatile_bytes.hi,
 		     k->purged_bytes.lo, k->purged_bytes.hi, nr, np, vb, pb,
 		     world_ctx(w));
-	m_check_msg(k->seq == w->seq, "region seq %u, model %u\n%s", k->seq, w->seq, world_ctx(w));
+	m_check_msg(k->age_clock == VL_AGE_CLOCK, "region age clock %u\n%s", k->age_clock,
+		     world_ctx(w));
 
 	/* each file's age order: exactly its unpurged ranges, oldest first */
 	qsort(want, (size_t)nw, sizeof(want[0]), lru_cmp);
@@ -622,6 +623,7 @@ int rt_mark(struct world *w, int f, uint64_t s, uint64_t e, struct vl_change *c)
 
 	if (err)
 		memset(c, 0, sizeof(*c));
+	c->age = w->seq + 1; /* a new age is the model's clock a tick on */
 	vl_commit(r, fi, c, spare);
 	return err;
 }
@@ -840,7 +842,7 @@ void do_purge(struct world *w, int f, uint32_t n)
 int do_purge_oldest(struct world *w)
 {
 	const struct vl_region *r = w->r;
-	uint32_t now = r->hdr->c.seq, best_age = 0;
+	uint32_t now = w->seq, best_age = 0; /* the model's clock: one tick a MARK */
 	int f, best = -1;
 
 	for (f = 0; f < w->nf; f++) {
@@ -909,7 +911,6 @@ void do_absorb(struct world *w, int f, uint64_t s, uint64_t e, int purged)
 
 	world_note(w, "absorb f%d [%" PRIu64 ",%" PRIu64 ")%s", f, s, e, purged ? "P" : "");
 	w->seq++;
-	w->r->hdr->c.seq = w->seq;
 	n = model_node_live(r, fi, s, e, purged, w->seq);
 	err = vl_ranges_absorb(r, world_root(w, f), fi, n, &c);
 	m_check_msg(err == 0, "absorb: %d\n%s", err, world_ctx(w));

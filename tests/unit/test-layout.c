@@ -251,7 +251,7 @@ START_TEST(test_format_and_bind)
 	ck_assert_uint_eq(h->c.node_top, 0); /* an empty free list, tag 0 */
 	for (uint32_t i = 0; i < t.r.file_cap; i++) /* no file has an age order */
 		ck_assert(t.r.files[i].h.lru_head == VL_NIL && t.r.files[i].h.oldest == 0);
-	ck_assert_uint_eq(h->c.seq, 0);
+	ck_assert_uint_eq(h->c.age_clock, VL_AGE_CLOCK);
 	ck_assert_ptr_eq(t.r.hdr, h);
 	ck_assert_ptr_eq((char *)t.r.files, (char *)t.base + t.g.files_off);
 	ck_assert_ptr_eq((char *)t.r.hash, (char *)t.base + t.g.hash_off);

@@ -11,6 +11,17 @@
 /* ---- node allocator --------------------------------------------------------- */
 
 /* The head of the lock-free free list: the low half of its top word. */
+
+/* The tests' age clock: a tick a MARK that takes a new age, 0 skipped (0 says "none"). */
+static uint32_t test_clock;
+
+static uint32_t tick(void)
+{
+	if (++test_clock == 0)
+		test_clock = 1;
+	return test_clock;
+}
+
 static uint32_t free_head(const struct vl_counters *c)
 {
 	return (uint32_t)__atomic_load_n(&c->node_top, __ATOMIC_RELAXED);
@@ -660,29 +671,29 @@ START_TEST(test_lru_random)
 }
 END_TEST
 
-/* Ages: never 0, handed out in order, compared across the wrap. */
-START_TEST(test_age_next_and_older)
+/*
+ * Ages: never 0, compared by their distance back from the reader's now,
+ * across the wrap; a stamp ahead of now reads as now (DESIGN 10).
+ */
+START_TEST(test_age_older)
 {
-	struct th_region t;
-	const struct vl_region *r;
-	uint32_t a, b;
+	uint32_t now = 1000;
 
-	th_region_init(&t, 16, 4);
-	r = &t.r;
-	ck_assert_uint_eq(vl_age_next(r), 1);
-	ck_assert_uint_eq(vl_age_next(r), 2);
-	r->hdr->c.seq = UINT32_MAX - 1;
-	a = vl_age_next(r);
-	ck_assert_uint_eq(a, UINT32_MAX);
-	b = vl_age_next(r); /* 0 says "none": skipped */
-	ck_assert_uint_eq(b, 1);
-	ck_assert_uint_eq(r->hdr->c.seq, 1);
-	ck_assert(vl_age_older(a, b, b));
-	ck_assert(!vl_age_older(b, a, b));
-	ck_assert(!vl_age_older(a, a, b));
+	ck_assert_uint_eq(vl_age_stamp(0), UINT32_MAX);
+	ck_assert_uint_eq(vl_age_stamp(7), 7);
+	ck_assert(vl_age_older(UINT32_MAX, 1, 1));
+	ck_assert(!vl_age_older(1, UINT32_MAX, 1));
+	ck_assert(!vl_age_older(5, 5, 9));
 	ck_assert(vl_age_older(UINT32_MAX - 10, UINT32_MAX - 9, 5));
 	ck_assert(vl_age_older(3, 4, 4));
-	th_region_fini(&t);
+	/* a stamp 5 ms ahead of the reader is the youngest, not 49.7 days old */
+	ck_assert_uint_eq(vl_age_back(now + 5, now), 0);
+	ck_assert(!vl_age_older(now + 5, now - 1, now));
+	ck_assert(vl_age_older(now - 1, now + 5, now));
+	/* the oldest an age reads, and one further back: ahead */
+	ck_assert_uint_eq(vl_age_back(now - VL_AGE_PAST_MS, now), VL_AGE_PAST_MS);
+	ck_assert_uint_eq(vl_age_back(now - VL_AGE_PAST_MS - 1, now), 0);
+	ck_assert_uint_lt(VL_AGE_RESTAMP_MS, VL_AGE_PAST_MS);
 }
 END_TEST
 
@@ -1132,6 +1143,8 @@ static void pmark(const struct vl_region *r, uint32_t fi, uint64_t s, uint64_t e
 	err = vl_ranges_mark(r, th_root(r, fi), fi, s, e, spare, &c);
 
 	ck_assert_int_eq(err, 0);
+	if (c.keep_aged)
+		c.age = tick();
 	vl_commit(r, fi, &c, spare);
 }
 
@@ -1159,7 +1172,7 @@ static int punmark(const struct vl_region *r, uint32_t fi, uint64_t s, uint64_t 
  */
 static uint32_t oldest_head(const struct vl_region *r)
 {
-	uint32_t now = r->hdr->c.seq, hwm = vl_file_hwm(r), age = 0, n = VL_NIL;
+	uint32_t now = test_clock, hwm = vl_file_hwm(r), age = 0, n = VL_NIL;
 
 	for (uint32_t fi = 1; fi < hwm; fi++) {
 		const struct vl_file *f = vl_file_at(r, fi);
@@ -1200,7 +1213,7 @@ static void check_pool(const struct vl_region *r)
 {
 	const struct vl_counters *c = &r->hdr->c;
 	unsigned char *where = calloc(1, r->node_cap);
-	uint32_t now = c->seq, hwm = vl_file_hwm(r), used = 0, ranges = 0, purged = 0;
+	uint32_t now = test_clock, hwm = vl_file_hwm(r), used = 0, ranges = 0, purged = 0;
 	uint32_t gold = 0, best_age = 0, n;
 	int any = 0, best = 0;
 	struct vl_u128 vb = { 0, 0 }, pb = { 0, 0 };
@@ -1320,6 +1333,45 @@ static void ppurge_oldest(const struct vl_region *r)
 	vl_commit(r, fi, &c, VL_NIL);
 }
 
+/*
+ * Ranges near the wrap are brought up to VL_AGE_RESTAMP_MS, from the
+ * file's oldest on, in their place: the younger ones keep their ages, and
+ * the file publishes its oldest's new age.
+ */
+START_TEST(test_lru_restamp)
+{
+	struct th_region t;
+	const struct vl_region *r;
+	uint32_t fi, h, now;
+
+	th_region_init(&t, 16, 4);
+	r = &t.r;
+	fi = th_file_new(r, 1, 1);
+	test_clock = 100;
+	pmark(r, fi, 0, 10);  /* 101 */
+	pmark(r, fi, 20, 30); /* 102 */
+	pmark(r, fi, 40, 50); /* 103 */
+	now = 103 + VL_AGE_RESTAMP_MS; /* 101 and 102 are past the limit, 103 at it */
+	ck_assert_uint_eq(vl_lru_restamp(r, fi, now), 2);
+	h = vl_file_at(r, fi)->h.lru_head;
+	ck_assert_uint_eq(vl_node_at(r, h)->start, 0);
+	ck_assert_uint_eq(vl_node_at(r, h)->seq, now - VL_AGE_RESTAMP_MS);
+	ck_assert(vl_node_ok(r, vl_node_at(r, h)));
+	h = vl_node_at(r, h)->next;
+	ck_assert_uint_eq(vl_node_at(r, h)->start, 20);
+	ck_assert_uint_eq(vl_node_at(r, h)->seq, now - VL_AGE_RESTAMP_MS);
+	h = vl_node_at(r, h)->next;
+	ck_assert_uint_eq(vl_node_at(r, h)->start, 40);
+	ck_assert_uint_eq(vl_node_at(r, h)->seq, 103);
+	ck_assert_uint_eq(vl_file_at(r, fi)->h.oldest, now - VL_AGE_RESTAMP_MS);
+	ck_assert_int_eq(vl_lru_check(r, fi), 0);
+	/* nothing older than the limit left: nothing to do */
+	ck_assert_uint_eq(vl_lru_restamp(r, fi, now), 0);
+	check_pool(r);
+	th_region_fini(&t);
+}
+END_TEST
+
 /* A spare that the change does not use is kept by the file for its next change. */
 START_TEST(test_commit_keeps_unused_spare)
 {
@@ -1339,7 +1391,7 @@ START_TEST(test_commit_keeps_unused_spare)
 	pmark(r, fi, 2, 3); /* inside: the kept one taken and kept again */
 	ck_assert_uint_eq(r->hdr->c.nodes_used, 2);
 	ck_assert_uint_eq(count_spares(r, fi), 1);
-	ck_assert_uint_eq(r->hdr->c.seq, 2);
+	ck_assert_uint_eq(test_clock, 2);
 	check_pool(r);
 	pmark(r, fi, 30, 40); /* the kept one used: no new node */
 	ck_assert_uint_eq(r->hdr->c.nodes_used, 2);
@@ -1447,7 +1499,7 @@ START_TEST(test_commit_counts_past_2_64)
 	ck_assert_uint_eq(k->volatile_bytes.hi, 1);
 	ck_assert_uint_eq(k->volatile_bytes.lo, (1ull << 63) - 3);
 	th_count_eq(k->purged_bytes, 0);
-	vl_file_repair(r, fi[1]);
+	vl_file_repair(r, fi[1], test_clock);
 	vl_pool_rebuild(r);
 	ck_assert_uint_eq(k->volatile_bytes.hi, 1);
 	ck_assert_uint_eq(k->volatile_bytes.lo, (1ull << 63) - 3);
@@ -1727,7 +1779,7 @@ START_TEST(test_spare_freed_by_repair)
 	pmark(r, a, 0, 10);
 	n = keep_new_spare(r, a);
 	ck_assert_uint_eq(r->hdr->c.nodes_used, 2);
-	vl_file_repair(r, a);
+	vl_file_repair(r, a, test_clock);
 	ck_assert_uint_eq(vl_file_at(r, a)->h.spare, VL_NIL);
 	ck_assert_uint_eq(vl_node_state(vl_node_at(r, n)), VL_NODE_FREE);
 	ck_assert_uint_eq(r->hdr->c.nodes_used, 1);
@@ -1918,7 +1970,7 @@ static void check_rebuilt(const struct vl_region *r, const struct pool_snap *s)
 	ck_assert_uint_eq(c->node_top, s->c.node_top);
 	ck_assert_uint_eq(c->node_hwm, s->c.node_hwm);
 	ck_assert_uint_eq(c->nodes_used, s->c.nodes_used);
-	ck_assert_uint_eq(c->seq, s->c.seq);
+	ck_assert_uint_eq(c->age_clock, s->c.age_clock);
 	ck_assert_uint_eq(c->ranges, s->c.ranges);
 	ck_assert_uint_eq(c->ranges_purged, s->c.ranges_purged);
 	th_counts_eq(c->volatile_bytes, s->c.volatile_bytes);
@@ -1995,7 +2047,7 @@ static void build_pool(const struct vl_region *r, uint32_t seq0, uint64_t *rng, 
 {
 	uint32_t f, i;
 
-	r->hdr->c.seq = seq0;
+	test_clock = seq0;
 	for (f = 0; f < NFILES; f++) {
 		struct vl_ident id = pool_ident((int)f);
 		int fresh;
@@ -2039,7 +2091,7 @@ START_TEST(test_rebuild)
 	ck_assert_uint_gt(r->hdr->c.ranges - r->hdr->c.ranges_purged, 10);
 	ck_assert_uint_lt(r->hdr->c.nodes_used + 1, r->hdr->c.node_hwm); /* some free slots */
 	if (seq0[_i] != 0) /* the ages wrapped around 2^32 during the build */
-		ck_assert_uint_lt(r->hdr->c.seq, 1000);
+		ck_assert_uint_lt(test_clock, 1000);
 	/* the twins: both LIVE, both with ranges, each found as itself */
 	id = pool_ident(TWIN_OF);
 	twin = pool_ident(NFILES - 1);
@@ -2109,7 +2161,7 @@ START_TEST(test_repair_age_order)
 	r = &t.r;
 	build_pool(r, seq0[_i], &rng, files);
 	if (seq0[_i] != 0)
-		ck_assert_uint_lt(r->hdr->c.seq, 1000);
+		ck_assert_uint_lt(test_clock, 1000);
 	check_pool(r);
 	for (int vi = 0; vi < NFILES; vi++) {
 		v = files[vi];
@@ -2140,7 +2192,7 @@ START_TEST(test_repair_age_order)
 		vl_u128_add(&r->hdr->c.volatile_bytes, 1000);
 		vl_u128_add(&r->hdr->c.purged_bytes, 77);
 
-		vl_file_repair(r, v);
+		vl_file_repair(r, v, test_clock);
 		ck_assert_uint_eq(f->h.nranges, nr);
 		ck_assert_uint_eq(f->h.spare, VL_NIL); /* its spares freed, kept ones too */
 		ck_assert_uint_eq(vl_node_state(vl_node_at(r, orphan[0])), VL_NODE_FREE);
@@ -2235,7 +2287,7 @@ START_TEST(test_lru_check)
 	ck_assert(vl_range_ok(r, other, w));
 	f->h.lru_head = other;
 	ck_assert_int_eq(vl_lru_check(r, v), -EUCLEAN);
-	vl_file_repair(r, v);
+	vl_file_repair(r, v, test_clock);
 	ck_assert_int_eq(vl_lru_check(r, v), 0);
 	ck_assert_uint_eq(f->h.lru_head, h);
 	check_pool(r);
@@ -2243,7 +2295,7 @@ START_TEST(test_lru_check)
 	/* a tail out of the table, as one random flip left it */
 	f->h.lru_tail = 0x4000000;
 	ck_assert_int_eq(vl_lru_check(r, v), -EUCLEAN);
-	vl_file_repair(r, v);
+	vl_file_repair(r, v, test_clock);
 	ck_assert_int_eq(vl_lru_check(r, v), 0);
 	ck_assert_uint_eq(f->h.lru_tail, tl);
 	check_pool(r);
@@ -2251,7 +2303,7 @@ START_TEST(test_lru_check)
 	/* the chain cut right after the head */
 	vl_node_at(r, h)->next = VL_NIL;
 	ck_assert_int_eq(vl_lru_check(r, v), -EUCLEAN);
-	vl_file_repair(r, v);
+	vl_file_repair(r, v, test_clock);
 	ck_assert_int_eq(vl_lru_check(r, v), 0);
 	check_pool(r);
 
@@ -2259,7 +2311,7 @@ START_TEST(test_lru_check)
 	f->h.lru_head = f->h.lru_tail = VL_NIL;
 	f->h.oldest = 0;
 	ck_assert_int_eq(vl_lru_check(r, v), -EUCLEAN);
-	vl_file_repair(r, v);
+	vl_file_repair(r, v, test_clock);
 	ck_assert_int_eq(vl_lru_check(r, v), 0);
 	check_pool(r);
 
@@ -2273,17 +2325,18 @@ START_TEST(test_lru_check)
 	ck_assert_int_eq(vl_lru_check(r, v), 0);
 
 	/* the choice: a free record's age is no one's; leave() is heeded */
-	picked = vl_pick_oldest(r, NULL, NULL, &age, &second);
+	picked = vl_pick_oldest(r, test_clock, NULL, NULL, &age, &second);
 	ck_assert_uint_ne(picked, VL_NIL);
 	ck_assert_uint_eq(age, vl_file_at(r, picked)->h.oldest);
 	ck_assert_uint_eq(vl_file_at(r, files[6])->h.state, VL_FILE_FREE);
-	vl_file_at(r, files[6])->h.oldest = r->hdr->c.seq + 1; /* the oldest of all, read as an age */
-	ck_assert_uint_eq(vl_pick_oldest(r, NULL, NULL, &age, &second), picked);
+	/* the oldest an age reads */
+	vl_file_at(r, files[6])->h.oldest = test_clock - VL_AGE_PAST_MS;
+	ck_assert_uint_eq(vl_pick_oldest(r, test_clock, NULL, NULL, &age, &second), picked);
 	vl_file_at(r, files[6])->h.oldest = 0;
-	w = vl_pick_oldest(r, leave_one, &picked, &age, &second);
+	w = vl_pick_oldest(r, test_clock, leave_one, &picked, &age, &second);
 	ck_assert_uint_ne(w, picked);
 	ck_assert_uint_ne(w, VL_NIL);
-	ck_assert_uint_eq(vl_pick_oldest(r, leave_one, &none, &age, &second), picked);
+	ck_assert_uint_eq(vl_pick_oldest(r, test_clock, leave_one, &none, &age, &second), picked);
 	th_region_fini(&t);
 }
 END_TEST
@@ -2319,7 +2372,7 @@ START_TEST(test_lru_no_spread)
 	ck_assert_int_eq(vl_lru_check(r, w), 0);
 	ck_assert_uint_eq(vl_file_at(r, w)->h.lru_head, head);
 	ck_assert_int_eq(vl_lru_check(r, v), -EUCLEAN);
-	vl_file_repair(r, v);
+	vl_file_repair(r, v, test_clock);
 	ck_assert_int_eq(vl_lru_check(r, v), 0);
 	check_pool(r);
 
@@ -2329,7 +2382,7 @@ START_TEST(test_lru_no_spread)
 	vl_lru_unlink(r, v, head);
 	ck_assert_uint_eq(vl_node_at(r, x)->next, VL_NIL);
 	ck_assert_int_eq(vl_lru_check(r, w), 0);
-	vl_file_repair(r, v);
+	vl_file_repair(r, v, test_clock);
 	ck_assert_int_eq(vl_lru_check(r, v), 0);
 	check_pool(r);
 	th_region_fini(&t);
@@ -2373,7 +2426,7 @@ START_TEST(test_repair_with_splits)
 		if (vl_node_file(vl_node_at(r, n)) == fi)
 			vl_node_at(r, n)->prev = vl_node_at(r, n)->next = (uint32_t)th_rand(&rng);
 	vl_file_at(r, fi)->h.lru_head = vl_file_at(r, fi)->h.lru_tail = VL_NIL;
-	vl_file_repair(r, fi);
+	vl_file_repair(r, fi, test_clock);
 	check_pool(r);
 	k = 0;
 	for (n = vl_file_at(r, fi)->h.lru_head; n != VL_NIL; n = vl_node_at(r, n)->next)
@@ -2505,7 +2558,7 @@ START_TEST(test_repair_corrects_totals)
 	ck_assert_uint_eq(r->hdr->c.nodes_used, 4); /* the nodes are all there */
 	ck_assert_uint_eq(r->hdr->c.files_used, 2);
 	/* [0,10)P [25,30)U [40,50)U: the file and the region count them */
-	vl_file_repair(r, fi);
+	vl_file_repair(r, fi, test_clock);
 	ck_assert_uint_eq(vl_file_at(r, fi)->h.nranges, 3);
 	ck_assert_uint_eq(vl_file_at(r, fi)->h.vbytes, 15);
 	ck_assert_uint_eq(r->hdr->c.ranges, 4);
@@ -2514,7 +2567,7 @@ START_TEST(test_repair_corrects_totals)
 	th_count_eq(r->hdr->c.purged_bytes, 10);
 	check_pool(r);
 	/* a second repair of a sound file changes nothing */
-	vl_file_repair(r, fi);
+	vl_file_repair(r, fi, test_clock);
 	th_count_eq(r->hdr->c.volatile_bytes, 115);
 	check_pool(r);
 	th_region_fini(&t);
@@ -2858,7 +2911,8 @@ static Suite *pool_suite(void)
 	tc = th_tcase("lru", 30);
 	tcase_add_test(tc, test_lru_basic);
 	tcase_add_test(tc, test_lru_random);
-	tcase_add_test(tc, test_age_next_and_older);
+	tcase_add_test(tc, test_age_older);
+	tcase_add_test(tc, test_lru_restamp);
 	suite_add_tcase(s, tc);
 	tc = th_tcase("files", 30);
 	tcase_add_test(tc, test_hash_copy_matches);
