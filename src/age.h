@@ -53,9 +53,10 @@ void vl_ages_tend_now(const struct vl_region *r, uint64_t now_ms);
 extern uint64_t vl_ages_looked_ms;
 
 /*
- * A MARK's: vl_ages_tend_now, looked at once a minute in this process
- * (the region's time is on a line other processes write). Inline: the
- * common case is one compare with the clock the call read already.
+ * vl_ages_tend_now, looked at once a minute at most in this process (the
+ * region's time is on a line other processes write): by a call on its way
+ * to its region once a second at most (attach.c get_attaching), and the
+ * daemon at each wake-up. No lock held.
  */
 static inline void vl_ages_tend(const struct vl_region *r, uint64_t now_ms)
 {

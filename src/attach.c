@@ -789,6 +789,13 @@ int vl_region_attached(void)
 	return __atomic_load_n(&current, __ATOMIC_ACQUIRE) != NULL;
 }
 
+/*
+ * The way of a call whose region was not looked at in the last second
+ * (cached), so taken at most once a second while a process calls: also
+ * where its ages near the wrap are looked for, once a minute at most
+ * (age.h: no lock is held here, and only file locks free at once are
+ * taken), off the MARK's own path.
+ */
 static VL_COLD int get_attaching(struct vl_region **out, uint64_t now)
 {
 	int err;
@@ -796,6 +803,8 @@ static VL_COLD int get_attaching(struct vl_region **out, uint64_t now)
 	vl_self_lock(VL_SELF_ATTACH);
 	err = slow_get(out, now);
 	vl_self_unlock(VL_SELF_ATTACH);
+	if (err == 0)
+		vl_ages_tend(*out, now);
 	return err;
 }
 

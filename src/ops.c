@@ -352,6 +352,8 @@ static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, 
 
 	if (err)
 		memset(c, 0, sizeof(*c));
+	/* a MARK's range takes the clock the call read (DESIGN 10); an UNMARK's takes none */
+	c->age = vl_age_stamp(vl_age_now_of(now_ms));
 	vl_commit(r, fi, c, spare);
 	VL_STEP("finish: committed");
 	/* in use: not one to evict (evict.c) */
@@ -444,7 +446,6 @@ static int mark(const struct vl_region *r, int fdnum, const struct vl_caller *as
 		if (as->early != NULL)
 			as->early(as->arg);
 		err = vl_ranges_mark(r, &f->h.root, fd.fi, s, e, spare, &c);
-		c.age = vl_age_stamp(vl_age_now_of(now_ms)); /* the clock the call read (DESIGN 10) */
 		if (err == -ENOMEM && lock_err != 0)
 			err = lock_err; /* no node, and the region lock was not had to look for one */
 	}

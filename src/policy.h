@@ -70,9 +70,8 @@ void vl_relieve_pressure(const struct vl_region *r, const struct vl_hint *h,
 /*
  * After a MARK of the file that h names, committed and its lock let go:
  * purge to the budget if the commit found the region over it
- * (over_budget); once in a while, bring ages near the wrap up (age.h);
- * and, if it is time, relieve memory and st's tmpfs. Inline: the common
- * case is two compares and two clock compares.
+ * (over_budget), and, if it is time, relieve memory and st's tmpfs.
+ * Inline: the common case is two compares and a clock compare.
  */
 static inline void vl_after_mark(const struct vl_region *r, const struct vl_hint *h,
 				 const struct vl_stat *st, int over_budget, uint64_t now_ms)
@@ -81,7 +80,6 @@ static inline void vl_after_mark(const struct vl_region *r, const struct vl_hint
 
 	if (over_budget)
 		vl_enforce_budget(r, h);
-	vl_ages_tend(r, now_ms);
 	if (!vl_threshold_on(&cfg->min_available) && !vl_threshold_on(&cfg->tmpfs_min_free))
 		return;
 	if (vl_due(&vl_pressure_checked_ms, VL_PRESSURE_EVERY_MS, now_ms))

@@ -24,14 +24,14 @@ struct vl_change {
 	uint32_t split;         /* UNMARK: the spare now holds the right part of... */
 	uint32_t split_of;      /* ...this range, and shares its age */
 	uint32_t freed;         /* nodes out of the tree, chained by ->left */
+	uint32_t age;           /* MARK: keep's age if keep_aged, set by the caller after
+				   vl_ranges_mark (vl_age_stamp of its clock: DESIGN 10) */
 	uint64_t punch_start;   /* bytes to punch now; empty if start == end */
 	uint64_t punch_end;
 	int64_t d_vbytes;       /* change of bytes in unpurged ranges */
 	int64_t d_pbytes;       /* change of bytes in purged ranges */
 	int32_t d_ranges;
 	int32_t d_purged;       /* change of the number of purged ranges */
-	uint32_t age;           /* MARK: keep's age if keep_aged, set by the caller after
-				   vl_ranges_mark (vl_age_stamp of its clock: DESIGN 10) */
 };
 
 /*
