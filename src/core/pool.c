@@ -490,8 +490,8 @@ uint32_t vl_lru_restamp(const struct vl_region *r, uint32_t fi, uint32_t now)
 		if (x == NULL || vl_age_back(x->seq, now) <= VL_AGE_RESTAMP_MS)
 			break;
 		x->seq = floor;
+		VL_STEP("restamp: an age written, not sealed");
 		vl_node_seal_at(x, n);
-		VL_STEP("restamp: an age brought up to the limit");
 		done++;
 		n = x->next;
 	}

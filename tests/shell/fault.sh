@@ -9,6 +9,8 @@
 #            shared state half changed), until it runs to its end.
 #   repair:  a process dies in the middle of a MARK; the next one, which
 #            repairs the file, is killed at each step of its repair;
+#   restamp: a process whose age clock is 41 days on restamps a file's
+#            ranges near the wrap (DESIGN 10), killed at each step;
 #   syscall: the same workload's 1st, 2nd, ... system call fails with
 #            EINTR, ENOMEM, EAGAIN, until none is left to fail.
 #
@@ -253,6 +255,32 @@ grep -q "^repair_file: a node taken back" "$WORK/steps" ||
 grep -q "^recount: counted, files locked" "$WORK/steps" ||
 	fail "repairer: the walk never killed the repairer inside its recount"
 say "repairer: killed at $(walked) steps of a repair and what follows it; the invariant held"
+
+# ---- kill the restamper at every step ------------------------------------------------
+# f's three ranges marked now; a process whose age clock is 41 days on
+# (the test build's VOLATILE_FAULT_AGE_SHIFT) finds them older than 40
+# days on its way to the region and restamps them under f's lock, killed
+# at each step of that and of its MARK after. Each run in a region made
+# anew: the look is made at most once an hour in a region.
+DAY=86400
+marked_long_ago() {
+	rm -f "$VOLATILE_REGION"
+	mkfile "$f" 64K A
+	run old timeout "$VL_TIMEOUT" "$VT" open "$f" rw mark 0 8K mark 16K 8K mark 32K 4K
+	[ "$rc" -eq 0 ] || { show old; fail "restamper walk: the first MARKs failed"; }
+}
+
+restamper() {
+	env LD_PRELOAD="$FAULT_LIB" VOLATILE_FAULT_AGE_SHIFT=$((41 * DAY)) \
+		VOLATILE_FAULT_REPORT="$report" "$@" \
+		timeout "$VL_TIMEOUT" "$VT" open "$f" rw mark 40K 4K unmark 16K 8K
+}
+
+new_region
+kill_walk "restamper" restamper marked_long_ago check_after "restamp: an age written, not sealed"
+grep -q "^restamp: an age written, not sealed" "$WORK/steps" ||
+	fail "restamper: the walk never killed the restamper inside a restamp"
+say "restamper: killed at $(walked) steps of a restamp and what follows it; the invariant held"
 
 # ---- fail every system call ---------------------------------------------------------
 for err in EINTR ENOMEM EAGAIN; do
