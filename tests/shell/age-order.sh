@@ -17,6 +17,11 @@
 #      to 40 days old) and again at day 44 (a again): at day 51 a purge
 #      takes a, which the wrap (49.7 days) would have made 1.3 days old,
 #      younger than z's 10.
+#   5. A time namespace whose monotonic clock is an hour behind the host's
+#      (unshare --time --monotonic -3600): b marked there after a, and the
+#      purge takes a (b's stamp, the host's clock, is the later; without
+#      the offset subtracted b would look an hour old). Skipped, saying
+#      why, where no time namespace can be made or the host is up < 1 h.
 . "$(dirname "$0")/lib.sh"
 need_cmd
 need_python
@@ -103,4 +108,30 @@ ok d51 env VOLATILE_FAULT_AGE_SHIFT=$((51 * DAY)) timeout "$VL_TIMEOUT" \
 	"$VOLATILE_FAULT_CMD" purge --bytes 4K
 got=$(purged_set wrap.s)
 [ "$got" = a ] || fail "a marked 51 days before the purge, z 10 and 7: purged $got (want a)"
+
+# ---- 5. a time namespace's offset subtracted ---------------------------------------
+up=$(cut -d. -f1 /proc/uptime)
+if [ "$up" -le 3700 ]; then
+	say "time namespace: skipped (up ${up}s: a clock an hour behind would be below 0)"
+	exit 0
+fi
+if unshare --time --fork --monotonic -3600 true 2>/dev/null; then
+	timens="unshare --time --fork --monotonic -3600"
+elif unshare -Ur --time --fork --monotonic -3600 true 2>/dev/null; then
+	timens="unshare -Ur --time --fork --monotonic -3600"
+else
+	say "time namespace: skipped (unshare --time refused: no time namespaces here)"
+	exit 0
+fi
+new_region
+ok host svt open "$a" rw mark 0 4K apart
+# shellcheck disable=SC2086 # $timens: words
+ok behind env LD_PRELOAD="$VOLATILE_LIBRARY" $timens timeout "$VL_TIMEOUT" "$VT" \
+	open "$b" rw mark 0 4K
+status_json timens.before
+ok p vol purge --bytes 4K
+got=$(purged_set timens.s)
+[ "$got" = a ] || fail "b marked after a in a time namespace an hour behind: purged $got (want a;" \
+	"ages before the purge, ms: $(jq_py timens.before '[(f["path"].rsplit("/", 1)[1], f["ranges"][0]["age"]) for f in d["file_list"]]'))"
+say "time namespace ($timens): its MARK is the younger"
 exit 0
