@@ -6,7 +6,11 @@
  * or a descriptor) on success and -errno on failure, and leaves errno
  * alone; a descriptor that holds nothing is -1. The one exception is the
  * vl_raw_ layer below, which keeps libc's (-1 and errno), so that a call
- * site reads as the libc call it replaces.
+ * site reads as the libc call it replaces. Beneath it the kernel's own
+ * calling sequence (vl_sys_call0..6: inline assembly for x86-64 and
+ * aarch64, elsewhere libc's syscall() with errno saved and put back)
+ * answers the result or -errno and writes no errno; vl_as_libc turns
+ * that into libc's answer.
  *
  * The library defines open, close, fstat, mmap... itself (the ashmem
  * emulation, src/shim/), and a call to one of those names from inside the
@@ -44,6 +48,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -72,230 +77,32 @@ struct statx;
 #define SYS_kcmp 312
 #endif
 
-/* ---- the raw layer: libc's names, the kernel's calls, libc's convention ---- */
-
-#define vl_raw_open(path, flags, ...) \
-	((int)syscall(SYS_openat, AT_FDCWD, (path), (flags), ##__VA_ARGS__))
-#define vl_raw_openat(dirfd, path, flags, ...) \
-	((int)syscall(SYS_openat, (dirfd), (path), (flags), ##__VA_ARGS__))
-#define vl_raw_fcntl(fd, cmd, ...) ((int)syscall(SYS_fcntl, (fd), (cmd), ##__VA_ARGS__))
-
-static inline int vl_raw_close(int fd)
-{
-	return (int)syscall(SYS_close, fd);
-}
-
-static inline int vl_raw_fstat(int fd, struct stat *st)
-{
-	return (int)syscall(SYS_fstat, fd, st);
-}
-
-static inline int vl_raw_fstatat(int dirfd, const char *path, struct stat *st, int flags)
-{
-	return (int)syscall(SYS_newfstatat, dirfd, path, st, flags);
-}
-
-static inline int vl_raw_stat(const char *path, struct stat *st)
-{
-	return vl_raw_fstatat(AT_FDCWD, path, st, 0);
-}
-
-static inline int vl_raw_lstat(const char *path, struct stat *st)
-{
-	return vl_raw_fstatat(AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW);
-}
-
-static inline int vl_raw_statx(int dirfd, const char *path, int flags, unsigned mask,
-			       struct statx *sx)
-{
-	return (int)syscall(SYS_statx, dirfd, path, flags, mask, sx);
-}
-
-/* access(2): the real ids, as faccessat without flags */
-static inline int vl_raw_access(const char *path, int mode)
-{
-	return (int)syscall(SYS_faccessat, AT_FDCWD, path, mode);
-}
-
-static inline void *vl_raw_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
-{
-	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
-}
-
-static inline int vl_raw_munmap(void *addr, size_t len)
-{
-	return (int)syscall(SYS_munmap, addr, len);
-}
-
-/* read, pread and write: glibc's are cancellation points (reentry.c) */
-static inline ssize_t vl_raw_read(int fd, void *buf, size_t len)
-{
-	return (ssize_t)syscall(SYS_read, fd, buf, len);
-}
-
-static inline ssize_t vl_raw_pread(int fd, void *buf, size_t len, off_t off)
-{
-	return (ssize_t)syscall(SYS_pread64, fd, buf, len, off);
-}
-
-static inline ssize_t vl_raw_write(int fd, const void *buf, size_t len)
-{
-	return (ssize_t)syscall(SYS_write, fd, buf, len);
-}
-
-static inline ssize_t vl_raw_readlinkat(int dirfd, const char *path, char *buf, size_t size)
-{
-	return (ssize_t)syscall(SYS_readlinkat, dirfd, path, buf, size);
-}
-
-static inline int vl_raw_faccessat(int dirfd, const char *path, int mode)
-{
-	return (int)syscall(SYS_faccessat, dirfd, path, mode);
-}
-
-/* how: a struct open_how (linux/openat2.h) of size bytes */
-static inline int vl_raw_openat2(int dirfd, const char *path, const void *how, size_t size)
-{
-	return (int)syscall(SYS_openat2, dirfd, path, how, size);
-}
-
-/* fh: a struct file_handle */
-static inline int vl_raw_open_by_handle_at(int mountfd, void *fh, int flags)
-{
-	return (int)syscall(SYS_open_by_handle_at, mountfd, fh, flags);
-}
-
-static inline int vl_raw_memfd_create(const char *name, unsigned flags)
-{
-	return (int)syscall(SYS_memfd_create, name, flags);
-}
-
-static inline int vl_raw_ftruncate(int fd, off_t len)
-{
-	return (int)syscall(SYS_ftruncate, fd, len);
-}
-
-static inline off_t vl_raw_lseek(int fd, off_t off, int whence)
-{
-	return (off_t)syscall(SYS_lseek, fd, off, whence);
-}
-
-static inline int vl_raw_fchmod(int fd, mode_t mode)
-{
-	return (int)syscall(SYS_fchmod, fd, mode);
-}
-
-static inline int vl_raw_fallocate(int fd, int mode, off_t off, off_t len)
-{
-	return (int)syscall(SYS_fallocate, fd, mode, off, len);
-}
-
-static inline int vl_raw_dup(int fd)
-{
-	return (int)syscall(SYS_dup, fd);
-}
-
-static inline int vl_raw_dup3(int fd, int to, int flags)
-{
-	return (int)syscall(SYS_dup3, fd, to, flags);
-}
-
-static inline int vl_raw_ioctl(int fd, unsigned long req, unsigned long arg)
-{
-	return (int)syscall(SYS_ioctl, fd, req, arg);
-}
-
-static inline long vl_raw_getdents64(int fd, void *buf, size_t len)
-{
-	return syscall(SYS_getdents64, fd, buf, len);
-}
-
-struct msghdr;
-struct mmsghdr;
-
-static inline ssize_t vl_raw_recvmsg(int fd, struct msghdr *msg, int flags)
-{
-	return (ssize_t)syscall(SYS_recvmsg, fd, msg, flags);
-}
-
-static inline int vl_raw_recvmmsg(int fd, struct mmsghdr *v, unsigned n, int flags,
-				  struct timespec *t)
-{
-	return (int)syscall(SYS_recvmmsg, fd, v, n, flags, t);
-}
-
-static inline ssize_t vl_raw_sendmsg(int fd, const struct msghdr *msg, int flags)
-{
-	return (ssize_t)syscall(SYS_sendmsg, fd, msg, flags);
-}
-
-static inline int vl_raw_sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
-{
-	return (int)syscall(SYS_sendmmsg, fd, v, n, flags);
-}
-
-/* getpid(2) cannot fail; a vfork child asks it (this_process.c, vl_borrowed) */
-static inline pid_t vl_raw_getpid(void)
-{
-	return (pid_t)syscall(SYS_getpid);
-}
-
-static inline int vl_raw_pidfd_open(pid_t pid, unsigned flags)
-{
-	return (int)syscall(SYS_pidfd_open, pid, flags);
-}
-
-static inline int vl_raw_pidfd_getfd(int pidfd, int fd, unsigned flags)
-{
-	return (int)syscall(SYS_pidfd_getfd, pidfd, fd, flags);
-}
-
-static inline int vl_raw_pidfd_send_signal(int pidfd, int sig, void *info, unsigned flags)
-{
-	return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, info, flags);
-}
-
-/* hdr, data: a cap_user_header_t and cap_user_data_t (linux/capability.h) */
-static inline int vl_raw_capget(void *hdr, void *data)
-{
-	return (int)syscall(SYS_capget, hdr, data);
-}
-
-static inline int vl_raw_kcmp(pid_t a, pid_t b, int type, unsigned long x, unsigned long y)
-{
-	return (int)syscall(SYS_kcmp, a, b, type, x, y);
-}
-
-static inline long vl_raw_futex(uint32_t *word, int op, uint32_t val, const struct timespec *ts)
-{
-	return syscall(SYS_futex, word, op, val, ts, NULL, 0);
-}
-
-static inline int vl_raw_close_range(unsigned first, unsigned last, unsigned flags)
-{
-	return (int)syscall(SYS_close_range, first, last, flags);
-}
-
-static inline long vl_raw_seccomp(unsigned op, unsigned flags, void *args)
-{
-	return syscall(SYS_seccomp, op, flags, args);
-}
-
 /*
- * A system call made inline, for the two every MARK and UNMARK makes
- * (fallocate's checks, statx): -errno or the result, errno untouched, no
- * call into libc's syscall() and its argument shuffle. x86-64's calling
- * sequence; elsewhere libc's syscall().
+ * ---- the kernel's calling sequence: vl_sys_call0..6 ----
+ *
+ * A system call made inline: the result, or -errno, and errno never
+ * written, not even on failure. That is what lets a vfork or
+ * clone(CLONE_VM) child of the host (which runs on its parent's memory,
+ * its errno included) and the shim's own work on a host's call (which
+ * must leave the host's errno as it found it on success) make one, and
+ * it costs less than libc's syscall(), whose argument shuffle and errno
+ * store were a tenth of a MARK. x86-64 and aarch64 are written here;
+ * elsewhere libc's syscall() with errno saved and restored around it,
+ * the same results at a few more instructions (and a write of errno,
+ * put back, that a vfork child's parent cannot tell from none).
  */
 #if defined(__x86_64__)
-static inline long vl_sys_call4(long nr, long a, long b, long c, long d)
+/* rdi, rsi, rdx, r10, r8, r9; the instruction clobbers rcx and r11 */
+static inline long vl_sys_call6(long nr, long a, long b, long c, long d, long e, long f)
 {
 	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
 	long ret;
 
 	__asm__ volatile("syscall"
 			 : "=a"(ret)
-			 : "0"(nr), "D"(a), "S"(b), "d"(c), "r"(r10)
+			 : "0"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
 			 : "rcx", "r11", "memory");
 	return ret;
 }
@@ -312,21 +119,387 @@ static inline long vl_sys_call5(long nr, long a, long b, long c, long d, long e)
 			 : "rcx", "r11", "memory");
 	return ret;
 }
-#else
+
 static inline long vl_sys_call4(long nr, long a, long b, long c, long d)
 {
-	long ret = syscall(nr, a, b, c, d);
+	register long r10 __asm__("r10") = d;
+	long ret;
 
-	return ret < 0 ? -(long)errno : ret;
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "0"(nr), "D"(a), "S"(b), "d"(c), "r"(r10)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
+static inline long vl_sys_call3(long nr, long a, long b, long c)
+{
+	long ret;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "0"(nr), "D"(a), "S"(b), "d"(c)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+#elif defined(__aarch64__)
+/* svc 0: the number in x8, arguments in x0..x5, the result in x0 */
+static inline long vl_sys_call6(long nr, long a, long b, long c, long d, long e, long f)
+{
+	register long x8 __asm__("x8") = nr;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+	register long x3 __asm__("x3") = d;
+	register long x4 __asm__("x4") = e;
+	register long x5 __asm__("x5") = f;
+
+	__asm__ volatile("svc 0"
+			 : "+r"(x0)
+			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+			 : "memory");
+	return x0;
 }
 
 static inline long vl_sys_call5(long nr, long a, long b, long c, long d, long e)
 {
-	long ret = syscall(nr, a, b, c, d, e);
+	register long x8 __asm__("x8") = nr;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+	register long x3 __asm__("x3") = d;
+	register long x4 __asm__("x4") = e;
 
-	return ret < 0 ? -(long)errno : ret;
+	__asm__ volatile("svc 0"
+			 : "+r"(x0)
+			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4)
+			 : "memory");
+	return x0;
+}
+
+static inline long vl_sys_call4(long nr, long a, long b, long c, long d)
+{
+	register long x8 __asm__("x8") = nr;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+	register long x3 __asm__("x3") = d;
+
+	__asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
+	return x0;
+}
+
+static inline long vl_sys_call3(long nr, long a, long b, long c)
+{
+	register long x8 __asm__("x8") = nr;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+
+	__asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2) : "memory");
+	return x0;
+}
+#else
+/* libc's -1 can only be an error for the calls below (no getpriority, no lseek past 2^63) */
+static inline long vl_sys_call6(long nr, long a, long b, long c, long d, long e, long f)
+{
+	int saved = errno;
+	long ret = syscall(nr, a, b, c, d, e, f);
+
+	if (ret == -1)
+		ret = -(long)errno;
+	errno = saved;
+	return ret;
+}
+
+static inline long vl_sys_call5(long nr, long a, long b, long c, long d, long e)
+{
+	return vl_sys_call6(nr, a, b, c, d, e, 0);
+}
+
+static inline long vl_sys_call4(long nr, long a, long b, long c, long d)
+{
+	return vl_sys_call6(nr, a, b, c, d, 0, 0);
+}
+
+static inline long vl_sys_call3(long nr, long a, long b, long c)
+{
+	return vl_sys_call6(nr, a, b, c, 0, 0, 0);
 }
 #endif
+
+/* fewer arguments: the registers left over are not looked at */
+#define vl_sys_call2(nr, a, b) vl_sys_call3((nr), (a), (b), 0)
+#define vl_sys_call1(nr, a) vl_sys_call3((nr), (a), 0, 0)
+#define vl_sys_call0(nr) vl_sys_call3((nr), 0, 0, 0)
+
+/*
+ * A pass-through's answer to the host, as libc's wrapper would give it:
+ * -1 and errno on failure, the result (errno untouched) on success.
+ */
+static inline long vl_as_libc(long r)
+{
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
+
+/*
+ * ---- the raw layer: libc's names, the kernel's calls, libc's convention ----
+ */
+
+/* the optional last argument of open and fcntl, 0 when not given */
+#define VL_RAW_OPT(...) ((long)(__VA_ARGS__ + 0))
+
+#define vl_raw_open(path, flags, ...)                                              \
+	((int)vl_as_libc(vl_sys_call4(SYS_openat, AT_FDCWD, (long)(path), (flags), \
+				      VL_RAW_OPT(__VA_ARGS__))))
+#define vl_raw_openat(dirfd, path, flags, ...)                                   \
+	((int)vl_as_libc(vl_sys_call4(SYS_openat, (dirfd), (long)(path), (flags), \
+				      VL_RAW_OPT(__VA_ARGS__))))
+#define vl_raw_fcntl(fd, cmd, ...) \
+	((int)vl_as_libc(vl_sys_call3(SYS_fcntl, (fd), (cmd), VL_RAW_OPT(__VA_ARGS__))))
+
+static inline int vl_raw_close(int fd)
+{
+	return (int)vl_as_libc(vl_sys_call1(SYS_close, fd));
+}
+
+static inline int vl_raw_fstat(int fd, struct stat *st)
+{
+	return (int)vl_as_libc(vl_sys_call2(SYS_fstat, fd, (long)st));
+}
+
+static inline int vl_raw_fstatat(int dirfd, const char *path, struct stat *st, int flags)
+{
+	return (int)vl_as_libc(vl_sys_call4(SYS_newfstatat, dirfd, (long)path, (long)st, flags));
+}
+
+static inline int vl_raw_stat(const char *path, struct stat *st)
+{
+	return vl_raw_fstatat(AT_FDCWD, path, st, 0);
+}
+
+static inline int vl_raw_lstat(const char *path, struct stat *st)
+{
+	return vl_raw_fstatat(AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW);
+}
+
+static inline int vl_raw_statx(int dirfd, const char *path, int flags, unsigned mask,
+			       struct statx *sx)
+{
+	return (int)vl_as_libc(vl_sys_call5(SYS_statx, dirfd, (long)path, flags, mask, (long)sx));
+}
+
+/* access(2): the real ids, as faccessat without flags */
+static inline int vl_raw_access(const char *path, int mode)
+{
+	return (int)vl_as_libc(vl_sys_call3(SYS_faccessat, AT_FDCWD, (long)path, mode));
+}
+
+static inline void *vl_raw_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	long p = vl_sys_call6(SYS_mmap, (long)addr, (long)len, prot, flags, fd, off);
+
+	if ((unsigned long)p > -4096UL) { /* the kernel's -errno */
+		errno = (int)-p;
+		return MAP_FAILED;
+	}
+	return (void *)p;
+}
+
+static inline int vl_raw_munmap(void *addr, size_t len)
+{
+	return (int)vl_as_libc(vl_sys_call2(SYS_munmap, (long)addr, (long)len));
+}
+
+/* read, pread and write: glibc's are cancellation points (reentry.c) */
+static inline ssize_t vl_raw_read(int fd, void *buf, size_t len)
+{
+	return (ssize_t)vl_as_libc(vl_sys_call3(SYS_read, fd, (long)buf, (long)len));
+}
+
+static inline ssize_t vl_raw_pread(int fd, void *buf, size_t len, off_t off)
+{
+	return (ssize_t)vl_as_libc(vl_sys_call4(SYS_pread64, fd, (long)buf, (long)len, off));
+}
+
+static inline ssize_t vl_raw_write(int fd, const void *buf, size_t len)
+{
+	return (ssize_t)vl_as_libc(vl_sys_call3(SYS_write, fd, (long)buf, (long)len));
+}
+
+static inline ssize_t vl_raw_readlinkat(int dirfd, const char *path, char *buf, size_t size)
+{
+	return (ssize_t)vl_as_libc(vl_sys_call4(SYS_readlinkat, dirfd, (long)path, (long)buf, (long)size));
+}
+
+static inline int vl_raw_faccessat(int dirfd, const char *path, int mode)
+{
+	return (int)vl_as_libc(vl_sys_call3(SYS_faccessat, dirfd, (long)path, mode));
+}
+
+/* how: a struct open_how (linux/openat2.h) of size bytes */
+static inline int vl_raw_openat2(int dirfd, const char *path, const void *how, size_t size)
+{
+	return (int)vl_as_libc(vl_sys_call4(SYS_openat2, dirfd, (long)path, (long)how, (long)size));
+}
+
+/* fh: a struct file_handle */
+static inline int vl_raw_open_by_handle_at(int mountfd, void *fh, int flags)
+{
+	return (int)vl_as_libc(vl_sys_call3(SYS_open_by_handle_at, mountfd, (long)fh, flags));
+}
+
+static inline int vl_raw_memfd_create(const char *name, unsigned flags)
+{
+	return (int)vl_as_libc(vl_sys_call2(SYS_memfd_create, (long)name, flags));
+}
+
+static inline int vl_raw_ftruncate(int fd, off_t len)
+{
+	return (int)vl_as_libc(vl_sys_call2(SYS_ftruncate, fd, len));
+}
+
+static inline off_t vl_raw_lseek(int fd, off_t off, int whence)
+{
+	return (off_t)vl_as_libc(vl_sys_call3(SYS_lseek, fd, off, whence));
+}
+
+struct statfs;
+
+static inline int vl_raw_fstatfs(int fd, struct statfs *sf)
+{
+	return (int)vl_as_libc(vl_sys_call2(SYS_fstatfs, fd, (long)sf));
+}
+
+/* fh: a struct file_handle, its handle_bytes set */
+static inline int vl_raw_name_to_handle_at(int dirfd, const char *path, void *fh, int *mnt,
+					   int flags)
+{
+	return (int)vl_as_libc(vl_sys_call5(SYS_name_to_handle_at, dirfd, (long)path, (long)fh, (long)mnt,
+				 flags));
+}
+
+static inline int vl_raw_madvise(void *addr, size_t len, int advice)
+{
+	return (int)vl_as_libc(vl_sys_call3(SYS_madvise, (long)addr, (long)len, advice));
+}
+
+static inline int vl_raw_linkat(int olddir, const char *old, int newdir, const char *new_,
+				int flags)
+{
+	return (int)vl_as_libc(vl_sys_call5(SYS_linkat, olddir, (long)old, newdir, (long)new_, flags));
+}
+
+static inline int vl_raw_renameat2(int olddir, const char *old, int newdir, const char *new_,
+				   unsigned flags)
+{
+	return (int)vl_as_libc(vl_sys_call5(SYS_renameat2, olddir, (long)old, newdir, (long)new_, flags));
+}
+
+static inline int vl_raw_fchmod(int fd, mode_t mode)
+{
+	return (int)vl_as_libc(vl_sys_call2(SYS_fchmod, fd, mode));
+}
+
+static inline int vl_raw_fallocate(int fd, int mode, off_t off, off_t len)
+{
+	return (int)vl_as_libc(vl_sys_call4(SYS_fallocate, fd, mode, off, len));
+}
+
+static inline int vl_raw_dup(int fd)
+{
+	return (int)vl_as_libc(vl_sys_call1(SYS_dup, fd));
+}
+
+static inline int vl_raw_dup3(int fd, int to, int flags)
+{
+	return (int)vl_as_libc(vl_sys_call3(SYS_dup3, fd, to, flags));
+}
+
+static inline int vl_raw_ioctl(int fd, unsigned long req, unsigned long arg)
+{
+	return (int)vl_as_libc(vl_sys_call3(SYS_ioctl, fd, (long)req, (long)arg));
+}
+
+static inline long vl_raw_getdents64(int fd, void *buf, size_t len)
+{
+	return vl_as_libc(vl_sys_call3(SYS_getdents64, fd, (long)buf, (long)len));
+}
+
+struct msghdr;
+struct mmsghdr;
+
+static inline ssize_t vl_raw_recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	return (ssize_t)vl_as_libc(vl_sys_call3(SYS_recvmsg, fd, (long)msg, flags));
+}
+
+static inline int vl_raw_recvmmsg(int fd, struct mmsghdr *v, unsigned n, int flags,
+				  struct timespec *t)
+{
+	return (int)vl_as_libc(vl_sys_call5(SYS_recvmmsg, fd, (long)v, n, flags, (long)t));
+}
+
+static inline ssize_t vl_raw_sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	return (ssize_t)vl_as_libc(vl_sys_call3(SYS_sendmsg, fd, (long)msg, flags));
+}
+
+static inline int vl_raw_sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
+{
+	return (int)vl_as_libc(vl_sys_call4(SYS_sendmmsg, fd, (long)v, n, flags));
+}
+
+/* getpid(2) cannot fail; a vfork child asks it (this_process.c, vl_borrowed) */
+static inline pid_t vl_raw_getpid(void)
+{
+	return (pid_t)vl_as_libc(vl_sys_call0(SYS_getpid));
+}
+
+static inline int vl_raw_pidfd_open(pid_t pid, unsigned flags)
+{
+	return (int)vl_as_libc(vl_sys_call2(SYS_pidfd_open, pid, flags));
+}
+
+static inline int vl_raw_pidfd_getfd(int pidfd, int fd, unsigned flags)
+{
+	return (int)vl_as_libc(vl_sys_call3(SYS_pidfd_getfd, pidfd, fd, flags));
+}
+
+static inline int vl_raw_pidfd_send_signal(int pidfd, int sig, void *info, unsigned flags)
+{
+	return (int)vl_as_libc(vl_sys_call4(SYS_pidfd_send_signal, pidfd, sig, (long)info, flags));
+}
+
+/* hdr, data: a cap_user_header_t and cap_user_data_t (linux/capability.h) */
+static inline int vl_raw_capget(void *hdr, void *data)
+{
+	return (int)vl_as_libc(vl_sys_call2(SYS_capget, (long)hdr, (long)data));
+}
+
+static inline int vl_raw_kcmp(pid_t a, pid_t b, int type, unsigned long x, unsigned long y)
+{
+	return (int)vl_as_libc(vl_sys_call5(SYS_kcmp, a, b, type, (long)x, (long)y));
+}
+
+static inline long vl_raw_futex(uint32_t *word, int op, uint32_t val, const struct timespec *ts)
+{
+	return vl_as_libc(vl_sys_call6(SYS_futex, (long)word, op, val, (long)ts, 0, 0));
+}
+
+static inline int vl_raw_close_range(unsigned first, unsigned last, unsigned flags)
+{
+	return (int)vl_as_libc(vl_sys_call3(SYS_close_range, first, last, flags));
+}
+
+static inline long vl_raw_seccomp(unsigned op, unsigned flags, void *args)
+{
+	return vl_as_libc(vl_sys_call3(SYS_seccomp, op, flags, (long)args));
+}
 
 /* glibc's clone under its other name: the library's clone only counts children */
 int __clone(int (*fn)(void *), void *stack, int flags, void *arg, ...);
