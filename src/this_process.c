@@ -82,9 +82,9 @@ static __attribute__((noinline, cold)) struct self_page *first_self_page(void)
 	void *m;
 
 	m = vl_raw_mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED)
+	if (vl_map_error(m))
 		goto no_page;
-	if (madvise(m, 4096, MADV_WIPEONFORK) != 0) {
+	if (vl_raw_madvise(m, 4096, MADV_WIPEONFORK) != 0) {
 		vl_raw_munmap(m, 4096);
 		goto no_page;
 	}
@@ -220,11 +220,9 @@ static ssize_t read_small(const char *path, char *buf, size_t size)
 	ssize_t n;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	n = VL_SYSCALL("read proc", vl_raw_read(fd, buf, size - 1));
-	if (n < 0)
-		n = -errno;
-	else
+	if (n >= 0)
 		buf[n] = '\0';
 	vl_raw_close(fd);
 	return n;

@@ -59,6 +59,8 @@ static void init(void)
 		else if (len < sizeof(sys_where))
 			memcpy(sys_where, s, len);
 		sys_errno = errno_named(strchr(s, ':') + 1);
+		if (sys_errno <= 0) /* -0 would read as a success of a call not made */
+			sys_errno = EIO;
 	}
 	__atomic_store_n(&inited, 1, __ATOMIC_RELEASE);
 }
@@ -118,13 +120,17 @@ int vl_fault_syscall(const char *where)
 	n = __atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
 	if (tracing)
 		report("call", n, where, 0);
-	if (n != sys_at && (sys_where[0] == '\0' || strcmp(where, sys_where) != 0)) {
-		errno = saved;
-		return 0;
-	}
-	report("syscall", n, where, sys_errno);
-	errno = sys_errno;
-	return 1;
+	if (n == sys_at || (sys_where[0] != '\0' && strcmp(where, sys_where) == 0))
+		report("syscall", n, where, sys_errno);
+	else
+		n = 0;
+	errno = saved; /* the report's open and write */
+	return n != 0;
+}
+
+int vl_fault_errno(void)
+{
+	return sys_errno;
 }
 
 #else
