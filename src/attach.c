@@ -91,15 +91,18 @@ int vl_region_fresh(const struct vl_region *r)
 {
 	char want[PATH_MAX];
 	struct statx sx;
+	int err;
 
 	if (r->path == NULL)
 		return 1;
 	region_wanted(want, sizeof(want));
 	if (strcmp(want, r->path) != 0)
 		return 0; /* the default place changed: a runtime directory came or went */
-	if (VL_SYSCALL("statx region",
-		       vl_raw_statx(AT_FDCWD, want, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_INO, &sx)) != 0)
-		return errno != ENOENT && errno != ENOTDIR ? -1 : 0; /* -1: cannot tell */
+	err = VL_SYSCALL("statx region", vl_raw_statx(AT_FDCWD, want,
+						       AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC,
+						       STATX_INO, &sx));
+	if (err != 0)
+		return err != -ENOENT && err != -ENOTDIR ? -1 : 0; /* -1: cannot tell */
 	return makedev(sx.stx_dev_major, sx.stx_dev_minor) == r->file_dev &&
 	       sx.stx_ino == r->file_ino;
 }
@@ -172,7 +175,7 @@ static int gate_open(struct vl_gate *g)
 		 * A directory this user may not read (mode --x) takes no lock of
 		 * anyone of this user: the new region's test skips it too.
 		 */
-		if (g->fd[i] < 0 && errno == EACCES)
+		if (g->fd[i] == -EACCES)
 			continue;
 		if (g->fd[i] < 0 || VL_SYSCALL("lock region dir",
 					       vl_raw_fcntl(g->fd[i], F_OFD_SETLK, &fl)) != 0)
@@ -200,7 +203,7 @@ static int permit_held_in(const char *dir, uint64_t byte)
 			    vl_raw_open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY)), held;
 
 	if (fd < 0) /* no such directory, or one this user may not read: no lock of ours in it */
-		return errno != ENOENT && errno != ENOTDIR && errno != EACCES;
+		return fd != -ENOENT && fd != -ENOTDIR && fd != -EACCES;
 	fl.l_start = (off_t)byte;
 	held = VL_SYSCALL("ask region dir lock",
 			  vl_raw_fcntl(fd, F_OFD_GETLK, &fl)) != 0 || fl.l_type != F_UNLCK;

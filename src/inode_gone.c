@@ -110,7 +110,7 @@ int vl_gone_by_handle(const struct vl_ident *id)
 	/* O_PATH: no open method runs, nothing is read, no lease is broken */
 	fd = VL_SYSCALL("open_by_handle_at",
 			vl_raw_open_by_handle_at(mnt, &fh.h, O_PATH | O_CLOEXEC));
-	ret = fd >= 0 ? 0 : errno == ESTALE ? 1 : -errno;
+	ret = fd >= 0 ? 0 : fd == -ESTALE ? 1 : fd;
 	if (fd >= 0)
 		vl_raw_close(fd);
 	vl_raw_close(mnt);

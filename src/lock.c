@@ -248,7 +248,7 @@ static int wait_on(struct vl_lock *l, uint32_t w)
 {
 	struct timespec ts = { 0, POLL_MS * 1000000L };
 
-	return futex(&l->word, FUTEX_WAIT, w, &ts) != 0 && errno == ETIMEDOUT;
+	return futex(&l->word, FUTEX_WAIT, w, &ts) == -ETIMEDOUT;
 }
 
 static uint64_t now_ms(void)

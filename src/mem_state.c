@@ -31,7 +31,7 @@ static int read_text(const char *path, char *buf, size_t size)
 	ssize_t n;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	while (have < size - 1 && (n = VL_SYSCALL("read pressure file",
 						  vl_raw_read(fd, buf + have, size - 1 - have))) > 0)
 		have += (size_t)n;

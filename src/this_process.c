@@ -81,17 +81,15 @@ __attribute__((constructor)) static void self_at_load(void)
  * MADV_WIPEONFORK (before 4.14) gets a static copy cleared by an atfork
  * handler: right after fork, not after _Fork or clone.
  */
-static struct self_page *self_page(void)
+static __attribute__((noinline, cold)) struct self_page *first_self_page(void)
 {
-	struct self_page *p = __atomic_load_n(&page, __ATOMIC_ACQUIRE), *none = NULL;
+	struct self_page *none = NULL;
 	void *m;
 
-	if (p != NULL)
-		return p;
 	m = vl_raw_mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED)
+	if (vl_map_error(m))
 		goto no_page;
-	if (madvise(m, 4096, MADV_WIPEONFORK) != 0) {
+	if (vl_raw_madvise(m, 4096, MADV_WIPEONFORK) != 0) {
 		vl_raw_munmap(m, 4096);
 		goto no_page;
 	}
@@ -104,6 +102,14 @@ static struct self_page *self_page(void)
 no_page:
 	pthread_once(&fallback_once, fallback_init);
 	return &fallback;
+}
+
+/* Asked by every lock token: the load alone inline, the first page made out of line */
+static inline struct self_page *self_page(void)
+{
+	struct self_page *p = __atomic_load_n(&page, __ATOMIC_ACQUIRE);
+
+	return p != NULL ? p : first_self_page();
 }
 
 pid_t vl_self(void)
@@ -269,11 +275,9 @@ static ssize_t read_small(const char *path, char *buf, size_t size)
 	ssize_t n;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	n = VL_SYSCALL("read proc", vl_raw_read(fd, buf, size - 1));
-	if (n < 0)
-		n = -errno;
-	else
+	if (n >= 0)
 		buf[n] = '\0';
 	vl_raw_close(fd);
 	return n;
