@@ -520,11 +520,12 @@ static int watch_left(const struct vl_region *cur, const struct settle *z, const
 static uint32_t time_ns(void)
 {
 	char link[64];
-	ssize_t n = readlink("/proc/self/ns/time", link, sizeof(link) - 1);
+	ssize_t n = VL_SYSCALL("readlink time ns",
+			       vl_raw_readlinkat(AT_FDCWD, "/proc/self/ns/time", link, sizeof(link) - 1));
 	unsigned long v;
 
 	if (n < 0)
-		return errno == ENOENT ? 1 : 0;
+		return n == -ENOENT ? 1 : 0;
 	link[n] = '\0';
 	if (sscanf(link, "time:[%lu]", &v) != 1 || v == 0 || v > UINT32_MAX)
 		return 0;

@@ -365,7 +365,9 @@ static int view_complete(void)
 		return complete;
 	complete = VL_SYSCALL("stat pid ns",
 			      vl_raw_stat("/proc/self/ns/pid", &st)) == 0 && st.st_ino == PID_NS_INIT_INO &&
-		   readlink("/proc/self", self, sizeof(self)) > 0 && !vl_proc_hides();
+		   VL_SYSCALL("readlink proc self",
+			      vl_raw_readlinkat(AT_FDCWD, "/proc/self", self, sizeof(self))) > 0 &&
+		   !vl_proc_hides();
 	__atomic_store_n(&known, 1, __ATOMIC_RELEASE);
 	return complete;
 }

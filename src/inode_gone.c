@@ -84,7 +84,8 @@ static int tmpfs_mount(uint64_t dev)
 	struct statfs sf;
 	int fd = vl_open_mount(dev, 0, point, sizeof(point));
 
-	if (fd >= 0 && (fstatfs(fd, &sf) != 0 || sf.f_type != TMPFS_MAGIC)) {
+	if (fd >= 0 && (VL_SYSCALL("fstatfs gone mount", vl_raw_fstatfs(fd, &sf)) != 0 ||
+			sf.f_type != TMPFS_MAGIC)) {
 		vl_raw_close(fd);
 		return -EOPNOTSUPP;
 	}

@@ -608,7 +608,7 @@ static VL_COLD __attribute__((noreturn)) void not_held(const char *func, const c
 			 func, name, lock, w, me);
 
 	if (n > 0)
-		(void)!write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+		(void)vl_raw_write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 	abort();
 }
 

@@ -221,9 +221,10 @@ int vl_memstate_read(const struct vl_cgroup *cg, struct vl_memstate *ms)
 int vl_tmpfs_space(int fd, uint64_t *free_bytes, uint64_t *size_bytes)
 {
 	struct statfs sf;
+	int err = VL_SYSCALL("fstatfs tmpfs space", vl_raw_fstatfs(fd, &sf));
 
-	if (fstatfs(fd, &sf) != 0)
-		return -errno;
+	if (err != 0)
+		return err;
 	if (sf.f_type != TMPFS_MAGIC || sf.f_blocks == 0)
 		return -ENOENT; /* memfds live on a tmpfs without a size */
 	*free_bytes = (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize;

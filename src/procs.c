@@ -120,7 +120,7 @@ static int on_status_line(void *a, char *line)
  */
 static int ours(long pid)
 {
-	struct uid_arg ua = { geteuid(), 0, 0, 0 };
+	struct uid_arg ua = { vl_raw_geteuid(), 0, 0, 0 };
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%ld/status", pid);

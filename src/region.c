@@ -91,7 +91,7 @@ static int trusted(int fd, struct stat *st)
 
 	if (err != 0)
 		return err;
-	if (!S_ISREG(st->st_mode) || st->st_uid != geteuid() || (st->st_mode & 077) != 0) {
+	if (!S_ISREG(st->st_mode) || st->st_uid != vl_raw_geteuid() || (st->st_mode & 077) != 0) {
 		vl_log("region refused: mode %o owner %u", (unsigned)st->st_mode,
 		       (unsigned)st->st_uid);
 		return -EACCES;
@@ -282,7 +282,7 @@ static int make(int dirfd, const char *name, uint32_t ranges, uint32_t files, co
 			vl_raw_munmap(*base, *size);
 	}
 	if (named)
-		unlinkat(dirfd, tmp, 0); /* renamed away already, or garbage */
+		vl_raw_unlinkat(dirfd, tmp, 0); /* renamed away already, or garbage */
 	vl_raw_close(fd);
 	return err;
 }
@@ -340,7 +340,7 @@ uint64_t vl_region_tag(const struct vl_region *r)
 
 	memcpy(name, f->path, sizeof(name));
 	name[sizeof(name) - 1] = '\0';
-	return tag_of((uint32_t)geteuid(), name, f->chosen != 0);
+	return tag_of((uint32_t)vl_raw_geteuid(), name, f->chosen != 0);
 }
 
 /*
@@ -388,7 +388,8 @@ static void discard_retired(void *base, size_t size, int dirfd, const char *name
 	if (e >= 0) {
 		if (VL_SYSCALL("fstatat region",
 			       vl_raw_fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW)) == 0 && now.st_dev == st->st_dev &&
-		    now.st_ino == st->st_ino && unlinkat(dirfd, name, 0) == 0)
+		    now.st_ino == st->st_ino &&
+		    VL_SYSCALL("unlink retired name", vl_raw_unlinkat(dirfd, name, 0)) == 0)
 			vl_log("a retired region was back at %s: its name is taken away", name);
 		vl_lock_drop(&r, &r.hdr->fate.move_lock);
 	}

@@ -42,15 +42,20 @@
  * for the host's own calls the shim passes on. A call the library makes
  * for itself is a fault point of the fault build: VL_SYSCALL (core/fault.h)
  * around the vl_raw_ call, and vl_sys_ calls are fault points inside.
- * Left raw, and why: getpid and the self page's mmap and madvise
- * (this_process.c: a vfork child may make them), close and munmap (the
- * kernel releases whatever close says), futex (lock.c: a wait already
- * wakes early, a wake never fails), the shim's pass-throughs and
- * cutils.c's ioctl (the host's own calls), log.c's write (VOLATILE_DEBUG
- * only), kcmp (procs.c: its failure costs one more look), ashmem/user.c's
- * pipe (it probes the caller's memory), clone_memfd's read-backs
- * (ashmem/ioctl.c), and region.c's fchmod and its linkat fallbacks
- * (after a fault point's answer).
+ * Left raw, and why: getpid, geteuid and sched_yield (they cannot fail)
+ * and the self page's mmap and madvise (this_process.c: a vfork child may
+ * make them), close and munmap (the kernel releases whatever close says),
+ * futex (lock.c: a wait already wakes early, a wake never fails), the
+ * shim's pass-throughs and cutils.c's ioctl (the host's own calls),
+ * log.c's write and the debug build's lock-check lines (VOLATILE_DEBUG or
+ * a test build only), kcmp (procs.c: its failure costs one more look),
+ * ashmem/user.c's pipe2 (it probes the caller's memory), clone_memfd's
+ * read-backs (ashmem/ioctl.c), and region.c's fchmod and its linkat
+ * fallbacks (after a fault point's answer).
+ * Two calls stay libc's, on purpose: clock_gettime (the vDSO: no system
+ * call at all) and pthread_sigmask (punch.c: glibc keeps its own
+ * cancellation and set*id signals out of any mask, which a raw
+ * rt_sigprocmask would block).
  */
 #ifndef VL_SYS_H
 #define VL_SYS_H
@@ -380,6 +385,21 @@ static inline int vl_raw_fstatfs(int fd, struct statfs *sf)
 	return (int)vl_sys_call2(SYS_fstatfs, fd, (long)sf);
 }
 
+static inline int vl_raw_statfs(const char *path, struct statfs *sf)
+{
+	return (int)vl_sys_call2(SYS_statfs, (long)path, (long)sf);
+}
+
+static inline int vl_raw_unlinkat(int dirfd, const char *path, int flags)
+{
+	return (int)vl_sys_call3(SYS_unlinkat, dirfd, (long)path, flags);
+}
+
+static inline int vl_raw_pipe2(int fds[2], int flags)
+{
+	return (int)vl_sys_call2(SYS_pipe2, (long)fds, flags);
+}
+
 /* fh: a struct file_handle, its handle_bytes set */
 static inline int vl_raw_name_to_handle_at(int dirfd, const char *path, void *fh, int *mnt,
 					   int flags)
@@ -463,6 +483,22 @@ static inline int vl_raw_sendmmsg(int fd, struct mmsghdr *v, unsigned n, int fla
 static inline pid_t vl_raw_getpid(void)
 {
 	return (pid_t)vl_sys_call0(SYS_getpid);
+}
+
+/* never fails */
+static inline uid_t vl_raw_geteuid(void)
+{
+	return (uid_t)vl_sys_call0(SYS_geteuid);
+}
+
+static inline int vl_raw_sched_yield(void)
+{
+	return (int)vl_sys_call0(SYS_sched_yield);
+}
+
+static inline int vl_raw_kill(pid_t pid, int sig)
+{
+	return (int)vl_sys_call2(SYS_kill, pid, sig);
 }
 
 static inline int vl_raw_pidfd_open(pid_t pid, unsigned flags)

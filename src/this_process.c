@@ -184,7 +184,7 @@ VL_COLD void vl_self_assert_held(unsigned which, const char *lock, const char *f
 	n = snprintf(line, sizeof(line), "libvolatile: %s: %s (%s) is not held by this thread\n",
 		     func, self_lock_names[which], lock);
 	if (n > 0)
-		(void)!write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+		(void)vl_raw_write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 	abort();
 }
 #else
@@ -243,7 +243,7 @@ void vl_self_register_lock(void)
 	struct self_page *p = self_page();
 
 	while (__atomic_exchange_n(&p->registering, 1, __ATOMIC_ACQUIRE))
-		sched_yield();
+		vl_raw_sched_yield();
 	note_holder(p, VL_SELF_REGISTERING, 1);
 }
 

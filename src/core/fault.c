@@ -108,7 +108,7 @@ void vl_fault_step(const char *where)
 		report("step", n, where, 0);
 	if (n == kill_at) {
 		report("kill", n, where, 0);
-		kill(getpid(), SIGKILL);
+		vl_raw_kill(vl_raw_getpid(), SIGKILL);
 	}
 }
 
