@@ -79,7 +79,10 @@ __attribute__((constructor)) static void self_at_load(void)
  * The page, made at first use. Two threads may make one each: one wins
  * the exchange, the other gives its page back. A kernel without
  * MADV_WIPEONFORK (before 4.14) gets a static copy cleared by an atfork
- * handler: right after fork, not after _Fork or clone.
+ * handler: right after fork, not after _Fork or clone. That copy, once
+ * it serves, serves for good (exchanged in as a page is): a page had
+ * later would hold none of the mutexes and tokens held in it
+ * (self-page.sh).
  */
 static __attribute__((noinline, cold)) struct self_page *first_self_page(void)
 {
@@ -101,6 +104,9 @@ static __attribute__((noinline, cold)) struct self_page *first_self_page(void)
 	return m;
 no_page:
 	pthread_once(&fallback_once, fallback_init);
+	if (!__atomic_compare_exchange_n(&page, &none, &fallback, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return none; /* another thread's page won: nobody used the copy */
 	return &fallback;
 }
 
