@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fault.c - the counters of fault.h; empty unless VL_FAULT_INJECTION.
+ * fault.c - the counters of core/fault.h; empty unless VL_FAULT_INJECTION.
  *
- * Its report goes through the door (sys.h's vl_raw_, header only: no
- * link outside core/), as every other call: libc's open and close are
- * names the shim defines, and errno stays the caller's.
+ * In the runtime, not in core/ beside its header: it reads the
+ * environment, writes its report and kills its own process, and core/
+ * does no I/O. Its report goes through the door (sys.h's vl_raw_), as
+ * every other call: libc's open and close are names the shim defines,
+ * and errno stays the caller's.
  */
 #include "core/fault.h"
 #include "sys.h"
