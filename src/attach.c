@@ -92,15 +92,18 @@ int vl_region_fresh(const struct vl_region *r)
 {
 	char want[PATH_MAX];
 	struct statx sx;
+	int err;
 
 	if (r->path == NULL)
 		return 1;
 	region_wanted(want, sizeof(want));
 	if (strcmp(want, r->path) != 0)
 		return 0; /* the default place changed: a runtime directory came or went */
-	if (VL_SYSCALL("statx region",
-		       vl_raw_statx(AT_FDCWD, want, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_INO, &sx)) != 0)
-		return errno != ENOENT && errno != ENOTDIR ? -1 : 0; /* -1: cannot tell */
+	err = VL_SYSCALL("statx region", vl_raw_statx(AT_FDCWD, want,
+						       AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC,
+						       STATX_INO, &sx));
+	if (err != 0)
+		return err != -ENOENT && err != -ENOTDIR ? -1 : 0; /* -1: cannot tell */
 	return makedev(sx.stx_dev_major, sx.stx_dev_minor) == r->file_dev &&
 	       sx.stx_ino == r->file_ino;
 }
@@ -173,7 +176,7 @@ static int gate_open(struct vl_gate *g)
 		 * A directory this user may not read (mode --x) takes no lock of
 		 * anyone of this user: the new region's test skips it too.
 		 */
-		if (g->fd[i] < 0 && errno == EACCES)
+		if (g->fd[i] == -EACCES)
 			continue;
 		if (g->fd[i] < 0 || VL_SYSCALL("lock region dir",
 					       vl_raw_fcntl(g->fd[i], F_OFD_SETLK, &fl)) != 0)
@@ -201,7 +204,7 @@ static int permit_held_in(const char *dir, uint64_t byte)
 			    vl_raw_open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY)), held;
 
 	if (fd < 0) /* no such directory, or one this user may not read: no lock of ours in it */
-		return errno != ENOENT && errno != ENOTDIR && errno != EACCES;
+		return fd != -ENOENT && fd != -ENOTDIR && fd != -EACCES;
 	fl.l_start = (off_t)byte;
 	held = VL_SYSCALL("ask region dir lock",
 			  vl_raw_fcntl(fd, F_OFD_GETLK, &fl)) != 0 || fl.l_type != F_UNLCK;
@@ -518,11 +521,12 @@ static int watch_left(const struct vl_region *cur, const struct settle *z, const
 static uint32_t time_ns(void)
 {
 	char link[64];
-	ssize_t n = readlink("/proc/self/ns/time", link, sizeof(link) - 1);
+	ssize_t n = VL_SYSCALL("readlink time ns",
+			       vl_raw_readlinkat(AT_FDCWD, "/proc/self/ns/time", link, sizeof(link) - 1));
 	unsigned long v;
 
 	if (n < 0)
-		return errno == ENOENT ? 1 : 0;
+		return n == -ENOENT ? 1 : 0;
 	link[n] = '\0';
 	if (sscanf(link, "time:[%lu]", &v) != 1 || v == 0 || v > UINT32_MAX)
 		return 0;

@@ -24,7 +24,7 @@ static int call(int fd, unsigned long req, unsigned long arg)
 	long r = vl_ash_ioctl(fd, req, arg, &handled);
 
 	if (!handled) /* not a memfd: what the kernel says (EBADF, ENOTTY) */
-		return vl_raw_ioctl(fd, req, arg);
+		return (int)vl_as_libc(vl_raw_ioctl(fd, req, arg));
 	if (r < 0) {
 		errno = (int)-r;
 		return -1;

@@ -45,18 +45,19 @@ static const char *not_private(const char *dir)
 		return "missing";
 	if (!S_ISDIR(st.st_mode))
 		return "not a directory";
-	if (st.st_uid != geteuid())
+	if (st.st_uid != vl_raw_geteuid())
 		return "not this user's";
 	if (st.st_mode & 022)
 		return "writable by others";
-	if (statfs(dir, &sf) != 0 || sf.f_type != TMPFS_MAGIC)
+	if (VL_SYSCALL("statfs region dir", vl_raw_statfs(dir, &sf)) != 0 ||
+	    sf.f_type != TMPFS_MAGIC)
 		return "not a tmpfs";
 	return NULL;
 }
 
 void vl_region_default(char *buf, size_t size, char *why, size_t wsize)
 {
-	unsigned euid = (unsigned)geteuid();
+	unsigned euid = (unsigned)vl_raw_geteuid();
 	char dir[64];
 	const char *no = NULL, *no_run = NULL;
 
@@ -84,7 +85,7 @@ void vl_region_default(char *buf, size_t size, char *why, size_t wsize)
 
 int vl_is_default_name(const char *path)
 {
-	unsigned euid = (unsigned)geteuid();
+	unsigned euid = (unsigned)vl_raw_geteuid();
 	char a[64], b[64];
 
 	snprintf(a, sizeof(a), IN_RUNTIME_DIR, euid);
@@ -95,7 +96,7 @@ int vl_is_default_name(const char *path)
 
 int vl_default_dirs(char dirs[][64], int max)
 {
-	unsigned euid = (unsigned)geteuid();
+	unsigned euid = (unsigned)vl_raw_geteuid();
 	int n = 0;
 
 	if (n < max)

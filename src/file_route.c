@@ -102,7 +102,7 @@ int vl_open_checked(int dirfd, const char *path, int follow, const struct vl_ide
 			    vl_raw_openat(dirfd, path, PATH_FLAGS | (follow ? 0 : O_NOFOLLOW)));
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (!verify(fd, id)) {
 		vl_raw_close(fd);
 		return -ESTALE;
@@ -156,14 +156,14 @@ static int open_beneath(int dirfd, const char *rel, int flags, uint64_t dev)
 					 ((flags & O_PATH) ? 0 : O_NONBLOCK | O_NOCTTY));
 	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
 	fd = VL_SYSCALL("openat2 beneath", vl_raw_openat2(dirfd, rel, &how, sizeof(how)));
-	if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
-		return fd >= 0 ? fd : -errno;
+	if (fd >= 0 || (fd != -ENOSYS && fd != -EPERM))
+		return fd;
 #endif
 	if (strchr(rel, '/') != NULL)
 		return -ENOSYS; /* component by component would be needed: not worth it */
 	fd = VL_SYSCALL("open beneath", vl_raw_openat(dirfd, rel, O_PATH | O_NOFOLLOW | O_CLOEXEC));
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (vl_sys_statx(fd, &st) != 0 || st.id.dev != dev) {
 		vl_raw_close(fd);
 		return -EXDEV;
@@ -174,7 +174,7 @@ static int open_beneath(int dirfd, const char *rel, int flags, uint64_t dev)
 	dirfd = VL_SYSCALL("reopen beneath",
 			   vl_raw_open(self, flags | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
 	vl_raw_close(fd);
-	return dirfd >= 0 ? dirfd : -errno;
+	return dirfd;
 }
 
 /*
@@ -194,8 +194,8 @@ static int open_mount_point(const char *point, uint64_t dev)
 	how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
 	how.resolve = RESOLVE_CACHED | RESOLVE_NO_MAGICLINKS;
 	fd = VL_SYSCALL("open a mount", vl_raw_openat2(AT_FDCWD, point, &how, sizeof(how)));
-	if (fd < 0 && errno != ENOSYS && errno != EINVAL && errno != EPERM)
-		return -errno;
+	if (fd < 0 && fd != -ENOSYS && fd != -EINVAL && fd != -EPERM)
+		return fd;
 #endif
 	if (fd < 0)
 		fd = VL_SYSCALL("open a mount",
@@ -208,7 +208,7 @@ int vl_fd_on_dev(int fd, uint64_t dev)
 	struct vl_stat st;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (vl_sys_statx(fd, &st) != 0 || st.id.dev != dev) {
 		vl_raw_close(fd);
 		return -ENODEV;
@@ -365,7 +365,9 @@ static int view_complete(void)
 		return complete;
 	complete = VL_SYSCALL("stat pid ns",
 			      vl_raw_stat("/proc/self/ns/pid", &st)) == 0 && st.st_ino == PID_NS_INIT_INO &&
-		   readlink("/proc/self", self, sizeof(self)) > 0 && !vl_proc_hides();
+		   VL_SYSCALL("readlink proc self",
+			      vl_raw_readlinkat(AT_FDCWD, "/proc/self", self, sizeof(self))) > 0 &&
+		   !vl_proc_hides();
 	__atomic_store_n(&known, 1, __ATOMIC_RELEASE);
 	return complete;
 }

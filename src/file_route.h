@@ -119,8 +119,8 @@ int vl_find_holder_in(long pid, const struct vl_ident *id, struct vl_holder *fou
 /* Does any process this one may see map id's file? */
 int vl_mapped_anywhere(const struct vl_ident *id, int *complete);
 /*
- * fd, just opened (-1 with errno set if the open failed), if it is on the
- * file system of device dev; else -errno, fd closed.
+ * fd, just opened (-errno if the open failed), if it is on the file
+ * system of device dev; else -errno, fd closed.
  */
 int vl_fd_on_dev(int fd, uint64_t dev);
 

@@ -56,7 +56,7 @@ static VL_INLINE int do_statx(int dirfd, const char *path, int flags, struct vl_
 	struct statx sx;
 
 	/* not statx(): the ashmem gate there would answer for a region fd (the device) */
-	long r = VL_SYSCALL_NEG("statx", vl_sys_call5(SYS_statx, dirfd, (long)path,
+	long r = VL_SYSCALL("statx", vl_sys_call5(SYS_statx, dirfd, (long)path,
 						      flags | AT_STATX_DONT_SYNC,
 						      STATX_TYPE | STATX_NLINK | STATX_INO |
 							      STATX_BTIME | STATX_MNT_ID_UNIQUE,
@@ -79,12 +79,13 @@ static int handle_igen(int dirfd, const char *path, int flags, uint64_t ino, uin
 		char room[sizeof(struct file_handle) + 128];
 	} fh;
 	uint32_t w[VL_SHMEM_HANDLE_WORDS];
-	int mnt;
+	int mnt, err;
 
 	fh.h.handle_bytes = 128;
-	if (VL_SYSCALL("name_to_handle_at",
-		       name_to_handle_at(dirfd, path, &fh.h, &mnt, flags)) != 0)
-		return errno == EOVERFLOW ? -EOPNOTSUPP : -errno;
+	err = VL_SYSCALL("name_to_handle_at",
+			 vl_raw_name_to_handle_at(dirfd, path, &fh.h, &mnt, flags));
+	if (err != 0)
+		return err == -EOVERFLOW ? -EOPNOTSUPP : err;
 	if (fh.h.handle_type != VL_SHMEM_HANDLE_TYPE || fh.h.handle_bytes != sizeof(w))
 		return -EOPNOTSUPP;
 	memcpy(w, fh.h.f_handle, sizeof(w));
@@ -261,10 +262,13 @@ static int fd_on_tmpfs(int fd)
 {
 	struct statfs sf;
 
-	if (VL_SYSCALL("get seals", vl_raw_fcntl(fd, F_GET_SEALS)) < 0)
-		return errno == EINVAL ? 0 : -EOPNOTSUPP;
-	if (VL_SYSCALL("fstatfs", fstatfs(fd, &sf)) != 0)
-		return -errno;
+	int err = VL_SYSCALL("get seals", vl_raw_fcntl(fd, F_GET_SEALS));
+
+	if (err < 0)
+		return err == -EINVAL ? 0 : -EOPNOTSUPP;
+	err = VL_SYSCALL("fstatfs", vl_raw_fstatfs(fd, &sf));
+	if (err != 0)
+		return err;
 	return sf.f_type == TMPFS_MAGIC;
 }
 

@@ -84,7 +84,8 @@ static int tmpfs_mount(uint64_t dev)
 	struct statfs sf;
 	int fd = vl_open_mount(dev, 0, point, sizeof(point));
 
-	if (fd >= 0 && (fstatfs(fd, &sf) != 0 || sf.f_type != TMPFS_MAGIC)) {
+	if (fd >= 0 && (VL_SYSCALL("fstatfs gone mount", vl_raw_fstatfs(fd, &sf)) != 0 ||
+			sf.f_type != TMPFS_MAGIC)) {
 		vl_raw_close(fd);
 		return -EOPNOTSUPP;
 	}
@@ -110,7 +111,7 @@ int vl_gone_by_handle(const struct vl_ident *id)
 	/* O_PATH: no open method runs, nothing is read, no lease is broken */
 	fd = VL_SYSCALL("open_by_handle_at",
 			vl_raw_open_by_handle_at(mnt, &fh.h, O_PATH | O_CLOEXEC));
-	ret = fd >= 0 ? 0 : errno == ESTALE ? 1 : -errno;
+	ret = fd >= 0 ? 0 : fd == -ESTALE ? 1 : fd;
 	if (fd >= 0)
 		vl_raw_close(fd);
 	vl_raw_close(mnt);

@@ -249,7 +249,7 @@ static int wait_on(struct vl_lock *l, uint32_t w)
 {
 	struct timespec ts = { 0, POLL_MS * 1000000L };
 
-	return futex(&l->word, FUTEX_WAIT, w, &ts) != 0 && errno == ETIMEDOUT;
+	return futex(&l->word, FUTEX_WAIT, w, &ts) == -ETIMEDOUT;
 }
 
 static uint64_t now_ms(void)
@@ -610,7 +610,7 @@ static VL_COLD __attribute__((noreturn)) void not_held(const char *func, const c
 			 func, name, lock, w, me);
 
 	if (n > 0)
-		(void)!write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+		(void)vl_raw_write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 	abort();
 }
 

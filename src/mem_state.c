@@ -31,7 +31,7 @@ static int read_text(const char *path, char *buf, size_t size)
 	ssize_t n;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	while (have < size - 1 && (n = VL_SYSCALL("read pressure file",
 						  vl_raw_read(fd, buf + have, size - 1 - have))) > 0)
 		have += (size_t)n;
@@ -221,9 +221,10 @@ int vl_memstate_read(const struct vl_cgroup *cg, struct vl_memstate *ms)
 int vl_tmpfs_space(int fd, uint64_t *free_bytes, uint64_t *size_bytes)
 {
 	struct statfs sf;
+	int err = VL_SYSCALL("fstatfs tmpfs space", vl_raw_fstatfs(fd, &sf));
 
-	if (fstatfs(fd, &sf) != 0)
-		return -errno;
+	if (err != 0)
+		return err;
 	if (sf.f_type != TMPFS_MAGIC || sf.f_blocks == 0)
 		return -ENOENT; /* memfds live on a tmpfs without a size */
 	*free_bytes = (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize;

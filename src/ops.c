@@ -60,7 +60,7 @@ static int fd_path(int fd, char *buf, size_t size)
 	ssize_t n;
 
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, buf, size - 1);
+	n = VL_SYSCALL("readlink fd path", vl_raw_readlinkat(AT_FDCWD, link, buf, size - 1));
 	if (n <= 0 || (size_t)n >= size - 1 || buf[0] != '/')
 		return 0;
 	buf[n] = '\0';

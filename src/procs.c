@@ -120,7 +120,7 @@ static int on_status_line(void *a, char *line)
  */
 static int ours(long pid)
 {
-	struct uid_arg ua = { geteuid(), 0, 0, 0 };
+	struct uid_arg ua = { vl_raw_geteuid(), 0, 0, 0 };
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
@@ -148,7 +148,7 @@ int vl_find_holder_in(long pid, const struct vl_ident *id, struct vl_holder *fou
 	snprintf(path, sizeof(path), "/proc/%ld/task", pid);
 	tasks.fd = VL_SYSCALL("open tasks", vl_raw_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 	if (tasks.fd < 0) {
-		if (errno != ENOENT && ours(pid))
+		if (tasks.fd != -ENOENT && ours(pid))
 			*complete = 0;
 		return -1; /* gone, or another user's */
 	}
@@ -168,7 +168,7 @@ int vl_find_holder_in(long pid, const struct vl_ident *id, struct vl_holder *fou
 		fds.fd = VL_SYSCALL("open task fds",
 				    vl_raw_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 		if (fds.fd < 0) {
-			if (errno != ENOENT && ours(pid))
+			if (fds.fd != -ENOENT && ours(pid))
 				*complete = 0;
 			continue;
 		}
@@ -281,7 +281,7 @@ static int maps_of(long pid, int (*fn)(void *, char *), void *arg)
 	snprintf(path, sizeof(path), "/proc/%ld/task", pid);
 	tasks.fd = VL_SYSCALL("open tasks", vl_raw_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 	if (tasks.fd < 0)
-		return -errno;
+		return tasks.fd;
 	tasks.len = tasks.pos = 0;
 	while (c.lines == 0 && (te = vl_next_dirent(&tasks)) != NULL) {
 		if (!numeric(te->d_name, &tid))
@@ -404,7 +404,7 @@ int vl_scan_regions(void (*fn)(void *, const struct vl_mapped_region *), void *a
 	procs.fd = VL_SYSCALL("open proc",
 			      vl_raw_open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 	if (procs.fd < 0)
-		return -errno;
+		return procs.fd;
 	procs.len = procs.pos = 0;
 	while ((pe = vl_next_dirent(&procs)) != NULL) {
 		if (numeric(pe->d_name, &rs.pid) && ours(rs.pid))

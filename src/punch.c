@@ -14,8 +14,8 @@
  * the host never made), no SIGCHLD. CLONE_VFORK stops the calling thread
  * until it has exited; the host's other threads run on, so it takes no
  * lock they might hold (no malloc, no stdio, no log) and writes only its
- * result and, like any system call here, the calling thread's errno (it
- * runs on that thread's TLS), which is put back. Every signal it may
+ * result: it runs on the calling thread's TLS, errno included, which the
+ * system calls of sys.h leave alone (errno is put back all the same). Every signal it may
  * block is blocked in it, so the host's handlers never run there (glibc
  * keeps two of its own open, which it only sends to the threads it
  * made); so it is not made under a seccomp filter (vl_punch_ready). A
@@ -53,7 +53,7 @@ void vl_punch_here(void)
 /*
  * A writable fd on the file, checked to be it: the holder's own, taken
  * with pidfd_getfd (nothing is opened, so no lease breaks), else a reopen
- * of the O_PATH fd, which names the inode itself. -1 if neither works.
+ * of the O_PATH fd, which names the inode itself. < 0 if neither works.
  */
 static int writable(const struct vl_way *w, const struct vl_ident *id)
 {
@@ -208,7 +208,7 @@ static int punch_job(struct job *j)
 	stack = VL_SYSCALL_PTR("punch stack", vl_raw_mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE,
 							  MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
 							  -1, 0));
-	if (stack == MAP_FAILED)
+	if (vl_map_error(stack))
 		return -ENOMEM;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -216,7 +216,7 @@ static int punch_job(struct job *j)
 					CLONE_VM | CLONE_SIGHAND | CLONE_THREAD | CLONE_VFORK, j));
 	/* returned once the thread has exited (CLONE_VFORK); a sandbox may forbid it */
 	if (pid < 0)
-		j->result = -errno;
+		j->result = pid;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	vl_raw_munmap(stack, CHILD_STACK);
 	errno = saved;

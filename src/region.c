@@ -51,7 +51,7 @@ static int open_no_symlinks(int dirfd, const char *path, int flags, mode_t mode)
 	how.mode = (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? mode : 0;
 	how.resolve = RESOLVE_NO_SYMLINKS;
 	fd = VL_SYSCALL("openat2 region", vl_raw_openat2(dirfd, path, &how, sizeof(how)));
-	if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
+	if (fd >= 0 || (fd != -ENOSYS && fd != -EPERM))
 		return fd;
 #endif
 	return VL_SYSCALL("openat region", vl_raw_openat(dirfd, path, flags, mode));
@@ -75,7 +75,7 @@ static int open_dir(const char *path, char *name, size_t size)
 	fd = VL_SYSCALL("open region dir",
 			open_no_symlinks(AT_FDCWD, dir, O_PATH | O_DIRECTORY | O_CLOEXEC, 0));
 	if (fd < 0)
-		return errno == ELOOP ? -EACCES : -errno;
+		return fd == -ELOOP ? -EACCES : fd;
 	return fd;
 }
 
@@ -87,9 +87,11 @@ static int open_dir(const char *path, char *name, size_t size)
  */
 static int trusted(int fd, struct stat *st)
 {
-	if (VL_SYSCALL("fstat region", vl_raw_fstat(fd, st)) != 0)
-		return -errno;
-	if (!S_ISREG(st->st_mode) || st->st_uid != geteuid() || (st->st_mode & 077) != 0) {
+	int err = VL_SYSCALL("fstat region", vl_raw_fstat(fd, st));
+
+	if (err != 0)
+		return err;
+	if (!S_ISREG(st->st_mode) || st->st_uid != vl_raw_geteuid() || (st->st_mode & 077) != 0) {
 		vl_log("region refused: mode %o owner %u", (unsigned)st->st_mode,
 		       (unsigned)st->st_uid);
 		return -EACCES;
@@ -103,8 +105,8 @@ static int map(int fd, size_t size, void **base)
 				 vl_raw_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 				      (off_t)VL_MAP_OFFSET));
 
-	if (p == MAP_FAILED)
-		return -errno;
+	if (vl_map_error(p))
+		return vl_map_error(p);
 	*base = p;
 	return 0;
 }
@@ -122,10 +124,10 @@ static int populate(void *base, uint64_t off, uint64_t len)
 {
 	uintptr_t start = ((uintptr_t)base + off) & ~(uintptr_t)4095;
 	uintptr_t end = ((uintptr_t)base + off + len + 4095) & ~(uintptr_t)4095;
+	int err = VL_SYSCALL("madvise populate",
+			     vl_raw_madvise((void *)start, end - start, MADV_POPULATE_WRITE));
 
-	if (VL_SYSCALL("madvise populate",
-		       madvise((void *)start, end - start, MADV_POPULATE_WRITE)) == 0 ||
-	    errno == EINVAL)
+	if (err == 0 || err == -EINVAL)
 		return 0;
 	return -ENOSPC;
 }
@@ -177,9 +179,10 @@ static int lay_out(int fd, uint32_t ranges, uint32_t files, const char *path, in
 	int err;
 
 	vl_geometry_plan(&g, ranges, files);
-	if (VL_SYSCALL("ftruncate region",
-		       ftruncate(fd, (off_t)(VL_MAP_OFFSET + g.region_size))) != 0)
-		return -errno;
+	err = VL_SYSCALL("ftruncate region",
+			 vl_raw_ftruncate(fd, (off_t)(VL_MAP_OFFSET + g.region_size)));
+	if (err)
+		return err;
 	err = map(fd, g.region_size, base);
 	if (err)
 		return err;
@@ -218,15 +221,14 @@ static int lay_out(int fd, uint32_t ranges, uint32_t files, const char *path, in
 static int publish_anonymous(int fd, int dirfd, const char *name)
 {
 	char self[64];
+	int err;
 
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	if (VL_SYSCALL("link region", linkat(AT_FDCWD, self, dirfd, name, AT_SYMLINK_FOLLOW)) == 0)
-		return 0;
-	if (errno == EEXIST)
-		return -EEXIST;
-	if (linkat(fd, "", dirfd, name, AT_EMPTY_PATH) == 0)
-		return 0;
-	return -errno;
+	err = VL_SYSCALL("link region",
+			 vl_raw_linkat(AT_FDCWD, self, dirfd, name, AT_SYMLINK_FOLLOW));
+	if (err == 0 || err == -EEXIST)
+		return err;
+	return vl_raw_linkat(fd, "", dirfd, name, AT_EMPTY_PATH);
 }
 
 /*
@@ -245,8 +247,8 @@ static int make(int dirfd, const char *name, uint32_t ranges, uint32_t files, co
 
 	fd = VL_SYSCALL("create region",
 			vl_raw_openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
-	if (fd < 0 && errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
-		return -errno;
+	if (fd < 0 && fd != -EOPNOTSUPP && fd != -EISDIR && fd != -EINVAL)
+		return fd;
 	if (fd < 0) {
 		/* no O_TMPFILE here: a name of our own, O_EXCL, then renamed */
 		if ((size_t)snprintf(tmp, sizeof(tmp), ".%.200s.new.%d.%lx", name, (int)getpid(),
@@ -257,29 +259,30 @@ static int make(int dirfd, const char *name, uint32_t ranges, uint32_t files, co
 								    O_NOFOLLOW | O_CLOEXEC |
 								    O_NOCTTY, 0600));
 		if (fd < 0)
-			return -errno;
+			return fd;
 		named = 1;
 	}
 	/* the umask may have taken bits: exactly 0600, whatever it was */
-	err = fchmod(fd, 0600) == 0 && VL_SYSCALL("fstat new region",
-						  vl_raw_fstat(fd, st)) == 0 ? 0 : -errno;
+	err = vl_raw_fchmod(fd, 0600);
+	if (err == 0)
+		err = VL_SYSCALL("fstat new region", vl_raw_fstat(fd, st));
 	if (err == 0)
 		err = lay_out(fd, ranges, files, path, chosen, base, size);
 	if (err == 0) {
 		if (!named) {
 			err = publish_anonymous(fd, dirfd, name);
-		} else if (VL_SYSCALL("rename region",
-				      renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE)) != 0) {
-			err = -errno;
+		} else {
+			err = VL_SYSCALL("rename region",
+					 vl_raw_renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE));
 			/* no renameat2 on this file system: link, which fails on a name taken */
 			if (err == -EINVAL || err == -ENOSYS)
-				err = linkat(dirfd, tmp, dirfd, name, 0) == 0 ? 0 : -errno;
+				err = vl_raw_linkat(dirfd, tmp, dirfd, name, 0);
 		}
 		if (err)
 			vl_raw_munmap(*base, *size);
 	}
 	if (named)
-		unlinkat(dirfd, tmp, 0); /* renamed away already, or garbage */
+		vl_raw_unlinkat(dirfd, tmp, 0); /* renamed away already, or garbage */
 	vl_raw_close(fd);
 	return err;
 }
@@ -337,7 +340,7 @@ uint64_t vl_region_tag(const struct vl_region *r)
 
 	memcpy(name, f->path, sizeof(name));
 	name[sizeof(name) - 1] = '\0';
-	return tag_of((uint32_t)geteuid(), name, f->chosen != 0);
+	return tag_of((uint32_t)vl_raw_geteuid(), name, f->chosen != 0);
 }
 
 /*
@@ -353,11 +356,13 @@ uint64_t vl_region_tag(const struct vl_region *r)
 static void show_in_use(int fd, const struct vl_region *r)
 {
 	struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_len = 1 };
+	int err;
 
 	fl.l_start = (off_t)vl_region_tag(r);
-	if (VL_SYSCALL("tag lock", vl_raw_fcntl(fd, F_OFD_SETLK, &fl)) != 0)
+	err = VL_SYSCALL("tag lock", vl_raw_fcntl(fd, F_OFD_SETLK, &fl));
+	if (err != 0)
 		vl_log("region: cannot take its tag lock (%s): unseen users may go unnoticed",
-		       strerror(errno));
+		       strerror(-err));
 }
 
 /*
@@ -383,7 +388,8 @@ static void discard_retired(void *base, size_t size, int dirfd, const char *name
 	if (e >= 0) {
 		if (VL_SYSCALL("fstatat region",
 			       vl_raw_fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW)) == 0 && now.st_dev == st->st_dev &&
-		    now.st_ino == st->st_ino && unlinkat(dirfd, name, 0) == 0)
+		    now.st_ino == st->st_ino &&
+		    VL_SYSCALL("unlink retired name", vl_raw_unlinkat(dirfd, name, 0)) == 0)
 			vl_log("a retired region was back at %s: its name is taken away", name);
 		vl_lock_drop(&r, &r.hdr->fate.move_lock);
 	}
@@ -442,10 +448,10 @@ int vl_region_open(const char *path, int create, uint32_t ranges, uint32_t files
 			}
 			break;
 		}
-		if (errno == ELOOP) {
+		if (fd == -ELOOP) {
 			err = -EACCES; /* a symlink at the name is never followed */
-		} else if (errno != ENOENT || !create) {
-			err = -errno;
+		} else if (fd != -ENOENT || !create) {
+			err = fd;
 		} else {
 			err = make(dirfd, name, ranges, files, path,
 				   (create & VL_OPEN_CHOSEN) || vl_is_default_name(path), &base, &size,

@@ -25,7 +25,7 @@ int vl_each_line(const char *path, int (*fn)(void *arg, char *line), void *arg)
 	int skipping = 0, stop = 0;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	while (stop == 0) {
 		ssize_t n = VL_SYSCALL("read proc file",
 				       vl_raw_read(fd, buf + have, sizeof(buf) - 1 - have));

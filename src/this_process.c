@@ -79,19 +79,20 @@ __attribute__((constructor)) static void self_at_load(void)
  * The page, made at first use. Two threads may make one each: one wins
  * the exchange, the other gives its page back. A kernel without
  * MADV_WIPEONFORK (before 4.14) gets a static copy cleared by an atfork
- * handler: right after fork, not after _Fork or clone.
+ * handler: right after fork, not after _Fork or clone. That copy, once
+ * it serves, serves for good (exchanged in as a page is): a page had
+ * later would hold none of the mutexes and tokens held in it
+ * (self-page.sh).
  */
-static struct self_page *self_page(void)
+static __attribute__((noinline, cold)) struct self_page *first_self_page(void)
 {
-	struct self_page *p = __atomic_load_n(&page, __ATOMIC_ACQUIRE), *none = NULL;
+	struct self_page *none = NULL;
 	void *m;
 
-	if (p != NULL)
-		return p;
 	m = vl_raw_mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED)
+	if (vl_map_error(m))
 		goto no_page;
-	if (madvise(m, 4096, MADV_WIPEONFORK) != 0) {
+	if (vl_raw_madvise(m, 4096, MADV_WIPEONFORK) != 0) {
 		vl_raw_munmap(m, 4096);
 		goto no_page;
 	}
@@ -103,7 +104,18 @@ static struct self_page *self_page(void)
 	return m;
 no_page:
 	pthread_once(&fallback_once, fallback_init);
+	if (!__atomic_compare_exchange_n(&page, &none, &fallback, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return none; /* another thread's page won: nobody used the copy */
 	return &fallback;
+}
+
+/* Asked by every lock token: the load alone inline, the first page made out of line */
+static inline struct self_page *self_page(void)
+{
+	struct self_page *p = __atomic_load_n(&page, __ATOMIC_ACQUIRE);
+
+	return p != NULL ? p : first_self_page();
 }
 
 pid_t vl_self(void)
@@ -178,7 +190,7 @@ VL_COLD void vl_self_assert_held(unsigned which, const char *lock, const char *f
 	n = snprintf(line, sizeof(line), "libvolatile: %s: %s (%s) is not held by this thread\n",
 		     func, self_lock_names[which], lock);
 	if (n > 0)
-		(void)!write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+		(void)vl_raw_write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 	abort();
 }
 #else
@@ -237,7 +249,7 @@ void vl_self_register_lock(void)
 	struct self_page *p = self_page();
 
 	while (__atomic_exchange_n(&p->registering, 1, __ATOMIC_ACQUIRE))
-		sched_yield();
+		vl_raw_sched_yield();
 	note_holder(p, VL_SELF_REGISTERING, 1);
 }
 
@@ -269,11 +281,9 @@ static ssize_t read_small(const char *path, char *buf, size_t size)
 	ssize_t n;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	n = VL_SYSCALL("read proc", vl_raw_read(fd, buf, size - 1));
-	if (n < 0)
-		n = -errno;
-	else
+	if (n >= 0)
 		buf[n] = '\0';
 	vl_raw_close(fd);
 	return n;

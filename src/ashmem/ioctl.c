@@ -101,17 +101,18 @@ static int copy_memfd_state(int nfd, const struct stat *old, int fl, int seals, 
 
 	if (old->st_size > 0 && (err = ash_raw_ftruncate(nfd, (uint64_t)old->st_size)) != 0)
 		return err;
-	if (VL_SYSCALL("fstat new memfd", vl_raw_fstat(nfd, &fresh)) != 0)
-		return -errno;
-	if ((fresh.st_mode & 07777) != (old->st_mode & 07777) &&
-	    VL_SYSCALL("fchmod new memfd", vl_raw_fchmod(nfd, old->st_mode & 07777)) != 0)
-		return -errno;
-	if (VL_SYSCALL("lseek new memfd", vl_raw_lseek(nfd, off, SEEK_SET)) < 0 ||
-	    VL_SYSCALL("setfl new memfd", vl_raw_fcntl(nfd, F_SETFL, fl)) != 0)
-		return -errno;
-	if (seals != F_SEAL_SEAL && seals != 0 &&
-	    VL_SYSCALL("add seals", vl_raw_fcntl(nfd, F_ADD_SEALS, seals)) != 0)
-		return -errno;
+	err = VL_SYSCALL("fstat new memfd", vl_raw_fstat(nfd, &fresh));
+	if (err == 0 && (fresh.st_mode & 07777) != (old->st_mode & 07777))
+		err = VL_SYSCALL("fchmod new memfd", vl_raw_fchmod(nfd, old->st_mode & 07777));
+	if (err == 0) {
+		off_t at = VL_SYSCALL("lseek new memfd", vl_raw_lseek(nfd, off, SEEK_SET));
+
+		err = at < 0 ? (int)at : VL_SYSCALL("setfl new memfd", vl_raw_fcntl(nfd, F_SETFL, fl));
+	}
+	if (err == 0 && seals != F_SEAL_SEAL && seals != 0)
+		err = VL_SYSCALL("add seals", vl_raw_fcntl(nfd, F_ADD_SEALS, seals));
+	if (err != 0)
+		return err;
 	if (vl_raw_fcntl(nfd, F_GETFL) != fl || vl_raw_fcntl(nfd, F_GET_SEALS) != seals)
 		return -EIO;
 	return 0;
@@ -124,15 +125,16 @@ static int clone_memfd(int fd, const char *mname, int *seals_out)
 	int fl, seals, nfd, err;
 	off_t off;
 
-	if (VL_SYSCALL("fstat memfd", vl_raw_fstat(fd, &old)) != 0)
-		return -errno;
+	err = VL_SYSCALL("fstat memfd", vl_raw_fstat(fd, &old));
+	if (err != 0)
+		return err;
 	if (old.st_blocks != 0)
 		return -EBUSY;
 	fl = VL_SYSCALL("getfl memfd", vl_raw_fcntl(fd, F_GETFL));
 	seals = VL_SYSCALL("get seals", vl_raw_fcntl(fd, F_GET_SEALS));
 	off = VL_SYSCALL("lseek memfd", vl_raw_lseek(fd, 0, SEEK_CUR));
-	if (fl < 0 || seals < 0 || off < 0)
-		return -errno;
+	if (fl < 0 || seals < 0 || off < 0) /* the last to fail, as errno said */
+		return off < 0 ? (int)off : seals < 0 ? seals : fl;
 	if (fl & O_ASYNC)
 		return -EINVAL; /* its owner and signal cannot be copied */
 	/* a memfd made without MFD_ALLOW_SEALING has F_SEAL_SEAL alone */

@@ -14,23 +14,19 @@
 
 int ash_raw_memfd(const char *name, unsigned flags)
 {
-	int r = VL_SYSCALL("memfd_create", vl_raw_memfd_create(name, flags));
-
-	return r < 0 ? -errno : r;
+	return VL_SYSCALL("memfd_create", vl_raw_memfd_create(name, flags));
 }
 
 int ash_raw_ftruncate(int fd, uint64_t size)
 {
 	if (size > (uint64_t)LLONG_MAX)
 		return -EINVAL;
-	return VL_SYSCALL("ftruncate memfd", vl_raw_ftruncate(fd, (off_t)size)) < 0 ? -errno : 0;
+	return VL_SYSCALL("ftruncate memfd", vl_raw_ftruncate(fd, (off_t)size));
 }
 
 int ash_seals(int fd)
 {
-	int r = VL_SYSCALL("get seals", vl_raw_fcntl(fd, F_GET_SEALS));
-
-	return r < 0 ? -errno : r;
+	return VL_SYSCALL("get seals", vl_raw_fcntl(fd, F_GET_SEALS));
 }
 
 int ash_write_sealed(int fd)
@@ -43,9 +39,10 @@ int ash_write_sealed(int fd)
 int ash_file_size(int fd, uint64_t *size)
 {
 	struct stat st;
+	int err = VL_SYSCALL("fstat memfd", vl_raw_fstat(fd, &st));
 
-	if (VL_SYSCALL("fstat memfd", vl_raw_fstat(fd, &st)) < 0)
-		return -errno;
+	if (err < 0)
+		return err;
 	*size = (uint64_t)st.st_size;
 	return 0;
 }
@@ -91,9 +88,10 @@ uint64_t ash_page_size(void)
 int ash_apply_size(int fd, uint64_t size)
 {
 	struct stat st;
+	int err = VL_SYSCALL("fstat memfd", vl_raw_fstat(fd, &st));
 
-	if (VL_SYSCALL("fstat memfd", vl_raw_fstat(fd, &st)) != 0)
-		return -errno;
+	if (err != 0)
+		return err;
 	if (size == (uint64_t)st.st_size || (size < (uint64_t)st.st_size && st.st_blocks != 0))
 		return 0;
 	return ash_raw_ftruncate(fd, size);

@@ -18,7 +18,7 @@ static int via_pipe(void *dst, const void *src, size_t n)
 {
 	int p[2], err = 0;
 
-	if (n > 4096 || pipe2(p, O_CLOEXEC) != 0)
+	if (n > 4096 || vl_raw_pipe2(p, O_CLOEXEC) != 0)
 		return -EFAULT;
 	if (vl_raw_write(p[1], src, n) != (ssize_t)n || vl_raw_read(p[0], dst, n) != (ssize_t)n)
 		err = -EFAULT;

@@ -182,15 +182,16 @@ int daemon_stop(const struct daemon_seen *d)
 	int pidfd = vl_raw_pidfd_open(d->pid, 0), err = 0;
 	struct pollfd p;
 
-	if (pidfd < 0 && errno == ESRCH)
+	if (pidfd == -ESRCH)
 		return 0;
 	if (pidfd >= 0) {
 		if (!still_serving(d)) {
 			close(pidfd);
 			return 0;
 		}
-		if (vl_raw_pidfd_send_signal(pidfd, SIGTERM, NULL, 0) != 0)
-			err = errno == ESRCH ? 0 : -errno;
+		err = vl_raw_pidfd_send_signal(pidfd, SIGTERM, NULL, 0);
+		if (err == -ESRCH)
+			err = 0;
 		p = (struct pollfd){ pidfd, POLLIN, 0 };
 		if (err == 0 && poll(&p, 1, STOP_WAIT_MS) == 0)
 			err = -ETIMEDOUT;

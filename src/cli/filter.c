@@ -230,10 +230,10 @@ int vl_sv_install(int aliases, const char *region, char *why, size_t size)
 					    SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
 				    &prog);
 		if (fd < 0) {
-			err = -errno;
+			err = (int)fd;
 			/* EBUSY: a filter with a listener already (a volatile run inside another) */
 			snprintf(why, size, "seccomp(SET_MODE_FILTER, NEW_LISTENER): %s",
-				 strerror(errno));
+				 strerror(-err));
 		}
 	}
 	free(prog.filter);

@@ -27,6 +27,7 @@
 #include "core/parse.h"
 #include "env.h"
 #include "log.h"
+#include "sys.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -500,7 +501,7 @@ static int start_supervisor(int sock, int other)
 	sigprocmask(SIG_SETMASK, &all, &old);
 	mid = fork();
 	if (mid == 0) {
-		pid_t helper = VL_SYSCALL("sv_fork", fork());
+		pid_t helper = (pid_t)VL_SYSCALL("sv_fork", vl_from_libc(fork()));
 
 		if (helper == 0) {
 			close(other);

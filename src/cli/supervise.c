@@ -694,7 +694,7 @@ static int take_caller_fd(int pidfd, int nsdir, int fd)
 
 	if (got >= 0)
 		return got;
-	return errno == EPERM ? take_reopened(nsdir, fd) : -errno;
+	return got == -EPERM ? take_reopened(nsdir, fd) : got;
 }
 
 /*
@@ -743,10 +743,10 @@ static int take_fd_locked(int listener, const struct seccomp_notif *req, struct 
 	pidfd = pidfd_open_(tid, PIDFD_THREAD);
 	if (pidfd >= 0)
 		kept = 1;
-	else if (errno == EINVAL && (pidfd = pidfd_open_(tid, 0)) < 0 && errno == EINVAL)
+	else if (pidfd == -EINVAL && (pidfd = pidfd_open_(tid, 0)) == -EINVAL)
 		pidfd = pidfd_open_(*tgid, 0); /* a thread that is not the leader */
 	if (pidfd < 0)
-		return errno == ESRCH ? GONE : -errno;
+		return pidfd == -ESRCH ? GONE : pidfd;
 	snprintf(path, sizeof(path), "/proc/%d/ns", (int)tid);
 	nsdir = kept ? open(path, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
 	judge_region(tid, &view);

@@ -12,7 +12,7 @@
  *             process there.
  *   syscalls: VL_SYSCALL(where, call) wraps a system call the library
  *             makes. VOLATILE_FAULT_SYSCALL=N:ERRNO (a number, or EINTR,
- *             ENOMEM, EAGAIN, EIO): the Nth one fails with that errno
+ *             ENOMEM, EAGAIN, EIO): the Nth one returns -ERRNO
  *             instead of being made. VOLATILE_FAULT_SYSCALL=WHERE:ERRNO:
  *             every one at the point named WHERE fails so.
  *
@@ -36,20 +36,25 @@
 #ifdef VL_FAULT_INJECTION
 
 void vl_fault_step(const char *where);
-/* 1 (errno set) if this system call is to fail, else 0 */
+/* 1 if this system call is to fail, else 0; errno untouched */
 int vl_fault_syscall(const char *where);
+/* the errno it is to fail with */
+int vl_fault_errno(void);
 
+/*
+ * Every call site's convention (sys.h): the result, or -errno. An
+ * injected failure is -ERRNO without the call made; errno is not written.
+ */
 #define VL_STEP(where) vl_fault_step(where)
-#define VL_SYSCALL(where, call) (vl_fault_syscall(where) ? -1 : (call))
-/* for a call that returns -errno (vl_sys_call) */
-#define VL_SYSCALL_NEG(where, call) (vl_fault_syscall(where) ? -(long)errno : (call))
-#define VL_SYSCALL_PTR(where, call) (vl_fault_syscall(where) ? MAP_FAILED : (call))
+#define VL_SYSCALL(where, call) (vl_fault_syscall(where) ? -vl_fault_errno() : (call))
+/* mmap's: the failure as vl_raw_mmap gives it (sys.h, vl_map_error) */
+#define VL_SYSCALL_PTR(where, call) \
+	(vl_fault_syscall(where) ? (void *)(long)-vl_fault_errno() : (call))
 
 #else
 
 #define VL_STEP(where) ((void)0)
 #define VL_SYSCALL(where, call) (call)
-#define VL_SYSCALL_NEG(where, call) (call)
 #define VL_SYSCALL_PTR(where, call) (call)
 
 #endif

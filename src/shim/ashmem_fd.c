@@ -37,23 +37,23 @@ typedef int (*sendmmsg_fn)(int, struct mmsghdr *, unsigned int, int);
 
 static int raw_close(int fd)
 {
-	return vl_raw_close(fd);
+	return (int)vl_as_libc(vl_raw_close(fd));
 }
 
 static int raw_dup(int fd)
 {
-	return vl_raw_dup(fd);
+	return (int)vl_as_libc(vl_raw_dup(fd));
 }
 
 static int raw_dup3(int fd, int to, int flags)
 {
-	return vl_raw_dup3(fd, to, flags);
+	return (int)vl_as_libc(vl_raw_dup3(fd, to, flags));
 }
 
 static int raw_dup2(int fd, int to)
 {
 	if (fd == to) /* dup3 refuses what dup2 allows */
-		return vl_raw_fcntl(fd, F_GETFD) < 0 ? -1 : to;
+		return vl_as_libc(vl_raw_fcntl(fd, F_GETFD)) < 0 ? -1 : to;
 	return raw_dup3(fd, to, 0);
 }
 
@@ -65,27 +65,27 @@ static int raw_fcntl(int fd, int cmd, ...)
 	va_start(ap, cmd);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	return vl_raw_fcntl(fd, cmd, arg);
+	return (int)vl_as_libc(vl_raw_fcntl(fd, cmd, arg));
 }
 
 static ssize_t raw_recvmsg(int fd, struct msghdr *msg, int flags)
 {
-	return vl_raw_recvmsg(fd, msg, flags);
+	return (ssize_t)vl_as_libc(vl_raw_recvmsg(fd, msg, flags));
 }
 
 static int raw_recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, struct timespec *t)
 {
-	return vl_raw_recvmmsg(fd, v, n, flags, t);
+	return (int)vl_as_libc(vl_raw_recvmmsg(fd, v, n, flags, t));
 }
 
 static ssize_t raw_sendmsg(int fd, const struct msghdr *msg, int flags)
 {
-	return vl_raw_sendmsg(fd, msg, flags);
+	return (ssize_t)vl_as_libc(vl_raw_sendmsg(fd, msg, flags));
 }
 
 static int raw_sendmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags)
 {
-	return vl_raw_sendmmsg(fd, v, n, flags);
+	return (int)vl_as_libc(vl_raw_sendmmsg(fd, v, n, flags));
 }
 
 /* Fds inherited across exec: a readlink per open fd, once. */

@@ -26,7 +26,7 @@ static int raw_ioctl(int fd, unsigned long req, ...)
 	va_start(ap, req);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	return vl_raw_ioctl(fd, req, (unsigned long)arg);
+	return (int)vl_as_libc(vl_raw_ioctl(fd, req, (unsigned long)arg));
 }
 
 VL_EXPORT int ioctl(int fd, unsigned long req, ...)

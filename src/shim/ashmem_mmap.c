@@ -23,7 +23,14 @@ typedef int (*munmap_fn)(void *, size_t);
 
 static void *raw_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-	return vl_raw_mmap(addr, len, prot, flags, fd, off);
+	void *p = vl_raw_mmap(addr, len, prot, flags, fd, off);
+	int err = vl_map_error(p);
+
+	if (err) { /* libc's answer to the host */
+		errno = -err;
+		return MAP_FAILED;
+	}
+	return p;
 }
 
 static void *gate(vl_mmap_fn next, void *addr, size_t len, int prot, int flags, int fd, off_t off)
@@ -48,7 +55,7 @@ VL_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t 
 
 static int raw_munmap(void *addr, size_t len)
 {
-	return vl_raw_munmap(addr, len);
+	return (int)vl_as_libc(vl_raw_munmap(addr, len));
 }
 
 /* One load unless regions this process let go of wait to be settled. */

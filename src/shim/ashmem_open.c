@@ -43,7 +43,7 @@ static int raw_open(const char *path, int flags, ...)
 	va_start(ap, flags);
 	mode = va_arg(ap, mode_t);
 	va_end(ap);
-	return vl_raw_open(path, flags, mode);
+	return (int)vl_as_libc(vl_raw_open(path, flags, mode));
 }
 
 static int raw_openat(int dirfd, const char *path, int flags, ...)
@@ -54,17 +54,17 @@ static int raw_openat(int dirfd, const char *path, int flags, ...)
 	va_start(ap, flags);
 	mode = va_arg(ap, mode_t);
 	va_end(ap);
-	return vl_raw_openat(dirfd, path, flags, mode);
+	return (int)vl_as_libc(vl_raw_openat(dirfd, path, flags, mode));
 }
 
 static int raw_open2(const char *path, int flags)
 {
-	return vl_raw_open(path, flags, 0);
+	return (int)vl_as_libc(vl_raw_open(path, flags, 0));
 }
 
 static int raw_openat2(int dirfd, const char *path, int flags)
 {
-	return vl_raw_openat(dirfd, path, flags, 0);
+	return (int)vl_as_libc(vl_raw_openat(dirfd, path, flags, 0));
 }
 
 /* after ENOENT only: the kernel has read the path, so it is a string */

@@ -47,27 +47,27 @@ typedef int (*faccessat_fn)(int, const char *, int, int);
 
 static int raw_stat(const char *path, struct stat *st)
 {
-	return vl_raw_stat(path, st);
+	return (int)vl_as_libc(vl_raw_stat(path, st));
 }
 
 static int raw_lstat(const char *path, struct stat *st)
 {
-	return vl_raw_lstat(path, st);
+	return (int)vl_as_libc(vl_raw_lstat(path, st));
 }
 
 static int raw_fstat(int fd, struct stat *st)
 {
-	return vl_raw_fstat(fd, st);
+	return (int)vl_as_libc(vl_raw_fstat(fd, st));
 }
 
 static int raw_fstatat(int dirfd, const char *path, struct stat *st, int flags)
 {
-	return vl_raw_fstatat(dirfd, path, st, flags);
+	return (int)vl_as_libc(vl_raw_fstatat(dirfd, path, st, flags));
 }
 
 static int raw_statx(int dirfd, const char *path, int flags, unsigned mask, struct statx *sx)
 {
-	return vl_raw_statx(dirfd, path, flags, mask, sx);
+	return (int)vl_as_libc(vl_raw_statx(dirfd, path, flags, mask, sx));
 }
 
 static int raw_xstat(int ver, const char *path, struct stat *st)
@@ -96,13 +96,13 @@ static int raw_fxstatat(int ver, int dirfd, const char *path, struct stat *st, i
 
 static int raw_access(const char *path, int mode)
 {
-	return vl_raw_access(path, mode);
+	return (int)vl_as_libc(vl_raw_access(path, mode));
 }
 
 static int raw_faccessat(int dirfd, const char *path, int mode, int flags)
 {
 	(void)flags;
-	return vl_raw_faccessat(dirfd, path, mode);
+	return (int)vl_as_libc(vl_raw_faccessat(dirfd, path, mode));
 }
 
 /*

@@ -42,7 +42,7 @@ static int aliases_on;
 /* No next symbol (a static libc?): go to the kernel. */
 static int raw_fallocate(int fd, int mode, off_t off, off_t len)
 {
-	return vl_raw_fallocate(fd, mode, off, len);
+	return (int)vl_as_libc(vl_raw_fallocate(fd, mode, off, len));
 }
 
 /* Only "1" turns them on; nothing is read in a secure execution (DESIGN 9). */
