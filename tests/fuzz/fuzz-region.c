@@ -577,6 +577,41 @@ static void op_repair(struct fz *z, uint32_t fi)
 	fail_if(f->h.spare != VL_NIL, "repair of file %u: spare %u kept", fi, f->h.spare);
 }
 
+/*
+ * The look that keeps ages from the wrap (DESIGN 10), its clock some
+ * quarter-days (0 to 63.75) past the image's: it writes the age and check
+ * of file fi's ranges only, each age it writes "now - 40 days", and its
+ * published oldest; not a byte else, whatever the image holds.
+ */
+static void op_restamp(struct fz *z, uint32_t fi, uint8_t quarters)
+{
+	const struct vl_region *r = &z->r;
+	uint32_t now = fz_now(z) + (uint32_t)quarters * (86400000u / 4);
+	uint32_t floor = vl_age_stamp(now - VL_AGE_RESTAMP_MS), done, changed = 0;
+	struct vl_node *was = (struct vl_node *)((char *)z->snap + ((char *)r->nodes - (char *)z->mem));
+	struct vl_file *fwas =
+		(struct vl_file *)((char *)z->snap + ((char *)vl_file_at(r, fi) - (char *)z->mem));
+
+	snapshot(z);
+	done = COUNTED(r, vl_lru_restamp(r, fi, now));
+	for (uint32_t i = 1; i < r->node_cap; i++) {
+		const struct vl_node *x = &r->nodes[i];
+
+		if (x->seq == was[i].seq && x->check == was[i].check)
+			continue;
+		fail_if(!vl_range_ok(r, i, fi) || x->seq != floor,
+			"restamp of file %u at %u wrote node %u: age %u (want %u), its own: %d", fi,
+			now, i, x->seq, floor, vl_range_ok(r, i, fi));
+		was[i].seq = x->seq;
+		was[i].check = x->check;
+		changed++;
+	}
+	fail_if(changed > done, "restamp of file %u: %u nodes changed, %u said", fi, changed, done);
+	fwas->h.oldest = vl_file_at(r, fi)->h.oldest;
+	fail_if(memcmp(z->mem, z->snap, z->size) != 0,
+		"restamp of file %u wrote outside its ranges' ages and its oldest", fi);
+}
+
 static void sentinels_keep(struct fz *z)
 {
 	z->node0 = z->r.nodes[VL_NIL];
@@ -627,7 +662,10 @@ static void run_op(struct fz *z, const uint8_t *op)
 		op_repair(z, fi);
 		break;
 	default:
-		(void)find_file(r, &id, op[3] & 1, &found);
+		if (op[3] & 16)
+			op_restamp(z, fi, op[2]);
+		else
+			(void)find_file(r, &id, op[3] & 1, &found);
 		break;
 	}
 }
