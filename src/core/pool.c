@@ -483,6 +483,9 @@ uint32_t vl_lru_restamp(const struct vl_region *r, uint32_t fi, uint32_t now)
 	uint32_t floor = vl_age_stamp(now - VL_AGE_RESTAMP_MS);
 
 	VL_ASSERT_HELD(r, &f->h.lock);
+	/* no file there: nothing to restamp, and slot 0 is never written */
+	if (fi == VL_NIL || fi >= r->file_cap)
+		return 0;
 	/* in MARK order: the first range younger than the limit ends it (a scribble, sooner) */
 	while (n != VL_NIL && steps++ < r->node_cap && vl_range_ok(r, n, fi)) {
 		struct vl_node *x = vl_node_w(r, n);
