@@ -48,7 +48,7 @@ static void read_stats(const struct vl_region *r, struct volatile_stats *st)
 	st->volatile_bytes = vl_u128_sat(&v);
 	v = vl_u128_load(&c->purged_bytes);
 	st->purged_bytes = vl_u128_sat(&v);
-	st->capacity_ranges = g->node_cap - 1;
+	st->capacity_ranges = g->node_cap - VL_CHUNK;
 	st->capacity_files = g->file_cap - 1;
 	st->purges = __atomic_load_n(&c->purges, __ATOMIC_RELAXED);
 	v = vl_u128_load(&c->purged_total);

@@ -5,10 +5,10 @@
  *   no lock:      guess the file's record (vl_file_probe)
  *   file lock:    check the guess: LIVE, sound, this identity; if it is
  *                 not, find (or make) the record under the region lock
- *     take the file's kept spare node     (file lock only)
+ *     take a node of the file's chunk     (file lock only)
  *     the rules change the tree           (file lock only)
  *     punch, if a MARK merged into a purged range
- *     region lock:  commit: LRU, free nodes, counters, a new kept spare,
+ *     region lock:  commit: LRU, nodes let go into their chunks, counters,
  *                   note who holds the file (MARK)
  *   no lock:      what the purge policy asks of a MARK (policy.h): the
  *                 budget, memory and tmpfs space
@@ -264,7 +264,7 @@ static VL_COLD uint32_t spare_when_full(const struct vl_region *r, uint32_t fi, 
 	 */
 	if ((*lock_err = vl_lock_region(r)) != 0)
 		return n;
-	/* full, it seems: find what killed processes lost, then others' spares */
+	/* full, it seems: find what killed processes lost, then any chunk's IDLE node */
 	found = vl_nodes_sweep(r);
 	if (found > 0)
 		n = vl_node_get(r, fi);

@@ -19,7 +19,7 @@
  *   +--------------------+ hash_off
  *   | uint32_t [H]       |  open-addressing table (dev, ino) -> file index
  *   +--------------------+ nodes_off
- *   | struct vl_node [N] |  one per range, 48 bytes each
+ *   | struct vl_node [N] |  one per range, 48 bytes each, in chunks of four
  *   +--------------------+ procs_off
  *   | struct vl_proc [P] |  the processes that take its locks, 48 bytes each
  *   +--------------------+ region_size
@@ -38,7 +38,7 @@
 
 /* "VOLATILE" read as a little-endian u64 */
 #define VL_MAGIC 0x454c4954414c4f56ull
-#define VL_VERSION 8u /* 2: ashmem state in file records; 3: a spare node per file,
+#define VL_VERSION 9u /* 2: ashmem state in file records; 3: a spare node per file,
 			    records found without the region lock, one mix in a node's sum;
 			    4: the inode's generation in a file's identity, the
 			    library's own locks and table of processes, the
@@ -47,7 +47,8 @@
 			    lock, records kept while empty; 6: the log of the
 			    last purges; 7: tombstones an exact table under
 			    a rising horizon, not a Bloom filter; 8: the file
-			    table hashed by vl_ident_hash */
+			    table hashed by vl_ident_hash; 9: nodes handed
+			    out in chunks of four, a file's own (VL_CHUNK) */
 
 /* ---- ranges ------------------------------------------------------------ */
 
@@ -58,10 +59,26 @@
 #define VL_META_PURGED (1u << 26)
 
 enum vl_node_state {
-	VL_NODE_FREE = 0,    /* on the free list */
+	VL_NODE_FREE = 0,    /* its chunk is on the free list (or being put there) */
 	VL_NODE_PENDING = 1, /* allocated, not yet (or no longer) in a tree */
 	VL_NODE_LIVE = 2,    /* a range in its file's tree */
+	VL_NODE_IDLE = 3,    /* unused, in a chunk that files use (the file it names
+				takes it first) */
 };
+
+/*
+ * Nodes are handed out in chunks: VL_CHUNK consecutive slots from a
+ * multiple of VL_CHUNK, 192 bytes from a 64-byte boundary (the node
+ * array starts on one), so three whole cache lines. A chunk taken from
+ * the region is one file's: its other nodes are that file's spares, and
+ * a chunk goes back only when all its nodes are unused (pool.c). So two
+ * files share no cache line of nodes, and two processes changing two
+ * files write no line in common there (DESIGN 10); only a MARK that finds
+ * the region full takes another file's unused node (vl_spare_steal).
+ * Chunk 0 holds the sentinel and is never handed out.
+ */
+#define VL_CHUNK 4u
+_Static_assert(VL_CHUNK * 48 % 64 == 0, "a chunk is whole cache lines");
 
 /*
  * A volatile range [start, end) of one file. 48 bytes.
@@ -69,10 +86,12 @@ enum vl_node_state {
  * Guarded by the lock of the file it belongs to: everything, as long as
  * the node is its (PENDING or LIVE): start, end, seq, the tree links,
  * prev and next (the file's unpurged ranges in age order), the purged
- * bit. A FREE node belongs to the lock-free free list (pool.c), which
- * chains through next and hands a node out by one compare-and-swap of
- * its meta, FREE -> PENDING. `check` covers start, end, seq, meta and
- * the slot.
+ * bit. An IDLE node is anyone's who turns its meta from IDLE to PENDING
+ * by compare-and-swap (its file's lock holder first). A FREE chunk
+ * belongs to the lock-free free list (pool.c), which chains the chunks'
+ * first nodes through next and hands a chunk out by one compare-and-swap
+ * of its first node's meta, FREE -> PENDING. `check` covers start, end,
+ * seq, meta and the slot.
  */
 struct vl_node {
 	uint64_t start;
@@ -298,8 +317,8 @@ struct vl_file_hdr {
 	uint32_t root;       /* range tree, ordered by start */
 	uint32_t nranges;
 	uint32_t npurged;    /* of which purged */
-	uint32_t spare;      /* PENDING nodes of this file kept for its next changes,
-				chained through next, VL_SPARES at most */
+	uint32_t chunk;      /* the first slot of the chunk (VL_CHUNK) whose IDLE nodes
+				its next changes take; VL_NIL: none */
 	uint32_t lru_head;   /* its oldest unpurged range */
 	uint32_t lru_tail;   /* its newest */
 	uint32_t oldest;     /* lru_head's age, 0 if none: what purgers compare, unlocked */
@@ -479,9 +498,10 @@ struct vl_counters {
 	uint32_t recount_owed;
 	/* the free list of nodes: (tag << 32) | head; the tag defeats ABA */
 	uint64_t node_top __attribute__((aligned(64)));
-	uint32_t node_hwm;   /* node slots [1, hwm) have been used at least once */
+	uint32_t node_hwm;   /* node slots [VL_CHUNK, hwm) have been used at least once:
+				whole chunks */
 	uint32_t node_ready; /* node slots below this have their pages in memory */
-	uint32_t nodes_used;
+	uint32_t nodes_used; /* PENDING and LIVE: not IDLE, not FREE */
 	uint32_t pad1;
 	uint32_t seq __attribute__((aligned(64))); /* last age handed out */
 	uint32_t ranges;     /* live ranges */
