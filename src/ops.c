@@ -504,9 +504,8 @@ static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struc
 	VL_STEP("unmark: file locked");
 	/* read now: finish may free the record; set before it was LIVE, never cleared */
 	tomb = (__atomic_load_n(&f->h.flags, __ATOMIC_RELAXED) & VL_FF_TOMB) != 0;
-	/* a spare taken first: an UNMARK in the middle of a range splits it */
-	spare = vl_spare_take(r, fd.fi);
-	err = vl_ranges_unmark(r, &f->h.root, fd.fi, s, e, spare, &c);
+	/* a spare of the file's chunk taken once it splits a range (most do not) */
+	err = vl_ranges_unmark_taking(r, &f->h.root, fd.fi, s, e, &spare, &c);
 	if (err == -ENOMEM) { /* a split needs a node: get one, then do it all again */
 		spare = get_spare(r, fd.fi, &lock_err);
 		err = spare != VL_NIL ? vl_ranges_unmark(r, &f->h.root, fd.fi, s, e, spare, &c)

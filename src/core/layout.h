@@ -501,7 +501,8 @@ struct vl_counters {
 	uint32_t node_hwm;   /* node slots [VL_CHUNK, hwm) have been used at least once:
 				whole chunks */
 	uint32_t node_ready; /* node slots below this have their pages in memory */
-	uint32_t nodes_used; /* PENDING and LIVE: not IDLE, not FREE */
+	uint32_t nodes_used; /* in chunks in use (VL_CHUNK each): a file's changes
+				within its chunk touch no line of the allocator's */
 	uint32_t pad1;
 	uint32_t seq __attribute__((aligned(64))); /* last age handed out */
 	uint32_t ranges;     /* live ranges */

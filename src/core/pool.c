@@ -94,11 +94,10 @@ static VL_INLINE uint32_t node_init(const struct vl_region *r, uint32_t n, uint3
 	x->left = x->right = x->parent = x->prev = x->next = VL_NIL;
 	x->meta = vl_meta(file, VL_NODE_PENDING, 0);
 	vl_node_seal_at(x, n);
-	__atomic_fetch_add(&vl_counters(r)->nodes_used, 1, __ATOMIC_RELAXED);
 	return n;
 }
 
-/* Node n, ours, emptied and stored with meta m (sealed unless FREE: the list's). */
+/* Node n, ours, emptied and stored with meta m (unsealed: FREE or IDLE, unused). */
 static VL_INLINE void node_clear(const struct vl_region *r, uint32_t n, uint32_t m)
 {
 	struct vl_node *x = &r->nodes[n];
@@ -106,9 +105,7 @@ static VL_INLINE void node_clear(const struct vl_region *r, uint32_t n, uint32_t
 	x->start = x->end = 0;
 	x->seq = x->check = 0;
 	x->left = x->right = x->parent = x->prev = x->next = VL_NIL;
-	x->meta = m;
-	if ((m & VL_META_STATE_MASK) != 0)
-		vl_node_seal_at(x, n);
+	__atomic_store_n(&x->meta, m, __ATOMIC_RELEASE);
 }
 
 /*
@@ -134,6 +131,8 @@ static uint32_t chunk_give(const struct vl_region *r, uint32_t c, uint32_t file)
 	}
 	if (file != VL_NIL && file < r->file_cap)
 		__atomic_store_n(&r->files[file].h.chunk, c, __ATOMIC_RELAXED);
+	/* counted by the chunk: a file's changes within it touch no shared line */
+	__atomic_fetch_add(&vl_counters(r)->nodes_used, VL_CHUNK, __ATOMIC_RELAXED);
 	return node_init(r, c, file);
 }
 
@@ -301,6 +300,7 @@ static int chunk_reclaim(const struct vl_region *r, uint32_t c)
 	VL_STEP("chunk_free: taken, not free");
 	for (k = 1; k < VL_CHUNK; k++)
 		node_clear(r, c + k, vl_meta(0, VL_NODE_FREE, 0));
+	__atomic_fetch_sub(&vl_counters(r)->nodes_used, VL_CHUNK, __ATOMIC_RELAXED);
 	return 1;
 }
 
@@ -311,11 +311,20 @@ static void chunk_release(const struct vl_region *r, uint32_t c)
 		chunk_push(r, c);
 }
 
-/* Node n, PENDING and ours, made an IDLE node of fi. */
+/*
+ * Node n, PENDING and ours, made an IDLE node of fi: emptied first, so
+ * whoever takes it next (IDLE -> PENDING) finds it clean. Not sealed: no
+ * one reads an unused node's sum, and every field is written (and the
+ * node sealed) before it is used, as a spare's always were.
+ */
 static VL_INLINE void node_idle(const struct vl_region *r, uint32_t n, uint32_t fi)
 {
-	node_clear(r, n, vl_meta(fi, VL_NODE_IDLE, 0));
-	__atomic_fetch_sub(&vl_counters(r)->nodes_used, 1, __ATOMIC_RELAXED);
+	struct vl_node *x = &r->nodes[n];
+
+	x->start = x->end = 0;
+	x->seq = x->check = 0;
+	x->left = x->right = x->parent = x->prev = x->next = VL_NIL;
+	__atomic_store_n(&x->meta, vl_meta(fi, VL_NODE_IDLE, 0), __ATOMIC_RELEASE);
 }
 
 /*
@@ -414,7 +423,7 @@ uint32_t vl_nodes_sweep(const struct vl_region *r)
 
 /* ---- a file's unpurged ranges in age order (its lock held) ---- */
 
-static VL_INLINE void spare_keep(const struct vl_region *r, uint32_t fi, uint32_t n);
+static VL_INLINE void keep_idle(const struct vl_region *r, uint32_t fi, uint32_t n);
 
 /*
  * The commit's helpers are inline into vl_commit (VL_INLINE), with the
@@ -706,24 +715,29 @@ static VL_INLINE void let_go(const struct vl_region *r, uint32_t fi, uint32_t n)
 {
 	struct vl_node *x = vl_node_w(r, n);
 
-	if (x == NULL || vl_node_state(x) == VL_NODE_FREE)
+	if (x == NULL || vl_node_state(x) == VL_NODE_FREE || vl_node_state(x) == VL_NODE_IDLE)
 		return;
 	lru_unlink(r, fi, n);
 	if (vl_node_state(x) == VL_NODE_LIVE && vl_node_file(x) == fi) {
-		/*
-		 * Empty, as a new node is: a spare made LIVE by a change that is
-		 * cut off before its extent is written must read as nothing to
-		 * a repair (start >= end: freed), never as the extent it had in
-		 * an earlier life, maybe of bytes nobody marked in this file.
-		 */
 		x->meta = vl_meta(fi, VL_NODE_PENDING, 0);
 		VL_STEP("commit: a node made pending, not emptied");
-		x->start = x->end = 0;
-		x->seq = 0;
-		x->left = x->right = x->parent = VL_NIL;
-		vl_node_seal_at(x, n);
 	}
-	spare_keep(r, fi, n);
+	if (x->meta != vl_meta(fi, VL_NODE_PENDING, 0) || fi >= r->file_cap) {
+		vl_node_free(r, n);
+		return;
+	}
+	/*
+	 * Emptied, as a new node is: a spare made LIVE by a change that is
+	 * cut off before its extent is written must read as nothing to a
+	 * repair (start >= end: freed), never as the extent it had in an
+	 * earlier life, maybe of bytes nobody marked in this file. A spare the
+	 * change did not use has no extent, and is as it was taken: empty.
+	 */
+	if (x->end != 0)
+		node_idle(r, n, fi);
+	else
+		__atomic_store_n(&x->meta, vl_meta(fi, VL_NODE_IDLE, 0), __ATOMIC_RELEASE);
+	keep_idle(r, fi, n);
 }
 
 void vl_commit(const struct vl_region *r, uint32_t fi, const struct vl_change *c,
@@ -951,12 +965,22 @@ uint32_t vl_file_create(const struct vl_region *r, const struct vl_ident *id, in
 static VL_INLINE uint32_t spare_take(const struct vl_region *r, uint32_t fi)
 {
 	uint32_t c = __atomic_load_n(&vl_file_at(r, fi)->h.chunk, __ATOMIC_RELAXED);
+	uint32_t idle = vl_meta(fi, VL_NODE_IDLE, 0);
+	struct vl_node *x;
 
+	/* a whole chunk: node_cap is one of whole chunks (vl_geometry_check) */
 	if (!chunk_ok(r, c))
 		return VL_NIL;
-	for (uint32_t k = 0; k < VL_CHUNK; k++)
-		if (take_idle(r, c + k, fi, fi))
-			return node_init(r, c + k, fi);
+	x = &r->nodes[c];
+	/* an IDLE node is empty already (node_idle): only its meta changes */
+	for (uint32_t k = 0; k < VL_CHUNK; k++) {
+		uint32_t m = idle;
+
+		if (__atomic_load_n(&x[k].meta, __ATOMIC_RELAXED) == idle &&
+		    __atomic_compare_exchange_n(&x[k].meta, &m, vl_meta(fi, VL_NODE_PENDING, 0), 0,
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			return c + k;
+	}
 	return VL_NIL;
 }
 
@@ -984,25 +1008,29 @@ static VL_INLINE int chunk_has_idle(const struct vl_region *r, uint32_t c, uint3
  * and go keeps reusing its nodes), and goes back to the region if that
  * left it wholly unused; otherwise it waits for its other nodes.
  */
-static VL_INLINE void spare_keep(const struct vl_region *r, uint32_t fi, uint32_t n)
+static VL_INLINE void keep_idle(const struct vl_region *r, uint32_t fi, uint32_t n)
 {
 	struct vl_file *f = vl_file_at(r, fi);
-	uint32_t c = chunk_of(n), mine;
+	uint32_t c = chunk_of(n), mine = __atomic_load_n(&f->h.chunk, __ATOMIC_RELAXED);
 
-	if (n < VL_CHUNK || n >= r->node_cap || fi == VL_NIL || fi >= r->file_cap ||
-	    __atomic_load_n(&r->nodes[n].meta, __ATOMIC_RELAXED) !=
-		    vl_meta(fi, VL_NODE_PENDING, 0)) {
-		vl_node_free(r, n);
-		return;
-	}
-	node_idle(r, n, fi);
-	mine = __atomic_load_n(&f->h.chunk, __ATOMIC_RELAXED);
 	if (c == mine)
 		return;
 	if (!chunk_has_idle(r, mine, fi))
 		__atomic_store_n(&f->h.chunk, c, __ATOMIC_RELAXED);
 	else
 		chunk_release(r, c);
+}
+
+static VL_INLINE void spare_keep(const struct vl_region *r, uint32_t fi, uint32_t n)
+{
+	if (n >= r->node_cap || fi == VL_NIL || fi >= r->file_cap ||
+	    __atomic_load_n(&r->nodes[n].meta, __ATOMIC_RELAXED) !=
+		    vl_meta(fi, VL_NODE_PENDING, 0)) {
+		vl_node_free(r, n);
+		return;
+	}
+	node_idle(r, n, fi);
+	keep_idle(r, fi, n);
 }
 
 void vl_spare_keep(const struct vl_region *r, uint32_t fi, uint32_t n)

@@ -134,6 +134,22 @@ static inline uint32_t *th_root(const struct vl_region *r, uint32_t fi)
  * from the pool, so the node counters see it).
  */
 /*
+ * Nodes in use below the mark: PENDING or LIVE. (The region's nodes_used
+ * counts the nodes of chunks in use, IDLE ones too: VL_CHUNK a chunk.)
+ */
+static inline uint32_t th_in_use(const struct vl_region *r)
+{
+	uint32_t hwm = r->hdr->c.node_hwm < r->node_cap ? r->hdr->c.node_hwm : r->node_cap, k = 0;
+
+	for (uint32_t n = VL_CHUNK; n < hwm; n++) {
+		unsigned st = vl_node_state(&r->nodes[n]);
+
+		k += st == VL_NODE_PENDING || st == VL_NODE_LIVE;
+	}
+	return k;
+}
+
+/*
  * A PENDING node of fi as the runtime gets one (ops.c get_spare): its
  * chunk's, a new chunk's, else (the region full) a sweep's, else an IDLE
  * node of another chunk (vl_spare_steal). VL_NIL: none left.

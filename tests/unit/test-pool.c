@@ -55,8 +55,9 @@ START_TEST(test_alloc_lowest_first)
 		ck_assert_uint_eq(vl_node_state(x), VL_NODE_PENDING);
 		ck_assert_uint_eq(vl_node_file(x), 3);
 		ck_assert_int_eq(vl_node_purged(x), 0);
-		ck_assert_uint_eq(x->check, vl_node_sum(r, x));
-		ck_assert_uint_eq(c->nodes_used, i - VL_CHUNK + 1);
+		if (i % VL_CHUNK == 0) /* the others were sealed IDLE: written whole before use */
+			ck_assert_uint_eq(x->check, vl_node_sum(r, x));
+		ck_assert_uint_eq(th_in_use(r), i - VL_CHUNK + 1);
 		ck_assert_uint_eq(c->node_hwm, i - i % VL_CHUNK + VL_CHUNK); /* whole chunks */
 		ck_assert_uint_eq(vl_file_at(r, 3)->h.chunk, i - i % VL_CHUNK);
 		ck_assert_uint_eq(count_spares(r, 3), VL_CHUNK - 1 - i % VL_CHUNK);
@@ -65,7 +66,7 @@ START_TEST(test_alloc_lowest_first)
 	/* full */
 	ck_assert_uint_eq(vl_node_alloc(r, 3), VL_NIL);
 	ck_assert_uint_eq(vl_node_alloc(r, 2), VL_NIL);
-	ck_assert_uint_eq(c->nodes_used, 16);
+	ck_assert_uint_eq(th_in_use(r), 16);
 	ck_assert_uint_eq(c->node_hwm, r->node_cap);
 	ck_assert(th_sentinel_zero(r));
 	th_region_fini(&t);
@@ -98,7 +99,7 @@ START_TEST(test_free_list_reuse)
 	ck_assert_uint_eq(vl_node_file(vl_node_at(r, 5)), 1);
 	ck_assert_uint_eq(vl_node_at(r, 5)->start, 0);
 	ck_assert_uint_eq(vl_node_at(r, 5)->prev, 0);
-	ck_assert_uint_eq(c->nodes_used, 3 * VL_CHUNK - 1);
+	ck_assert_uint_eq(th_in_use(r), 3 * VL_CHUNK - 1);
 	ck_assert_uint_eq(free_head(c), VL_NIL); /* the others of its chunk are in use */
 	/* a double free, or a free of nothing, changes nothing */
 	vl_node_free(r, 5);
@@ -106,7 +107,7 @@ START_TEST(test_free_list_reuse)
 	vl_node_free(r, 1);
 	vl_node_free(r, r->node_cap);
 	vl_node_free(r, UINT32_MAX);
-	ck_assert_uint_eq(c->nodes_used, 3 * VL_CHUNK - 1);
+	ck_assert_uint_eq(th_in_use(r), 3 * VL_CHUNK - 1);
 	ck_assert(th_sentinel_zero(r));
 	vl_node_free(r, 4);
 	vl_node_free(r, 6);
@@ -118,7 +119,7 @@ START_TEST(test_free_list_reuse)
 		vl_node_free(r, i); /* the file's chunk: kept, IDLE */
 	ck_assert_uint_eq(free_head(c), VL_CHUNK);
 	ck_assert_uint_eq(count_spares(r, 1), VL_CHUNK);
-	ck_assert_uint_eq(c->nodes_used, VL_CHUNK);
+	ck_assert_uint_eq(th_in_use(r), VL_CHUNK);
 	/* the freed chunk comes back before the high-water mark grows, to another file */
 	ck_assert_uint_eq(vl_node_alloc(r, 2), VL_CHUNK);
 	ck_assert_uint_eq(vl_file_at(r, 2)->h.chunk, VL_CHUNK);
@@ -170,7 +171,7 @@ START_TEST(test_corrupt_free_head)
 	vl_node_free(r, 3 * VL_CHUNK);
 	ck_assert_uint_eq(free_head(c), 3 * VL_CHUNK);
 	ck_assert_uint_eq(vl_nodes_sweep(r), 2 * VL_CHUNK);
-	ck_assert_uint_eq(c->nodes_used, VL_CHUNK + 1);
+	ck_assert_uint_eq(th_in_use(r), VL_CHUNK + 1);
 	ck_assert_uint_eq(free_head(c), 3 * VL_CHUNK);
 	ck_assert_uint_eq(vl_node_alloc(r, 2), 3 * VL_CHUNK);
 	ck_assert_uint_eq(vl_node_alloc(r, 3), VL_CHUNK);
@@ -211,7 +212,7 @@ START_TEST(test_alloc_below)
 	vl_nodes_sweep(r); /* the chunk no file has, unused, back */
 	ck_assert_uint_eq(vl_node_alloc_below(r, 3, 1), 2 * VL_CHUNK);
 	ck_assert_uint_eq(vl_node_file(vl_node_at(r, 2 * VL_CHUNK)), 3);
-	ck_assert_uint_eq(c->nodes_used, 3);
+	ck_assert_uint_eq(th_in_use(r), 3);
 	th_region_fini(&t);
 }
 END_TEST
@@ -255,7 +256,7 @@ START_TEST(test_node_take_ready)
 	ck_assert_int_eq(ready_seen.calls, 1);
 	ck_assert_uint_eq(c->node_ready, 0);
 	ck_assert_uint_eq(c->node_hwm, VL_CHUNK);
-	ck_assert_uint_eq(c->nodes_used, 0);
+	ck_assert_uint_eq(th_in_use(r), 0);
 
 	ready_seen.fail = 0;
 	ck_assert_uint_eq(vl_node_take(r, 1, fake_make_ready), VL_CHUNK);
@@ -459,7 +460,8 @@ START_TEST(test_alloc_concurrent)
 	}
 	for (n = VL_CHUNK; n < c->node_hwm; n++)
 		ck_assert_msg(seen[n], "node %u is nowhere: lost", n);
-	ck_assert_uint_eq(c->nodes_used, nheld);
+	ck_assert_uint_eq(th_in_use(x->r), nheld);
+	ck_assert_uint_eq(c->nodes_used + nfree + VL_CHUNK, c->node_hwm); /* chunks in use */
 	ck_assert_uint_eq(nheld + nfree + nidle + VL_CHUNK, c->node_hwm);
 	ck_assert(th_sentinel_zero(x->r));
 	th_region_fini(&x->t);
@@ -515,7 +517,7 @@ START_TEST(test_alloc_random)
 			used[n] = 0;
 			nused--;
 		}
-		th_check(c->nodes_used == nused);
+		th_check(th_in_use(r) == nused);
 	}
 	for (uint32_t k = VL_CHUNK; k < c->node_hwm; k += VL_CHUNK)
 		for (uint32_t n = k + 1; n < k + VL_CHUNK; n++)
@@ -1241,8 +1243,8 @@ static uint32_t count_spares(const struct vl_region *r, uint32_t fi)
 /*
  * Everything about the nodes, ages and totals that commits keep:
  *  - every node slot below the mark in exactly one place: a range in the
- *    tree of a file, IDLE (sound, empty) in a chunk in use, or in a chunk
- *    on the free list (FREE); nodes_used the first; a chunk in use holds
+ *    tree of a file, IDLE (empty) in a chunk in use, or in a chunk
+ *    on the free list (FREE); nodes_used those of chunks in use; a chunk in use holds
  *    one file's nodes;
  *  - each file's age order exactly its unpurged ranges, oldest first
  *    (wrap-aware), linked both ways, lru_tail its last, `oldest` its
@@ -1253,7 +1255,7 @@ static uint32_t count_spares(const struct vl_region *r, uint32_t fi)
  * nothing frees their nodes.)
  */
 /*
- * The chunks in use below the mark: their IDLE nodes sound and empty
+ * The chunks in use below the mark: their IDLE nodes empty
  * (marked 3 in where), none FREE, all naming one file.
  */
 static void check_chunks(const struct vl_region *r, unsigned char *where)
@@ -1276,8 +1278,7 @@ static void check_chunks(const struct vl_region *r, unsigned char *where)
 				continue;
 			ck_assert_msg(!where[n], "idle node %u seen before", n);
 			where[n] = 3;
-			ck_assert_uint_eq(x->check, vl_node_sum(r, x));
-			ck_assert(x->start == 0 && x->end == 0);
+			ck_assert(x->start == 0 && x->end == 0); /* empty; unsealed */
 		}
 	}
 }
@@ -1286,7 +1287,7 @@ static void check_pool(const struct vl_region *r)
 {
 	const struct vl_counters *c = &r->hdr->c;
 	unsigned char *where = calloc(1, r->node_cap);
-	uint32_t now = c->seq, hwm = vl_file_hwm(r), used = 0, ranges = 0, purged = 0;
+	uint32_t now = c->seq, hwm = vl_file_hwm(r), used = 0, ranges = 0, purged = 0, nfree = 0;
 	uint32_t gold = 0, best_age = 0, n;
 	int any = 0, best = 0;
 	struct vl_u128 vb = { 0, 0 }, pb = { 0, 0 };
@@ -1368,10 +1369,13 @@ static void check_pool(const struct vl_region *r)
 			ck_assert(node_is_zero_free(r, i));
 		}
 	}
-	for (n = VL_CHUNK; n < c->node_hwm; n++)
+	for (n = VL_CHUNK; n < c->node_hwm; n++) {
 		ck_assert_msg(where[n], "node %u (meta %#x) is nowhere: lost", n,
 			      vl_node_at(r, n)->meta);
-	ck_assert_uint_eq(c->nodes_used, used);
+		nfree += where[n] == 4;
+	}
+	ck_assert_uint_eq(th_in_use(r), used);
+	ck_assert_uint_eq(c->nodes_used + nfree + VL_CHUNK, c->node_hwm); /* chunks in use */
 	ck_assert_uint_eq(c->ranges, ranges);
 	ck_assert_uint_eq(c->ranges_purged, purged);
 	th_counts_eq(c->volatile_bytes, vb);
@@ -1407,23 +1411,23 @@ START_TEST(test_commit_keeps_unused_spare)
 	r = &t.r;
 	fi = th_file_new(r, 1, 1);
 	pmark(r, fi, 0, 10);
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 1);
+	ck_assert_uint_eq(th_in_use(r), 1);
 	ck_assert_uint_eq(count_spares(r, fi), VL_CHUNK - 1);
 	pmark(r, fi, 5, 20); /* merges: the spare is not used, but kept */
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 1);
+	ck_assert_uint_eq(th_in_use(r), 1);
 	ck_assert_uint_eq(count_spares(r, fi), VL_CHUNK - 1);
 	pmark(r, fi, 2, 3); /* inside: a kept one taken and kept again */
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 1);
+	ck_assert_uint_eq(th_in_use(r), 1);
 	ck_assert_uint_eq(r->hdr->c.seq, 2);
 	check_pool(r);
 	pmark(r, fi, 30, 40); /* a kept one used: no new chunk */
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 2);
+	ck_assert_uint_eq(th_in_use(r), 2);
 	ck_assert_uint_eq(r->hdr->c.node_hwm, 2 * VL_CHUNK);
 	ck_assert_uint_eq(count_spares(r, fi), VL_CHUNK - 2);
 	ck_assert_int_eq(punmark(r, fi, 0, 100), 0);
 	/* both ranges' nodes kept IDLE in the file's chunk */
 	ck_assert_uint_eq(count_spares(r, fi), VL_CHUNK);
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 0);
+	ck_assert_uint_eq(th_in_use(r), 0);
 	ck_assert_uint_eq(r->hdr->c.ranges, 0);
 	th_count_eq(r->hdr->c.volatile_bytes, 0);
 	ck_assert_uint_eq(vl_file_at(r, fi)->h.lru_head, VL_NIL);
@@ -1670,10 +1674,10 @@ START_TEST(test_spare_keep_take)
 	for (uint32_t k = 0; k < VL_CHUNK; k++) /* its chunk's nodes, lowest first */
 		ck_assert_uint_eq(vl_spare_take(r, a), n + k);
 	ck_assert_uint_eq(vl_spare_take(r, a), VL_NIL);
-	ck_assert_uint_eq(r->hdr->c.nodes_used, VL_CHUNK);
+	ck_assert_uint_eq(th_in_use(r), VL_CHUNK);
 	for (uint32_t k = 0; k < VL_CHUNK; k++)
 		vl_spare_keep(r, a, n + k);
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 0);
+	ck_assert_uint_eq(th_in_use(r), 0);
 	ck_assert_uint_eq(count_spares(r, a), VL_CHUNK); /* its chunk stays its own */
 
 	/* what a scribble could leave there is never handed out */
@@ -1727,7 +1731,7 @@ START_TEST(test_spare_freed_with_record)
 	r = &t.r;
 	a = th_file_new(r, 1, 1);
 	n = keep_new_spare(r, a);
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 0);
+	ck_assert_uint_eq(th_in_use(r), 0);
 	vl_file_release(r, a);
 	ck_assert_uint_eq(free_head(&r->hdr->c), n); /* the chunk went back */
 	for (uint32_t k = 0; k < VL_CHUNK; k++)
@@ -1756,10 +1760,10 @@ START_TEST(test_spare_freed_by_repair)
 	pmark(r, a, 0, 10);
 	n = vl_spare_take(r, a); /* held by a holder that dies */
 	ck_assert_uint_ne(n, VL_NIL);
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 2);
+	ck_assert_uint_eq(th_in_use(r), 2);
 	vl_file_repair(r, a);
 	ck_assert_uint_eq(vl_node_state(vl_node_at(r, n)), VL_NODE_IDLE);
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 1);
+	ck_assert_uint_eq(th_in_use(r), 1);
 	ck_assert_uint_eq(vl_file_at(r, a)->h.nranges, 1);
 	ck_assert_uint_eq(vl_file_at(r, a)->h.chunk, VL_CHUNK);
 	ck_assert_uint_eq(count_spares(r, a), VL_CHUNK - 1);
@@ -1857,11 +1861,53 @@ START_TEST(test_chunk_kept_or_back)
 	ck_assert_uint_eq(k, first);
 	ck_assert_int_eq(vl_ranges_clear(r, th_root(r, fi), fi, &c), 0);
 	vl_commit(r, fi, &c, k);
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 0);
+	ck_assert_uint_eq(th_in_use(r), 0);
 	k = vl_file_at(r, fi)->h.chunk;
 	ck_assert(k == first || k == 3 * VL_CHUNK);
 	ck_assert_uint_eq(count_spares(r, fi), VL_CHUNK);
 	ck_assert_uint_eq(free_head(&r->hdr->c), k == first ? 3 * VL_CHUNK : first);
+	check_pool(r);
+	th_region_fini(&t);
+}
+END_TEST
+
+/*
+ * An UNMARK takes a node of the file's chunk only when it splits a range
+ * (vl_ranges_unmark_taking): before anything changes, and none otherwise.
+ */
+START_TEST(test_unmark_takes_spare_to_split)
+{
+	struct th_region t;
+	const struct vl_region *r;
+	uint32_t fi, spare;
+	struct vl_change c;
+
+	th_region_init(&t, 16, 4);
+	r = &t.r;
+	fi = th_file_new(r, 1, 1);
+	pmark(r, fi, 0, 100);
+	pmark(r, fi, 200, 300);
+	ck_assert_uint_eq(count_spares(r, fi), VL_CHUNK - 2);
+	/* the end of a range: no split, no spare */
+	ck_assert_int_eq(vl_ranges_unmark_taking(r, th_root(r, fi), fi, 250, 300, &spare, &c), 0);
+	ck_assert_uint_eq(spare, VL_NIL);
+	vl_commit(r, fi, &c, spare);
+	ck_assert_uint_eq(count_spares(r, fi), VL_CHUNK - 2);
+	/* the middle: a spare of its chunk, in the tree as the right half */
+	ck_assert_int_eq(vl_ranges_unmark_taking(r, th_root(r, fi), fi, 40, 60, &spare, &c), 0);
+	ck_assert_uint_ne(spare, VL_NIL);
+	ck_assert_uint_eq(spare / VL_CHUNK, vl_file_at(r, fi)->h.chunk / VL_CHUNK);
+	ck_assert_uint_eq(c.split, spare);
+	vl_commit(r, fi, &c, spare);
+	ck_assert_uint_eq(vl_file_at(r, fi)->h.nranges, 3);
+	ck_assert_uint_eq(count_spares(r, fi), VL_CHUNK - 3);
+	/* the chunk spent: -ENOMEM, nothing changed */
+	pmark(r, fi, 400, 500);
+	ck_assert_uint_eq(count_spares(r, fi), 0);
+	ck_assert_int_eq(vl_ranges_unmark_taking(r, th_root(r, fi), fi, 410, 420, &spare, &c),
+			 -ENOMEM);
+	ck_assert_uint_eq(spare, VL_NIL);
+	ck_assert_uint_eq(vl_file_at(r, fi)->h.nranges, 4);
 	check_pool(r);
 	th_region_fini(&t);
 }
@@ -2154,7 +2200,7 @@ START_TEST(test_rebuild)
 	build_pool(r, seq0[_i], &rng, files);
 	ck_assert_uint_gt(r->hdr->c.ranges_purged, 3);
 	ck_assert_uint_gt(r->hdr->c.ranges - r->hdr->c.ranges_purged, 10);
-	ck_assert_uint_lt(r->hdr->c.nodes_used + 1, r->hdr->c.node_hwm); /* some free slots */
+	ck_assert_uint_lt(th_in_use(r) + VL_CHUNK, r->hdr->c.node_hwm); /* some unused slots */
 	if (seq0[_i] != 0) /* the ages wrapped around 2^32 during the build */
 		ck_assert_uint_lt(r->hdr->c.seq, 1000);
 	/* the twins: both LIVE, both with ranges, each found as itself */
@@ -2267,7 +2313,7 @@ START_TEST(test_repair_age_order)
 		/* the spares it held are unused again: IDLE, or their chunk back in the region */
 		ck_assert_uint_ne(vl_node_state(vl_node_at(r, orphan[0])), VL_NODE_PENDING);
 		ck_assert_uint_ne(vl_node_state(vl_node_at(r, orphan[1])), VL_NODE_PENDING);
-		ck_assert_uint_eq(r->hdr->c.nodes_used, r->hdr->c.ranges);
+		ck_assert_uint_eq(th_in_use(r), r->hdr->c.ranges);
 		k = vl_rb_check(r, f->h.root, v);
 		ck_assert_int_eq(k, nr);
 		/* the same ranges, with their ages */
@@ -2528,7 +2574,7 @@ START_TEST(test_rebuild_clamps_hwm)
 	vl_pool_rebuild(r);
 	ck_assert_uint_eq(r->hdr->c.node_hwm, UINT32_MAX);
 	ck_assert_uint_eq(r->hdr->c.file_hwm, 1);
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 2);
+	ck_assert_uint_eq(th_in_use(r), 2);
 	vl_file_at(r, fi)->h.chunk = VL_NIL; /* its IDLE nodes aside: the region's alone */
 	ck_assert_uint_eq(vl_node_alloc(r, fi), VL_NIL);
 	/* file slots above the clamped mark are not looked at; the totals are left */
@@ -2536,7 +2582,7 @@ START_TEST(test_rebuild_clamps_hwm)
 	ck_assert_uint_eq(r->hdr->c.ranges, 2);
 	th_count_eq(r->hdr->c.volatile_bytes, 20);
 	r->hdr->c.file_hwm = 2;
-	r->hdr->c.node_hwm = 3;
+	r->hdr->c.node_hwm = 2 * VL_CHUNK; /* the true marks again */
 	vl_pool_rebuild(r);
 	ck_assert_uint_eq(r->hdr->c.files_used, 1);
 	ck_assert_uint_eq(r->hdr->c.ranges, 2);
@@ -2626,7 +2672,7 @@ START_TEST(test_repair_corrects_totals)
 	ck_assert_uint_eq(r->hdr->c.ranges_purged, 1);
 	th_counts_eq(r->hdr->c.volatile_bytes, vb);
 	th_count_eq(r->hdr->c.purged_bytes, 10);
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 4); /* the nodes are all there */
+	ck_assert_uint_eq(th_in_use(r), 4); /* the nodes are all there */
 	ck_assert_uint_eq(r->hdr->c.files_used, 2);
 	/* [0,10)P [25,30)U [40,50)U: the file and the region count them */
 	vl_file_repair(r, fi);
@@ -3012,6 +3058,7 @@ static Suite *pool_suite(void)
 	tcase_add_test(tc, test_spare_keep_take);
 	tcase_add_test(tc, test_chunk_kept_or_back);
 	tcase_add_test(tc, test_chunks_share_no_line);
+	tcase_add_test(tc, test_unmark_takes_spare_to_split);
 	tcase_add_test(tc, test_spare_used);
 	tcase_add_test(tc, test_spare_freed_with_record);
 	tcase_add_test(tc, test_spare_freed_by_repair);

@@ -178,7 +178,7 @@ START_TEST(test_overlap_merge)
 	 * and in the range's own (VL_CHUNK - 1); a chunk left wholly unused goes back
 	 */
 	ck_assert_uint_le(spares(w), 2 * VL_CHUNK - 1);
-	ck_assert_uint_eq(w->r->hdr->c.nodes_used, 1);
+	ck_assert_uint_eq(th_in_use(w->r), 1);
 	/* and every node below the mark is used, IDLE or in a free chunk */
 	ck_assert_uint_eq(VL_CHUNK + 1 + spares(w) + VL_CHUNK * free_chunks(w->r),
 			  w->r->hdr->c.node_hwm);
@@ -439,7 +439,7 @@ START_TEST(test_unmark_trim_and_result)
 	expect(w, 0, "");
 	/* no range left: nothing used; file 0 keeps its chunk's nodes IDLE, the rest went back */
 	ck_assert_uint_le(spares(w), VL_CHUNK);
-	ck_assert_uint_eq(w->r->hdr->c.nodes_used, 0);
+	ck_assert_uint_eq(th_in_use(w->r), 0);
 	world_free(w);
 }
 END_TEST
@@ -459,7 +459,7 @@ START_TEST(test_purge_merges_neighbours)
 	expect(w, 0, "0-30p");
 	ck_assert_uint_eq(w->r->hdr->c.ranges, 1);
 	ck_assert_uint_eq(w->r->hdr->c.ranges_purged, 1);
-	ck_assert_uint_eq(w->r->hdr->c.nodes_used, 1);
+	ck_assert_uint_eq(th_in_use(w->r), 1);
 	purge_at(w, 0, 0); /* purging it again changes nothing */
 	expect(w, 0, "0-30p");
 	world_free(w);
@@ -527,7 +527,7 @@ START_TEST(test_enomem_mark)
 	ck_assert_uint_eq(w->cap, VL_MIN_RANGES);
 	for (i = 0; i < VL_MIN_RANGES; i++)
 		ck_assert_int_eq(do_mark(w, 0, 10 * i, 10 * i + 5), 0);
-	ck_assert_uint_eq(w->r->hdr->c.nodes_used, VL_MIN_RANGES);
+	ck_assert_uint_eq(th_in_use(w->r), VL_MIN_RANGES);
 	ck_assert_uint_eq(vl_node_alloc(w->r, fi), VL_NIL);
 	/* a disjoint mark needs a node: */
 	world_snapshot(w);

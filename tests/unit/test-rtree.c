@@ -260,7 +260,7 @@ START_TEST(test_sequential)
 		rt_verify(&x, &rng, 0);
 	}
 	ck_assert_uint_eq(*x.root, VL_NIL);
-	ck_assert_uint_eq(x.r->hdr->c.nodes_used, 0);
+	ck_assert_uint_eq(th_in_use(x.r), 0);
 	rt_fini(&x);
 }
 END_TEST
@@ -289,7 +289,7 @@ static void random_run(uint64_t rng, int near)
 		rt_verify(&x, &rng, step % 997 == 0);
 	}
 	/* the pool saw every node come and go */
-	ck_assert_uint_eq(x.r->hdr->c.nodes_used, (uint32_t)x.count);
+	ck_assert_uint_eq(th_in_use(x.r), (uint32_t)x.count);
 	rt_verify(&x, &rng, 1);
 	rt_fini(&x);
 }
