@@ -1061,9 +1061,11 @@ uint32_t vl_spare_steal(const struct vl_region *r, uint32_t to)
 
 		if ((m & VL_META_STATE_MASK) >> VL_META_STATE_SHIFT != VL_NODE_IDLE)
 			continue;
+		if (!take_idle(r, n, m & VL_META_FILE_MASK, to))
+			continue;
+		/* PENDING of `to`, not yet emptied and sealed: its repair frees it */
 		VL_STEP("spare_steal: taken, not given");
-		if (take_idle(r, n, m & VL_META_FILE_MASK, to))
-			return node_init(r, n, to);
+		return node_init(r, n, to);
 	}
 	return VL_NIL;
 }
