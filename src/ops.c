@@ -358,7 +358,7 @@ static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, 
 		__atomic_store_n(&f->h.alive_at, now, __ATOMIC_RELAXED);
 	if (m == NULL)
 		return;
-	m->over_budget = vl_over_budget(r);
+	m->over_budget = vl_over_budget(r, fi);
 	if (!holder_known(f, &m->holder, m->st) ||
 	    (m->st->nlink != 0 && f->h.path_len == 0 && !(f->h.flags & VL_FF_PATH_TRIED)))
 		note_marker(r, f, m);

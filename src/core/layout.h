@@ -21,7 +21,7 @@
  *   +--------------------+ nodes_off
  *   | struct vl_node [N] |  one per range, 48 bytes each, in chunks of four
  *   +--------------------+ procs_off
- *   | struct vl_proc [P] |  the processes that take its locks, 48 bytes each
+ *   | struct vl_proc [P] |  the processes that take its locks, 64 bytes each
  *   +--------------------+ region_size
  *
  * The file is sparse and the allocators hand out the lowest unused slots
@@ -168,6 +168,15 @@ struct vl_lock {
  * while taken (| VL_PROC_DONE once the rest is written); the token alone
  * when free, so that the next taker of the slot gives it a new
  * generation and a dead holder's lock words name nobody alive.
+ *
+ * d_*: changes of the region's totals made by commits under a lock that
+ * names this slot and not yet folded into them (core/pool.c, DESIGN 10),
+ * so that processes working on different files write no shared line. Only
+ * ever changed by atomic operations: the owner's adds, and a fold's or a
+ * recount's exchange with 0, by whoever makes it. They belong to no one
+ * in particular: a dead process's stay, counted by every exact reader,
+ * until its slot's next owner folds them or a recount counts them in.
+ * One cache line a process.
  */
 struct vl_proc {
 	uint32_t tag;
@@ -176,8 +185,11 @@ struct vl_proc {
 	uint64_t stack;     /* where its stack starts: set anew by each exec (0: unknown) */
 	uint64_t procdev;   /* the /proc it saw itself in: only that /proc may judge it */
 	uint64_t timens;    /* its time namespace, which shifts start times */
-	uint64_t pad;
-};
+	int64_t d_vbytes;   /* unfolded: bytes in unpurged ranges */
+	int64_t d_pbytes;   /* ... bytes in purged ranges */
+	int32_t d_ranges;   /* ... ranges */
+	int32_t d_purged;   /* ... purged ranges */
+} __attribute__((aligned(64)));
 
 #define VL_PROC_LIVE 0x80000000u
 #define VL_PROC_DONE 0x40000000u
@@ -507,7 +519,13 @@ struct vl_counters {
 	uint32_t seq __attribute__((aligned(64))); /* last age handed out */
 	uint32_t ranges;     /* live ranges */
 	uint32_t ranges_purged;
-	uint32_t pad2;
+	/*
+	 * 1: every commit counts on these totals, none in its process's slot
+	 * (pool.c): set for good by the first process with a budget, whose
+	 * MARKs need them exact (lock.c vl_totals_share). On this line, which
+	 * a commit writes anyway (seq), so reading it costs no other line.
+	 */
+	uint32_t shared_totals;
 	struct vl_u128 volatile_bytes; /* the sum of the files' vbytes */
 	struct vl_u128 purged_bytes;   /* ... and of their pbytes */
 	uint64_t purges;

@@ -686,10 +686,8 @@ static VL_INLINE void add_change(struct vl_u128 *a, int64_t d)
 		vl_u128_add_shared(a, (uint64_t)d);
 }
 
-static VL_INLINE void totals_add(const struct vl_region *r, const struct vl_change *c)
+static VL_INLINE void shared_add(struct vl_counters *k, const struct vl_change *c)
 {
-	struct vl_counters *k = vl_counters(r);
-
 	add_change(&k->volatile_bytes, c->d_vbytes);
 	add_change(&k->purged_bytes, c->d_pbytes);
 	if (c->d_ranges)
@@ -700,7 +698,119 @@ static VL_INLINE void totals_add(const struct vl_region *r, const struct vl_chan
 
 void vl_totals_add(const struct vl_region *r, const struct vl_change *c)
 {
-	totals_add(r, c);
+	shared_add(vl_counters(r), c);
+}
+
+/* Take slot p's deltas, leaving 0: adds made meanwhile stay for the next taker. */
+static void slot_take(struct vl_proc *p, struct vl_change *d)
+{
+	d->d_vbytes = __atomic_exchange_n(&p->d_vbytes, 0, __ATOMIC_RELAXED);
+	d->d_pbytes = __atomic_exchange_n(&p->d_pbytes, 0, __ATOMIC_RELAXED);
+	d->d_ranges = __atomic_exchange_n(&p->d_ranges, 0, __ATOMIC_RELAXED);
+	d->d_purged = __atomic_exchange_n(&p->d_purged, 0, __ATOMIC_RELAXED);
+}
+
+static VL_COLD void slot_fold(const struct vl_region *r, struct vl_proc *p)
+{
+	struct vl_change d;
+
+	slot_take(p, &d);
+	VL_STEP("totals: a slot's deltas taken, not folded");
+	shared_add(vl_counters(r), &d);
+}
+
+void vl_totals_forget_slots(const struct vl_region *r)
+{
+	struct vl_change d;
+
+	for (uint32_t i = 1; i < VL_PROCS; i++)
+		slot_take(vl_proc_at(r, i), &d);
+}
+
+/*
+ * Deltas, or a change, past what a slot keeps: in [-h, h) each as the
+ * unsigned sum of it and h, below 2h, a power of two, so the bits at and
+ * above 2h of all the sums OR'ed together say whether any is out.
+ */
+#define FOLD_BYTES_SHIFT 21 /* 2 * VL_FOLD_BYTES */
+#define FOLD_RANGES_SHIFT 7 /* 2 * VL_FOLD_RANGES */
+_Static_assert(2ull * VL_FOLD_BYTES == 1ull << FOLD_BYTES_SHIFT &&
+		       2u * VL_FOLD_RANGES == 1u << FOLD_RANGES_SHIFT,
+	       "the fold's bounds are the shifts'");
+#define HUGE_BYTES (1ull << 62)
+
+static VL_INLINE int slot_past(int64_t v, int64_t b, int32_t n, int32_t m)
+{
+	return ((((uint64_t)v + VL_FOLD_BYTES) | ((uint64_t)b + VL_FOLD_BYTES)) >>
+		FOLD_BYTES_SHIFT) != 0 ||
+	       ((((uint32_t)n + VL_FOLD_RANGES) | ((uint32_t)m + VL_FOLD_RANGES)) >>
+		FOLD_RANGES_SHIFT) != 0;
+}
+
+/*
+ * Count a commit's change in the region's totals. Under a lock that names
+ * a slot of the table of processes (its holder: this process), into that
+ * slot's deltas, on the holder's own cache line; folded into the shared
+ * totals when one reaches VL_FOLD_BYTES or VL_FOLD_RANGES either way. In a
+ * region whose totals a budget needs exact (shared_totals), with no holder
+ * named (an orphaned lock, the unit tests), or a change of 2^62
+ * bytes or more (which a slot's 64 bits could not take on top of what it
+ * holds; ranges are fewer than 2^30), straight into the shared totals.
+ */
+static VL_INLINE void totals_add(const struct vl_region *r, uint32_t word,
+				 const struct vl_change *c)
+{
+	uint32_t slot = VL_TOKEN_SLOT(word);
+	struct vl_proc *p;
+	int64_t v, b;
+	int32_t n, m;
+
+	if (slot - 1 >= VL_PROCS - 1 ||
+	    __atomic_load_n(&vl_counters(r)->shared_totals, __ATOMIC_RELAXED) != 0 ||
+	    (((uint64_t)c->d_vbytes + HUGE_BYTES) | ((uint64_t)c->d_pbytes + HUGE_BYTES)) >> 63) {
+		shared_add(vl_counters(r), c);
+		return;
+	}
+	p = &r->procs[slot];
+	v = __atomic_add_fetch(&p->d_vbytes, c->d_vbytes, __ATOMIC_RELAXED);
+	b = __atomic_add_fetch(&p->d_pbytes, c->d_pbytes, __ATOMIC_RELAXED);
+	n = __atomic_add_fetch(&p->d_ranges, c->d_ranges, __ATOMIC_RELAXED);
+	m = __atomic_add_fetch(&p->d_purged, c->d_purged, __ATOMIC_RELAXED);
+	if (slot_past(v, b, n, m))
+		slot_fold(r, p);
+}
+
+/* d, which may be negative, into the 128-bit count a (a reader's copy) */
+static void add_signed(struct vl_u128 *a, int64_t d)
+{
+	if (d < 0)
+		vl_u128_sub(a, (uint64_t)0 - (uint64_t)d);
+	else
+		vl_u128_add(a, (uint64_t)d);
+}
+
+static void slot_read(const struct vl_proc *p, struct vl_totals *t)
+{
+	add_signed(&t->volatile_bytes, __atomic_load_n(&p->d_vbytes, __ATOMIC_RELAXED));
+	add_signed(&t->purged_bytes, __atomic_load_n(&p->d_pbytes, __ATOMIC_RELAXED));
+	t->ranges += (uint32_t)__atomic_load_n(&p->d_ranges, __ATOMIC_RELAXED);
+	t->ranges_purged += (uint32_t)__atomic_load_n(&p->d_purged, __ATOMIC_RELAXED);
+}
+
+void vl_totals_read(const struct vl_region *r, const struct vl_proc *own, struct vl_totals *t)
+{
+	const struct vl_counters *k = vl_counters(r);
+
+	t->volatile_bytes = vl_u128_load(&k->volatile_bytes);
+	t->purged_bytes = vl_u128_load(&k->purged_bytes);
+	t->ranges = __atomic_load_n(&k->ranges, __ATOMIC_RELAXED);
+	t->ranges_purged = __atomic_load_n(&k->ranges_purged, __ATOMIC_RELAXED);
+	if (own != NULL) {
+		slot_read(own, t);
+		return;
+	}
+	for (uint32_t i = 1; i < VL_PROCS; i++)
+		slot_read(vl_proc_at(r, i), t);
 }
 
 static VL_INLINE int wants_lru(const struct vl_region *r, uint32_t n)
@@ -781,7 +891,8 @@ void vl_commit(const struct vl_region *r, uint32_t fi, const struct vl_change *c
 	f->h.vbytes += (uint64_t)c->d_vbytes;
 	f->h.pbytes += (uint64_t)c->d_pbytes;
 	VL_STEP("commit: file counted, region not");
-	totals_add(r, c);
+	/* the holder's slot, named by the lock it holds: no look-up */
+	totals_add(r, __atomic_load_n(&f->h.lock.word, __ATOMIC_RELAXED), c);
 }
 
 /* ---- file table: open addressing, linear probing, backward-shift delete ---- */

@@ -92,8 +92,39 @@ uint32_t vl_pick_oldest(const struct vl_region *r, int (*leave)(void *ctx, uint3
  */
 void vl_commit(const struct vl_region *r, uint32_t fi, const struct vl_change *c,
 	       uint32_t spare);
-/* The region's part of a commit alone: its totals, by atomic adds. */
+/* The region's part of a commit alone: its shared totals, by atomic adds. */
 void vl_totals_add(const struct vl_region *r, const struct vl_change *c);
+
+/*
+ * A commit counts its change in the deltas of the slot its file's lock
+ * names (struct vl_proc), folded into the shared totals when one reaches
+ * these either way: the shared totals then lag the exact ones by at most
+ * this much per slot.
+ */
+#define VL_FOLD_BYTES (1u << 20)
+#define VL_FOLD_RANGES 64u
+
+struct vl_totals {
+	struct vl_u128 volatile_bytes;
+	struct vl_u128 purged_bytes;
+	uint32_t ranges;
+	uint32_t ranges_purged;
+};
+
+/*
+ * The region's totals, read with no lock: the shared ones plus the
+ * deltas of every slot (own NULL: exact once no commit is under way;
+ * 4,095 slots read) or of slot own alone (this process's: a guess that
+ * lacks the other slots' deltas, each at most VL_FOLD_BYTES and
+ * VL_FOLD_RANGES).
+ */
+void vl_totals_read(const struct vl_region *r, const struct vl_proc *own, struct vl_totals *t);
+/*
+ * Every slot's deltas set to 0, for a recount that is about to write the
+ * totals counted from the files (every file lock held, so no commit is
+ * adding): else the bytes of those deltas would be counted twice.
+ */
+void vl_totals_forget_slots(const struct vl_region *r);
 
 /* ---- the file table ---- */
 

@@ -12,7 +12,7 @@ _Static_assert(sizeof(struct vl_node) == 48, "a range node is 48 bytes");
 _Static_assert(sizeof(struct vl_file) == VL_FILE_SIZE, "a file record is 512 bytes");
 _Static_assert(VL_FILE_SIZE == 512, "VL_FILE_SIZE is 512");
 _Static_assert(sizeof(struct vl_ident) == 32, "an identity is 32 bytes");
-_Static_assert(sizeof(struct vl_proc) == 48, "a process slot is 48 bytes");
+_Static_assert(sizeof(struct vl_proc) == 64, "a process slot is one cache line");
 
 START_TEST(test_sizes)
 {
@@ -61,8 +61,8 @@ static void check_plan_shape(const struct vl_geometry *g)
 	ck_assert_uint_eq(g->procs_off % 64, 0);
 	ck_assert_uint_ge(g->procs_off, g->nodes_off + (uint64_t)g->node_cap * 48);
 	ck_assert_uint_lt(g->procs_off, g->nodes_off + (uint64_t)g->node_cap * 48 + 64);
-	ck_assert_uint_ge(g->region_size, g->procs_off + (uint64_t)VL_PROCS * 48);
-	ck_assert_uint_lt(g->region_size, g->procs_off + (uint64_t)VL_PROCS * 48 + 4096);
+	ck_assert_uint_ge(g->region_size, g->procs_off + (uint64_t)VL_PROCS * 64);
+	ck_assert_uint_lt(g->region_size, g->procs_off + (uint64_t)VL_PROCS * 64 + 4096);
 	ck_assert_uint_eq(g->region_size % 4096, 0);
 	ck_assert_int_eq(vl_geometry_check(g, g->region_size), 0);
 }

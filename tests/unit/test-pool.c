@@ -1441,6 +1441,89 @@ START_TEST(test_commit_keeps_unused_spare)
 END_TEST
 
 /*
+ * A commit under a lock that names a process's slot counts its change in
+ * that slot's deltas, on the process's own line, and writes nothing of
+ * the shared totals' line until the deltas reach VL_FOLD_RANGES ranges or
+ * VL_FOLD_BYTES bytes, when they are folded in; a change of 2^62 bytes
+ * goes there at once. Readers that add every slot see the exact totals
+ * throughout; a slot's deltas forgotten (a recount) leave the shared ones.
+ */
+START_TEST(test_commit_counts_in_own_slot)
+{
+	struct th_region t;
+	const struct vl_region *r;
+	const struct vl_counters *k;
+	struct vl_totals tot;
+	uint32_t fi, gi, i;
+
+	th_region_init(&t, 256, 4);
+	r = &t.r;
+	k = &r->hdr->c;
+	fi = th_file_new(r, 1, 1);
+	gi = th_file_new(r, 1, 2);
+	/* held by the processes of slots 3 and 5 (someone waits on the second) */
+	vl_file_at(r, fi)->h.lock.word = VL_TOKEN(3, 1);
+	vl_file_at(r, gi)->h.lock.word = VL_TOKEN(5, 7) | VL_LOCK_WAITERS;
+	pmark(r, fi, 0, 10);
+	pmark(r, gi, 0, 4096);
+	ck_assert_uint_eq(k->ranges, 0);
+	th_count_eq(k->volatile_bytes, 0);
+	ck_assert_int_eq(vl_proc_at(r, 3)->d_vbytes, 10);
+	ck_assert_int_eq(vl_proc_at(r, 5)->d_ranges, 1);
+	vl_totals_read(r, NULL, &tot);
+	ck_assert_uint_eq(tot.ranges, 2);
+	th_count_eq(tot.volatile_bytes, 4106);
+	vl_totals_read(r, vl_proc_at(r, 3), &tot);
+	th_count_eq(tot.volatile_bytes, 10);
+	/* purged and unmarked in the same slot: its deltas go down, the shared line still untouched */
+	ppurge_oldest(r);
+	ck_assert_int_eq(punmark(r, fi, 0, 10), 1);
+	th_count_eq(k->volatile_bytes, 0);
+	th_count_eq(k->purged_bytes, 0);
+	ck_assert_int_eq(vl_proc_at(r, 3)->d_vbytes, 0);
+	/* the 64th range in slot 3 folds: the shared totals take them all, the slot is empty */
+	for (i = 0; i < VL_FOLD_RANGES; i++)
+		pmark(r, fi, 100 * i, 100 * i + 10);
+	ck_assert_uint_eq(k->ranges, VL_FOLD_RANGES);
+	th_count_eq(k->volatile_bytes, 10 * VL_FOLD_RANGES);
+	ck_assert_int_eq(vl_proc_at(r, 3)->d_ranges, 0);
+	ck_assert_int_eq(vl_proc_at(r, 3)->d_vbytes, 0);
+	/* slot 5 at VL_FOLD_BYTES: all of it folded at once */
+	pmark(r, gi, 1u << 30, (1u << 30) + VL_FOLD_BYTES - 4097);
+	th_count_eq(k->volatile_bytes, 10 * VL_FOLD_RANGES);
+	ck_assert_int_eq(vl_proc_at(r, 5)->d_vbytes, VL_FOLD_BYTES - 1);
+	pmark(r, gi, 1u << 31, (1u << 31) + 1);
+	th_count_eq(k->volatile_bytes, 10 * VL_FOLD_RANGES + VL_FOLD_BYTES);
+	ck_assert_int_eq(vl_proc_at(r, 5)->d_vbytes, 0);
+	ck_assert_int_eq(vl_proc_at(r, 5)->d_ranges, 0);
+	/* and a change of 2^62 bytes or more goes straight there */
+	pmark(r, gi, 1ull << 32, (1ull << 32) + (1ull << 62));
+	th_count_eq(k->volatile_bytes, 10 * VL_FOLD_RANGES + VL_FOLD_BYTES + (1ull << 62));
+	ck_assert_int_eq(vl_proc_at(r, 5)->d_ranges, 0);
+	vl_totals_read(r, NULL, &tot);
+	ck_assert_uint_eq(tot.ranges, VL_FOLD_RANGES + 4);
+	th_count_eq(tot.volatile_bytes, 10 * VL_FOLD_RANGES + VL_FOLD_BYTES + (1ull << 62));
+	pmark(r, gi, 5 << 20, (5 << 20) + 1); /* one in slot 5 */
+	ck_assert_int_eq(vl_proc_at(r, 5)->d_vbytes, 1);
+	/* with no holder named (an orphaned lock), straight to the shared totals */
+	vl_file_at(r, fi)->h.lock.word = VL_TOKEN(VL_NIL, 1);
+	pmark(r, fi, 1u << 20, (1u << 20) + 5);
+	th_count_eq(k->volatile_bytes, 10 * VL_FOLD_RANGES + VL_FOLD_BYTES + 5 + (1ull << 62));
+	vl_totals_forget_slots(r);
+	ck_assert_int_eq(vl_proc_at(r, 5)->d_vbytes, 0);
+	ck_assert_int_eq(vl_proc_at(r, 5)->d_ranges, 0);
+	vl_totals_read(r, NULL, &tot);
+	th_counts_eq(tot.volatile_bytes, k->volatile_bytes);
+	/* a region whose totals a budget needs exact: every commit counts on the shared line */
+	r->hdr->c.shared_totals = 1;
+	pmark(r, gi, 6 << 20, (6 << 20) + 3);
+	ck_assert_int_eq(vl_proc_at(r, 5)->d_vbytes, 0);
+	th_count_eq(k->volatile_bytes, 10 * VL_FOLD_RANGES + VL_FOLD_BYTES + 8 + (1ull << 62));
+	th_region_fini(&t);
+}
+END_TEST
+
+/*
  * Three files marked [0, LLONG_MAX): the region's counts pass 2^64 and
  * stay exact through commits, purges, a file's repair and a rebuild, and
  * come back to 0 when all is unmarked.
@@ -3041,6 +3124,7 @@ static Suite *pool_suite(void)
 	tc = th_tcase("commit", 30);
 	tcase_add_test(tc, test_commit_keeps_unused_spare);
 	tcase_add_test(tc, test_commit_counts_past_2_64);
+	tcase_add_test(tc, test_commit_counts_in_own_slot);
 	tcase_add_loop_test(tc, test_rebuild, 0, 2);
 	tcase_add_loop_test(tc, test_repair_age_order, 0, 2);
 	tcase_add_test(tc, test_lru_check);
