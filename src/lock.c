@@ -389,8 +389,10 @@ void vl_unlock_region(const struct vl_region *r)
  * is exact. Why it is needed: a commit counts a change into its file and
  * then into the region's totals by atomic adds (pool.c); a process killed
  * between the two leaves the totals off by that change, and no one can
- * tell from the file which of the adds were made. So after a file's
- * repair the totals are made exact again. A lock that is not free at
+ * tell from the file which of the adds were made (nor which went to the
+ * deltas of its slot in the table of processes, pool.c). So after a
+ * file's repair the totals are made exact again, the slots' deltas
+ * emptied. A lock that is not free at
  * once leaves them as they are, for the next repair to count.
  */
 static void recount(const struct vl_region *r, uint32_t held)
@@ -424,6 +426,8 @@ static void recount(const struct vl_region *r, uint32_t held)
 		np += f->h.npurged;
 	}
 	if (whole) {
+		/* the counts hold every slot's deltas: forgotten, or counted twice */
+		vl_totals_forget_slots(r);
 		__atomic_store_n(&c->volatile_bytes.lo, vb.lo, __ATOMIC_RELAXED);
 		__atomic_store_n(&c->volatile_bytes.hi, vb.hi, __ATOMIC_RELAXED);
 		__atomic_store_n(&c->purged_bytes.lo, pb.lo, __ATOMIC_RELAXED);
@@ -438,6 +442,26 @@ static void recount(const struct vl_region *r, uint32_t held)
 		if (fi != held)
 			vl_lock_drop(r, &vl_file_at(r, fi)->h.lock);
 	vl_log("totals counted again: %s", whole ? "exact" : "a file lock was kept, left as they were");
+}
+
+VL_COLD void vl_totals_share(const struct vl_region *r, uint32_t fi)
+{
+	struct vl_counters *c = vl_counters(r);
+
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
+	if (__atomic_exchange_n(&c->shared_totals, 1u, __ATOMIC_SEQ_CST) != 0)
+		return;
+	vl_log("a budget: the region's totals are counted on its shared line from now on");
+	/*
+	 * A commit that read 0 holds its file's lock: a recount, which tries
+	 * every file lock, is then not whole and stays owed until one is.
+	 */
+	if (vl_trylock_region(r) == 0) {
+		recount(r, fi);
+		vl_unlock_region(r);
+	} else {
+		__atomic_store_n(&c->recount_owed, 1u, __ATOMIC_RELAXED);
+	}
 }
 
 /*

@@ -5,10 +5,10 @@
  *   no lock:      guess the file's record (vl_file_probe)
  *   file lock:    check the guess: LIVE, sound, this identity; if it is
  *                 not, find (or make) the record under the region lock
- *     take the file's kept spare node     (file lock only)
+ *     take a node of the file's chunk     (file lock only)
  *     the rules change the tree           (file lock only)
  *     punch, if a MARK merged into a purged range
- *     region lock:  commit: LRU, free nodes, counters, a new kept spare,
+ *     region lock:  commit: LRU, nodes let go into their chunks, counters,
  *                   note who holds the file (MARK)
  *   no lock:      what the purge policy asks of a MARK (policy.h): the
  *                 budget, memory and tmpfs space
@@ -265,7 +265,7 @@ static VL_COLD uint32_t spare_when_full(const struct vl_region *r, uint32_t fi, 
 	 */
 	if ((*lock_err = vl_lock_region(r)) != 0)
 		return n;
-	/* full, it seems: find what killed processes lost, then others' spares */
+	/* full, it seems: find what killed processes lost, then any chunk's IDLE node */
 	found = vl_nodes_sweep(r);
 	if (found > 0)
 		n = vl_node_get(r, fi);
@@ -361,7 +361,7 @@ static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, 
 		__atomic_store_n(&f->h.alive_at, now, __ATOMIC_RELAXED);
 	if (m == NULL)
 		return;
-	m->over_budget = vl_over_budget(r);
+	m->over_budget = vl_over_budget(r, fi);
 	if (!holder_known(f, &m->holder, m->st) ||
 	    (m->st->nlink != 0 && f->h.path_len == 0 && !(f->h.flags & VL_FF_PATH_TRIED)))
 		note_marker(r, f, m);
@@ -507,9 +507,8 @@ static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struc
 	VL_STEP("unmark: file locked");
 	/* read now: finish may free the record; set before it was LIVE, never cleared */
 	tomb = (__atomic_load_n(&f->h.flags, __ATOMIC_RELAXED) & VL_FF_TOMB) != 0;
-	/* a spare taken first: an UNMARK in the middle of a range splits it */
-	spare = vl_spare_take(r, fd.fi);
-	err = vl_ranges_unmark(r, &f->h.root, fd.fi, s, e, spare, &c);
+	/* a spare of the file's chunk taken once it splits a range (most do not) */
+	err = vl_ranges_unmark_taking(r, &f->h.root, fd.fi, s, e, &spare, &c);
 	if (err == -ENOMEM) { /* a split needs a node: get one, then do it all again */
 		spare = get_spare(r, fd.fi, &lock_err);
 		err = spare != VL_NIL ? vl_ranges_unmark(r, &f->h.root, fd.fi, s, e, spare, &c)

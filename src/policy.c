@@ -11,6 +11,7 @@
 #include "core/pressure.h"
 #include "log.h"
 #include "sys.h"
+#include "this_process.h"
 
 /*
  * Room beyond VOLATILE_MIN_AVAILABLE that a memory purge makes (at
@@ -89,6 +90,15 @@ uint32_t vl_choose_file(const struct vl_region *r, const struct vl_goal *g, uint
 	return vl_pick_oldest(r, age_now, left_out, &c, age, second);
 }
 
+struct vl_u128 vl_volatile_guess(const struct vl_region *r)
+{
+	uint32_t slot = VL_TOKEN_SLOT(vl_self_token(r->serial));
+	struct vl_totals t;
+
+	vl_totals_read(r, vl_proc_at(r, slot), &t); /* slot 0: no token yet, no deltas */
+	return t.volatile_bytes;
+}
+
 int vl_choice_stands(const struct vl_region *r, const struct vl_file *f, uint32_t age)
 {
 	VL_ASSERT_HELD(r, &f->h.lock);
@@ -99,7 +109,7 @@ int vl_goal_met(const struct vl_region *r, const struct vl_goal *g,
 		const struct vl_purge_report *rep)
 {
 	if (g->use_ceiling) {
-		struct vl_u128 v = vl_u128_load(&r->hdr->c.volatile_bytes);
+		struct vl_u128 v = vl_volatile_guess(r);
 
 		return vl_u128_cmp(&v, g->ceiling) <= 0;
 	}

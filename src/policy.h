@@ -20,6 +20,7 @@
 
 #include "age.h"
 #include "core/layout.h"
+#include "region.h"
 #include "env.h"
 #include "ident.h"
 #include "mem_state.h"
@@ -37,19 +38,33 @@
 #define VL_DAEMON_MEMORY_ROUNDS 8
 
 /*
- * Is the region over this process's budget? The count is two words read
- * with no lock: a reader between a carry's two adds sees it 2^64 short
- * (layout.h), and this MARK enforces nothing; the next one will. Inline:
- * every MARK's commit asks.
+ * The region's unpurged bytes as this process can tell them at once: the
+ * shared total plus its own slot's deltas (core/pool.h vl_totals_read).
+ * Its callers (a budget's) have made the region's totals shared
+ * (vl_totals_share): the other slots hold nothing once its recount is
+ * made; until then (owed) they may hold up to VL_FOLD_BYTES each. Read with no lock: a reader between a
+ * carry's two adds sees it 2^64 short (layout.h).
  */
-static inline int vl_over_budget(const struct vl_region *r)
+struct vl_u128 vl_volatile_guess(const struct vl_region *r);
+
+/*
+ * Is the region over this process's budget (vl_volatile_guess; file fi's
+ * lock held, its MARK committed)? A budget needs the totals exact: the
+ * first MARK with one in a region makes every commit count on the shared
+ * totals from then on (vl_totals_share). A count read torn makes this
+ * MARK enforce nothing; the next one will. Inline: every MARK's commit
+ * asks.
+ */
+static inline int vl_over_budget(const struct vl_region *r, uint32_t fi)
 {
 	const struct vl_config *cfg = vl_config();
 	struct vl_u128 v;
 
 	if (!cfg->has_budget)
 		return 0;
-	v = vl_u128_load(&r->hdr->c.volatile_bytes);
+	if (__atomic_load_n(&r->hdr->c.shared_totals, __ATOMIC_RELAXED) == 0)
+		vl_totals_share(r, fi);
+	v = vl_volatile_guess(r);
 	return vl_u128_cmp(&v, cfg->budget) > 0;
 }
 

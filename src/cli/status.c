@@ -249,6 +249,7 @@ static void look_at_holders(struct file_out *f)
 void take_snapshot(struct snapshot *s)
 {
 	struct vl_region r;
+	struct vl_totals t;
 	uint32_t hwm;
 	size_t cap = 0;
 
@@ -259,8 +260,12 @@ void take_snapshot(struct snapshot *s)
 	s->exists = 1;
 	/* counters changed by atomic adds: each read at once, with no lock (pool.h) */
 	s->c = r.hdr->c;
-	s->c.volatile_bytes = vl_u128_load(&r.hdr->c.volatile_bytes);
-	s->c.purged_bytes = vl_u128_load(&r.hdr->c.purged_bytes);
+	/* the totals: the shared ones and every process's unfolded deltas */
+	vl_totals_read(&r, NULL, &t);
+	s->c.volatile_bytes = t.volatile_bytes;
+	s->c.purged_bytes = t.purged_bytes;
+	s->c.ranges = t.ranges;
+	s->c.ranges_purged = t.ranges_purged;
 	s->c.purged_total = vl_u128_load(&r.hdr->c.purged_total);
 	s->g = r.hdr->geo;
 	s->tomb_added = __atomic_load_n(&r.tomb->added, __ATOMIC_RELAXED);

@@ -46,6 +46,14 @@ int vl_ranges_mark(const struct vl_region *r, uint32_t *root, uint32_t file, uin
 /* UNMARK [s, e). spare: as above, used (c->split) to split a range. */
 int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, uint64_t s,
 		     uint64_t e, uint32_t spare, struct vl_change *c);
+/*
+ * The same, taking a spare of the file's chunk (vl_spare_take) only once
+ * it knows the UNMARK splits a range, before anything changes: *spare is
+ * that node (the caller's, to commit), or VL_NIL. -ENOMEM: a split and no
+ * spare there; get one and call vl_ranges_unmark.
+ */
+int vl_ranges_unmark_taking(const struct vl_region *r, uint32_t *root, uint32_t file,
+			    uint64_t s, uint64_t e, uint32_t *spare, struct vl_change *c);
 
 /*
  * Flag range n purged, and merge it with purged neighbours that touch it.

@@ -179,9 +179,9 @@ static void lru_rebuild(const struct vl_region *r, uint32_t fi, uint32_t now)
 
 /*
  * A holder of file fi's lock died mid-change. Rebuild its tree from the
- * nodes that name it: PENDING ones were that holder's spares or the
- * file's kept spares (a live process only holds spares of a file while
- * holding its lock, and the kept ones are only handed out under it), LIVE
+ * nodes that name it: PENDING ones were that holder's spares (a live
+ * process only holds PENDING nodes of a file while holding its lock;
+ * the file's IDLE ones are left as they are), LIVE
  * ones are merged back, overlaps joined, purged if any part was. Every
  * intermediate state of a change is a set of LIVE nodes whose union is
  * what the file had before or after it, so this loses no volatile byte
@@ -208,7 +208,7 @@ void vl_file_repair(const struct vl_region *r, uint32_t fi, uint32_t now)
 	vbytes = f->h.vbytes;
 	pbytes = f->h.pbytes;
 	f->h.root = f->h.lru_head = f->h.lru_tail = VL_NIL;
-	f->h.spare = VL_NIL; /* PENDING nodes: freed below with the dead holder's */
+	/* its chunk stays: a hint, each node taken by compare-and-swap (pool.c) */
 	f->h.nranges = f->h.npurged = 0;
 	f->h.vbytes = f->h.pbytes = 0;
 	hwm = __atomic_load_n(&c->node_hwm, __ATOMIC_RELAXED);
@@ -221,7 +221,7 @@ void vl_file_repair(const struct vl_region *r, uint32_t fi, uint32_t now)
 		uint32_t m = __atomic_load_n(&x->meta, __ATOMIC_ACQUIRE);
 		unsigned st = (m & VL_META_STATE_MASK) >> VL_META_STATE_SHIFT;
 
-		if (st == VL_NODE_FREE || (m & VL_META_FILE_MASK) != fi)
+		if (st == VL_NODE_FREE || st == VL_NODE_IDLE || (m & VL_META_FILE_MASK) != fi)
 			continue;
 		if (st == VL_NODE_PENDING || f->h.state == VL_FILE_FREE || x->start >= x->end) {
 			vl_node_free(r, i);
@@ -269,6 +269,8 @@ void vl_file_repair(const struct vl_region *r, uint32_t fi, uint32_t now)
 		f->h.vbytes += (uint64_t)ch.d_vbytes;
 		f->h.pbytes += (uint64_t)ch.d_pbytes;
 	}
+	if (f->h.state == VL_FILE_FREE)
+		vl_chunk_let_go(r, fi);
 	lru_rebuild(r, fi, now);
 	/* the change, modulo 2^64 (2^32), as the totals' adds and subtracts take it */
 	sum.d_ranges = (int32_t)(f->h.nranges - nranges);

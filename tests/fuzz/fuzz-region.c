@@ -266,8 +266,8 @@ static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, 
 }
 
 /*
- * get_spare() of src/ops.c: the file's kept one, else a new one, else
- * (full, it seems) one a sweep finds, else another file's kept one.
+ * get_spare() of src/ops.c: the file's IDLE one, else a new chunk's, else
+ * (full, it seems) one a sweep finds, else an IDLE one of any chunk.
  */
 static uint32_t get_spare(const struct vl_region *r, uint32_t fi)
 {
@@ -574,7 +574,12 @@ static void op_repair(struct fz *z, uint32_t fi)
 		prev);
 	fail_if(f->h.oldest != (prev == VL_NIL ? 0 : vl_node_at(r, f->h.lru_head)->seq),
 		"repair of file %u: oldest %u", fi, f->h.oldest);
-	fail_if(f->h.spare != VL_NIL, "repair of file %u: spare %u kept", fi, f->h.spare);
+	/* what a dead holder held is unused again: no PENDING node of fi in its chunk */
+	for (uint32_t c = f->h.chunk, i = 0; c < r->node_cap && c % VL_CHUNK == 0 && i < VL_CHUNK;
+	     i++)
+		fail_if(c + i < r->node_cap &&
+				r->nodes[c + i].meta == vl_meta(fi, VL_NODE_PENDING, 0),
+			"repair of file %u: node %u of its chunk left PENDING", fi, c + i);
 }
 
 /*
