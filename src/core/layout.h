@@ -517,8 +517,8 @@ struct vl_counters {
 	 * MARKs need them exact (lock.c vl_totals_share). On recount_owed's
 	 * line, which every commit reads anyway (vl_unlock_file) and which only
 	 * the region lock's holder writes (files made and freed, recounts), so
-	 * reading it costs no other line: no line of the region is written by
-	 * every commit since ages come from the clock (DESIGN 10).
+	 * reading it costs no other line. Since ages come from the clock no
+	 * region-wide line is written by every commit to put it on (DESIGN 10).
 	 */
 	uint32_t shared_totals;
 	/* the free list of nodes: (tag << 32) | head; the tag defeats ABA */
