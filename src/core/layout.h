@@ -542,6 +542,11 @@ struct vl_counters {
 	struct vl_u128 purged_total;
 };
 
+/* every commit reads shared_totals; vl_unlock_file reads recount_owed: one line */
+_Static_assert(offsetof(struct vl_counters, shared_totals) / 64 ==
+		       offsetof(struct vl_counters, recount_owed) / 64,
+	       "shared_totals shares recount_owed's line");
+
 /*
  * What became of a region whose name no longer leads to it (removed,
  * renamed, replaced; or the default place changed): its records are
