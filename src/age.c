@@ -15,6 +15,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define TEND_EVERY_MS (3600u * 1000u) /* in the region */
 
@@ -36,20 +37,59 @@ static int on_offset_line(void *arg, char *line)
 	return 1;
 }
 
-void vl_age_attach(void)
+/* the kernel's PROC_TIME_INIT_INO: the initial time namespace, the host's clock */
+#define HOST_TIME_NS_INO 0xEFFFFFFAu
+
+/*
+ * /proc/self/timens_offsets shows the offsets of the namespace this
+ * process's CHILDREN enter (time_for_children), its own but after an
+ * unshare(CLONE_NEWTIME) not yet followed by an exec. 1 if they are ours.
+ */
+static int offsets_are_ours(void)
 {
-	int64_t off = 0, shift = vl_test_seconds("VOLATILE_FAULT_AGE_SHIFT", 0);
+	struct stat own, kids;
+
+	if (VL_SYSCALL("stat time ns", vl_raw_stat("/proc/self/ns/time", &own)) != 0 ||
+	    VL_SYSCALL("stat time ns", vl_raw_stat("/proc/self/ns/time_for_children", &kids)) != 0)
+		return 1; /* no time namespaces, or no /proc: the offsets file says */
+	return own.st_dev == kids.st_dev && own.st_ino == kids.st_ino;
+}
+
+/*
+ * This process's own namespace's monotonic offset, in ms. Not the one
+ * the file shows: 0 in the host's namespace; another's cannot be read
+ * from here, taken as 0 too (the host's clock) and said.
+ */
+static int64_t own_offset_ms(void)
+{
+	int64_t off = 0;
 	int err;
 
-	if (__atomic_load_n(&attached, __ATOMIC_ACQUIRE))
-		return;
+	if (!offsets_are_ours()) {
+		struct stat own;
+
+		if (VL_SYSCALL("stat time ns", vl_raw_stat("/proc/self/ns/time", &own)) != 0 ||
+		    own.st_ino != HOST_TIME_NS_INO)
+			vl_log("this process's time namespace is not its children's, nor the host's: "
+			       "its offset cannot be read; ages taken as the host's clock");
+		return 0;
+	}
 	err = vl_each_line("/proc/self/timens_offsets", on_offset_line, &off);
 	/* ENOENT with a readable /proc: a kernel without time namespaces, the host's clock */
 	if (err < 0 && err != -ENOENT)
 		vl_log("time namespace offsets unreadable (%s): ages taken as the host's clock",
 		       strerror(-err));
+	return off;
+}
+
+void vl_age_attach(void)
+{
+	int64_t shift = vl_test_seconds("VOLATILE_FAULT_AGE_SHIFT", 0);
+
+	if (__atomic_load_n(&attached, __ATOMIC_ACQUIRE))
+		return;
 	/* racing threads store the same values */
-	__atomic_store_n(&vl_age_delta_ms, shift * 1000 - off, __ATOMIC_RELAXED);
+	__atomic_store_n(&vl_age_delta_ms, shift * 1000 - own_offset_ms(), __ATOMIC_RELAXED);
 	__atomic_store_n(&attached, 1, __ATOMIC_RELEASE);
 }
 
