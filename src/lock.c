@@ -55,6 +55,7 @@
 #include "sys.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <linux/futex.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -619,23 +620,27 @@ static void lock_name(const struct vl_region *r, const struct vl_lock *l, char *
 		snprintf(buf, size, "a lock outside the region");
 }
 
-/*
- * A function that needs l held was called without it: a bug of the
- * library, caught in the debug build. Loud (one line on stderr whatever
- * VOLATILE_DEBUG says) and final: going on would change what l guards
- * under another holder's feet.
- */
-static VL_COLD __attribute__((noreturn)) void not_held(const char *func, const char *name,
-						       const char *lock, uint32_t w, uint32_t me)
+void vl_lock_check_failed(const char *fmt, ...)
 {
 	char line[512];
-	int n = snprintf(line, sizeof(line),
-			 "libvolatile: %s: %s (%s) is not held by this process (word %#x, token %#x)\n",
-			 func, name, lock, w, me);
+	va_list ap;
+	int n;
 
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
 	if (n > 0)
 		(void)vl_raw_write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 	abort();
+}
+
+/* A function that needs l held was called without it. */
+static VL_COLD __attribute__((noreturn)) void not_held(const char *func, const char *name,
+						       const char *lock, uint32_t w, uint32_t me)
+{
+	vl_lock_check_failed("libvolatile: %s: %s (%s) is not held by this process "
+			     "(word %#x, token %#x)\n",
+			     func, name, lock, w, me);
 }
 
 VL_COLD void vl_lock_assert_held(const struct vl_region *r, const struct vl_lock *l,

@@ -71,4 +71,15 @@ static inline void vl_lock_drop(const struct vl_region *r, struct vl_lock *l)
 		vl_lock_wake(l);
 }
 
+#ifdef VL_DEBUG_LOCKS
+/*
+ * A lock check of the debug build failed (VL_ASSERT_HELD, VL_ASSERT_MINE,
+ * VL_ASSERT_SELF_HELD): a bug of the library. One line on stderr, whatever
+ * VOLATILE_DEBUG says, then abort: going on would change what the lock
+ * guards under another holder's feet.
+ */
+void vl_lock_check_failed(const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 1, 2), cold));
+#endif
+
 #endif

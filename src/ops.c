@@ -442,12 +442,17 @@ static int mark(const struct vl_region *r, int fdnum, const struct vl_caller *as
 		 */
 		err = lock_err != 0 ? lock_err : -ENOMEM;
 	} else {
-		/* with the file locked and a node had, no other process's change comes between */
+		/*
+		 * With the file locked and a node had, no other process's change
+		 * comes between. Not told (its caller killed meanwhile): not made.
+		 */
 		if (as->early != NULL)
-			as->early(as->arg);
-		err = vl_ranges_mark(r, &f->h.root, fd.fi, s, e, spare, &c);
-		if (err == -ENOMEM && lock_err != 0)
-			err = lock_err; /* no node, and the region lock was not had to look for one */
+			err = as->early(as->arg);
+		if (err == 0) {
+			err = vl_ranges_mark(r, &f->h.root, fd.fi, s, e, spare, &c);
+			if (err == -ENOMEM && lock_err != 0)
+				err = lock_err; /* no node, and the region lock was not had to look for one */
+		}
 	}
 	VL_STEP("mark: tree changed, not committed");
 	if (err == 0 && c.punch_end > c.punch_start)
@@ -479,7 +484,7 @@ static int blind(const struct vl_region *r)
  * the region's last look is judged from a reading taken after it).
  */
 static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struct vl_stat *st,
-		  uint64_t *now_ms)
+		  const struct vl_caller *as, uint64_t *now_ms)
 {
 	struct found fd = { VL_NIL, 0 };
 	struct vl_change c;
@@ -505,6 +510,14 @@ static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struc
 	}
 	f = vl_file_at(r, fd.fi);
 	VL_STEP("unmark: file locked");
+	if (as != NULL && as->waits != NULL) {
+		/* a caller gone: nothing made (ops.h) */
+		err = as->waits(as->arg);
+		if (err) {
+			vl_unlock_file(r, fd.fi);
+			return err;
+		}
+	}
 	/* read now: finish may free the record; set before it was LIVE, never cleared */
 	tomb = (__atomic_load_n(&f->h.flags, __ATOMIC_RELAXED) & VL_FF_TOMB) != 0;
 	/* a spare of the file's chunk taken once it splits a range (most do not) */
@@ -534,7 +547,8 @@ static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struc
  * find, the UNMARK is made there too and says 1 if either did; where it
  * cannot be told, 1.
  */
-static int unmark_here(struct vl_region **r, uint64_t s, uint64_t e, const struct vl_stat *st)
+static int unmark_here(struct vl_region **r, uint64_t s, uint64_t e, const struct vl_stat *st,
+		       const struct vl_caller *as)
 {
 	struct vl_region *next;
 	uint64_t now_ms;
@@ -543,7 +557,7 @@ static int unmark_here(struct vl_region **r, uint64_t s, uint64_t e, const struc
 	ret = vl_region_get_unaged(r);
 	if (ret)
 		return ret;
-	ret = unmark(*r, s, e, st, &now_ms);
+	ret = unmark(*r, s, e, st, as, &now_ms);
 	/* each region followed to is judged as the first was: three at most, then 1 */
 	for (int hops = 0; ret >= 0; hops++) {
 		said |= ret;
@@ -556,7 +570,7 @@ static int unmark_here(struct vl_region **r, uint64_t s, uint64_t e, const struc
 			vl_log("unmark: the region was no longer the one new processes find: "
 			       "unmarked in that one too");
 			*r = next;
-			there = unmark(next, s, e, st, &now_ms);
+			there = unmark(next, s, e, st, as, &now_ms);
 			if (there < 0)
 				return 1; /* unmarked in one region, not known in the other */
 			ret = there;
@@ -597,13 +611,14 @@ int vl_volatile_fallocate_as(int fd, int mode, int64_t off, int64_t len,
 					self.holder.pid = vl_self();
 					self.holder.fd = fd;
 					self.early = NULL;
+					self.waits = NULL;
 					as = &self;
 				}
 				if (ret == 0)
 					ret = mark(r, fd, as, (uint64_t)off, (uint64_t)(off + len), &st,
 						   now_ms);
 			} else {
-				ret = unmark_here(&r, (uint64_t)off, (uint64_t)(off + len), &st);
+				ret = unmark_here(&r, (uint64_t)off, (uint64_t)(off + len), &st, as);
 			}
 			if (ret != -ESTALE)
 				break;

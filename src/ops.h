@@ -15,19 +15,32 @@
 /*
  * A call made for another process (`volatile run`'s supervisor, DESIGN 21):
  * the holder a MARK notes, the process and descriptor purgers are to
- * reach the file through (not the supervisor's copy); and `early`, which
- * a MARK calls once, with its file locked and the node it may need had,
- * before anything changes, so that the caller may be told 0 then. (With
- * no node to be had, a MARK for such a caller fails, ENOMEM or the region
- * lock's errno, even one that would have needed none: it must not be
- * answered 0 and then fail for want of one.) A supervisor killed after that
- * leaves a MARK the caller believes made and is not (its bytes stay as
- * they are: safe); one killed after the change and before its answer
- * would leave the caller believing it failed, and its bytes volatile.
+ * reach the file through (not the supervisor's copy), and two questions
+ * put to the supervisor with the file locked, before anything changes,
+ * whose nonzero answer (-errno: the caller is gone) leaves everything as
+ * it was and is the call's result:
+ *
+ *   early  (MARK) tell the caller 0 now: it is told once its file is
+ *          locked and the node it may need had. With no node to be had, a
+ *          MARK for such a caller fails, ENOMEM or the region lock's
+ *          errno, even one that would have needed none: it must not be
+ *          answered 0 and then fail.
+ *   waits  (UNMARK, each region it is made in) does the caller still wait
+ *          for its answer?
+ *
+ * So a call changes the region only while its caller lives, and under the
+ * file's lock, which whoever takes a killed caller's place must take for
+ * any call of its own: it finds the file as the caller left it, never
+ * changed by a call made after the caller's death. A supervisor killed
+ * after a MARK's answer leaves a MARK the caller believes made and is not
+ * (its bytes stay as they are: safe); one killed after the change and
+ * before its answer would leave the caller believing it failed, and its
+ * bytes volatile.
  */
 struct vl_caller {
 	struct vl_holder holder;
-	void (*early)(void *arg);
+	int (*early)(void *arg);
+	int (*waits)(void *arg);
 	void *arg;
 };
 

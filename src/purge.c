@@ -700,9 +700,8 @@ static int flag_and_punch(struct pass *p, const struct vl_goal *g, struct visit 
 	else if (err != k)
 		vl_log("file %u: %d of %d punches made%s%s (flagged purged anyway)", v->t.fi,
 		       err < 0 ? 0 : err, k, err < 0 ? ": " : "", err < 0 ? strerror(-err) : "");
-	if (k > 0)
-		vl_log("purged file %u: %d range%s from [%llu, %llu)", v->t.fi, k, k == 1 ? "" : "s",
-		       (unsigned long long)ext[0].start, (unsigned long long)ext[0].end);
+	vl_log("purged file %u: %d range%s from [%llu, %llu)", v->t.fi, k, k == 1 ? "" : "s",
+	       (unsigned long long)ext[0].start, (unsigned long long)ext[0].end);
 	vl_unlock_file(r, v->t.fi);
 	return PURGED;
 }
@@ -741,7 +740,7 @@ static int purge_one(struct pass *p, const struct vl_goal *g, struct vl_purge_re
  * again, then the pass ends, its goal maybe not met (the next MARK over a
  * budget purges again). Both marks are clamped into the region's
  * capacity: a scribbled mark can only end a pass early. Each round reads
- * every file record once (pick) and BATCH ranges at most, and makes its
+ * every file record once (vl_choose_file) and BATCH ranges at most, and makes its
  * system calls.
  */
 static uint64_t rounds_max(const struct vl_region *r)

@@ -301,11 +301,6 @@ static inline int vl_raw_statx(int dirfd, const char *path, int flags, unsigned 
 	return (int)vl_sys_call5(SYS_statx, dirfd, (long)path, flags, mask, (long)sx);
 }
 
-/* access(2): the real ids, as faccessat without flags */
-static inline int vl_raw_access(const char *path, int mode)
-{
-	return (int)vl_sys_call3(SYS_faccessat, AT_FDCWD, (long)path, mode);
-}
 
 static inline void *vl_raw_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
@@ -349,6 +344,12 @@ static inline ssize_t vl_raw_readlinkat(int dirfd, const char *path, char *buf, 
 static inline int vl_raw_faccessat(int dirfd, const char *path, int mode)
 {
 	return (int)vl_sys_call3(SYS_faccessat, dirfd, (long)path, mode);
+}
+
+/* access(2): the real ids, as faccessat without flags */
+static inline int vl_raw_access(const char *path, int mode)
+{
+	return vl_raw_faccessat(AT_FDCWD, path, mode);
 }
 
 /* how: a struct open_how (linux/openat2.h) of size bytes */
@@ -584,9 +585,9 @@ static inline int vl_raw_clone(int (*fn)(void *), void *stack, int flags, void *
 /* Inline: every MARK and UNMARK asks it once (args.c), and the call was a tenth of it. */
 static inline int vl_sys_fallocate(int fd, int mode, int64_t off, int64_t len)
 {
-	long r = VL_SYSCALL("fallocate", vl_sys_call4(SYS_fallocate, fd, mode, off, len));
+	int r = VL_SYSCALL("fallocate", vl_raw_fallocate(fd, mode, off, len));
 
-	return r < 0 ? (int)r : 0;
+	return r < 0 ? r : 0;
 }
 /* Punch [off, off+len) out of fd, keeping the size. */
 int vl_sys_punch(int fd, uint64_t off, uint64_t len);

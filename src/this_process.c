@@ -7,6 +7,7 @@
 #include "core/compiler.h"
 #include "core/fault.h"
 #include "core/parse.h"
+#include "lock.h"
 #include "sys.h"
 
 #include <errno.h>
@@ -176,22 +177,17 @@ static const char *const self_lock_names[VL_SELF_MUTEXES + 1] = {
 /*
  * A function that needs one of this process's locks held was called by a
  * thread that does not hold it: a bug, caught as vl_lock_assert_held
- * catches one of a region's locks (lock.c), with the same kind of line.
+ * catches one of a region's locks, with the same kind of line (lock.c).
  */
 VL_COLD void vl_self_assert_held(unsigned which, const char *lock, const char *func)
 {
 	pthread_t holder;
-	char line[512];
-	int n;
 
 	__atomic_load(&self_page()->holder[which], &holder, __ATOMIC_RELAXED);
 	if (pthread_equal(holder, pthread_self()))
 		return;
-	n = snprintf(line, sizeof(line), "libvolatile: %s: %s (%s) is not held by this thread\n",
-		     func, self_lock_names[which], lock);
-	if (n > 0)
-		(void)vl_raw_write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
-	abort();
+	vl_lock_check_failed("libvolatile: %s: %s (%s) is not held by this thread\n", func,
+			     self_lock_names[which], lock);
 }
 #else
 #define note_holder(p, which, held) ((void)0)

@@ -1043,24 +1043,42 @@ enum verdict {
 	NOBODY,	  /* the caller is gone, or has its answer already */
 };
 
-/* A MARK's answer, given early (ops.h): 0, once its file is locked. */
+/*
+ * What the library asks before it changes anything, the file locked
+ * (ops.h): a MARK's answer, given early, 0; an UNMARK's caller, still
+ * waiting. A caller killed meanwhile (ENOENT) gets no change made after
+ * its death (DESIGN 21 step 6).
+ */
 struct early {
 	int listener;
 	struct seccomp_notif_resp *resp;
-	int given;
+	int given; /* the answer is sent, or there is nobody to send it to */
+	int gone;  /* -errno: the caller was gone when asked; nothing was made */
 };
 
-static void answer_early(void *arg)
+static int answer_early(void *arg)
 {
 	struct early *e = arg;
 
 	if (e->given)
-		return;
+		return e->gone;
 	e->resp->error = 0;
 	e->resp->val = 0;
 	e->given = 1;
-	/* ENOENT: the caller was killed meanwhile; the MARK goes on all the same */
-	(void)ioctl(e->listener, SECCOMP_IOCTL_NOTIF_SEND, e->resp);
+	if (ioctl(e->listener, SECCOMP_IOCTL_NOTIF_SEND, e->resp) != 0)
+		e->gone = -errno;
+	return e->gone;
+}
+
+static int still_waits(void *arg)
+{
+	struct early *e = arg;
+
+	if (ioctl(e->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &e->resp->id) != 0) {
+		e->given = 1;
+		e->gone = -errno;
+	}
+	return e->gone;
 }
 
 /*
@@ -1081,7 +1099,7 @@ static int is_unmark(int mode)
 static enum verdict serve(int listener, const struct seccomp_notif *req,
 			  struct seccomp_notif_resp *resp)
 {
-	struct early e = { listener, resp, 0 };
+	struct early e = { listener, resp, 0, 0 };
 	struct call c;
 	struct vl_caller as;
 	pid_t tgid = 0;
@@ -1135,6 +1153,7 @@ static enum verdict serve(int listener, const struct seccomp_notif *req,
 	as.holder.pid = (int32_t)tgid;
 	as.holder.fd = c.fd;
 	as.early = answer_early;
+	as.waits = still_waits;
 	as.arg = &e;
 	ret = vl_volatile_fallocate_as(fd, c.mode, c.off, c.len, &as);
 	close(fd);
@@ -1143,7 +1162,8 @@ static enum verdict serve(int listener, const struct seccomp_notif *req,
 			req->pid, c.mode & FALLOC_FL_MARK_VOLATILE ? "mark" : "unmark", c.fd,
 			(long long)c.off, (long long)c.len, ret < 0 ? -1 : ret,
 			ret < 0 ? " " : "", ret < 0 ? strerror(-ret) : "",
-			e.given ? " (answered 0 before the change)" : "");
+			e.gone ? " (its caller gone: nothing made)"
+			: e.given ? " (answered 0 before the change)" : "");
 	if (e.given)
 		return NOBODY;
 	if (ret < 0)

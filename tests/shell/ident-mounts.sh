@@ -70,13 +70,8 @@ EOF
 if [ "${1:-}" = --inside ]; then
 	inside
 fi
-if [ "$(id -u)" -eq 0 ]; then
-	private_ns || skip "cannot make a mount namespace ($PRIVATE_NS): $(cat "$WORK/unshare.err")"
-	ns=$PRIVATE_NS
-else
-	ns="unshare -Urm --propagation private"
-	$ns true 2>"$WORK/unshare.err" || skip "cannot make a mount namespace ($ns): $(cat "$WORK/unshare.err")"
-fi
+mount_ns || skip "cannot make a mount namespace ($MOUNT_NS): $(cat "$WORK/unshare.err")"
+ns=$MOUNT_NS
 rerun_inside "$ns"
 [ "$rc" -eq 78 ] && skip "$(cat "$WORK/why")"
 exit "$rc"

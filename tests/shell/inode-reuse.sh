@@ -149,15 +149,8 @@ fi
 
 [ -z "${VL_FORCE_PLANT:-}" ] || planted "VL_FORCE_PLANT is set"
 command -v unshare >/dev/null 2>&1 || planted "unshare (util-linux) is not installed"
-if [ "$(id -u)" -eq 0 ]; then
-	private_ns || planted "cannot make a mount namespace ($PRIVATE_NS): $(cat "$WORK/unshare.err")"
-	ns=$PRIVATE_NS
-else
-	ns="unshare -Urm --propagation private"
-	if ! $ns true 2>"$WORK/unshare.err"; then
-		planted "cannot make a mount namespace ($ns): $(cat "$WORK/unshare.err")"
-	fi
-fi
+mount_ns || planted "cannot make a mount namespace ($MOUNT_NS): $(cat "$WORK/unshare.err")"
+ns=$MOUNT_NS
 rerun_inside "$ns"
 [ "$rc" -eq 78 ] && planted "no inode number reuse on a private tmpfs: $(cat "$WORK/why")"
 exit "$rc"

@@ -139,6 +139,22 @@ EOF
 	PRIVATE_NS="unshare -m --propagation unchanged$_opts /bin/sh $_script"
 }
 
+# mount_ns: MOUNT_NS, a command that runs its arguments in a private mount
+# namespace of their own: private_ns's as root, unshare -Urm (a user
+# namespace too) otherwise. 1, with the reason in $WORK/unshare.err, where
+# neither can be made.
+mount_ns() {
+	if [ "$(id -u)" -ne 0 ]; then
+		MOUNT_NS="unshare -Urm --propagation private"
+		$MOUNT_NS true 2>"$WORK/unshare.err"
+		return
+	fi
+	private_ns
+	_rc=$?
+	MOUNT_NS=$PRIVATE_NS
+	return $_rc
+}
+
 # own_proc CMD...: CMD in a pid namespace of its own, with its own /proc
 # (unshare -pf --mount-proc, or private_ns's way in a chroot)
 own_proc() {

@@ -14,13 +14,8 @@
 REBORN=$VL_TOP_BUILDDIR/tests/helpers/reborn
 [ -x "$REBORN" ] || fail "$REBORN is not built (make check builds it)"
 command -v unshare >/dev/null 2>&1 || skip "unshare (util-linux) is not installed"
-if [ "$(id -u)" -eq 0 ]; then
-	private_ns || skip "cannot make a mount namespace ($PRIVATE_NS): $(cat "$WORK/unshare.err")"
-	ns=$PRIVATE_NS
-else
-	ns="unshare -Urm --propagation private"
-	$ns true 2>"$WORK/unshare.err" || skip "cannot make a mount namespace ($ns): $(cat "$WORK/unshare.err")"
-fi
+mount_ns || skip "cannot make a mount namespace ($MOUNT_NS): $(cat "$WORK/unshare.err")"
+ns=$MOUNT_NS
 mkdir "$WORK/mnt"
 
 # The 1,000 tries take some 20 s under ASan, and over 120 s beside other
