@@ -751,12 +751,11 @@ _Static_assert(2ull * VL_FOLD_BYTES == 1ull << FOLD_BYTES_SHIFT &&
 	       "the fold's bounds are the shifts'");
 #define HUGE_BYTES (1ull << 62)
 
-static VL_INLINE int slot_past(int64_t v, int64_t b, int32_t n, int32_t m)
+/* nonzero if a slot's bytes v or ranges n are past what it keeps */
+static VL_INLINE uint64_t slot_past(int64_t v, int32_t n)
 {
-	return ((((uint64_t)v + VL_FOLD_BYTES) | ((uint64_t)b + VL_FOLD_BYTES)) >>
-		FOLD_BYTES_SHIFT) != 0 ||
-	       ((((uint32_t)n + VL_FOLD_RANGES) | ((uint32_t)m + VL_FOLD_RANGES)) >>
-		FOLD_RANGES_SHIFT) != 0;
+	return (((uint64_t)v + VL_FOLD_BYTES) >> FOLD_BYTES_SHIFT) |
+	       (((uint32_t)n + VL_FOLD_RANGES) >> FOLD_RANGES_SHIFT);
 }
 
 /*
@@ -774,6 +773,7 @@ static VL_INLINE void totals_add(const struct vl_region *r, uint32_t word,
 {
 	uint32_t slot = VL_TOKEN_SLOT(word);
 	struct vl_proc *p;
+	uint64_t past;
 	int64_t v, b;
 	int32_t n, m;
 
@@ -785,10 +785,15 @@ static VL_INLINE void totals_add(const struct vl_region *r, uint32_t word,
 	}
 	p = &r->procs[slot];
 	v = __atomic_add_fetch(&p->d_vbytes, c->d_vbytes, __ATOMIC_RELAXED);
-	b = __atomic_add_fetch(&p->d_pbytes, c->d_pbytes, __ATOMIC_RELAXED);
 	n = __atomic_add_fetch(&p->d_ranges, c->d_ranges, __ATOMIC_RELAXED);
-	m = __atomic_add_fetch(&p->d_purged, c->d_purged, __ATOMIC_RELAXED);
-	if (slot_past(v, b, n, m))
+	past = slot_past(v, n);
+	/* most MARKs and UNMARKs purge nothing: the purged pair untouched, as it was, not past */
+	if ((c->d_pbytes | c->d_purged) != 0) {
+		b = __atomic_add_fetch(&p->d_pbytes, c->d_pbytes, __ATOMIC_RELAXED);
+		m = __atomic_add_fetch(&p->d_purged, c->d_purged, __ATOMIC_RELAXED);
+		past |= slot_past(b, m);
+	}
+	if (past)
 		slot_fold(r, p);
 }
 
