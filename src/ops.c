@@ -8,15 +8,16 @@
  *     take a node of the file's chunk     (file lock only)
  *     the rules change the tree           (file lock only)
  *     punch, if a MARK merged into a purged range
- *     region lock:  commit: LRU, nodes let go into their chunks, counters,
- *                   note who holds the file (MARK)
+ *     commit: LRU, nodes let go into their chunks, counters (file lock only)
+ *     region lock, only if free at once: note who holds the file (MARK)
  *   no lock:      what the purge policy asks of a MARK (policy.h): the
  *                 budget, memory and tmpfs space
  *
- * So a MARK or UNMARK of a file that has ranges takes the region lock
- * once, for the commit; two processes working on two files meet only
- * there. The file lock is held from the first look at the tree to the
- * commit, so a purge of this file (which holds it across its punch) is
+ * So a MARK or UNMARK of a file that has a record naming its marker
+ * takes no lock but the file's (and the region's when the region looks
+ * full); two processes working on two files write no line in common
+ * (DESIGN 10). The file lock is held from the first look at the tree to
+ * the commit, so a purge of this file (which holds it across its punch) is
  * either wholly before or wholly after; see purge.c for why that keeps
  * THE INVARIANT.
  */

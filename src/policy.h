@@ -42,8 +42,9 @@
  * shared total plus its own slot's deltas (core/pool.h vl_totals_read).
  * Its callers (a budget's) have made the region's totals shared
  * (vl_totals_share): the other slots hold nothing once its recount is
- * made; until then (owed) they may hold up to VL_FOLD_BYTES each. Read with no lock: a reader between a
- * carry's two adds sees it 2^64 short (layout.h).
+ * made; until then (owed) they may hold up to VL_FOLD_BYTES each either
+ * way, so every slot is read while a recount is owed. Read with no lock:
+ * a reader between a carry's two adds sees it 2^64 short (layout.h).
  */
 struct vl_u128 vl_volatile_guess(const struct vl_region *r);
 
