@@ -27,19 +27,10 @@ need_seccomp
 need_static
 supervised || skip "volatile run has no supervisor here (run --debug says why)"
 
-FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
-LOCKWORD=$VL_TOP_BUILDDIR/tests/helpers/lockword
 EXECCALL=$VL_TOP_BUILDDIR/tests/helpers/execcall
-[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
-[ -x "$LOCKWORD" ] || fail "$LOCKWORD is not built (make check builds it)"
 [ -x "$EXECCALL" ] || fail "$EXECCALL is not built (make check builds it)"
 
 F=$WORK/F
-# the waiters bit of F's lock word (core/layout.h VL_LOCK_WAITERS)
-waited_on() {
-	_w=$("$LOCKWORD" word "$sf" | sed 's/^.* = //')
-	[ $((_w & 0x80000000)) -ne 0 ]
-}
 
 # exec_cut PART mark|unmark VT-ARGS...: H holds F's lock, a thread of C
 # calls on [0, 16K) of F and waits for it, C's main thread execs the
@@ -48,14 +39,7 @@ exec_cut() {
 	_p=$1
 	_call=$2
 	shift 2
-	bg "h$_p" env LD_PRELOAD="$FAULT_LIB" VT_STOP_AT="mark: tree changed, not committed" \
-		timeout 120 "$VT" pid open "$F" rw mark 32K 16K echo over
-	wait_match "h$_p" out '^pid = '
-	hpid=$(pid_of "h$_p")
-	wait_stopped "h$_p" "$hpid" "$_p: H never stopped in its MARK of F"
-	sf=$("$LOCKWORD" slot "$F" | sed 's/^.* = //')
-	case $sf in '' | none) fail "$_p: F has no record: '$sf'" ;; esac
-	waited_on && fail "$_p: F's lock word has its waiters bit before anyone waits"
+	hold_file "h$_p" "$F"
 
 	# the supervisor waits for F's lock as long as this test may take
 	bg "c$_p" env VL_RUN_TAG="exec$_p" VOLATILE_LOCK_WAIT=100s VOLATILE_DEBUG=1 \
@@ -63,7 +47,7 @@ exec_cut() {
 		"$VT_STATIC" open "$F" rw "$@" echo done
 	wait_match "c$_p" out '^calling$'
 	spid=$(supervisor_of "exec$_p")
-	wait_until -s "c$_p" 60 "$_p: the supervisor never waited for F's lock ($_call)" waited_on
+	wait_until -s "c$_p" 60 "$_p: the supervisor never waited for F's lock ($_call)" lock_waited
 	touch "$WORK/go$_p"
 	wait_bg "c$_p"
 	[ "$rc" -eq 0 ] || { show "c$_p"; fail "$_p: C: exit status $rc after its exec"; }
@@ -72,18 +56,9 @@ exec_cut() {
 	grep -q '^called = ' "$WORK/c$_p.out" && { show "c$_p"; fail "$_p: C's $_call returned before the exec"; }
 	say "$_p: C's thread ($_call 0 16K) cut short by its exec while the supervisor waited for F's lock"
 
-	kill -CONT "$hpid"
-	wait_bg "h$_p"
-	[ "$rc" -eq 0 ] || { show "h$_p"; fail "$_p: H: exit status $rc"; }
-	expect_line "h$_p" "mark 32K 16K = 0"
+	let_go "h$_p"
 	# the supervisor serves what it took, then leaves: nobody is under its filter
 	wait_until -s "c$_p" 60 "$_p: the supervisor did not exit once C was gone" '! alive "$spid"'
-}
-
-# F's ranges as [offset, length, purged]
-ranges() {
-	status_json "$1"
-	jq_py "$1" '[[r["offset"], r["length"], r["purged"]] for f in d["file_list"] if f["path"] == "'"$F"'" for r in f["ranges"]]'
 }
 
 # ---- a. a MARK ------------------------------------------------------------------
@@ -91,7 +66,7 @@ new_region
 mkfile "$F" 64K F
 exec_cut a mark fill 0 16K G
 expect_eq "a: F's ranges after the supervisor served a MARK of a thread gone with its exec" \
-	"$(ranges sta)" "[[32768, 16384, false]]"
+	"$(file_ranges sta "$F")" "[[32768, 16384, false]]"
 ok apurge vol purge --all
 ok acheck vt open "$F" r expect 0 16K G expect 16K 16K F expect 32K 16K zero expect 48K 16K F
 say "a: the gone thread's MARK changed nothing: [0, 16K), written by the new image, intact after a purge"
@@ -101,10 +76,10 @@ new_region
 mkfile "$F" 64K F
 ok bmark svt open "$F" rw mark 0 16K
 ok bpurge vol purge --all
-expect_eq "b: F's ranges before" "$(ranges stb0)" "[[0, 16384, true]]"
+expect_eq "b: F's ranges before" "$(file_ranges stb0 "$F")" "[[0, 16384, true]]"
 exec_cut b unmark
 expect_eq "b: F's ranges after the supervisor served an UNMARK of a thread gone with its exec" \
-	"$(ranges stb)" "[[0, 16384, true], [32768, 16384, false]]"
+	"$(file_ranges stb "$F")" "[[0, 16384, true], [32768, 16384, false]]"
 ok bunmark svt open "$F" rw unmark 0 16K expect 0 16K zero
 expect_line bunmark "unmark 0 16K = 1"
 say "b: the gone thread's UNMARK changed nothing: the next UNMARK of the purged range says 1"

@@ -24,17 +24,7 @@ need_seccomp
 need_static
 supervised || skip "volatile run has no supervisor here (run --debug says why)"
 
-FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
-LOCKWORD=$VL_TOP_BUILDDIR/tests/helpers/lockword
-[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
-[ -x "$LOCKWORD" ] || fail "$LOCKWORD is not built (make check builds it)"
-
 F=$WORK/F
-# the waiters bit of F's lock word (core/layout.h VL_LOCK_WAITERS)
-waited_on() {
-	_w=$("$LOCKWORD" word "$sf" | sed 's/^.* = //')
-	[ $((_w & 0x80000000)) -ne 0 ]
-}
 # C sleeps killable (TASK_KILLABLE shows as D): a call the supervisor has
 # received, woken by a signal that is not fatal, sleeps so under a filter
 # with WAIT_KILLABLE_RECV (and is cut short without it)
@@ -52,14 +42,7 @@ mkfile "$F" 64K F
 ok mark svt open "$F" rw mark 0 16K
 ok purge vol purge --all
 
-bg h env LD_PRELOAD="$FAULT_LIB" VT_STOP_AT="mark: tree changed, not committed" \
-	timeout 120 "$VT" pid open "$F" rw mark 32K 16K echo over
-wait_match h out '^pid = '
-hpid=$(pid_of h)
-wait_stopped h "$hpid" "H never stopped in its MARK of F"
-sf=$("$LOCKWORD" slot "$F" | sed 's/^.* = //')
-case $sf in '' | none) fail "F has no record: '$sf'" ;; esac
-waited_on && fail "F's lock word has its waiters bit before anyone waits"
+hold_file h "$F"
 
 # the supervisor waits for F's lock as long as this test may take
 bg c env VL_RUN_TAG=signalled VOLATILE_LOCK_WAIT=100s VOLATILE_DEBUG=1 \
@@ -68,16 +51,14 @@ bg c env VL_RUN_TAG=signalled VOLATILE_LOCK_WAIT=100s VOLATILE_DEBUG=1 \
 wait_match c out '^pid = '
 cpid=$(pid_of c)
 spid=$(supervisor_of signalled)
-wait_until -s c 60 "the supervisor never waited for F's lock" waited_on
+wait_until -s c 60 "the supervisor never waited for F's lock" lock_waited
 kill -USR1 "$cpid"
 # woken by it, the call goes back to sleep, killable this time
 wait_until -s c 60 "C never slept killable in its UNMARK once sent SIGUSR1 (the filter without WAIT_KILLABLE_RECV?)" killable
 usr1_pending || { show c; fail "SIGUSR1 is not pending for C (pid $cpid) while its UNMARK is served: $(grep -E '^(State|SigPnd|ShdPnd|SigBlk|SigCgt)' "/proc/$cpid/status" | tr '\n' ' ')"; }
 say "SIGUSR1 pending for C while the supervisor waits for F's lock"
 
-kill -CONT "$hpid"
-wait_bg h
-[ "$rc" -eq 0 ] || { show h; fail "H: exit status $rc"; }
+let_go h
 wait_bg c
 [ "$rc" -eq 0 ] || { show c; fail "C: exit status $rc"; }
 expect_line c "unmark 0 16K = 1"
