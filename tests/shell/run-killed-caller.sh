@@ -27,31 +27,14 @@ need_seccomp
 need_static
 supervised || skip "volatile run has no supervisor here (run --debug says why)"
 
-FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
-LOCKWORD=$VL_TOP_BUILDDIR/tests/helpers/lockword
-[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
-[ -x "$LOCKWORD" ] || fail "$LOCKWORD is not built (make check builds it)"
-
 F=$WORK/F
-# the waiters bit of F's lock word (core/layout.h VL_LOCK_WAITERS)
-waited_on() {
-	_w=$("$LOCKWORD" word "$sf" | sed 's/^.* = //')
-	[ $((_w & 0x80000000)) -ne 0 ]
-}
 
 # dead_caller PART VT-ARGS...: H holds F's lock, C (VT-ARGS on F under run)
 # waits for it and is killed, H goes on; returns once the supervisor is gone
 dead_caller() {
 	_p=$1
 	shift
-	bg "h$_p" env LD_PRELOAD="$FAULT_LIB" VT_STOP_AT="mark: tree changed, not committed" \
-		timeout 120 "$VT" pid open "$F" rw mark 32K 16K echo over
-	wait_match "h$_p" out '^pid = '
-	hpid=$(pid_of "h$_p")
-	wait_stopped "h$_p" "$hpid" "$_p: H never stopped in its MARK of F"
-	sf=$("$LOCKWORD" slot "$F" | sed 's/^.* = //')
-	case $sf in '' | none) fail "$_p: F has no record: '$sf'" ;; esac
-	waited_on && fail "$_p: F's lock word has its waiters bit before anyone waits"
+	hold_file "h$_p" "$F"
 
 	# the supervisor waits for F's lock as long as this test may take
 	bg "c$_p" env VL_RUN_TAG="killed$_p" VOLATILE_LOCK_WAIT=100s VOLATILE_DEBUG=1 \
@@ -59,7 +42,7 @@ dead_caller() {
 	wait_match "c$_p" out '^pid = '
 	cpid=$(pid_of "c$_p")
 	spid=$(supervisor_of "killed$_p")
-	wait_until -s "c$_p" 60 "$_p: the supervisor never waited for F's lock ($*)" waited_on
+	wait_until -s "c$_p" 60 "$_p: the supervisor never waited for F's lock ($*)" lock_waited
 	kill -KILL "$cpid"
 	wait_bg "c$_p"
 	# timeout, C's parent, reaped it and says how it ended
@@ -67,18 +50,9 @@ dead_caller() {
 	alive "$cpid" && fail "$_p: C (pid $cpid) is still there"
 	say "$_p: C ($*) killed while the supervisor waited for F's lock"
 
-	kill -CONT "$hpid"
-	wait_bg "h$_p"
-	[ "$rc" -eq 0 ] || { show "h$_p"; fail "$_p: H: exit status $rc"; }
-	expect_line "h$_p" "mark 32K 16K = 0"
+	let_go "h$_p"
 	# the supervisor serves what it took, then leaves: nobody is under its filter
 	wait_until -s "c$_p" 60 "$_p: the supervisor did not exit once C was gone" '! alive "$spid"'
-}
-
-# F's ranges as [offset, length, purged]
-ranges() {
-	status_json "$1"
-	jq_py "$1" '[[r["offset"], r["length"], r["purged"]] for f in d["file_list"] if f["path"] == "'"$F"'" for r in f["ranges"]]'
 }
 
 # ---- a. a MARK ------------------------------------------------------------------
@@ -86,7 +60,7 @@ new_region
 mkfile "$F" 64K F
 dead_caller a mark 0 16K
 expect_eq "a: F's ranges after the supervisor served a MARK of a dead caller" \
-	"$(ranges sta)" "[[32768, 16384, false]]"
+	"$(file_ranges sta "$F")" "[[32768, 16384, false]]"
 ok apurge vol purge --all
 ok acheck vt open "$F" r expect 0 16K F expect 16K 16K F expect 32K 16K zero expect 48K 16K F
 say "a: the dead caller's MARK changed nothing: [0, 16K) of F intact after a purge"
@@ -96,10 +70,10 @@ new_region
 mkfile "$F" 64K F
 ok bmark svt open "$F" rw mark 0 16K
 ok bpurge vol purge --all
-expect_eq "b: F's ranges before" "$(ranges stb0)" "[[0, 16384, true]]"
+expect_eq "b: F's ranges before" "$(file_ranges stb0 "$F")" "[[0, 16384, true]]"
 dead_caller b unmark 0 16K
 expect_eq "b: F's ranges after the supervisor served an UNMARK of a dead caller" \
-	"$(ranges stb)" "[[0, 16384, true], [32768, 16384, false]]"
+	"$(file_ranges stb "$F")" "[[0, 16384, true], [32768, 16384, false]]"
 ok bunmark svt open "$F" rw unmark 0 16K expect 0 16K zero
 expect_line bunmark "unmark 0 16K = 1"
 say "b: the dead caller's UNMARK changed nothing: the next UNMARK of the purged range says 1"

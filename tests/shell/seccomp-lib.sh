@@ -183,3 +183,45 @@ expect 0 64K B ok
 _EOF
 	say "$_n: served: purged (1), intact (0), never marked (0)"
 }
+
+# A served call held waiting in the supervisor for a file's lock (DESIGN
+# 21 step 6; run-killed-caller.sh, run-exec-caller.sh,
+# run-signalled-caller.sh): hold_file NAME FILE starts H (vt under the
+# fault-injecting library), which stops in its MARK of [32K, 48K) of FILE
+# holding FILE's lock, and sets $hpid and $sf (FILE's record, for
+# helpers/lockword); lock_waited holds once someone waits for that lock
+# (the word's VL_LOCK_WAITERS bit, core/layout.h); let_go NAME continues
+# H and checks its MARK said 0. file_ranges NAME FILE: FILE's ranges in
+# `volatile status --json` as [offset, length, purged].
+HOLD_FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
+LOCKWORD=$VL_TOP_BUILDDIR/tests/helpers/lockword
+hold_file() {
+	[ -r "$HOLD_FAULT_LIB" ] || fail "$HOLD_FAULT_LIB is not built (make check builds it)"
+	[ -x "$LOCKWORD" ] || fail "$LOCKWORD is not built (make check builds it)"
+	bg "$1" env LD_PRELOAD="$HOLD_FAULT_LIB" VT_STOP_AT="mark: tree changed, not committed" \
+		timeout 120 "$VT" pid open "$2" rw mark 32K 16K echo over
+	wait_match "$1" out '^pid = '
+	hpid=$(pid_of "$1")
+	wait_stopped "$1" "$hpid" "$1: H never stopped in its MARK of $2"
+	sf=$("$LOCKWORD" slot "$2" | sed 's/^.* = //')
+	case $sf in '' | none) fail "$1: $2 has no record: '$sf'" ;; esac
+	lock_waited && fail "$1: the lock word of $2 has its waiters bit before anyone waits"
+	return 0
+}
+
+lock_waited() {
+	_w=$("$LOCKWORD" word "$sf" | sed 's/^.* = //')
+	[ $((_w & 0x80000000)) -ne 0 ]
+}
+
+let_go() {
+	kill -CONT "$hpid"
+	wait_bg "$1"
+	[ "$rc" -eq 0 ] || { show "$1"; fail "$1: H: exit status $rc"; }
+	expect_line "$1" "mark 32K 16K = 0"
+}
+
+file_ranges() {
+	status_json "$1"
+	jq_py "$1" '[[r["offset"], r["length"], r["purged"]] for f in d["file_list"] if f["path"] == "'"$2"'" for r in f["ranges"]]'
+}
