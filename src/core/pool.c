@@ -241,10 +241,11 @@ uint32_t vl_node_take(const struct vl_region *r, uint32_t fi, vl_make_ready_fn m
 }
 
 /*
- * Push chunk c, ours (its first node PENDING; its other nodes written
- * FREE), onto the free list.
+ * Push chunk c, ours (its first node PENDING of owner; its other nodes
+ * written FREE), onto the free list. owner: the file whose lock the
+ * caller holds (chunk_reclaim says why).
  */
-static void chunk_push(const struct vl_region *r, uint32_t c)
+static void chunk_push(const struct vl_region *r, uint32_t c, uint32_t owner)
 {
 	struct vl_counters *k = vl_counters(r);
 	struct vl_node *x = &r->nodes[c];
@@ -268,19 +269,33 @@ static void chunk_push(const struct vl_region *r, uint32_t c)
 		if (__atomic_compare_exchange_n(&k->node_top, &top, TOP(TOP_TAG(top) + 1, c), 0,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			break;
-		if (!__atomic_compare_exchange_n(&x->meta, &m, vl_meta(0, VL_NODE_PENDING, 0), 0,
+		if (!__atomic_compare_exchange_n(&x->meta, &m, vl_meta(owner, VL_NODE_PENDING, 0), 0,
 						 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 			break;
 	}
 }
 
+static VL_INLINE unsigned meta_state(uint32_t m)
+{
+	return (m & VL_META_STATE_MASK) >> VL_META_STATE_SHIFT;
+}
+
 /*
  * Take every node of chunk c, each IDLE (of whichever file), by
- * compare-and-swap: 1, the chunk ours (its first node PENDING, the others
- * written FREE), or 0, none taken (one was in use, or someone was first:
- * those taken are made IDLE again, as they were).
+ * compare-and-swap: 1, the chunk ours (its first node PENDING of owner,
+ * the others written FREE), or 0, none taken (one was in use, or someone
+ * was first: those taken are made IDLE again, as they were).
+ *
+ * Taken, the nodes are PENDING of owner, the file whose lock the caller
+ * holds, never of no file: a process killed before the chunk is pushed
+ * leaves them to that file's repair, which frees its PENDING nodes
+ * (rebuild.c), and so gives the chunk back; PENDING of no file they
+ * would be lost for good. A node past the first that is FREE while the
+ * first is IDLE was never made its file's (a chunk_give cut short: the
+ * first taken, its others not all yet): no one hands it out alone (a
+ * chunk goes out by its first node), so it is taken as unused.
  */
-static int chunk_reclaim(const struct vl_region *r, uint32_t c)
+static int chunk_reclaim(const struct vl_region *r, uint32_t c, uint32_t owner)
 {
 	uint32_t seen[VL_CHUNK], k;
 
@@ -288,13 +303,16 @@ static int chunk_reclaim(const struct vl_region *r, uint32_t c)
 		return 0;
 	for (k = 0; k < VL_CHUNK; k++) {
 		seen[k] = __atomic_load_n(&r->nodes[c + k].meta, __ATOMIC_ACQUIRE);
-		if ((seen[k] & VL_META_STATE_MASK) >> VL_META_STATE_SHIFT != VL_NODE_IDLE ||
-		    !take_idle(r, c + k, seen[k] & VL_META_FILE_MASK, VL_NIL))
+		if (k > 0 && meta_state(seen[k]) == VL_NODE_FREE)
+			continue;
+		if (meta_state(seen[k]) != VL_NODE_IDLE ||
+		    !take_idle(r, c + k, seen[k] & VL_META_FILE_MASK, owner))
 			break;
 	}
 	if (k < VL_CHUNK) {
 		while (k-- > 0)
-			__atomic_store_n(&r->nodes[c + k].meta, seen[k], __ATOMIC_RELEASE);
+			if (meta_state(seen[k]) == VL_NODE_IDLE)
+				__atomic_store_n(&r->nodes[c + k].meta, seen[k], __ATOMIC_RELEASE);
 		return 0;
 	}
 	VL_STEP("chunk_free: taken, not free");
@@ -304,11 +322,11 @@ static int chunk_reclaim(const struct vl_region *r, uint32_t c)
 	return 1;
 }
 
-/* Chunk c back to the region if none of its nodes is in use. */
-static void chunk_release(const struct vl_region *r, uint32_t c)
+/* Chunk c back to the region if none of its nodes is in use; owner's lock held. */
+static void chunk_release(const struct vl_region *r, uint32_t c, uint32_t owner)
 {
-	if (chunk_reclaim(r, c))
-		chunk_push(r, c);
+	if (chunk_reclaim(r, c, owner))
+		chunk_push(r, c, owner);
 }
 
 /*
@@ -345,7 +363,7 @@ void vl_node_free(const struct vl_region *r, uint32_t n)
 	c = chunk_of(n);
 	if (fi == VL_NIL || fi >= r->file_cap ||
 	    __atomic_load_n(&r->files[fi].h.chunk, __ATOMIC_RELAXED) != c)
-		chunk_release(r, c);
+		chunk_release(r, c, fi);
 }
 
 /*
@@ -362,17 +380,64 @@ static int freed_before(uint32_t meta, uint32_t since)
 	       d < (VL_META_FILE_MASK >> 1);
 }
 
-/* Chunk c made the sweep's: FREE from before it began, or unused. */
+/*
+ * Unused chunk c made the sweep's, its first node `mine`: its first taken
+ * first, IDLE -> mine (so no reclaim and no file takes it meanwhile), then
+ * its others, each IDLE -> FREE by compare-and-swap. Beaten to one (a
+ * file took it as a spare), those taken are made IDLE again, the first
+ * too, as they were. A sweep killed midway leaves the first FREE and
+ * older than the next sweep, which takes the chunk; an other node left
+ * IDLE then is passed over when the chunk is handed out (chunk_give), and
+ * stays its file's.
+ */
+static int sweep_take_idle(const struct vl_region *r, uint32_t c, uint32_t mine)
+{
+	uint32_t seen[VL_CHUNK], k;
+
+	seen[0] = __atomic_load_n(&r->nodes[c].meta, __ATOMIC_ACQUIRE);
+	if (meta_state(seen[0]) != VL_NODE_IDLE ||
+	    !__atomic_compare_exchange_n(&r->nodes[c].meta, &seen[0], mine, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED))
+		return 0;
+	VL_STEP("nodes_sweep: a chunk's first taken, not its others");
+	for (k = 1; k < VL_CHUNK; k++) {
+		seen[k] = __atomic_load_n(&r->nodes[c + k].meta, __ATOMIC_ACQUIRE);
+		if (meta_state(seen[k]) == VL_NODE_FREE)
+			continue;
+		if (meta_state(seen[k]) != VL_NODE_IDLE ||
+		    !__atomic_compare_exchange_n(&r->nodes[c + k].meta, &seen[k],
+						 vl_meta(0, VL_NODE_FREE, 0), 0, __ATOMIC_ACQ_REL,
+						 __ATOMIC_RELAXED))
+			break;
+	}
+	if (k < VL_CHUNK) {
+		while (k-- > 0)
+			if (meta_state(seen[k]) == VL_NODE_IDLE)
+				__atomic_store_n(&r->nodes[c + k].meta, seen[k], __ATOMIC_RELEASE);
+		return 0;
+	}
+	__atomic_fetch_sub(&vl_counters(r)->nodes_used, VL_CHUNK, __ATOMIC_RELAXED);
+	return 1;
+}
+
+/*
+ * Chunk c made the sweep's: FREE from before it began, or unused. Its
+ * first node is made FREE stamped `since` (never PENDING of no file): on
+ * no list until the sweep pushes it, and freed before any later sweep
+ * began, so a sweep killed before its push leaves it to the next.
+ */
 static int sweep_take(const struct vl_region *r, uint32_t c, uint32_t since)
 {
 	uint32_t m = __atomic_load_n(&vl_node_at(r, c)->meta, __ATOMIC_ACQUIRE);
+	uint32_t mine = vl_meta(since, VL_NODE_FREE, 0);
 
+	if (!chunk_ok(r, c))
+		return 0;
 	/* the very FREE judged old is the one taken: not one pushed since */
 	if (freed_before(m, since))
-		return __atomic_compare_exchange_n(&r->nodes[c].meta, &m,
-						   vl_meta(0, VL_NODE_PENDING, 0), 0,
+		return __atomic_compare_exchange_n(&r->nodes[c].meta, &m, mine, 0,
 						   __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
-	return chunk_reclaim(r, c);
+	return sweep_take_idle(r, c, mine);
 }
 
 uint32_t vl_nodes_sweep(const struct vl_region *r)
@@ -384,9 +449,11 @@ uint32_t vl_nodes_sweep(const struct vl_region *r)
 	/*
 	 * The list, emptied: what was on it, and what killed processes lost,
 	 * is FREE with an older stamp than anything pushed from now on. Taken
-	 * (FREE -> PENDING, so no one else can), chained, and pushed back in
-	 * one swap; a freer whose push failed finds its stamp gone and lets
-	 * the chunk be. Chunks whose every node is IDLE go with them.
+	 * (FREE, stamped anew: a freer whose push failed finds its stamp gone
+	 * and lets the chunk be; a sweep killed from here on leaves them FREE
+	 * and older than the next sweep), chained (only a sweep, holding the
+	 * region lock, writes a chunk that is FREE and on no list), and pushed
+	 * back in one swap. Chunks whose every node is IDLE go with them.
 	 */
 	while (!__atomic_compare_exchange_n(&c->node_top, &top, TOP(TOP_TAG(top) + 1, VL_NIL), 0,
 					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
@@ -1146,7 +1213,7 @@ static VL_INLINE void keep_idle(const struct vl_region *r, uint32_t fi, uint32_t
 	if (!chunk_has_idle(r, mine, fi))
 		__atomic_store_n(&f->h.chunk, c, __ATOMIC_RELAXED);
 	else
-		chunk_release(r, c);
+		chunk_release(r, c, fi);
 }
 
 static VL_INLINE void spare_keep(const struct vl_region *r, uint32_t fi, uint32_t n)
@@ -1207,7 +1274,7 @@ void vl_chunk_let_go(const struct vl_region *r, uint32_t fi)
 	if (fi == VL_NIL || fi >= r->file_cap)
 		return;
 	f->h.chunk = VL_NIL;
-	chunk_release(r, c);
+	chunk_release(r, c, fi);
 }
 
 void vl_file_release(const struct vl_region *r, uint32_t fi)
