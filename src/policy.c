@@ -83,11 +83,11 @@ static int left_out(void *ctx, uint32_t fi)
 
 uint32_t vl_choose_file(const struct vl_region *r, const struct vl_goal *g, uint32_t now,
 			uint32_t age_now, int (*set_aside)(void *ctx, uint32_t fi), void *ctx,
-			uint32_t *age, uint32_t *second)
+			uint32_t last, uint32_t *age, uint32_t *second)
 {
 	struct choosing c = { .r = r, .g = g, .now = now, .set_aside = set_aside, .ctx = ctx };
 
-	return vl_pick_oldest(r, age_now, left_out, &c, age, second);
+	return vl_pick_oldest(r, age_now, left_out, &c, last, age, second);
 }
 
 struct vl_u128 vl_volatile_guess(const struct vl_region *r)

@@ -123,7 +123,7 @@ static inline void vl_after_mark(const struct vl_region *r, const struct vl_hint
  */
 uint32_t vl_choose_file(const struct vl_region *r, const struct vl_goal *g, uint32_t now,
 			uint32_t age_now, int (*set_aside)(void *ctx, uint32_t fi), void *ctx,
-			uint32_t *age, uint32_t *second);
+			uint32_t last, uint32_t *age, uint32_t *second);
 
 /*
  * Does the choice stand: is the file's oldest unpurged range still the

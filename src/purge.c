@@ -560,7 +560,9 @@ static int choose(struct pass *p, const struct vl_goal *g, struct visit *v,
 	uint32_t fi, gen;
 	int sound;
 
-	fi = vl_choose_file(r, g, p->now, p->age_now, set_aside, p, &v->age, &v->second);
+	/* a MARK's own file last of those its age ties with (vl_pick_oldest) */
+	fi = vl_choose_file(r, g, p->now, p->age_now, set_aside, p,
+			    p->hint != NULL ? p->hint->fi : VL_NIL, &v->age, &v->second);
 	if (fi == VL_NIL)
 		return STOP;
 	v->f = vl_file_at(r, fi);

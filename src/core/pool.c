@@ -725,8 +725,8 @@ uint32_t vl_lru_restamp(const struct vl_region *r, uint32_t fi, uint32_t now)
 }
 
 uint32_t vl_pick_oldest(const struct vl_region *r, uint32_t now,
-			int (*leave)(void *ctx, uint32_t fi), void *ctx, uint32_t *age,
-			uint32_t *second)
+			int (*leave)(void *ctx, uint32_t fi), void *ctx, uint32_t last,
+			uint32_t *age, uint32_t *second)
 {
 	uint32_t hwm = vl_file_hwm(r), best = VL_NIL, best_age = 0;
 
@@ -739,7 +739,8 @@ uint32_t vl_pick_oldest(const struct vl_region *r, uint32_t now,
 		if (a == 0 || __atomic_load_n(&f->h.state, __ATOMIC_RELAXED) != VL_FILE_LIVE ||
 		    (leave != NULL && leave(ctx, fi)))
 			continue;
-		if (best == VL_NIL || vl_age_older(a, best_age, now)) {
+		if (best == VL_NIL || vl_age_older(a, best_age, now) ||
+		    (a == best_age && best == last)) {
 			if (best != VL_NIL)
 				*second = best_age;
 			best = fi;

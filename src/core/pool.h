@@ -82,13 +82,16 @@ uint32_t vl_lru_restamp(const struct vl_region *r, uint32_t fi, uint32_t now);
  * The LIVE file whose published age (oldest) is the oldest of all for a
  * reader whose age clock reads now (vl_age_older), read with no lock,
  * leaving out those leave(ctx, fi) says to (NULL: none): VL_NIL if none.
+ * Of files whose ages tie (one tick of the clock: the order across files
+ * is not known), file `last` (VL_NIL: none) is taken last: a MARK's own
+ * purge takes another file's range rather than the one it just marked.
  * *age: its age; *second: the next oldest file's (0: none). A guess,
  * checked under the file's lock (vl_lru_check). One read of each record
  * below the high-water mark.
  */
 uint32_t vl_pick_oldest(const struct vl_region *r, uint32_t now,
-			int (*leave)(void *ctx, uint32_t fi), void *ctx, uint32_t *age,
-			uint32_t *second);
+			int (*leave)(void *ctx, uint32_t fi), void *ctx, uint32_t last,
+			uint32_t *age, uint32_t *second);
 
 /*
  * Apply what vl_ranges_* did to file `fi`, with its lock held and no

@@ -376,7 +376,7 @@ static int visit(struct fz *z, uint8_t skip, struct skips *k)
 	struct vl_file *f;
 	int err;
 
-	fi = COUNTED(r, vl_pick_oldest(r, fz_now(z), k != NULL ? skipped : NULL, k, &age, &second));
+	fi = COUNTED(r, vl_pick_oldest(r, fz_now(z), k != NULL ? skipped : NULL, k, VL_NIL, &age, &second));
 	if (fi == VL_NIL)
 		return -1;
 	fail_if(fi >= r->file_cap || age == 0, "pick chose file %u by age %u", fi, age);

@@ -2577,18 +2577,18 @@ START_TEST(test_lru_check)
 	ck_assert_int_eq(vl_lru_check(r, v), 0);
 
 	/* the choice: a free record's age is no one's; leave() is heeded */
-	picked = vl_pick_oldest(r, test_clock, NULL, NULL, &age, &second);
+	picked = vl_pick_oldest(r, test_clock, NULL, NULL, VL_NIL, &age, &second);
 	ck_assert_uint_ne(picked, VL_NIL);
 	ck_assert_uint_eq(age, vl_file_at(r, picked)->h.oldest);
 	ck_assert_uint_eq(vl_file_at(r, files[6])->h.state, VL_FILE_FREE);
 	/* the oldest an age reads */
 	vl_file_at(r, files[6])->h.oldest = test_clock - VL_AGE_PAST_MS;
-	ck_assert_uint_eq(vl_pick_oldest(r, test_clock, NULL, NULL, &age, &second), picked);
+	ck_assert_uint_eq(vl_pick_oldest(r, test_clock, NULL, NULL, VL_NIL, &age, &second), picked);
 	vl_file_at(r, files[6])->h.oldest = 0;
-	w = vl_pick_oldest(r, test_clock, leave_one, &picked, &age, &second);
+	w = vl_pick_oldest(r, test_clock, leave_one, &picked, VL_NIL, &age, &second);
 	ck_assert_uint_ne(w, picked);
 	ck_assert_uint_ne(w, VL_NIL);
-	ck_assert_uint_eq(vl_pick_oldest(r, test_clock, leave_one, &none, &age, &second), picked);
+	ck_assert_uint_eq(vl_pick_oldest(r, test_clock, leave_one, &none, VL_NIL, &age, &second), picked);
 	th_region_fini(&t);
 }
 END_TEST
