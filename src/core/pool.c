@@ -367,6 +367,24 @@ void vl_node_free(const struct vl_region *r, uint32_t n)
 }
 
 /*
+ * Can a sweep stamp the chunks it holds, on no list, with tag t? Not if
+ * its low 24 bits are 0: a first node FREE with stamp 0 reads as a chunk
+ * never taken, which a claimer stopped between raising the high-water
+ * mark and taking its chunk (claim_new) takes when it goes on, and the
+ * sweep's plain stores would then list the claimer's chunk.
+ */
+static VL_INLINE int stamp_ok(uint32_t t)
+{
+	return (t & VL_META_FILE_MASK) != 0;
+}
+
+/* The list's next tag, one a sweep can stamp with. */
+static VL_INLINE uint32_t tag_after(uint32_t t)
+{
+	return stamp_ok(t + 1) ? t + 1 : t + 2;
+}
+
+/*
  * A chunk freed before the sweep began: its first node's FREE was stamped
  * with a tag older than `since` (24 bits, compared as serial numbers).
  * Chunks freed since are on the new list, and must not be taken from it.
@@ -455,10 +473,10 @@ uint32_t vl_nodes_sweep(const struct vl_region *r)
 	 * region lock, writes a chunk that is FREE and on no list), and pushed
 	 * back in one swap. Chunks whose every node is IDLE go with them.
 	 */
-	while (!__atomic_compare_exchange_n(&c->node_top, &top, TOP(TOP_TAG(top) + 1, VL_NIL), 0,
-					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+	while (!__atomic_compare_exchange_n(&c->node_top, &top, TOP(tag_after(TOP_TAG(top)), VL_NIL),
+					    0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		;
-	since = TOP_TAG(top) + 1;
+	since = tag_after(TOP_TAG(top));
 	VL_STEP("nodes_sweep: list emptied");
 	hwm = __atomic_load_n(&c->node_hwm, __ATOMIC_RELAXED);
 	hwm = hwm < r->node_cap ? hwm : r->node_cap;
@@ -475,17 +493,26 @@ uint32_t vl_nodes_sweep(const struct vl_region *r)
 		return 0;
 	VL_STEP("nodes_sweep: chained, not pushed");
 	top = __atomic_load_n(&c->node_top, __ATOMIC_ACQUIRE);
-	do {
+	for (;;) {
 		/* only this sweeper (region lock) touches the chain: FREE, listed by the swap */
 		uint32_t i = head;
 
+		if (!stamp_ok(TOP_TAG(top))) {
+			/* the list unchanged, its tag moved on: a stamp the chain may have */
+			__atomic_compare_exchange_n(&c->node_top, &top,
+						    TOP(tag_after(TOP_TAG(top)), TOP_HEAD(top)), 0,
+						    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+			top = __atomic_load_n(&c->node_top, __ATOMIC_ACQUIRE);
+			continue;
+		}
 		for (uint32_t k = 0; k < found; k++, i = vl_node_at(r, i)->next)
 			__atomic_store_n(&vl_node_at(r, i)->meta, vl_meta(TOP_TAG(top), VL_NODE_FREE, 0),
 					 __ATOMIC_RELEASE);
 		vl_set_next(r, last, TOP_HEAD(top));
-	} while (!__atomic_compare_exchange_n(&c->node_top, &top, TOP(TOP_TAG(top) + 1, head), 0,
-					      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
-	return found * VL_CHUNK;
+		if (__atomic_compare_exchange_n(&c->node_top, &top, TOP(TOP_TAG(top) + 1, head), 0,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return found * VL_CHUNK;
+	}
 }
 
 /* ---- a file's unpurged ranges in age order (its lock held) ---- */

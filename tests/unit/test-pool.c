@@ -481,6 +481,198 @@ START_TEST(test_alloc_concurrent)
 END_TEST
 
 /*
+ * Every way a chunk changes hands, at once: four threads, each one
+ * file's lock holder, take nodes (their chunk's IDLE ones, the list's,
+ * new ones), let them go (IDLE kept as the file's spare, or freed: the
+ * chunk back to the region once unused) and let their chunk go; a fifth,
+ * the region lock's holder and a fifth file's, sweeps and steals any
+ * file's IDLE node. No node is handed out twice or written while another
+ * holds it (each holder stamps its nodes), and at the end every slot is
+ * in exactly one place: held, on the free list, or IDLE.
+ */
+#define CR_FILES 4
+#define CR_CAP 48
+/* steps per thread; CR_STEPS=N for a longer run, CR_SAY=1 to print what was done */
+#define CR_STEPS (getenv("CR_STEPS") ? atol(getenv("CR_STEPS")) : 300000L)
+
+struct chunk_race {
+	struct th_region t;
+	const struct vl_region *r;
+	uint32_t file[CR_FILES + 1];
+	uint32_t owner[CR_CAP + 2 * VL_CHUNK];
+	uint32_t held[CR_FILES + 1][CR_CAP + 2 * VL_CHUNK];
+	uint32_t nheld[CR_FILES + 1];
+	long twice, bad, taken, steals, sweeps;
+	int start;
+};
+
+struct chunk_arg {
+	struct chunk_race *x;
+	uint32_t id; /* 0..CR_FILES: file[id]; CR_FILES also holds the region lock */
+};
+
+static uint64_t cr_stamp(uint32_t id, uint32_t n)
+{
+	return ((uint64_t)(id + 1) << 32) | n;
+}
+
+/* n, just handed to thread id: no one else may hold it, and it must be its file's PENDING node */
+static void cr_hold(struct chunk_race *x, uint32_t id, uint32_t n, uint32_t *nh, long *bad,
+		    long *twice)
+{
+	const struct vl_region *r = x->r;
+	uint32_t none = 0;
+	struct vl_node *nd;
+
+	if (n >= r->node_cap ||
+	    !__atomic_compare_exchange_n(&x->owner[n], &none, id + 1, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED)) {
+		(*twice)++;
+		return;
+	}
+	nd = vl_node_at(r, n);
+	if (vl_node_state(nd) != VL_NODE_PENDING || vl_node_file(nd) != x->file[id])
+		(*bad)++;
+	nd->start = cr_stamp(id, n);
+	nd->end = cr_stamp(id, n);
+	x->held[id][(*nh)++] = n;
+}
+
+/* held node i of thread id let go, kept as its file's spare or freed */
+static void cr_let_go(struct chunk_race *x, uint32_t id, uint32_t i, uint32_t *nh, long *bad,
+		      uint64_t *rng)
+{
+	const struct vl_region *r = x->r;
+	uint32_t n = x->held[id][i];
+	struct vl_node *nd = vl_node_at(r, n);
+
+	if (nd->start != cr_stamp(id, n) || nd->end != cr_stamp(id, n) ||
+	    vl_node_file(nd) != x->file[id] || vl_node_state(nd) != VL_NODE_PENDING)
+		(*bad)++; /* someone else wrote our node */
+	x->held[id][i] = x->held[id][--(*nh)];
+	__atomic_store_n(&x->owner[n], 0, __ATOMIC_RELEASE);
+	if (th_below(rng, 2))
+		vl_spare_keep(r, x->file[id], n);
+	else
+		vl_node_free(r, n);
+}
+
+static void *chunk_racer(void *arg)
+{
+	struct chunk_arg *a = arg;
+	struct chunk_race *x = a->x;
+	const struct vl_region *r = x->r;
+	uint32_t id = a->id, fi = x->file[id], nh = 0;
+	uint64_t rng = 7000 + id;
+	long twice = 0, bad = 0, taken = 0, steals = 0, sweeps = 0;
+	int region = id == CR_FILES;
+
+	while (!__atomic_load_n(&x->start, __ATOMIC_ACQUIRE))
+		;
+	for (long step = 0; step < CR_STEPS; step++) {
+		uint64_t dice = th_below(&rng, 64);
+
+		if (dice == 0) {
+			vl_chunk_let_go(r, fi);
+		} else if (region && dice < 4) {
+			vl_nodes_sweep(r);
+			sweeps++;
+		} else if (nh < CR_CAP / 2 && (nh == 0 || dice < 34)) {
+			uint32_t n = region && dice < 20 ? vl_spare_steal(r, fi) : vl_node_alloc(r, fi);
+
+			if (n == VL_NIL)
+				continue;
+			taken++;
+			steals += region && dice < 20;
+			cr_hold(x, id, n, &nh, &bad, &twice);
+		} else {
+			cr_let_go(x, id, (uint32_t)th_below(&rng, nh), &nh, &bad, &rng);
+		}
+	}
+	x->nheld[id] = nh;
+	__atomic_fetch_add(&x->twice, twice, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&x->bad, bad, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&x->taken, taken, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&x->steals, steals, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&x->sweeps, sweeps, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+START_TEST(test_chunk_race)
+{
+	struct chunk_race *x = calloc(1, sizeof(*x));
+	struct chunk_arg args[CR_FILES + 1];
+	pthread_t th[CR_FILES + 1];
+	const struct vl_counters *c;
+	static unsigned char seen[CR_CAP + 4 * VL_CHUNK];
+	uint32_t nheld = 0, nfree = 0, nidle = 0, n;
+
+	ck_assert_ptr_nonnull(x);
+	th_region_init(&x->t, CR_CAP, 8);
+	x->r = &x->t.r;
+	c = &x->r->hdr->c;
+	ck_assert_uint_le(x->r->node_cap, CR_CAP + 2 * VL_CHUNK);
+	for (uint32_t i = 0; i <= CR_FILES; i++)
+		x->file[i] = th_file_new(x->r, 9, 100 + i + (uint32_t)_i * 10);
+	for (uint32_t i = 0; i <= CR_FILES; i++) {
+		args[i].x = x;
+		args[i].id = i;
+		ck_assert_int_eq(pthread_create(&th[i], NULL, chunk_racer, &args[i]), 0);
+	}
+	__atomic_store_n(&x->start, 1, __ATOMIC_RELEASE);
+	for (uint32_t i = 0; i <= CR_FILES; i++)
+		pthread_join(th[i], NULL);
+	if (getenv("CR_SAY"))
+		fprintf(stderr, "chunk race %d: %ld taken, %ld stolen, %ld sweeps\n", _i, x->taken,
+			x->steals, x->sweeps);
+	ck_assert_int_gt(x->sweeps, 0);
+	ck_assert_int_gt(x->steals, 0);
+	ck_assert_msg(x->twice == 0, "%ld nodes handed out while another thread held them",
+		      x->twice);
+	ck_assert_msg(x->bad == 0, "%ld nodes not ours, or written by another holder", x->bad);
+	memset(seen, 0, sizeof(seen));
+	for (uint32_t i = 0; i <= CR_FILES; i++) {
+		for (uint32_t j = 0; j < x->nheld[i]; j++) {
+			n = x->held[i][j];
+			ck_assert_msg(!seen[n], "node %u held twice", n);
+			seen[n] = 1;
+			ck_assert_uint_eq(vl_node_state(vl_node_at(x->r, n)), VL_NODE_PENDING);
+			nheld++;
+		}
+	}
+	for (n = free_head(c); n != VL_NIL; n = vl_node_at(x->r, n)->next) {
+		ck_assert_uint_lt(n, x->r->node_cap);
+		ck_assert_uint_eq(n % VL_CHUNK, 0);
+		for (uint32_t i = n; i < n + VL_CHUNK; i++) {
+			ck_assert_msg(!seen[i], "node %u on the free list and %s", i,
+				      seen[i] == 1 ? "held" : "on it before");
+			seen[i] = 2;
+			ck_assert_msg(vl_node_state(vl_node_at(x->r, i)) == VL_NODE_FREE,
+				      "node %u on the free list, state %u", i,
+				      vl_node_state(vl_node_at(x->r, i)));
+			nfree++;
+		}
+	}
+	for (n = VL_CHUNK; n < c->node_hwm; n++) {
+		if (vl_node_state(vl_node_at(x->r, n)) != VL_NODE_IDLE)
+			continue;
+		ck_assert_msg(!seen[n], "node %u IDLE and %s", n,
+			      seen[n] == 1 ? "held" : "on the free list");
+		seen[n] = 3;
+		nidle++;
+	}
+	for (n = VL_CHUNK; n < c->node_hwm; n++)
+		ck_assert_msg(seen[n], "node %u is nowhere: lost (meta %#x)", n,
+			      vl_node_at(x->r, n)->meta);
+	ck_assert_uint_eq(nheld + nfree + nidle + VL_CHUNK, c->node_hwm);
+	ck_assert_uint_eq(c->nodes_used + nfree + VL_CHUNK, c->node_hwm); /* chunks in use */
+	ck_assert(th_sentinel_zero(x->r));
+	th_region_fini(&x->t);
+	free(x);
+}
+END_TEST
+
+/*
  * Random allocs and frees of two files against a model of used slots:
  * never a node handed out twice; the high-water mark grows only when the
  * file's chunk has no IDLE node and no chunk is on the list; a chunk in
@@ -3160,6 +3352,7 @@ static Suite *pool_suite(void)
 	tcase_add_test(tc, test_node_take_ready);
 	tcase_add_test(tc, test_alloc_random);
 	tcase_add_loop_test(tc, test_alloc_concurrent, 0, 2); /* 1: with a sweeper */
+	tcase_add_loop_test(tc, test_chunk_race, 0, 4);
 	suite_add_tcase(s, tc);
 	tc = th_tcase("lru", 30);
 	tcase_add_test(tc, test_lru_basic);
