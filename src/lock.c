@@ -555,6 +555,40 @@ int vl_lock_file(const struct vl_region *r, uint32_t fi)
 	return 0;
 }
 
+/* File fi's lock, if a holder that is gone holds it: taken over and repaired, then let go: 1 */
+static VL_COLD int repair_if_dead(const struct vl_region *r, uint32_t fi)
+{
+	struct vl_lock *l = &vl_file_at(r, fi)->h.lock;
+	uint32_t me, w = __atomic_load_n(&l->word, __ATOMIC_ACQUIRE);
+
+	if (w == 0 || (w & VL_LOCK_BROKEN) || my_token(r, &me) != 0 ||
+	    vl_token_alive(r, w & VL_TOKEN_MASK))
+		return 0;
+	/* its token, as read, becomes ours (waiters kept: our drop wakes them), or someone was first */
+	if (!__atomic_compare_exchange_n(&l->word, &w, me | (w & VL_LOCK_WAITERS), 0,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return 0;
+	vl_log("lock holder %#x of file %u is gone: taken over, to be repaired", w & VL_TOKEN_MASK,
+	       fi);
+	vers_odd(vl_file_at(r, fi));
+	/* not repaired: repair_taken left the lock orphaned or broken, not ours */
+	if (repair_taken(r, fi) != 0)
+		return 0;
+	vl_unlock_file(r, fi);
+	return 1;
+}
+
+uint32_t vl_repair_dead_holders(const struct vl_region *r, uint32_t mine)
+{
+	uint32_t hwm = vl_file_hwm(r), n = 0;
+
+	for (uint32_t fi = 1; fi < hwm; fi++)
+		if (fi != mine && __atomic_load_n(&vl_file_at(r, fi)->h.state, __ATOMIC_RELAXED) ==
+					  VL_FILE_LIVE)
+			n += (uint32_t)repair_if_dead(r, fi);
+	return n;
+}
+
 int vl_trylock_file(const struct vl_region *r, uint32_t fi)
 {
 	int e = vl_lock_try(r, &vl_file_at(r, fi)->h.lock);

@@ -254,8 +254,8 @@ static int find_and_lock(const struct vl_region *r, const struct vl_stat *st, in
 	return find_locked(r, st, create, fd);
 }
 
-/* get_spare's way when neither the file's spares nor the free list have one */
-static VL_COLD uint32_t spare_when_full(const struct vl_region *r, uint32_t fi, int *lock_err)
+/* spare_when_full's look under the region lock: a sweep, then a steal */
+static VL_COLD uint32_t sweep_and_steal(const struct vl_region *r, uint32_t fi, int *lock_err)
 {
 	uint32_t n = VL_NIL, found;
 
@@ -275,6 +275,22 @@ static VL_COLD uint32_t spare_when_full(const struct vl_region *r, uint32_t fi, 
 	vl_unlock_region(r);
 	vl_log("region full: %u free nodes found again%s", found,
 	       n == VL_NIL ? "; none to take" : "");
+	return n;
+}
+
+/*
+ * get_spare's way when neither the file's spares nor the free list have
+ * one. Still none: the files whose lock a dead process holds are repaired
+ * (their PENDING nodes freed: a dead freer's chunk among them, which no
+ * sweep may take while it cannot tell it from a live one's), and the look
+ * made once more.
+ */
+static VL_COLD uint32_t spare_when_full(const struct vl_region *r, uint32_t fi, int *lock_err)
+{
+	uint32_t n = sweep_and_steal(r, fi, lock_err);
+
+	if (n == VL_NIL && *lock_err == 0 && vl_repair_dead_holders(r, fi) > 0)
+		n = sweep_and_steal(r, fi, lock_err);
 	return n;
 }
 
