@@ -80,6 +80,7 @@ for round in 1 2 3 4 5; do
 	[ "$made" -ge 8 ] || fail "round $round: the four made $made MARKs in a region with room for 8"
 	expect_line lw${round}w "word $slot = 0"
 	expect_line lw${round}w "counts = ranges=0 bytes=0"
+	# shellcheck disable=SC2086
 	run after$round svt open "$WORK/g$round.1" rw $marks $unmarks
 	n=$(grep -c '^mark .* = 0$' "$WORK/after$round.out")
 	[ "$n" -eq 8 ] || { show after$round; fail "round $round: after the four, a fresh process made $n of 8"; }
