@@ -107,9 +107,10 @@ void vl_unlock_file(const struct vl_region *r, uint32_t fi);
 /* File fi's lock if it is free now (a holder gone is not repaired): 0, or -EBUSY. */
 int vl_trylock_file(const struct vl_region *r, uint32_t fi);
 /*
- * Every file but `mine` whose lock a holder that is gone still holds:
- * taken over, repaired (its PENDING nodes, a dead freer's chunk among
- * them, freed: DESIGN 10) and let go. Never waits for a live holder, so
+ * Files but `mine` that hold PENDING nodes and whose lock a holder that
+ * is gone still holds (at most 32 a call): taken over, repaired (their
+ * PENDING nodes, a dead freer's chunk among them, freed: DESIGN 10) and
+ * let go. Never waits for a live holder, so
  * the caller may hold file mine's lock (and no other); not the region
  * lock. Returns how many were repaired. A region that looks full calls it.
  */

@@ -1293,6 +1293,27 @@ uint32_t vl_spare_steal(const struct vl_region *r, uint32_t to)
 	return VL_NIL;
 }
 
+uint32_t vl_pending_owners(const struct vl_region *r, uint32_t mine, uint32_t *owner,
+			   uint32_t cap)
+{
+	uint32_t hwm = __atomic_load_n(&vl_counters(r)->node_hwm, __ATOMIC_RELAXED), found = 0;
+
+	hwm = hwm < r->node_cap ? hwm : r->node_cap;
+	for (uint32_t n = VL_CHUNK; n < hwm && found < cap; n++) {
+		uint32_t m = __atomic_load_n(&vl_node_at(r, n)->meta, __ATOMIC_RELAXED);
+		uint32_t f = m & VL_META_FILE_MASK, k;
+
+		if ((m & VL_META_STATE_MASK) >> VL_META_STATE_SHIFT != VL_NODE_PENDING ||
+		    f == 0 || f == mine || f >= r->file_cap)
+			continue;
+		for (k = 0; k < found && owner[k] != f; k++)
+			;
+		if (k == found)
+			owner[found++] = f;
+	}
+	return found;
+}
+
 void vl_chunk_let_go(const struct vl_region *r, uint32_t fi)
 {
 	struct vl_file *f = vl_file_at(r, fi);

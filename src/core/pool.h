@@ -194,6 +194,13 @@ void vl_spare_keep(const struct vl_region *r, uint32_t fi, uint32_t n);
  * VL_NIL. One read of each node below the high-water mark.
  */
 uint32_t vl_spare_steal(const struct vl_region *r, uint32_t to);
+/*
+ * The files, other than mine, that hold PENDING nodes (below the node
+ * high-water mark, each once, at most cap of them, in slot order): the
+ * only files whose repair gives nodes back. One read of each node; no lock.
+ */
+uint32_t vl_pending_owners(const struct vl_region *r, uint32_t mine, uint32_t *owner,
+			   uint32_t cap);
 /* Did change c put spare into a tree? */
 int vl_spare_used(const struct vl_change *c, uint32_t spare);
 /* File fi's chunk back to the region if unused, and the file left with none (its lock held). */

@@ -2153,6 +2153,43 @@ START_TEST(test_spare_steal)
 END_TEST
 
 /*
+ * A full region's repair looks only at the files holding PENDING nodes:
+ * each once, in slot order, never the caller's own, never a slot a
+ * scribbled meta names beyond the table, and no more than asked for.
+ */
+START_TEST(test_pending_owners)
+{
+	struct th_region t;
+	const struct vl_region *r;
+	uint32_t a, b, n, m, owner[4];
+
+	th_region_init(&t, 8, 4);
+	r = &t.r;
+	a = th_file_new(r, 1, 1);
+	b = th_file_new(r, 1, 2);
+	ck_assert_uint_eq(vl_pending_owners(r, 0, owner, 4), 0);
+	ck_assert_uint_ne(vl_node_alloc(r, b), VL_NIL);
+	m = vl_node_alloc(r, a);
+	ck_assert_uint_ne(m, VL_NIL);
+	n = vl_node_alloc(r, b);
+	ck_assert_uint_ne(n, VL_NIL);
+	ck_assert_uint_eq(vl_pending_owners(r, 0, owner, 4), 2);
+	ck_assert_uint_eq(owner[0], b);
+	ck_assert_uint_eq(owner[1], a);
+	ck_assert_uint_eq(vl_pending_owners(r, b, owner, 4), 1);
+	ck_assert_uint_eq(owner[0], a);
+	ck_assert_uint_eq(vl_pending_owners(r, 0, owner, 1), 1);
+	ck_assert_uint_eq(owner[0], b);
+	vl_node_at(r, m)->meta = vl_meta(r->file_cap, VL_NODE_PENDING, 0);
+	ck_assert_uint_eq(vl_pending_owners(r, 0, owner, 4), 1);
+	ck_assert_uint_eq(owner[0], b);
+	vl_node_at(r, n)->meta = vl_meta(a, VL_NODE_IDLE, 0);
+	ck_assert_uint_eq(vl_pending_owners(r, 0, owner, 4), 1);
+	th_region_fini(&t);
+}
+END_TEST
+
+/*
  * A change that lets nodes go keeps them IDLE in their chunks: a file's
  * chunk stays its own; another chunk left unused goes back to the region,
  * or becomes the file's when the file's own has nothing left.
@@ -3394,6 +3431,7 @@ static Suite *pool_suite(void)
 	tcase_add_test(tc, test_spare_freed_with_record);
 	tcase_add_test(tc, test_spare_freed_by_repair);
 	tcase_add_test(tc, test_spare_steal);
+	tcase_add_test(tc, test_pending_owners);
 	suite_add_tcase(s, tc);
 	return s;
 }
