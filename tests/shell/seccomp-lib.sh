@@ -9,6 +9,8 @@
 #   need_seccomp     skip unless this machine lets a process install a
 #                    seccomp filter with a user-notification listener
 #   need_prog PATH WHAT   skip unless PATH was built (WHAT says what is missing)
+#   need_static, need_served_static   skip unless a static vt was built (and
+#                    run's supervisor serves it here)
 #   vrun ARGS...     `volatile run ARGS...` (under timeout)
 #   pid_of NAME      the "pid = N" NAME printed
 #   ppid_of PID      its parent's pid;  comm_of PID: its name
@@ -19,6 +21,9 @@
 #                    they do through the preload
 #   $FAULTY          the test suite's build of the command, its fault points
 #                    live (VOLATILE_FAULT_SYSCALL=WHERE:ERRNO, core/fault.h)
+#   hold_file, lock_waited, let_go, file_ranges, gone_caller_parts
+#                    a served call held waiting for a file's lock, and the
+#                    caller gone meanwhile (below, at their definitions)
 
 need_cmd
 VT_STATIC=$VL_TOP_BUILDDIR/tests/helpers/vt-static
