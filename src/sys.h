@@ -301,7 +301,6 @@ static inline int vl_raw_statx(int dirfd, const char *path, int flags, unsigned 
 	return (int)vl_sys_call5(SYS_statx, dirfd, (long)path, flags, mask, (long)sx);
 }
 
-
 static inline void *vl_raw_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	return (void *)vl_sys_call6(SYS_mmap, (long)addr, (long)len, prot, flags, fd, off);

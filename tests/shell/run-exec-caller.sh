@@ -23,28 +23,29 @@
 #      still there, purged, and the next UNMARK of it says 1.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/seccomp-lib.sh"
-need_seccomp
-need_static
-supervised || skip "volatile run has no supervisor here (run --debug says why)"
+need_served_static
 
 EXECCALL=$VL_TOP_BUILDDIR/tests/helpers/execcall
 [ -x "$EXECCALL" ] || fail "$EXECCALL is not built (make check builds it)"
 
 F=$WORK/F
 
-# exec_cut PART mark|unmark VT-ARGS...: H holds F's lock, a thread of C
-# calls on [0, 16K) of F and waits for it, C's main thread execs the
-# static vt with VT-ARGS on F; H goes on; returns once the supervisor is gone
+# exec_cut PART mark|unmark: H holds F's lock, a thread of C calls on
+# [0, 16K) of F and waits for it, C's main thread execs the static vt,
+# which (after a MARK) writes 'G' over [0, 16K); H goes on; returns once
+# the supervisor is gone
 exec_cut() {
 	_p=$1
 	_call=$2
-	shift 2
+	_fill=
+	[ "$_call" = mark ] && _fill="fill 0 16K G"
 	hold_file "h$_p" "$F"
 
 	# the supervisor waits for F's lock as long as this test may take
+	# shellcheck disable=SC2086 # $_fill: words
 	bg "c$_p" env VL_RUN_TAG="exec$_p" VOLATILE_LOCK_WAIT=100s VOLATILE_DEBUG=1 \
 		timeout 120 "$VOLATILE_CMD" run -- "$EXECCALL" "$F" "$_call" 0 16384 "$WORK/go$_p" \
-		"$VT_STATIC" open "$F" rw "$@" echo done
+		"$VT_STATIC" open "$F" rw $_fill echo done
 	wait_match "c$_p" out '^calling$'
 	spid=$(supervisor_of "exec$_p")
 	wait_until -s "c$_p" 60 "$_p: the supervisor never waited for F's lock ($_call)" lock_waited
@@ -61,26 +62,5 @@ exec_cut() {
 	wait_until -s "c$_p" 60 "$_p: the supervisor did not exit once C was gone" '! alive "$spid"'
 }
 
-# ---- a. a MARK ------------------------------------------------------------------
-new_region
-mkfile "$F" 64K F
-exec_cut a mark fill 0 16K G
-expect_eq "a: F's ranges after the supervisor served a MARK of a thread gone with its exec" \
-	"$(file_ranges sta "$F")" "[[32768, 16384, false]]"
-ok apurge vol purge --all
-ok acheck vt open "$F" r expect 0 16K G expect 16K 16K F expect 32K 16K zero expect 48K 16K F
-say "a: the gone thread's MARK changed nothing: [0, 16K), written by the new image, intact after a purge"
-
-# ---- b. an UNMARK ---------------------------------------------------------------
-new_region
-mkfile "$F" 64K F
-ok bmark svt open "$F" rw mark 0 16K
-ok bpurge vol purge --all
-expect_eq "b: F's ranges before" "$(file_ranges stb0 "$F")" "[[0, 16384, true]]"
-exec_cut b unmark
-expect_eq "b: F's ranges after the supervisor served an UNMARK of a thread gone with its exec" \
-	"$(file_ranges stb "$F")" "[[0, 16384, true], [32768, 16384, false]]"
-ok bunmark svt open "$F" rw unmark 0 16K expect 0 16K zero
-expect_line bunmark "unmark 0 16K = 1"
-say "b: the gone thread's UNMARK changed nothing: the next UNMARK of the purged range says 1"
+gone_caller_parts exec_cut "a thread gone with its exec" G
 exit 0

@@ -23,58 +23,36 @@
 #      there, purged, and the next UNMARK of it says 1.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/seccomp-lib.sh"
-need_seccomp
-need_static
-supervised || skip "volatile run has no supervisor here (run --debug says why)"
+need_served_static
 
 F=$WORK/F
 
-# dead_caller PART VT-ARGS...: H holds F's lock, C (VT-ARGS on F under run)
-# waits for it and is killed, H goes on; returns once the supervisor is gone
+# dead_caller PART mark|unmark: H holds F's lock, C (the call on [0, 16K)
+# of F under run) waits for it and is killed, H goes on; returns once the
+# supervisor is gone
 dead_caller() {
 	_p=$1
-	shift
+	_call=$2
 	hold_file "h$_p" "$F"
 
 	# the supervisor waits for F's lock as long as this test may take
 	bg "c$_p" env VL_RUN_TAG="killed$_p" VOLATILE_LOCK_WAIT=100s VOLATILE_DEBUG=1 \
-		timeout 120 "$VOLATILE_CMD" run -- "$VT_STATIC" pid open "$F" rw "$@"
+		timeout 120 "$VOLATILE_CMD" run -- "$VT_STATIC" pid open "$F" rw "$_call" 0 16K
 	wait_match "c$_p" out '^pid = '
 	cpid=$(pid_of "c$_p")
 	spid=$(supervisor_of "killed$_p")
-	wait_until -s "c$_p" 60 "$_p: the supervisor never waited for F's lock ($*)" lock_waited
+	wait_until -s "c$_p" 60 "$_p: the supervisor never waited for F's lock ($_call)" lock_waited
 	kill -KILL "$cpid"
 	wait_bg "c$_p"
 	# timeout, C's parent, reaped it and says how it ended
 	[ "$rc" -eq 137 ] || { show "c$_p"; fail "$_p: C: exit status $rc, not 137 (killed)"; }
 	alive "$cpid" && fail "$_p: C (pid $cpid) is still there"
-	say "$_p: C ($*) killed while the supervisor waited for F's lock"
+	say "$_p: C ($_call 0 16K) killed while the supervisor waited for F's lock"
 
 	let_go "h$_p"
 	# the supervisor serves what it took, then leaves: nobody is under its filter
 	wait_until -s "c$_p" 60 "$_p: the supervisor did not exit once C was gone" '! alive "$spid"'
 }
 
-# ---- a. a MARK ------------------------------------------------------------------
-new_region
-mkfile "$F" 64K F
-dead_caller a mark 0 16K
-expect_eq "a: F's ranges after the supervisor served a MARK of a dead caller" \
-	"$(file_ranges sta "$F")" "[[32768, 16384, false]]"
-ok apurge vol purge --all
-ok acheck vt open "$F" r expect 0 16K F expect 16K 16K F expect 32K 16K zero expect 48K 16K F
-say "a: the dead caller's MARK changed nothing: [0, 16K) of F intact after a purge"
-
-# ---- b. an UNMARK ---------------------------------------------------------------
-new_region
-mkfile "$F" 64K F
-ok bmark svt open "$F" rw mark 0 16K
-ok bpurge vol purge --all
-expect_eq "b: F's ranges before" "$(file_ranges stb0 "$F")" "[[0, 16384, true]]"
-dead_caller b unmark 0 16K
-expect_eq "b: F's ranges after the supervisor served an UNMARK of a dead caller" \
-	"$(file_ranges stb "$F")" "[[0, 16384, true], [32768, 16384, false]]"
-ok bunmark svt open "$F" rw unmark 0 16K expect 0 16K zero
-expect_line bunmark "unmark 0 16K = 1"
-say "b: the dead caller's UNMARK changed nothing: the next UNMARK of the purged range says 1"
+gone_caller_parts dead_caller "a dead caller" F
 exit 0

@@ -20,9 +20,7 @@
 # still there; C's UNMARK says 1 and its handler runs once, after.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/seccomp-lib.sh"
-need_seccomp
-need_static
-supervised || skip "volatile run has no supervisor here (run --debug says why)"
+need_served_static
 
 F=$WORK/F
 # C sleeps killable (TASK_KILLABLE shows as D): a call the supervisor has

@@ -9,6 +9,8 @@
 #   need_seccomp     skip unless this machine lets a process install a
 #                    seccomp filter with a user-notification listener
 #   need_prog PATH WHAT   skip unless PATH was built (WHAT says what is missing)
+#   need_static, need_served_static   skip unless a static vt was built (and
+#                    run's supervisor serves it here)
 #   vrun ARGS...     `volatile run ARGS...` (under timeout)
 #   pid_of NAME      the "pid = N" NAME printed
 #   ppid_of PID      its parent's pid;  comm_of PID: its name
@@ -19,6 +21,9 @@
 #                    they do through the preload
 #   $FAULTY          the test suite's build of the command, its fault points
 #                    live (VOLATILE_FAULT_SYSCALL=WHERE:ERRNO, core/fault.h)
+#   hold_file, lock_waited, let_go, file_ranges, gone_caller_parts
+#                    a served call held waiting for a file's lock, and the
+#                    caller gone meanwhile (below, at their definitions)
 
 need_cmd
 VT_STATIC=$VL_TOP_BUILDDIR/tests/helpers/vt-static
@@ -43,6 +48,13 @@ need_prog() {
 
 need_static() {
 	need_prog "$VT_STATIC" "$CC_NAME cannot link -static programs here (configure: no libc.a?)"
+}
+
+# need_served_static: a static program's calls served by run's supervisor here
+need_served_static() {
+	need_seccomp
+	need_static
+	supervised || skip "volatile run has no supervisor here (run --debug says why)"
 }
 CC_NAME=${VL_CC:-cc}
 
@@ -224,4 +236,38 @@ let_go() {
 file_ranges() {
 	status_json "$1"
 	jq_py "$1" '[[r["offset"], r["length"], r["purged"]] for f in d["file_list"] if f["path"] == "'"$2"'" for r in f["ranges"]]'
+}
+
+# gone_caller_parts CUT WHO BYTE: run-killed-caller.sh's and
+# run-exec-caller.sh's two parts. CUT PART mark|unmark (a function) has a
+# served call on [0, 16K) of $F cut short while the supervisor waits for
+# F's lock (hold_file), and returns once the supervisor is gone; WHO says
+# whose call it was; BYTE is what [0, 16K) of F holds after part a's cut.
+#   a. the MARK: F's only range is H's, and after `volatile purge --all`
+#      [0, 16K) still holds BYTE (and H's range zeros);
+#   b. the UNMARK of [0, 16K), marked and purged before: the range is still
+#      there, purged, and the next UNMARK of it says 1.
+gone_caller_parts() {
+	_cut=$1 _who=$2 _byte=$3
+	new_region
+	mkfile "$F" 64K F
+	"$_cut" a mark
+	expect_eq "a: F's ranges after the supervisor served a MARK of $_who" \
+		"$(file_ranges sta "$F")" "[[32768, 16384, false]]"
+	ok apurge vol purge --all
+	ok acheck vt open "$F" r expect 0 16K "$_byte" expect 16K 16K F expect 32K 16K zero \
+		expect 48K 16K F
+	say "a: the MARK of $_who changed nothing: [0, 16K) of F intact after a purge"
+
+	new_region
+	mkfile "$F" 64K F
+	ok bmark svt open "$F" rw mark 0 16K
+	ok bpurge vol purge --all
+	expect_eq "b: F's ranges before" "$(file_ranges stb0 "$F")" "[[0, 16384, true]]"
+	"$_cut" b unmark
+	expect_eq "b: F's ranges after the supervisor served an UNMARK of $_who" \
+		"$(file_ranges stb "$F")" "[[0, 16384, true], [32768, 16384, false]]"
+	ok bunmark svt open "$F" rw unmark 0 16K expect 0 16K zero
+	expect_line bunmark "unmark 0 16K = 1"
+	say "b: the UNMARK of $_who changed nothing: the next UNMARK of the purged range says 1"
 }

@@ -1824,6 +1824,7 @@ END_TEST
  */
 #define RACE_IDS 6
 #define RACE_VERIFIED 1000 /* per reader */
+#define RACE_CHANGES 100   /* records the writer makes, and lets go, at least */
 
 struct probe_race {
 	struct th_region t;
@@ -1845,7 +1846,7 @@ static void race_create(struct probe_race *x, int k)
 	if (vl_file_lookup(r, &x->id[k], &fi) == 0 && fi == VL_NIL &&
 	    (fi = vl_file_take(r, &fresh)) != VL_NIL) {
 		vl_file_publish(r, fi, &x->id[k]);
-		x->creates++;
+		__atomic_add_fetch(&x->creates, 1, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&x->region);
 }
@@ -1865,7 +1866,7 @@ static void race_release(struct probe_race *x, int k)
 	pthread_mutex_lock(&x->region);
 	if (vl_file_lookup(r, &x->id[k], &again) == 0 && again == fi) {
 		vl_file_release(r, fi);
-		x->releases++;
+		__atomic_add_fetch(&x->releases, 1, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&x->region);
 	pthread_mutex_unlock(&x->file[fi]);
@@ -1887,6 +1888,13 @@ static void *race_writer(void *arg)
 	return NULL;
 }
 
+/* The writer has not yet made and let go enough records for the race to have been run. */
+static int writer_short(struct probe_race *x)
+{
+	return __atomic_load_n(&x->creates, __ATOMIC_RELAXED) <= RACE_CHANGES ||
+	       __atomic_load_n(&x->releases, __ATOMIC_RELAXED) <= RACE_CHANGES;
+}
+
 static void *race_reader(void *arg)
 {
 	struct probe_race *x = arg;
@@ -1901,11 +1909,13 @@ static void *race_reader(void *arg)
 	time_t give_up = time(NULL) + 25;
 
 	/*
-	 * Run on until the writer has been seen at work: on two cores the
-	 * readers can take both and finish a fixed count of probes, all
-	 * misses, before the writer has made its first record.
+	 * Run on until the writer has been seen at work, and has done its
+	 * share: on two cores the readers can take both and finish a fixed
+	 * count of probes, all misses, before the writer has made its first
+	 * record (or, loaded, its hundredth: "verified 2000, creates 8,
+	 * releases 5").
 	 */
-	for (long i = 0; i < 200000 || verified < RACE_VERIFIED; i++) {
+	for (long i = 0; i < 200000 || verified < RACE_VERIFIED || writer_short(x); i++) {
 		int k = (int)th_below(&rng, RACE_IDS);
 		uint32_t fi = vl_file_probe(r, &x->id[k]), found;
 		struct vl_file *f;
@@ -1963,7 +1973,8 @@ START_TEST(test_probe_race)
 	ck_assert_msg(x->wrong == 0, "%ld probes passed the check under the file lock but were "
 		      "not the record the locked lookup finds", x->wrong);
 	/* the race was run: records came and went under the readers */
-	ck_assert_msg(x->verified >= 2 * RACE_VERIFIED && x->creates > 100 && x->releases > 100,
+	ck_assert_msg(x->verified >= 2 * RACE_VERIFIED && x->creates > RACE_CHANGES &&
+			      x->releases > RACE_CHANGES,
 		      "verified %ld, creates %ld, releases %ld", x->verified, x->creates,
 		      x->releases);
 	th_region_fini(&x->t);
