@@ -4,6 +4,7 @@
  * libvolatile.
  */
 #include "core/layout.h"
+#include "core/pool.h"
 #include "reentry.h"
 #include "export.h"
 #include "ops.h"
@@ -36,19 +37,19 @@ static void read_stats(const struct vl_region *r, struct volatile_stats *st)
 {
 	const struct vl_counters *c = &r->hdr->c;
 	const struct vl_geometry *g = &r->hdr->geo;
-
+	struct vl_totals t;
 	struct vl_u128 v;
 
 	memset(st, 0, sizeof(*st));
 	st->files = files_with_ranges(r);
-	st->ranges = __atomic_load_n(&c->ranges, __ATOMIC_RELAXED);
-	st->ranges_purged = __atomic_load_n(&c->ranges_purged, __ATOMIC_RELAXED);
+	/* the shared totals and every process's unfolded deltas: exact (core/pool.h) */
+	vl_totals_read(r, NULL, &t);
+	st->ranges = t.ranges;
+	st->ranges_purged = t.ranges_purged;
 	/* counted in 128 bits: UINT64_MAX says "at least that", as volatile.h documents */
-	v = vl_u128_load(&c->volatile_bytes);
-	st->volatile_bytes = vl_u128_sat(&v);
-	v = vl_u128_load(&c->purged_bytes);
-	st->purged_bytes = vl_u128_sat(&v);
-	st->capacity_ranges = g->node_cap - 1;
+	st->volatile_bytes = vl_u128_sat(&t.volatile_bytes);
+	st->purged_bytes = vl_u128_sat(&t.purged_bytes);
+	st->capacity_ranges = g->node_cap - VL_CHUNK;
 	st->capacity_files = g->file_cap - 1;
 	st->purges = __atomic_load_n(&c->purges, __ATOMIC_RELAXED);
 	v = vl_u128_load(&c->purged_total);

@@ -8,6 +8,7 @@
  */
 #include "region.h"
 
+#include "age.h"
 #include "env.h"
 #include "lock.h"
 #include "core/compiler.h"
@@ -737,6 +738,7 @@ static int slow_get(struct vl_region **out, uint64_t now)
 	if (err)
 		return err;
 	if (r == NULL) {
+		vl_age_attach();
 		err = attach_wanted(&r);
 		if (err) {
 			/*
@@ -791,6 +793,13 @@ int vl_region_attached(void)
 	return __atomic_load_n(&current, __ATOMIC_ACQUIRE) != NULL;
 }
 
+/*
+ * The way of a call whose region was not looked at in the last second
+ * (cached), so taken at most once a second while a process calls: also
+ * where its ages near the wrap are looked for, once a minute at most
+ * (age.h: no lock is held here, and only file locks free at once are
+ * taken), off the MARK's own path.
+ */
 static VL_COLD int get_attaching(struct vl_region **out, uint64_t now)
 {
 	int err;
@@ -798,6 +807,8 @@ static VL_COLD int get_attaching(struct vl_region **out, uint64_t now)
 	vl_self_lock(VL_SELF_ATTACH);
 	err = slow_get(out, now);
 	vl_self_unlock(VL_SELF_ATTACH);
+	if (err == 0)
+		vl_ages_tend(*out, now);
 	return err;
 }
 

@@ -44,6 +44,7 @@
  */
 #include "lock.h"
 
+#include "age.h"
 #include "core/compiler.h"
 #include "core/fault.h"
 #include "core/pool.h"
@@ -389,8 +390,10 @@ void vl_unlock_region(const struct vl_region *r)
  * is exact. Why it is needed: a commit counts a change into its file and
  * then into the region's totals by atomic adds (pool.c); a process killed
  * between the two leaves the totals off by that change, and no one can
- * tell from the file which of the adds were made. So after a file's
- * repair the totals are made exact again. A lock that is not free at
+ * tell from the file which of the adds were made (nor which went to the
+ * deltas of its slot in the table of processes, pool.c). So after a
+ * file's repair the totals are made exact again, the slots' deltas
+ * emptied. A lock that is not free at
  * once leaves them as they are, for the next repair to count.
  */
 static void recount(const struct vl_region *r, uint32_t held)
@@ -424,6 +427,8 @@ static void recount(const struct vl_region *r, uint32_t held)
 		np += f->h.npurged;
 	}
 	if (whole) {
+		/* the counts hold every slot's deltas: forgotten, or counted twice */
+		vl_totals_forget_slots(r);
 		__atomic_store_n(&c->volatile_bytes.lo, vb.lo, __ATOMIC_RELAXED);
 		__atomic_store_n(&c->volatile_bytes.hi, vb.hi, __ATOMIC_RELAXED);
 		__atomic_store_n(&c->purged_bytes.lo, pb.lo, __ATOMIC_RELAXED);
@@ -438,6 +443,26 @@ static void recount(const struct vl_region *r, uint32_t held)
 		if (fi != held)
 			vl_lock_drop(r, &vl_file_at(r, fi)->h.lock);
 	vl_log("totals counted again: %s", whole ? "exact" : "a file lock was kept, left as they were");
+}
+
+VL_COLD void vl_totals_share(const struct vl_region *r, uint32_t fi)
+{
+	struct vl_counters *c = vl_counters(r);
+
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
+	if (__atomic_exchange_n(&c->shared_totals, 1u, __ATOMIC_SEQ_CST) != 0)
+		return;
+	vl_log("a budget: the region's totals are counted on its shared line from now on");
+	/*
+	 * A commit that read 0 holds its file's lock: a recount, which tries
+	 * every file lock, is then not whole and stays owed until one is.
+	 */
+	if (vl_trylock_region(r) == 0) {
+		recount(r, fi);
+		vl_unlock_region(r);
+	} else {
+		__atomic_store_n(&c->recount_owed, 1u, __ATOMIC_RELAXED);
+	}
 }
 
 /*
@@ -471,7 +496,8 @@ static VL_COLD int repair_taken(const struct vl_region *r, uint32_t fi)
 		vl_lock_break(l);
 		return -EUCLEAN;
 	}
-	vl_file_repair(r, fi);
+	vl_age_attach();
+	vl_file_repair(r, fi, vl_age_now_of(vl_now_ms()));
 	VL_STEP("lock_file: repaired, region locked");
 	vl_log("file %u repaired: %u ranges", fi, vl_file_at(r, fi)->h.nranges);
 	recount(r, fi);
@@ -527,6 +553,53 @@ int vl_lock_file(const struct vl_region *r, uint32_t fi)
 		return -ESTALE;
 	}
 	return 0;
+}
+
+/* File fi's lock, if a holder that is gone holds it: taken over and repaired, then let go: 1 */
+static VL_COLD int repair_if_dead(const struct vl_region *r, uint32_t fi)
+{
+	struct vl_lock *l = &vl_file_at(r, fi)->h.lock;
+	uint32_t me, w = __atomic_load_n(&l->word, __ATOMIC_ACQUIRE);
+
+	if (w == 0 || (w & VL_LOCK_BROKEN) || my_token(r, &me) != 0 ||
+	    vl_token_alive(r, w & VL_TOKEN_MASK))
+		return 0;
+	/* its token, as read, becomes ours (waiters kept: our drop wakes them), or someone was first */
+	if (!__atomic_compare_exchange_n(&l->word, &w, me | (w & VL_LOCK_WAITERS), 0,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return 0;
+	vl_log("lock holder %#x of file %u is gone: taken over, to be repaired", w & VL_TOKEN_MASK,
+	       fi);
+	vers_odd(vl_file_at(r, fi));
+	/* not repaired: repair_taken left the lock orphaned or broken, not ours */
+	if (repair_taken(r, fi) != 0)
+		return 0;
+	vl_unlock_file(r, fi);
+	return 1;
+}
+
+/*
+ * Only the files that hold PENDING nodes, and at most VL_REPAIR_AT_FULL
+ * of them: a repair gives back only those, and the walk is one read of
+ * each node, as the sweep before it made. Every file record with its lock
+ * word and /proc asked for each held one was work in proportion to the
+ * files a dead recounter held (thousands, in a storm: a twentieth of the
+ * calls made), with our own file's lock held. A live holder's PENDING
+ * nodes are there only while it makes its change; a dead one's stay, and
+ * are repaired here VL_REPAIR_AT_FULL at a time, one call after another.
+ */
+#define VL_REPAIR_AT_FULL 32u
+
+uint32_t vl_repair_dead_holders(const struct vl_region *r, uint32_t mine)
+{
+	uint32_t owner[VL_REPAIR_AT_FULL], n = 0;
+	uint32_t k = vl_pending_owners(r, mine, owner, VL_REPAIR_AT_FULL);
+
+	while (k-- > 0)
+		if (__atomic_load_n(&vl_file_at(r, owner[k])->h.state, __ATOMIC_RELAXED) ==
+		    VL_FILE_LIVE)
+			n += (uint32_t)repair_if_dead(r, owner[k]);
+	return n;
 }
 
 int vl_trylock_file(const struct vl_region *r, uint32_t fi)

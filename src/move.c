@@ -33,6 +33,7 @@
  */
 #include "move.h"
 
+#include "age.h"
 #include "core/pool.h"
 #include "core/ranges.h"
 #include "core/rtree.h"
@@ -121,6 +122,7 @@ static int add_range(const struct vl_region *cur, uint32_t fi, uint64_t s, uint6
 		vl_node_free(cur, spare);
 		return err;
 	}
+	c.age = vl_age_stamp(vl_age_now_of(vl_now_ms()));
 	vl_commit(cur, fi, &c, spare);
 	if (purged && c.keep != VL_NIL && vl_ranges_purge(cur, &f->h.root, fi, c.keep, &p) == 0)
 		vl_commit(cur, fi, &p, VL_NIL);

@@ -5,24 +5,26 @@
  *   no lock:      guess the file's record (vl_file_probe)
  *   file lock:    check the guess: LIVE, sound, this identity; if it is
  *                 not, find (or make) the record under the region lock
- *     take the file's kept spare node     (file lock only)
+ *     take a node of the file's chunk     (file lock only)
  *     the rules change the tree           (file lock only)
  *     punch, if a MARK merged into a purged range
- *     region lock:  commit: LRU, free nodes, counters, a new kept spare,
- *                   note who holds the file (MARK)
+ *     commit: LRU, nodes let go into their chunks, counters (file lock only)
+ *     region lock, only if free at once: note who holds the file (MARK)
  *   no lock:      what the purge policy asks of a MARK (policy.h): the
  *                 budget, memory and tmpfs space
  *
- * So a MARK or UNMARK of a file that has ranges takes the region lock
- * once, for the commit; two processes working on two files meet only
- * there. The file lock is held from the first look at the tree to the
- * commit, so a purge of this file (which holds it across its punch) is
+ * So a MARK or UNMARK of a file that has a record naming its marker
+ * takes no lock but the file's (and the region's when the region looks
+ * full); two processes working on two files write no line in common
+ * (DESIGN 10). The file lock is held from the first look at the tree to
+ * the commit, so a purge of this file (which holds it across its punch) is
  * either wholly before or wholly after; see purge.c for why that keeps
  * THE INVARIANT.
  */
 #include "ops.h"
 
 #include "reentry.h"
+#include "age.h"
 #include "env.h"
 #include "core/compiler.h"
 #include "core/fault.h"
@@ -252,8 +254,8 @@ static int find_and_lock(const struct vl_region *r, const struct vl_stat *st, in
 	return find_locked(r, st, create, fd);
 }
 
-/* get_spare's way when neither the file's spares nor the free list have one */
-static VL_COLD uint32_t spare_when_full(const struct vl_region *r, uint32_t fi, int *lock_err)
+/* spare_when_full's look under the region lock: a sweep, then a steal */
+static VL_COLD uint32_t sweep_and_steal(const struct vl_region *r, uint32_t fi, int *lock_err)
 {
 	uint32_t n = VL_NIL, found;
 
@@ -264,7 +266,7 @@ static VL_COLD uint32_t spare_when_full(const struct vl_region *r, uint32_t fi, 
 	 */
 	if ((*lock_err = vl_lock_region(r)) != 0)
 		return n;
-	/* full, it seems: find what killed processes lost, then others' spares */
+	/* full, it seems: find what killed processes lost, then any chunk's IDLE node */
 	found = vl_nodes_sweep(r);
 	if (found > 0)
 		n = vl_node_get(r, fi);
@@ -273,6 +275,22 @@ static VL_COLD uint32_t spare_when_full(const struct vl_region *r, uint32_t fi, 
 	vl_unlock_region(r);
 	vl_log("region full: %u free nodes found again%s", found,
 	       n == VL_NIL ? "; none to take" : "");
+	return n;
+}
+
+/*
+ * get_spare's way when neither the file's spares nor the free list have
+ * one. Still none: the files whose lock a dead process holds are repaired
+ * (their PENDING nodes freed: a dead freer's chunk among them, which no
+ * sweep may take while it cannot tell it from a live one's), and the look
+ * made once more.
+ */
+static VL_COLD uint32_t spare_when_full(const struct vl_region *r, uint32_t fi, int *lock_err)
+{
+	uint32_t n = sweep_and_steal(r, fi, lock_err);
+
+	if (n == VL_NIL && *lock_err == 0 && vl_repair_dead_holders(r, fi) > 0)
+		n = sweep_and_steal(r, fi, lock_err);
 	return n;
 }
 
@@ -351,6 +369,8 @@ static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, 
 
 	if (err)
 		memset(c, 0, sizeof(*c));
+	/* a MARK's range takes the clock the call read (DESIGN 10); an UNMARK's takes none */
+	c->age = vl_age_stamp(vl_age_now_of(now_ms));
 	vl_commit(r, fi, c, spare);
 	VL_STEP("finish: committed");
 	/* in use: not one to evict (evict.c) */
@@ -358,7 +378,7 @@ static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, 
 		__atomic_store_n(&f->h.alive_at, now, __ATOMIC_RELAXED);
 	if (m == NULL)
 		return;
-	m->over_budget = vl_over_budget(r);
+	m->over_budget = vl_over_budget(r, fi);
 	if (!holder_known(f, &m->holder, m->st) ||
 	    (m->st->nlink != 0 && f->h.path_len == 0 && !(f->h.flags & VL_FF_PATH_TRIED)))
 		note_marker(r, f, m);
@@ -517,9 +537,8 @@ static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struc
 	}
 	/* read now: finish may free the record; set before it was LIVE, never cleared */
 	tomb = (__atomic_load_n(&f->h.flags, __ATOMIC_RELAXED) & VL_FF_TOMB) != 0;
-	/* a spare taken first: an UNMARK in the middle of a range splits it */
-	spare = vl_spare_take(r, fd.fi);
-	err = vl_ranges_unmark(r, &f->h.root, fd.fi, s, e, spare, &c);
+	/* a spare of the file's chunk taken once it splits a range (most do not) */
+	err = vl_ranges_unmark_taking(r, &f->h.root, fd.fi, s, e, &spare, &c);
 	if (err == -ENOMEM) { /* a split needs a node: get one, then do it all again */
 		spare = get_spare(r, fd.fi, &lock_err);
 		err = spare != VL_NIL ? vl_ranges_unmark(r, &f->h.root, fd.fi, s, e, spare, &c)

@@ -11,6 +11,7 @@
 #include "core/pressure.h"
 #include "log.h"
 #include "sys.h"
+#include "this_process.h"
 
 /*
  * Room beyond VOLATILE_MIN_AVAILABLE that a memory purge makes (at
@@ -81,12 +82,29 @@ static int left_out(void *ctx, uint32_t fi)
 }
 
 uint32_t vl_choose_file(const struct vl_region *r, const struct vl_goal *g, uint32_t now,
-			int (*set_aside)(void *ctx, uint32_t fi), void *ctx, uint32_t *age,
-			uint32_t *second)
+			uint32_t age_now, int (*set_aside)(void *ctx, uint32_t fi), void *ctx,
+			uint32_t last, uint32_t *age, uint32_t *second)
 {
 	struct choosing c = { .r = r, .g = g, .now = now, .set_aside = set_aside, .ctx = ctx };
 
-	return vl_pick_oldest(r, left_out, &c, age, second);
+	return vl_pick_oldest(r, age_now, left_out, &c, last, age, second);
+}
+
+struct vl_u128 vl_volatile_guess(const struct vl_region *r)
+{
+	uint32_t slot = VL_TOKEN_SLOT(vl_self_token(r->serial));
+	struct vl_totals t;
+
+	/*
+	 * Until the recount that empties every slot is made, the others hold
+	 * what they held when the totals were made shared: all of them read
+	 * (tests/shell/budget-slots.sh), as seldom as a recount is owed.
+	 */
+	if (__atomic_load_n(&vl_counters(r)->recount_owed, __ATOMIC_RELAXED) != 0)
+		vl_totals_read(r, NULL, &t);
+	else
+		vl_totals_read(r, vl_proc_at(r, slot), &t); /* slot 0: no token yet, no deltas */
+	return t.volatile_bytes;
 }
 
 int vl_choice_stands(const struct vl_region *r, const struct vl_file *f, uint32_t age)
@@ -99,7 +117,7 @@ int vl_goal_met(const struct vl_region *r, const struct vl_goal *g,
 		const struct vl_purge_report *rep)
 {
 	if (g->use_ceiling) {
-		struct vl_u128 v = vl_u128_load(&r->hdr->c.volatile_bytes);
+		struct vl_u128 v = vl_volatile_guess(r);
 
 		return vl_u128_cmp(&v, g->ceiling) <= 0;
 	}
@@ -114,14 +132,13 @@ int vl_goal_excludes(const struct vl_region *r, const struct vl_goal *g, uint32_
 
 int vl_batch_more(const struct vl_region *r, const struct vl_goal *g,
 		  const struct vl_purge_report *rep, uint32_t fi, uint32_t n, uint32_t second,
-		  uint64_t bytes)
+		  uint32_t now, uint64_t bytes)
 {
-	uint32_t now = __atomic_load_n(&r->hdr->c.seq, __ATOMIC_RELAXED);
-
 	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
 	if (n == VL_NIL || n >= r->node_cap || bytes >= VL_BATCH_BYTES || vl_goal_met(r, g, rep))
 		return 0;
-	return second == 0 || vl_age_older(vl_node_at(r, n)->seq, second, now);
+	/* ties taken: within a tick the order across files is not known (DESIGN 6) */
+	return second == 0 || !vl_age_older(second, vl_node_at(r, n)->seq, now);
 }
 
 /* ---- at a MARK ------------------------------------------------------------------ */

@@ -18,7 +18,9 @@
 #ifndef VL_POLICY_H
 #define VL_POLICY_H
 
+#include "age.h"
 #include "core/layout.h"
+#include "region.h"
 #include "env.h"
 #include "ident.h"
 #include "mem_state.h"
@@ -36,19 +38,34 @@
 #define VL_DAEMON_MEMORY_ROUNDS 8
 
 /*
- * Is the region over this process's budget? The count is two words read
- * with no lock: a reader between a carry's two adds sees it 2^64 short
- * (layout.h), and this MARK enforces nothing; the next one will. Inline:
- * every MARK's commit asks.
+ * The region's unpurged bytes as this process can tell them at once: the
+ * shared total plus its own slot's deltas (core/pool.h vl_totals_read).
+ * Its callers (a budget's) have made the region's totals shared
+ * (vl_totals_share): the other slots hold nothing once its recount is
+ * made; until then (owed) they may hold up to VL_FOLD_BYTES each either
+ * way, so every slot is read while a recount is owed. Read with no lock:
+ * a reader between a carry's two adds sees it 2^64 short (layout.h).
  */
-static inline int vl_over_budget(const struct vl_region *r)
+struct vl_u128 vl_volatile_guess(const struct vl_region *r);
+
+/*
+ * Is the region over this process's budget (vl_volatile_guess; file fi's
+ * lock held, its MARK committed)? A budget needs the totals exact: the
+ * first MARK with one in a region makes every commit count on the shared
+ * totals from then on (vl_totals_share). A count read torn makes this
+ * MARK enforce nothing; the next one will. Inline: every MARK's commit
+ * asks.
+ */
+static inline int vl_over_budget(const struct vl_region *r, uint32_t fi)
 {
 	const struct vl_config *cfg = vl_config();
 	struct vl_u128 v;
 
 	if (!cfg->has_budget)
 		return 0;
-	v = vl_u128_load(&r->hdr->c.volatile_bytes);
+	if (__atomic_load_n(&r->hdr->c.shared_totals, __ATOMIC_RELAXED) == 0)
+		vl_totals_share(r, fi);
+	v = vl_volatile_guess(r);
 	return vl_u128_cmp(&v, cfg->budget) > 0;
 }
 
@@ -105,8 +122,8 @@ static inline void vl_after_mark(const struct vl_region *r, const struct vl_hint
  * guess, checked under the file's lock (vl_choice_stands).
  */
 uint32_t vl_choose_file(const struct vl_region *r, const struct vl_goal *g, uint32_t now,
-			int (*set_aside)(void *ctx, uint32_t fi), void *ctx, uint32_t *age,
-			uint32_t *second);
+			uint32_t age_now, int (*set_aside)(void *ctx, uint32_t fi), void *ctx,
+			uint32_t last, uint32_t *age, uint32_t *second);
 
 /*
  * Does the choice stand: is the file's oldest unpurged range still the
@@ -137,12 +154,13 @@ int vl_goal_excludes(const struct vl_region *r, const struct vl_goal *g, uint32_
 
 /*
  * Is n, the file's next in age, another range to flag in this visit
- * (bytes flagged in it so far): the goal not met, older than every other
- * file's oldest (second; 0: there is none)? (file fi's lock held)
+ * (bytes flagged in it so far): the goal not met, and not younger than
+ * any other file's oldest (second; 0: there is none) for a reader whose
+ * age clock reads now: a tie is taken (DESIGN 6)? (file fi's lock held)
  */
 int vl_batch_more(const struct vl_region *r, const struct vl_goal *g,
 		  const struct vl_purge_report *rep, uint32_t fi, uint32_t n, uint32_t second,
-		  uint64_t bytes);
+		  uint32_t now, uint64_t bytes);
 
 /*
  * The range to flag after the got ranges (bytes) a visit flagged so far:
@@ -152,9 +170,9 @@ int vl_batch_more(const struct vl_region *r, const struct vl_goal *g,
  */
 static inline uint32_t vl_batch_next(const struct vl_region *r, const struct vl_goal *g,
 				     const struct vl_purge_report *rep, uint32_t fi, uint32_t n,
-				     uint32_t second, uint64_t bytes, int got)
+				     uint32_t second, uint32_t now, uint64_t bytes, int got)
 {
-	return got < VL_BATCH && vl_batch_more(r, g, rep, fi, n, second, bytes) ? n : VL_NIL;
+	return got < VL_BATCH && vl_batch_more(r, g, rep, fi, n, second, now, bytes) ? n : VL_NIL;
 }
 
 /*

@@ -69,6 +69,7 @@
  */
 #include "purge.h"
 
+#include "age.h"
 #include "core/fault.h"
 #include "core/pool.h"
 #include "core/ranges.h"
@@ -105,6 +106,7 @@ struct pass {
 	const struct vl_hint *hint;
 	struct vl_reach_ctx ctx;
 	uint32_t now;
+	uint32_t age_now; /* the age clock (age.h), which ages are read against */
 	uint32_t grace; /* VL_GONE_GRACE, or the test suite's (gone_grace) */
 	uint32_t skip[SKIP_MAX];
 	int nskip;
@@ -122,11 +124,15 @@ static void init_pass(struct pass *p, const struct vl_region *r, const struct vl
 		      int thorough, int bounded)
 {
 	memset(p, 0, sizeof(*p));
+	vl_age_attach();
 	p->r = r;
 	p->hint = hint;
 	p->ctx.thorough = thorough;
 	p->ctx.bounded = bounded;
-	p->now = vl_now_s();
+	uint64_t ms = vl_now_ms();
+
+	p->now = vl_s_of_ms(ms);
+	p->age_now = vl_age_now_of(ms);
 	p->grace = gone_grace();
 }
 
@@ -443,7 +449,7 @@ enum { PURGED, RETRY, STOP, GO };
  * in ext.
  */
 static int flag_batch(const struct vl_region *r, const struct vl_goal *g, struct vl_file *f,
-		      uint32_t fi, uint32_t second, struct vl_extent *ext,
+		      uint32_t fi, uint32_t second, uint32_t now, struct vl_extent *ext,
 		      struct vl_purge_report *rep)
 {
 	struct vl_counters *k = vl_counters(r);
@@ -471,7 +477,7 @@ static int flag_batch(const struct vl_region *r, const struct vl_goal *g, struct
 		rep->ranges++;
 		bytes += c.punch_end - c.punch_start;
 		got++;
-		n = vl_batch_next(r, g, rep, fi, next, second, bytes, got);
+		n = vl_batch_next(r, g, rep, fi, next, second, now, bytes, got);
 	} while (n != VL_NIL);
 	return got;
 }
@@ -502,7 +508,7 @@ static void lru_mend(const struct vl_region *r, uint32_t fi, int err)
 		vl_log("file %u: its age order is unsound, not repaired (region lock)", fi);
 		return;
 	}
-	vl_file_repair(r, fi);
+	vl_file_repair(r, fi, vl_age_now_of(vl_now_ms()));
 	vl_unlock_region(r);
 	vl_log("file %u: its age order was unsound: repaired", fi);
 }
@@ -554,7 +560,9 @@ static int choose(struct pass *p, const struct vl_goal *g, struct visit *v,
 	uint32_t fi, gen;
 	int sound;
 
-	fi = vl_choose_file(r, g, p->now, set_aside, p, &v->age, &v->second);
+	/* a MARK's own file last of those its age ties with (vl_pick_oldest) */
+	fi = vl_choose_file(r, g, p->now, p->age_now, set_aside, p,
+			    p->hint != NULL ? p->hint->fi : VL_NIL, &v->age, &v->second);
 	if (fi == VL_NIL)
 		return STOP;
 	v->f = vl_file_at(r, fi);
@@ -678,7 +686,7 @@ static int flag_and_punch(struct pass *p, const struct vl_goal *g, struct visit 
 	 */
 	k = (v->theirs && !vl_fd_is(p->hint->fd, &v->t.id))
 		    ? 0
-		    : flag_batch(r, g, v->f, v->t.fi, v->second, ext, rep);
+		    : flag_batch(r, g, v->f, v->t.fi, v->second, p->age_now, ext, rep);
 	if (k == 0) {
 		/* the caller's fd is another file now, or the tree is corrupt */
 		vl_unlock_file(r, v->t.fi);
@@ -757,6 +765,8 @@ int vl_purge(const struct vl_region *r, const struct vl_goal *goal, const struct
 		return 0;
 	}
 	init_pass(&p, r, hint, goal->thorough, goal->bounded);
+	/* no age read in the pass may have wrapped: those near it are brought up first */
+	vl_ages_tend_now(r, vl_now_ms());
 	limit = rounds_max(r);
 	while (rounds++ < limit && purge_one(&p, goal, rep) != STOP)
 		;

@@ -207,7 +207,7 @@ static int lay_out(int fd, uint32_t ranges, uint32_t files, const char *path, in
 	VL_STEP("lay_out: all but the magic");
 	__atomic_store_n(&h->geo.magic, VL_MAGIC, __ATOMIC_RELEASE);
 	*size = g.region_size;
-	vl_log("region laid out: %u ranges, %u files, %llu bytes", g.node_cap - 1,
+	vl_log("region laid out: %u ranges, %u files, %llu bytes", g.node_cap - VL_CHUNK,
 	       g.file_cap - 1, (unsigned long long)g.region_size);
 	return 0;
 }

@@ -106,6 +106,22 @@ int vl_lock_file_retired(const struct vl_region *r, uint32_t fi);
 void vl_unlock_file(const struct vl_region *r, uint32_t fi);
 /* File fi's lock if it is free now (a holder gone is not repaired): 0, or -EBUSY. */
 int vl_trylock_file(const struct vl_region *r, uint32_t fi);
+/*
+ * Files but `mine` that hold PENDING nodes and whose lock a holder that
+ * is gone still holds (at most 32 a call): taken over, repaired (their
+ * PENDING nodes, a dead freer's chunk among them, freed: DESIGN 10) and
+ * let go. Never waits for a live holder, so
+ * the caller may hold file mine's lock (and no other); not the region
+ * lock. Returns how many were repaired. A region that looks full calls it.
+ */
+uint32_t vl_repair_dead_holders(const struct vl_region *r, uint32_t mine);
+/*
+ * From now on every commit in r counts on its shared totals, none in a
+ * process's slot (a budget needs them exact; DESIGN 10): set for good,
+ * the slots' deltas counted in by a recount now or, if a file lock is
+ * busy, owed (file fi's lock held).
+ */
+void vl_totals_share(const struct vl_region *r, uint32_t fi);
 
 /*
  * A PENDING node of file fi, or VL_NIL when the region is full or its

@@ -28,6 +28,7 @@
 #include "cli.h"
 
 #include "core/parse.h"
+#include "core/pool.h"
 #include "env.h"
 #include "move.h"
 #include "policy.h"
@@ -473,6 +474,18 @@ static void follow(struct watch *w)
 	w->r = next;
 }
 
+/*
+ * No unpurged byte in the region: its totals and every process's unfolded
+ * deltas (a process may hold up to VL_FOLD_BYTES of them, core/pool.h).
+ */
+static int nothing_volatile(const struct vl_region *r)
+{
+	struct vl_totals t;
+
+	vl_totals_read(r, NULL, &t);
+	return vl_u128_cmp(&t.volatile_bytes, 0) == 0;
+}
+
 /* Look, purge what the rules say, and set how long to sleep before the next look. */
 static void relieve(struct watch *w)
 {
@@ -485,7 +498,7 @@ static void relieve(struct watch *w)
 		ms = t;
 	collect(w);
 	/* no lock: a count read torn while it crosses 2^64 costs one slow look */
-	if (vl_u128_cmp(&w->r.hdr->c.volatile_bytes, 0) == 0)
+	if (nothing_volatile(&w->r))
 		ms = IDLE_MS; /* nothing to purge, whatever memory does */
 	w->sleep_ms = ms > w->min_ms ? ms : w->min_ms;
 }
@@ -748,6 +761,7 @@ int cmd_daemon(int argc, char **argv)
 
 	/* at once: this also arms the cgroup v1 usage threshold */
 	relieve(&w);
+	vl_age_attach();
 	for (;;) {
 		struct pollfd pfd[4 + MAX_EVENTS] = {
 			{ w.sfd, POLLIN, 0 },
@@ -787,5 +801,7 @@ int cmd_daemon(int argc, char **argv)
 		}
 		daemon_woke(lock);
 		relieve(&w);
+		/* an idle region's ages, kept from the wrap while nothing purges (DESIGN 10) */
+		vl_ages_tend(&w.r, vl_now_ms());
 	}
 }

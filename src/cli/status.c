@@ -11,6 +11,7 @@
  */
 #include "cli.h"
 #include "status.h"
+#include "age.h"
 
 #include "env.h"
 #include "sys.h"
@@ -36,7 +37,7 @@
 static const char help[] =
 	"Usage: volatile status [--ranges] [--json] [--watch [--count N]]\n"
 	"Show the region: its files with volatile ranges, each with a summary and its\n"
-	"oldest ranges (offset, length, purged or not, age in MARKs since), the\n"
+	"oldest ranges (offset, length, purged or not, age in ms since its MARK), the\n"
 	"volatile and purged bytes, capacity, the budget in force for this\n"
 	"environment, available memory, and the daemons serving the region (pid,\n"
 	"since when, last wake-up). A file whose recorded holders have all exited\n"
@@ -117,21 +118,22 @@ static void copy_record(const struct vl_region *r, uint32_t fi, struct file_out 
 }
 
 /*
- * A copy found whole: each range's age, the MARKs made since its own,
- * against the region's count read now, after the copy. Not against one
- * count read before all the files: a range marked since would have a
- * later stamp than it, and its age would wrap to some 2^32 (listed as
- * the oldest). Every stamp copied was taken (an atomic add) before its
- * file's vers or lock let us see it, so none is later than this count.
+ * A copy found whole: each range's age, the milliseconds since its MARK
+ * by the age clock read now, after the copy (DESIGN 10): every stamp
+ * copied was read from the clock before its file's vers or lock let us
+ * see it, so none is later than this reading but by another CPU's tick;
+ * one ahead of it reads as 0 (vl_age_back).
  */
 static void ages_now(const struct vl_region *r, struct file_out *out)
 {
 	uint32_t now;
 
+	(void)r;
+	vl_age_attach();
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	now = __atomic_load_n(&r->hdr->c.seq, __ATOMIC_RELAXED);
+	now = vl_age_now_of(vl_now_ms());
 	for (size_t k = 0; k < out->n; k++)
-		out->ranges[k].age = now - out->ranges[k].age;
+		out->ranges[k].age = vl_age_back(out->ranges[k].age, now);
 }
 
 static void sleep_ms(long ms)
@@ -247,6 +249,7 @@ static void look_at_holders(struct file_out *f)
 void take_snapshot(struct snapshot *s)
 {
 	struct vl_region r;
+	struct vl_totals t;
 	uint32_t hwm;
 	size_t cap = 0;
 
@@ -257,8 +260,12 @@ void take_snapshot(struct snapshot *s)
 	s->exists = 1;
 	/* counters changed by atomic adds: each read at once, with no lock (pool.h) */
 	s->c = r.hdr->c;
-	s->c.volatile_bytes = vl_u128_load(&r.hdr->c.volatile_bytes);
-	s->c.purged_bytes = vl_u128_load(&r.hdr->c.purged_bytes);
+	/* the totals: the shared ones and every process's unfolded deltas */
+	vl_totals_read(&r, NULL, &t);
+	s->c.volatile_bytes = t.volatile_bytes;
+	s->c.purged_bytes = t.purged_bytes;
+	s->c.ranges = t.ranges;
+	s->c.ranges_purged = t.ranges_purged;
 	s->c.purged_total = vl_u128_load(&r.hdr->c.purged_total);
 	s->g = r.hdr->geo;
 	s->tomb_added = __atomic_load_n(&r.tomb->added, __ATOMIC_RELAXED);

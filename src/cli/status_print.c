@@ -285,7 +285,7 @@ static void json_region(const struct snapshot *s, const struct vl_config *cfg)
 	       (unsigned long long)s->tomb_added, (unsigned long long)s->tomb_pushed,
 	       (unsigned long long)s->tomb_horizon);
 	printf(", \"capacity_ranges\": %u, \"capacity_files\": %u",
-	       s->exists ? s->g.node_cap - 1 : 0, s->exists ? s->g.file_cap - 1 : 0);
+	       s->exists ? s->g.node_cap - VL_CHUNK : 0, s->exists ? s->g.file_cap - 1 : 0);
 	printf(", \"region_bytes\": %llu", (unsigned long long)s->region_bytes);
 	if (cfg->has_budget)
 		printf(", \"budget\": %llu", (unsigned long long)cfg->budget);
@@ -527,7 +527,7 @@ static void text_region(const struct snapshot *s, const struct vl_config *cfg)
 	if (s->tomb_added)
 		print_tombs(s);
 	if (s->exists)
-		printf("capacity: %u ranges, %u files; the region uses %s\n", s->g.node_cap - 1,
+		printf("capacity: %u ranges, %u files; the region uses %s\n", s->g.node_cap - VL_CHUNK,
 		       s->g.file_cap - 1, human(s->region_bytes, a, sizeof(a)));
 	if (cfg->has_budget)
 		printf("budget:   %llu bytes (%s)\n", (unsigned long long)cfg->budget,

@@ -103,7 +103,9 @@ void vl_geometry_plan(struct vl_geometry *g, uint32_t ranges, uint32_t files)
 	g->magic = VL_MAGIC;
 	g->format = vl_format();
 	g->header_size = sizeof(struct vl_header);
-	g->node_cap = clamp(ranges, VL_MIN_RANGES, VL_MAX_RANGES - 1) + 1;
+	/* chunk 0 holds the sentinel; the rest are whole chunks */
+	g->node_cap = (uint32_t)round_up(clamp(ranges, VL_MIN_RANGES, VL_MAX_RANGES - VL_CHUNK) +
+					 VL_CHUNK, VL_CHUNK);
 	g->file_cap = clamp(files, 2, VL_MAX_FILES - 1) + 1;
 	/* at most half full, so probe sequences stay short */
 	g->hash_cap = pow2_at_least(2ull * g->file_cap);
@@ -132,11 +134,11 @@ int vl_geometry_check(const struct vl_geometry *g, uint64_t size)
 		return -EPROTO;
 	if (g->check != vl_geometry_sum(g))
 		return -EUCLEAN;
-	if (g->node_cap < VL_MIN_RANGES + 1 || g->node_cap > VL_MAX_RANGES ||
+	if (g->node_cap < VL_MIN_RANGES + VL_CHUNK || g->node_cap > VL_MAX_RANGES ||
 	    g->file_cap < 3 || g->file_cap > VL_MAX_FILES)
 		return -EUCLEAN;
 	/* the offsets must be exactly what this version would have planned */
-	vl_geometry_plan(&want, g->node_cap - 1, g->file_cap - 1);
+	vl_geometry_plan(&want, g->node_cap - VL_CHUNK, g->file_cap - 1);
 	if (memcmp(&want, g, sizeof(want)) != 0)
 		return -EUCLEAN;
 	if (g->region_size != size)
@@ -171,8 +173,9 @@ void vl_region_format(void *base, const struct vl_geometry *g)
 	h->geo = *g;
 	memset(&h->c, 0, sizeof(h->c));
 	memset(&h->fate, 0, sizeof(h->fate));
-	h->c.node_hwm = 1; /* slot 0 is the sentinel */
+	h->c.node_hwm = VL_CHUNK; /* chunk 0 holds the sentinel */
 	h->c.file_hwm = 1;
+	h->c.age_clock = VL_AGE_CLOCK;
 }
 
 /*

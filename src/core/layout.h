@@ -19,9 +19,9 @@
  *   +--------------------+ hash_off
  *   | uint32_t [H]       |  open-addressing table (dev, ino) -> file index
  *   +--------------------+ nodes_off
- *   | struct vl_node [N] |  one per range, 48 bytes each
+ *   | struct vl_node [N] |  one per range, 48 bytes each, in chunks of four
  *   +--------------------+ procs_off
- *   | struct vl_proc [P] |  the processes that take its locks, 48 bytes each
+ *   | struct vl_proc [P] |  the processes that take its locks, 64 bytes each
  *   +--------------------+ region_size
  *
  * The file is sparse and the allocators hand out the lowest unused slots
@@ -38,7 +38,7 @@
 
 /* "VOLATILE" read as a little-endian u64 */
 #define VL_MAGIC 0x454c4954414c4f56ull
-#define VL_VERSION 8u /* 2: ashmem state in file records; 3: a spare node per file,
+#define VL_VERSION 9u /* 2: ashmem state in file records; 3: a spare node per file,
 			    records found without the region lock, one mix in a node's sum;
 			    4: the inode's generation in a file's identity, the
 			    library's own locks and table of processes, the
@@ -47,7 +47,11 @@
 			    lock, records kept while empty; 6: the log of the
 			    last purges; 7: tombstones an exact table under
 			    a rising horizon, not a Bloom filter; 8: the file
-			    table hashed by vl_ident_hash */
+			    table hashed by vl_ident_hash; 9: ages are the
+			    host's clock (VL_AGE_CLOCK), not a region's count;
+			    nodes handed out in chunks of four, a file's own
+			    (VL_CHUNK); per-process totals (struct vl_proc's
+			    deltas, shared_totals) */
 
 /* ---- ranges ------------------------------------------------------------ */
 
@@ -58,10 +62,26 @@
 #define VL_META_PURGED (1u << 26)
 
 enum vl_node_state {
-	VL_NODE_FREE = 0,    /* on the free list */
+	VL_NODE_FREE = 0,    /* its chunk is on the free list (or being put there) */
 	VL_NODE_PENDING = 1, /* allocated, not yet (or no longer) in a tree */
 	VL_NODE_LIVE = 2,    /* a range in its file's tree */
+	VL_NODE_IDLE = 3,    /* unused, in a chunk that files use (the file it names
+				takes it first) */
 };
+
+/*
+ * Nodes are handed out in chunks: VL_CHUNK consecutive slots from a
+ * multiple of VL_CHUNK, 192 bytes from a 64-byte boundary (the node
+ * array starts on one), so three whole cache lines. A chunk taken from
+ * the region is one file's: its other nodes are that file's spares, and
+ * a chunk goes back only when all its nodes are unused (pool.c). So two
+ * files share no cache line of nodes, and two processes changing two
+ * files write no line in common there (DESIGN 10); only a MARK that finds
+ * the region full takes another file's unused node (vl_spare_steal).
+ * Chunk 0 holds the sentinel and is never handed out.
+ */
+#define VL_CHUNK 4u
+_Static_assert(VL_CHUNK * 48 % 64 == 0, "a chunk is whole cache lines");
 
 /*
  * A volatile range [start, end) of one file. 48 bytes.
@@ -69,15 +89,17 @@ enum vl_node_state {
  * Guarded by the lock of the file it belongs to: everything, as long as
  * the node is its (PENDING or LIVE): start, end, seq, the tree links,
  * prev and next (the file's unpurged ranges in age order), the purged
- * bit. A FREE node belongs to the lock-free free list (pool.c), which
- * chains through next and hands a node out by one compare-and-swap of
- * its meta, FREE -> PENDING. `check` covers start, end, seq, meta and
- * the slot.
+ * bit. An IDLE node is anyone's who turns its meta from IDLE to PENDING
+ * by compare-and-swap (its file's lock holder first). A FREE chunk
+ * belongs to the lock-free free list (pool.c), which chains the chunks'
+ * first nodes through next and hands a chunk out by one compare-and-swap
+ * of its first node's meta, FREE -> PENDING. `check` covers start, end,
+ * seq, meta and the slot.
  */
 struct vl_node {
 	uint64_t start;
 	uint64_t end;
-	uint32_t seq;     /* age: region sequence number of its newest MARK */
+	uint32_t seq;     /* age: the age clock at its newest MARK (DESIGN 10) */
 	uint32_t check;   /* vl_node_sum() of the fields above and meta */
 	uint32_t left;
 	uint32_t right;
@@ -149,6 +171,15 @@ struct vl_lock {
  * while taken (| VL_PROC_DONE once the rest is written); the token alone
  * when free, so that the next taker of the slot gives it a new
  * generation and a dead holder's lock words name nobody alive.
+ *
+ * d_*: changes of the region's totals made by commits under a lock that
+ * names this slot and not yet folded into them (core/pool.c, DESIGN 10),
+ * so that processes working on different files write no shared line. Only
+ * ever changed by atomic operations: the owner's adds, and a fold's or a
+ * recount's exchange with 0, by whoever makes it. They belong to no one
+ * in particular: a dead process's stay, counted by every exact reader,
+ * until its slot's next owner folds them or a recount counts them in.
+ * One cache line a process.
  */
 struct vl_proc {
 	uint32_t tag;
@@ -157,8 +188,11 @@ struct vl_proc {
 	uint64_t stack;     /* where its stack starts: set anew by each exec (0: unknown) */
 	uint64_t procdev;   /* the /proc it saw itself in: only that /proc may judge it */
 	uint64_t timens;    /* its time namespace, which shifts start times */
-	uint64_t pad;
-};
+	int64_t d_vbytes;   /* unfolded: bytes in unpurged ranges */
+	int64_t d_pbytes;   /* ... bytes in purged ranges */
+	int32_t d_ranges;   /* ... ranges */
+	int32_t d_purged;   /* ... purged ranges */
+} __attribute__((aligned(64)));
 
 #define VL_PROC_LIVE 0x80000000u
 #define VL_PROC_DONE 0x40000000u
@@ -298,8 +332,8 @@ struct vl_file_hdr {
 	uint32_t root;       /* range tree, ordered by start */
 	uint32_t nranges;
 	uint32_t npurged;    /* of which purged */
-	uint32_t spare;      /* PENDING nodes of this file kept for its next changes,
-				chained through next, VL_SPARES at most */
+	uint32_t chunk;      /* the first slot of the chunk (VL_CHUNK) whose IDLE nodes
+				its next changes take; VL_NIL: none */
 	uint32_t lru_head;   /* its oldest unpurged range */
 	uint32_t lru_tail;   /* its newest */
 	uint32_t oldest;     /* lru_head's age, 0 if none: what purgers compare, unlocked */
@@ -477,22 +511,41 @@ struct vl_counters {
 	 * Written under the region lock, read with none.
 	 */
 	uint32_t recount_owed;
+	/*
+	 * 1: every commit counts on the shared totals, none in its process's
+	 * slot (pool.c): set for good by the first process with a budget, whose
+	 * MARKs need them exact (lock.c vl_totals_share). On recount_owed's
+	 * line, which every commit reads anyway (vl_unlock_file) and which only
+	 * the region lock's holder writes (files made and freed, recounts), so
+	 * reading it costs no other line. Since ages come from the clock no
+	 * region-wide line is written by every commit to put it on (DESIGN 10).
+	 */
+	uint32_t shared_totals;
 	/* the free list of nodes: (tag << 32) | head; the tag defeats ABA */
 	uint64_t node_top __attribute__((aligned(64)));
-	uint32_t node_hwm;   /* node slots [1, hwm) have been used at least once */
+	uint32_t node_hwm;   /* node slots [VL_CHUNK, hwm) have been used at least once:
+				whole chunks */
 	uint32_t node_ready; /* node slots below this have their pages in memory */
-	uint32_t nodes_used;
+	uint32_t nodes_used; /* in chunks in use (VL_CHUNK each): a file's changes
+				within its chunk touch no line of the allocator's */
 	uint32_t pad1;
-	uint32_t seq __attribute__((aligned(64))); /* last age handed out */
+	/* the clock ages are read from (VL_AGE_CLOCK), written at creation only */
+	uint32_t age_clock __attribute__((aligned(64)));
 	uint32_t ranges;     /* live ranges */
 	uint32_t ranges_purged;
 	uint32_t pad2;
 	struct vl_u128 volatile_bytes; /* the sum of the files' vbytes */
 	struct vl_u128 purged_bytes;   /* ... and of their pbytes */
 	uint64_t purges;
-	uint64_t pad3;
+	/* host ms (vl_age_ms) of the last look for ages near the wrap: age.c */
+	uint64_t ages_tended;
 	struct vl_u128 purged_total;
 };
+
+/* every commit reads shared_totals; vl_unlock_file reads recount_owed: one line */
+_Static_assert(offsetof(struct vl_counters, shared_totals) / 64 ==
+		       offsetof(struct vl_counters, recount_owed) / 64,
+	       "shared_totals shares recount_owed's line");
 
 /*
  * What became of a region whose name no longer leads to it (removed,
@@ -758,14 +811,39 @@ static inline int vl_node_purged(const struct vl_node *n)
 }
 
 /*
- * Is age a older than age b? Ages are handed out by one 32-bit counter
- * that wraps; they are compared by their distance back from now (the last
- * one handed out), which is right while the live ranges' ages span less
- * than 2^32 MARKs (DESIGN 10).
+ * Ages (DESIGN 10). An age is the host's CLOCK_MONOTONIC_COARSE in
+ * milliseconds, mod 2^32, never 0 (0 says "no range"): comparable across
+ * files, regions and users, and written to no shared counter. An age is
+ * read as its distance back from the reader's now, mod 2^32: exact for
+ * every age less than 2^32 ms (49.7 days) old. No age stays older than
+ * VL_AGE_RESTAMP_MS: ranges that reach it are restamped to it under their
+ * file's lock (vl_lru_restamp, at least once an hour while the region is
+ * used: age.c). A distance beyond VL_AGE_PAST_MS then only comes from a
+ * stamp ahead of the reader's clock (a reading of another CPU a tick on,
+ * another time namespace, a scribble): it reads as now, the youngest.
  */
+#define VL_AGE_CLOCK 1u                          /* CLOCK_MONOTONIC_COARSE, ms, the host's */
+#define VL_AGE_RESTAMP_MS 3456000000u            /* 40 days */
+#define VL_AGE_PAST_MS 4147200000u               /* 48 days: 1.7 days short of the wrap */
+
+/* The stamp of a clock reading: never 0, which says "no range". */
+static inline uint32_t vl_age_stamp(uint32_t ms)
+{
+	return ms != 0 ? ms : UINT32_MAX;
+}
+
+/* How long before now, in ms, age a was stamped: a stamp ahead of now reads as now. */
+static inline uint32_t vl_age_back(uint32_t a, uint32_t now)
+{
+	uint32_t d = now - a;
+
+	return d <= VL_AGE_PAST_MS ? d : 0;
+}
+
+/* Is age a older than age b, for a reader whose clock reads now? */
 static inline int vl_age_older(uint32_t a, uint32_t b, uint32_t now)
 {
-	return now - a > now - b;
+	return vl_age_back(a, now) > vl_age_back(b, now);
 }
 
 static inline uint32_t vl_meta(uint32_t file, unsigned state, int purged)

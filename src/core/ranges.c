@@ -14,6 +14,7 @@
 
 #include "compiler.h"
 #include "fault.h"
+#include "pool.h"
 
 #include "rtree.h"
 
@@ -430,10 +431,10 @@ static VL_INLINE int unmark_one(const struct vl_region *r, uint32_t *root, uint3
 	return 0;
 }
 
-int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, uint64_t s,
-		     uint64_t e, uint32_t spare, struct vl_change *c)
+static VL_INLINE int unmark(const struct vl_region *r, uint32_t *root, uint32_t file, uint64_t s,
+			    uint64_t e, uint32_t *spare_io, int take, struct vl_change *c)
 {
-	uint32_t first, x, steps = 0;
+	uint32_t first, x, steps = 0, spare;
 	uint64_t after = 0;
 	int split = 0, err;
 
@@ -452,6 +453,9 @@ int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, u
 	 */
 	if (split && steps != 1)
 		return -EUCLEAN;
+	if (split && *spare_io == VL_NIL && take)
+		*spare_io = vl_spare_take(r, file);
+	spare = *spare_io;
 	if (split && spare == VL_NIL)
 		return -ENOMEM;
 
@@ -476,6 +480,19 @@ int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, u
 		x = nx;
 	}
 	return 0;
+}
+
+int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, uint64_t s,
+		     uint64_t e, uint32_t spare, struct vl_change *c)
+{
+	return unmark(r, root, file, s, e, &spare, 0, c);
+}
+
+int vl_ranges_unmark_taking(const struct vl_region *r, uint32_t *root, uint32_t file,
+			    uint64_t s, uint64_t e, uint32_t *spare, struct vl_change *c)
+{
+	*spare = VL_NIL;
+	return unmark(r, root, file, s, e, spare, 1, c);
 }
 
 int vl_ranges_purge(const struct vl_region *r, uint32_t *root, uint32_t file, uint32_t n,

@@ -18,12 +18,14 @@
 struct vl_change {
 	uint32_t keep;          /* MARK, purge: the range that now holds the bytes */
 	uint8_t keep_new;       /* keep is the spare, newly inserted */
-	uint8_t keep_aged;      /* keep takes a new age (the newest) */
+	uint8_t keep_aged;      /* keep takes a new age: age */
 	uint8_t was_purged;     /* UNMARK: a byte it removed had been purged */
 	uint8_t pad;
 	uint32_t split;         /* UNMARK: the spare now holds the right part of... */
 	uint32_t split_of;      /* ...this range, and shares its age */
 	uint32_t freed;         /* nodes out of the tree, chained by ->left */
+	uint32_t age;           /* MARK: keep's age if keep_aged, set by the caller after
+				   vl_ranges_mark (vl_age_stamp of its clock: DESIGN 10) */
 	uint64_t punch_start;   /* bytes to punch now; empty if start == end */
 	uint64_t punch_end;
 	int64_t d_vbytes;       /* change of bytes in unpurged ranges */
@@ -44,6 +46,14 @@ int vl_ranges_mark(const struct vl_region *r, uint32_t *root, uint32_t file, uin
 /* UNMARK [s, e). spare: as above, used (c->split) to split a range. */
 int vl_ranges_unmark(const struct vl_region *r, uint32_t *root, uint32_t file, uint64_t s,
 		     uint64_t e, uint32_t spare, struct vl_change *c);
+/*
+ * The same, taking a spare of the file's chunk (vl_spare_take) only once
+ * it knows the UNMARK splits a range, before anything changes: *spare is
+ * that node (the caller's, to commit), or VL_NIL. -ENOMEM: a split and no
+ * spare there; get one and call vl_ranges_unmark.
+ */
+int vl_ranges_unmark_taking(const struct vl_region *r, uint32_t *root, uint32_t file,
+			    uint64_t s, uint64_t e, uint32_t *spare, struct vl_change *c);
 
 /*
  * Flag range n purged, and merge it with purged neighbours that touch it.

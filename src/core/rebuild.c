@@ -81,9 +81,10 @@ static uint32_t lru_sort(const struct vl_region *r, uint32_t head, uint32_t now)
 				q = vl_node_at(r, q)->next;
 			}
 			while (psize > 0 || (qsize > 0 && q != VL_NIL)) {
-				/* age = now - seq, wrap-safe; the older (larger age) goes first */
+				/* the older goes first; ties (one tick) keep tree order */
 				if (psize == 0 || (qsize > 0 && q != VL_NIL &&
-						   now - vl_node_at(r, q)->seq > now - vl_node_at(r, p)->seq)) {
+						   vl_age_older(vl_node_at(r, q)->seq,
+								vl_node_at(r, p)->seq, now))) {
 					e = q;
 					q = vl_node_at(r, q)->next;
 					qsize--;
@@ -153,7 +154,7 @@ void vl_pool_rebuild(const struct vl_region *r)
 }
 
 /* fi's unpurged ranges, in tree order, chained through next then sorted by age */
-static void lru_rebuild(const struct vl_region *r, uint32_t fi)
+static void lru_rebuild(const struct vl_region *r, uint32_t fi, uint32_t now)
 {
 	struct vl_file *f = vl_file_at(r, fi);
 	uint32_t chain = VL_NIL, prev = VL_NIL, last = VL_NIL, steps = 0;
@@ -166,7 +167,7 @@ static void lru_rebuild(const struct vl_region *r, uint32_t fi)
 		vl_set_next(r, x, chain);
 		chain = x;
 	}
-	chain = lru_sort(r, chain, __atomic_load_n(&vl_counters(r)->seq, __ATOMIC_RELAXED));
+	chain = lru_sort(r, chain, now);
 	f->h.lru_head = chain;
 	for (uint32_t x = chain; x != VL_NIL; x = vl_node_at(r, x)->next) {
 		vl_set_prev(r, x, prev);
@@ -178,9 +179,9 @@ static void lru_rebuild(const struct vl_region *r, uint32_t fi)
 
 /*
  * A holder of file fi's lock died mid-change. Rebuild its tree from the
- * nodes that name it: PENDING ones were that holder's spares or the
- * file's kept spares (a live process only holds spares of a file while
- * holding its lock, and the kept ones are only handed out under it), LIVE
+ * nodes that name it: PENDING ones were that holder's spares (a live
+ * process only holds PENDING nodes of a file while holding its lock;
+ * the file's IDLE ones are left as they are), LIVE
  * ones are merged back, overlaps joined, purged if any part was. Every
  * intermediate state of a change is a set of LIVE nodes whose union is
  * what the file had before or after it, so this loses no volatile byte
@@ -188,7 +189,7 @@ static void lru_rebuild(const struct vl_region *r, uint32_t fi)
  * ages, and the region's totals corrected by what the counts became
  * (DESIGN 11 says what a death inside a commit leaves them off by).
  */
-void vl_file_repair(const struct vl_region *r, uint32_t fi)
+void vl_file_repair(const struct vl_region *r, uint32_t fi, uint32_t now)
 {
 	struct vl_file *f = vl_file_at(r, fi);
 	struct vl_counters *c = vl_counters(r);
@@ -207,7 +208,7 @@ void vl_file_repair(const struct vl_region *r, uint32_t fi)
 	vbytes = f->h.vbytes;
 	pbytes = f->h.pbytes;
 	f->h.root = f->h.lru_head = f->h.lru_tail = VL_NIL;
-	f->h.spare = VL_NIL; /* PENDING nodes: freed below with the dead holder's */
+	/* its chunk stays: a hint, each node taken by compare-and-swap (pool.c) */
 	f->h.nranges = f->h.npurged = 0;
 	f->h.vbytes = f->h.pbytes = 0;
 	hwm = __atomic_load_n(&c->node_hwm, __ATOMIC_RELAXED);
@@ -220,7 +221,7 @@ void vl_file_repair(const struct vl_region *r, uint32_t fi)
 		uint32_t m = __atomic_load_n(&x->meta, __ATOMIC_ACQUIRE);
 		unsigned st = (m & VL_META_STATE_MASK) >> VL_META_STATE_SHIFT;
 
-		if (st == VL_NODE_FREE || (m & VL_META_FILE_MASK) != fi)
+		if (st == VL_NODE_FREE || st == VL_NODE_IDLE || (m & VL_META_FILE_MASK) != fi)
 			continue;
 		if (st == VL_NODE_PENDING || f->h.state == VL_FILE_FREE || x->start >= x->end) {
 			vl_node_free(r, i);
@@ -244,7 +245,7 @@ void vl_file_repair(const struct vl_region *r, uint32_t fi)
 			 * (vl_file_hdr.oldest): at the head of the age order it would
 			 * hide the file's ranges from every purger.
 			 */
-			x->seq = vl_age_next(r);
+			x->seq = vl_age_stamp(now);
 			vl_node_seal(r, x);
 		}
 		vl_set_left(r, i, VL_NIL);
@@ -268,7 +269,9 @@ void vl_file_repair(const struct vl_region *r, uint32_t fi)
 		f->h.vbytes += (uint64_t)ch.d_vbytes;
 		f->h.pbytes += (uint64_t)ch.d_pbytes;
 	}
-	lru_rebuild(r, fi);
+	if (f->h.state == VL_FILE_FREE)
+		vl_chunk_let_go(r, fi);
+	lru_rebuild(r, fi, now);
 	/* the change, modulo 2^64 (2^32), as the totals' adds and subtracts take it */
 	sum.d_ranges = (int32_t)(f->h.nranges - nranges);
 	sum.d_purged = (int32_t)(f->h.npurged - npurged);

@@ -153,6 +153,7 @@ static void make_base(void)
 	do_mark(w, 0, 1, 2); /* inside: nothing changes */
 	do_unmark(w, 0, 20, 30); /* a node on the free list */
 	do_purge_oldest(w);
+	w->r->hdr->c.ages_tended = w->seq; /* the clock fz_now reads: the newest age */
 	base_size = w->t.g.region_size;
 	base_image = malloc(base_size);
 	if (base_image == NULL)
@@ -173,6 +174,12 @@ struct fz {
 	struct vl_node node0; /* slot 0 of each array at attach */
 	struct vl_file file0;
 };
+
+/* The age clock a purger reads: a word of the image, so the input sets it too. */
+static uint32_t fz_now(const struct fz *z)
+{
+	return (uint32_t)((const struct vl_header *)z->mem)->c.ages_tended;
+}
 
 static void reseal(struct fz *z)
 {
@@ -259,8 +266,8 @@ static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, 
 }
 
 /*
- * get_spare() of src/ops.c: the file's kept one, else a new one, else
- * (full, it seems) one a sweep finds, else another file's kept one.
+ * get_spare() of src/ops.c: the file's IDLE one, else a new chunk's, else
+ * (full, it seems) one a sweep finds, else an IDLE one of any chunk.
  */
 static uint32_t get_spare(const struct vl_region *r, uint32_t fi)
 {
@@ -369,7 +376,7 @@ static int visit(struct fz *z, uint8_t skip, struct skips *k)
 	struct vl_file *f;
 	int err;
 
-	fi = COUNTED(r, vl_pick_oldest(r, k != NULL ? skipped : NULL, k, &age, &second));
+	fi = COUNTED(r, vl_pick_oldest(r, fz_now(z), k != NULL ? skipped : NULL, k, VL_NIL, &age, &second));
 	if (fi == VL_NIL)
 		return -1;
 	fail_if(fi >= r->file_cap || age == 0, "pick chose file %u by age %u", fi, age);
@@ -380,7 +387,7 @@ static int visit(struct fz *z, uint8_t skip, struct skips *k)
 	}
 	err = COUNTED(r, vl_lru_check(r, fi));
 	if (err < 0)
-		COUNTED_V(r, vl_file_repair(r, fi));
+		COUNTED_V(r, vl_file_repair(r, fi, fz_now(z)));
 	if (err != 0) {
 		int again = 0;
 
@@ -540,7 +547,7 @@ static void op_repair(struct fz *z, uint32_t fi)
 
 	uint32_t n, prev = VL_NIL, unpurged = 0, k = 0, now;
 
-	COUNTED_V(r, vl_file_repair(r, fi));
+	COUNTED_V(r, vl_file_repair(r, fi, fz_now(z)));
 	if (!file_sound(r, fi))
 		return;
 	got = vl_rb_check(r, f->h.root, fi);
@@ -549,7 +556,7 @@ static void op_repair(struct fz *z, uint32_t fi)
 	for (n = vl_rb_first(r, f->h.root); n != VL_NIL; n = vl_rb_next(r, n))
 		unpurged += !vl_node_purged(vl_node_at(r, n));
 	/* its age order: exactly its unpurged ranges, oldest first */
-	now = r->hdr->c.seq;
+	now = fz_now(z);
 	for (n = f->h.lru_head; n != VL_NIL; prev = n, n = vl_node_at(r, n)->next) {
 		const struct vl_node *x = vl_node_at(r, n);
 
@@ -567,7 +574,47 @@ static void op_repair(struct fz *z, uint32_t fi)
 		prev);
 	fail_if(f->h.oldest != (prev == VL_NIL ? 0 : vl_node_at(r, f->h.lru_head)->seq),
 		"repair of file %u: oldest %u", fi, f->h.oldest);
-	fail_if(f->h.spare != VL_NIL, "repair of file %u: spare %u kept", fi, f->h.spare);
+	/* what a dead holder held is unused again: no PENDING node of fi in its chunk */
+	for (uint32_t c = f->h.chunk, i = 0; c < r->node_cap && c % VL_CHUNK == 0 && i < VL_CHUNK;
+	     i++)
+		fail_if(c + i < r->node_cap &&
+				r->nodes[c + i].meta == vl_meta(fi, VL_NODE_PENDING, 0),
+			"repair of file %u: node %u of its chunk left PENDING", fi, c + i);
+}
+
+/*
+ * The look that keeps ages from the wrap (DESIGN 10), its clock some
+ * quarter-days (0 to 63.75) past the image's: it writes the age and check
+ * of file fi's ranges only, each age it writes "now - 40 days", and its
+ * published oldest; not a byte else, whatever the image holds.
+ */
+static void op_restamp(struct fz *z, uint32_t fi, uint8_t quarters)
+{
+	const struct vl_region *r = &z->r;
+	uint32_t now = fz_now(z) + (uint32_t)quarters * (86400000u / 4);
+	uint32_t floor = vl_age_stamp(now - VL_AGE_RESTAMP_MS), done, changed = 0;
+	struct vl_node *was = (struct vl_node *)((char *)z->snap + ((char *)r->nodes - (char *)z->mem));
+	struct vl_file *fwas =
+		(struct vl_file *)((char *)z->snap + ((char *)vl_file_at(r, fi) - (char *)z->mem));
+
+	snapshot(z);
+	done = COUNTED(r, vl_lru_restamp(r, fi, now));
+	for (uint32_t i = 1; i < r->node_cap; i++) {
+		const struct vl_node *x = &r->nodes[i];
+
+		if (x->seq == was[i].seq && x->check == was[i].check)
+			continue;
+		fail_if(!vl_range_ok(r, i, fi) || x->seq != floor,
+			"restamp of file %u at %u wrote node %u: age %u (want %u), its own: %d", fi,
+			now, i, x->seq, floor, vl_range_ok(r, i, fi));
+		was[i].seq = x->seq;
+		was[i].check = x->check;
+		changed++;
+	}
+	fail_if(changed > done, "restamp of file %u: %u nodes changed, %u said", fi, changed, done);
+	fwas->h.oldest = vl_file_at(r, fi)->h.oldest;
+	fail_if(memcmp(z->mem, z->snap, z->size) != 0,
+		"restamp of file %u wrote outside its ranges' ages and its oldest", fi);
 }
 
 static void sentinels_keep(struct fz *z)
@@ -620,7 +667,10 @@ static void run_op(struct fz *z, const uint8_t *op)
 		op_repair(z, fi);
 		break;
 	default:
-		(void)find_file(r, &id, op[3] & 1, &found);
+		if (op[3] & 16)
+			op_restamp(z, fi, op[2]);
+		else
+			(void)find_file(r, &id, op[3] & 1, &found);
 		break;
 	}
 }

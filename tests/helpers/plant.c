@@ -46,6 +46,7 @@ static int add_range(struct vl_region *r, uint32_t fi, uint64_t off, uint64_t le
 
 	if (vl_ranges_mark(r, &f->h.root, fi, off, off + len, spare, &c) != 0)
 		return -1;
+	c.age = vl_age_stamp((uint32_t)vl_now_ms()); /* as a MARK in the initial time namespace */
 	vl_commit(r, fi, &c, spare);
 	if (purge) {
 		if (vl_ranges_purge(r, &f->h.root, fi, c.keep, &c) != 0)

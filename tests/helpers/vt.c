@@ -1201,6 +1201,34 @@ static int c_sleep(struct state *s, char **a)
 	return 0;
 }
 
+static long long mono_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/*
+ * Until more than the age order's bound has passed since this command
+ * began (DESIGN 10: one tick of CLOCK_MONOTONIC_COARSE, clock_getres,
+ * plus 1 ms): a MARK after it takes a later age than any before it.
+ */
+static int c_apart(struct state *s, char **a)
+{
+	struct timespec res;
+	long long start = mono_ns(CLOCK_MONOTONIC), bound;
+
+	(void)s;
+	(void)a;
+	clock_getres(CLOCK_MONOTONIC_COARSE, &res);
+	bound = res.tv_sec * 1000000000LL + res.tv_nsec + 1000000;
+	while (mono_ns(CLOCK_MONOTONIC) - start <= bound)
+		sleep_ms(1);
+	printf("apart\n");
+	return 0;
+}
+
 /* spawn, clone: the child's commands and their "end", which the parent skips */
 static int child_words(char **a)
 {
@@ -1563,6 +1591,7 @@ static const struct command {
 	{ "unlink", 1, c_unlink, "PATH: unlink it" },
 	{ "grab", 3, c_grab, "TOTAL STEP MS: anonymous memory, a step at a time" },
 	{ "sleep", 1, c_sleep, "MS: sleep" },
+	{ "apart", 0, c_apart, "until the age order's bound (a clock tick + 1 ms) has passed" },
 	{ "spawn", 0, c_spawn, "CMD... end: fork, the child runs CMD..." },
 	{ "clone", 0, c_clone, "CMD... end: the same with clone(2)" },
 	{ "reap", 0, c_reap, "wait for the last child" },

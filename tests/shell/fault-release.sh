@@ -44,7 +44,7 @@ expect_line plain "unmark 0 8K = 1"
 expect_line plain "purge: 0"
 for setting in VOLATILE_FAULT_SYSCALL=1:EIO VOLATILE_FAULT_SYSCALL=statx:ENOMEM \
 	VOLATILE_FAULT_KILL=1 VOLATILE_FAULT_GONE_GRACE=0 VOLATILE_FAULT_EVICT_AGE=0 \
-	VOLATILE_FAULT_TRACE=1; do
+	VOLATILE_FAULT_TRACE=1 VOLATILE_FAULT_AGE_SHIFT=3600000; do
 	workload faulted "$setting" VOLATILE_FAULT_REPORT="$WORK/report"
 	diff -u "$WORK/plain.out" "$WORK/faulted.out" >&2 ||
 		fail "$setting changed what the release build does"

@@ -9,6 +9,8 @@
 #            shared state half changed), until it runs to its end.
 #   repair:  a process dies in the middle of a MARK; the next one, which
 #            repairs the file, is killed at each step of its repair;
+#   restamp: a process whose age clock is 41 days on restamps a file's
+#            ranges near the wrap (DESIGN 10), killed at each step;
 #   syscall: the same workload's 1st, 2nd, ... system call fails with
 #            EINTR, ENOMEM, EAGAIN, until none is left to fail.
 #
@@ -221,6 +223,48 @@ grep -q "^spare_steal: taken, not given" "$WORK/steps" ||
 	fail "full region: the walk never killed the workload inside the steal of a spare"
 say "full region: killed at $(walked) steps; every time, the next process got its answers and the invariant held"
 
+# ---- kill at every step, across a fold of the totals ----------------------------------
+# Two MARKs of 600K: the second takes this process's slot's deltas past
+# 1 MiB and folds them into the region's shared totals (DESIGN 10). A kill
+# anywhere, above all between the fold's taking of the deltas and its adds
+# (under the file lock: the next taker repairs and counts the totals
+# again), must leave the totals exact: once the next process has unmarked
+# everything, `volatile status` says 0 bytes in 0 ranges.
+fold_file=$WORK/fold
+
+workload_fold() {
+	env LD_PRELOAD="$FAULT_LIB" VOLATILE_FAULT_REPORT="$report" "$@" \
+		timeout "$VL_TIMEOUT" "$VT" open "$fold_file" rw mark 0 600K mark 1000K 600K \
+		unmark 0 300K
+}
+
+prepare_fold() {
+	mkfile "$fold_file" 2M F
+}
+
+check_after_fold() {
+	run chk timeout "$VL_TIMEOUT" "$VT" open "$fold_file" rw expect 1600K 448K F unmark 0 1600K
+	[ "$rc" -ne 124 ] || fail "$1: a fresh process hung (a lock never repaired)"
+	[ "$rc" -eq 0 ] || { show chk; fail "$1: bytes of $fold_file never marked were changed"; }
+	if grep -qx "unmark 0 1600K = 0" "$WORK/chk.out"; then
+		run chk0 vt open "$fold_file" r expect 0 1600K F
+		[ "$rc" -eq 0 ] || { show chk0; fail "$1: UNMARK said 0 over bytes that are not intact"; }
+	else
+		grep -qx "unmark 0 1600K = 1" "$WORK/chk.out" || { show chk; fail "$1: UNMARK gave no answer"; }
+	fi
+	status_json st
+	_vb=$(jq_py st 'd["volatile_bytes"]')
+	_nr=$(jq_py st 'd["ranges"]')
+	[ "$_vb" = 0 ] && [ "$_nr" = 0 ] ||
+		fail "$1: nothing is marked, and the totals say $_vb bytes in $_nr ranges"
+}
+
+new_region
+kill_walk "fold" workload_fold prepare_fold check_after_fold "totals: a slot's deltas taken, not folded"
+grep -q "^totals: a slot's deltas taken, not folded" "$WORK/steps" ||
+	fail "fold: the walk never killed the workload inside a fold of the totals"
+say "fold: killed at $(walked) steps; every time, the invariant held and the totals came out exact"
+
 # ---- kill the repairer at every step of its repair --------------------------------
 # A process dies in the middle of a MARK of f (stopped at the step where
 # f's tree is changed and nothing is committed yet, then killed); the
@@ -253,6 +297,32 @@ grep -q "^repair_file: a node taken back" "$WORK/steps" ||
 grep -q "^recount: counted, files locked" "$WORK/steps" ||
 	fail "repairer: the walk never killed the repairer inside its recount"
 say "repairer: killed at $(walked) steps of a repair and what follows it; the invariant held"
+
+# ---- kill the restamper at every step ------------------------------------------------
+# f's three ranges marked now; a process whose age clock is 41 days on
+# (the test build's VOLATILE_FAULT_AGE_SHIFT) finds them older than 40
+# days on its way to the region and restamps them under f's lock, killed
+# at each step of that and of its MARK after. Each run in a region made
+# anew: the look is made at most once an hour in a region.
+DAY=86400
+marked_long_ago() {
+	rm -f "$VOLATILE_REGION"
+	mkfile "$f" 64K A
+	run old timeout "$VL_TIMEOUT" "$VT" open "$f" rw mark 0 8K mark 16K 8K mark 32K 4K
+	[ "$rc" -eq 0 ] || { show old; fail "restamper walk: the first MARKs failed"; }
+}
+
+restamper() {
+	env LD_PRELOAD="$FAULT_LIB" VOLATILE_FAULT_AGE_SHIFT=$((41 * DAY)) \
+		VOLATILE_FAULT_REPORT="$report" "$@" \
+		timeout "$VL_TIMEOUT" "$VT" open "$f" rw mark 40K 4K unmark 16K 8K
+}
+
+new_region
+kill_walk "restamper" restamper marked_long_ago check_after "restamp: an age written, not sealed"
+grep -q "^restamp: an age written, not sealed" "$WORK/steps" ||
+	fail "restamper: the walk never killed the restamper inside a restamp"
+say "restamper: killed at $(walked) steps of a restamp and what follows it; the invariant held"
 
 # ---- fail every system call ---------------------------------------------------------
 for err in EINTR ENOMEM EAGAIN; do

@@ -113,19 +113,23 @@ part_d() {
 	f2=$mnt/renamed
 	f3=$mnt/renamed.new
 
-	# each file: [0,8K) purged, [16K,24K) volatile; the marker exits, then
-	# f1 is unlinked and f2 renamed
-	ok d-mark usvt -- open "$f1" rwc fill 0 64K A mark 0 8K open "$f2" rwc fill 0 64K B \
-		mark 0 8K fd 3 mark 16K 8K fd 4 mark 16K 8K
+	# each file: [0,8K) purged, [16K,24K) volatile (the MARKs further apart
+	# than the age order's bound, DESIGN 10); the marker exits, then f1 is
+	# unlinked and f2 renamed
+	ok d-mark usvt -- open "$f1" rwc fill 0 64K A mark 0 8K apart open "$f2" rwc fill 0 64K B \
+		mark 0 8K apart fd 3 mark 16K 8K apart fd 4 mark 16K 8K
 	expect_out d-mark <<EOF
 open $f1 rwc = 3
 fill 0 64K A = ok
 mark 0 8K = 0
+apart
 open $f2 rwc = 4
 fill 0 64K B = ok
 mark 0 8K = 0
+apart
 fd 3
 mark 16K 8K = 0
+apart
 fd 4
 mark 16K 8K = 0
 EOF

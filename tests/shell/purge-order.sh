@@ -44,11 +44,12 @@ new_region
 for x in "$a" "$b" "$c" "$d"; do
 	mkfile "$x" 64K X
 done
-# ages 1..12; 4 KiB apart, so no two ranges touch (none merges)
-ok marks svt open "$a" rw mark 0 4K mark 8K 4K open "$b" rw mark 0 4K \
-	open "$c" rw mark 0 4K open "$a" rw mark 16K 4K open "$d" rw mark 0 4K \
-	open "$b" rw mark 8K 4K mark 16K 4K open "$c" rw mark 8K 4K \
-	open "$d" rw mark 8K 4K open "$a" rw mark 24K 4K open "$c" rw mark 16K 4K
+# ages 1..12, each MARK further from the last than the age order's bound
+# (apart: DESIGN 10); 4 KiB apart, so no two ranges touch (none merges)
+ok marks svt open "$a" rw mark 0 4K apart mark 8K 4K apart open "$b" rw mark 0 4K apart \
+	open "$c" rw mark 0 4K apart open "$a" rw mark 16K 4K apart open "$d" rw mark 0 4K apart \
+	open "$b" rw mark 8K 4K apart mark 16K 4K apart open "$c" rw mark 8K 4K apart \
+	open "$d" rw mark 8K 4K apart open "$a" rw mark 24K 4K apart open "$c" rw mark 16K 4K apart
 [ "$(purged none)" = none ] || fail "purged before any purge: $(purged none2)"
 
 # the oldest, a@0

@@ -133,10 +133,40 @@ static inline uint32_t *th_root(const struct vl_region *r, uint32_t fi)
  * A LIVE node of file fi for [start, end), sealed, in no tree (allocated
  * from the pool, so the node counters see it).
  */
+/*
+ * Nodes in use below the mark: PENDING or LIVE. (The region's nodes_used
+ * counts the nodes of chunks in use, IDLE ones too: VL_CHUNK a chunk.)
+ */
+static inline uint32_t th_in_use(const struct vl_region *r)
+{
+	uint32_t hwm = r->hdr->c.node_hwm < r->node_cap ? r->hdr->c.node_hwm : r->node_cap, k = 0;
+
+	for (uint32_t n = VL_CHUNK; n < hwm; n++) {
+		unsigned st = vl_node_state(&r->nodes[n]);
+
+		k += st == VL_NODE_PENDING || st == VL_NODE_LIVE;
+	}
+	return k;
+}
+
+/*
+ * A PENDING node of fi as the runtime gets one (ops.c get_spare): its
+ * chunk's, a new chunk's, else (the region full) a sweep's, else an IDLE
+ * node of another chunk (vl_spare_steal). VL_NIL: none left.
+ */
+static inline uint32_t th_node_get(const struct vl_region *r, uint32_t fi)
+{
+	uint32_t n = vl_node_alloc(r, fi);
+
+	if (n == VL_NIL && vl_nodes_sweep(r) > 0)
+		n = vl_node_alloc(r, fi);
+	return n != VL_NIL ? n : vl_spare_steal(r, fi);
+}
+
 static inline uint32_t th_node_live(const struct vl_region *r, uint32_t fi, uint64_t start,
 				    uint64_t end, int purged, uint32_t seq)
 {
-	uint32_t n = vl_node_alloc(r, fi);
+	uint32_t n = th_node_get(r, fi);
 	struct vl_node *x;
 
 	th_check(n != VL_NIL);

@@ -236,17 +236,18 @@ int model_sentinels_zero(const struct vl_region *r)
 	       memcmp(&r->files[VL_NIL], &zero_file, sizeof(zero_file)) == 0;
 }
 
-uint32_t model_node_live(const struct vl_region *r, uint32_t fi, uint64_t start, uint64_t end,
-			 int purged, uint32_t seq)
+uint32_t model_node_live(struct world *w, uint32_t fi, uint64_t start, uint64_t end, int purged,
+			 uint32_t seq)
 {
+	const struct vl_region *r = w->r;
 	uint32_t n = vl_node_alloc(r, fi);
 	struct vl_node *x;
 
-	/* the region's last free slots may be kept as spares */
-	if (n == VL_NIL)
-		n = vl_spare_take(r, fi);
-	if (n == VL_NIL)
+	/* the region's last free slots may be other files' IDLE ones */
+	if (n == VL_NIL) {
 		n = vl_spare_steal(r, fi);
+		w->stolen |= n != VL_NIL;
+	}
 	m_check(n != VL_NIL);
 	x = vl_node_at(r, n);
 	x->start = start;
@@ -278,7 +279,7 @@ struct world *world_new_cap(uint32_t ranges, uint32_t files, uint64_t space, int
 		t->r.hash_cap == t->g.hash_cap);
 	w->r = &t->r;
 	w->nf = nf;
-	w->cap = w->r->node_cap - 1;
+	w->cap = w->r->node_cap - VL_CHUNK; /* chunk 0 holds the sentinel */
 	w->space = space;
 	for (f = 0; f < nf; f++) {
 		struct vl_ident id = file_ident(f, 0);
@@ -391,7 +392,7 @@ static int lru_cmp(const void *pa, const void *pb)
 static void verify_ages(struct world *w, const struct lru_want *want, int nw)
 {
 	const struct vl_region *r = w->r;
-	uint32_t now = r->hdr->c.seq, best_age = 0;
+	uint32_t now = w->seq, best_age = 0; /* the model's clock: one tick a MARK */
 	int f, best = -1;
 
 	for (f = 0; f < w->nf; f++) {
@@ -463,53 +464,76 @@ static void seen_once(struct world *w, uint32_t n, const char *where)
 }
 
 /*
- * Every slot in [1, node_hwm) in exactly one place: a range in a file's
- * tree, a spare of a file (VL_SPARES at most, PENDING, its file's), or
- * on the free list; nodes_used counts the ranges and the spares.
+ * Every slot in [VL_CHUNK, node_hwm) in exactly one place: a range in a
+ * file's tree, an IDLE node (an empty one), or in
+ * a chunk on the free list (VL_CHUNK nodes, all FREE). A chunk in use
+ * holds one file's nodes only, unless the region was full (a steal: the
+ * world's stolen); nodes_used counts the nodes of chunks in use.
  */
+static void verify_chunks(struct world *w, uint32_t *nidle)
+{
+	const struct vl_region *r = w->r;
+	const struct vl_counters *k = &r->hdr->c;
+
+	for (uint32_t c = VL_CHUNK; c < k->node_hwm; c += VL_CHUNK) {
+		uint32_t owner = VL_NIL;
+
+		if (vl_node_state(vl_node_at(r, c)) == VL_NODE_FREE)
+			continue;
+		for (uint32_t i = c; i < c + VL_CHUNK; i++) {
+			const struct vl_node *x = vl_node_at(r, i);
+
+			if (vl_node_state(x) == VL_NODE_IDLE) {
+				seen_once(w, i, "idle");
+				m_check_msg(x->start == 0 && x->end == 0, "idle node %u not empty\n%s",
+					     i, world_ctx(w));
+				(*nidle)++;
+			}
+			m_check_msg(vl_node_state(x) != VL_NODE_FREE,
+				     "node %u FREE in chunk %u in use\n%s", i, c, world_ctx(w));
+			m_check_msg(w->stolen || owner == VL_NIL || vl_node_file(x) == owner,
+				     "chunk %u holds nodes of files %u and %u\n%s", c, owner,
+				     vl_node_file(x), world_ctx(w));
+			owner = vl_node_file(x);
+		}
+	}
+}
+
 static void verify_nodes(struct world *w, uint32_t nr)
 {
 	const struct vl_region *r = w->r;
 	const struct vl_counters *k = &r->hdr->c;
-	uint32_t n, nfree = 0, nspare = 0, i;
+	uint32_t n, nfree = 0, nidle = 0, i;
 	int f;
 
 	memset(w->seen, 0, r->node_cap);
 	for (f = 0; f < w->nf; f++) {
 		const struct vl_file *F = vl_file_at(r, w->fi[f]);
-		uint32_t k2 = 0;
 
 		for (n = vl_rb_first(r, F->h.root); n != VL_NIL; n = vl_rb_next(r, n))
 			seen_once(w, n, "a tree");
-		for (n = F->h.spare; n != VL_NIL; n = vl_node_at(r, n)->next) {
-			const struct vl_node *x = vl_node_at(r, n);
-
-			seen_once(w, n, "a file's spares");
-			m_check_msg(vl_node_state(x) == VL_NODE_PENDING && vl_node_file(x) == w->fi[f] &&
-					     x->check == vl_node_sum(r, x),
-				     "file %d spare %u: meta %#x, not a sound PENDING node of it\n%s", f,
-				     n, x->meta, world_ctx(w));
-			k2++;
-		}
-		m_check_msg(k2 <= VL_SPARES, "file %d keeps %u spares, VL_SPARES is %d\n%s", f, k2,
-			     VL_SPARES, world_ctx(w));
-		nspare += k2;
 	}
+	verify_chunks(w, &nidle);
 	for (n = (uint32_t)k->node_top; n != VL_NIL; n = vl_node_at(r, n)->next) {
-		seen_once(w, n, "the free list");
-		m_check_msg(n < k->node_hwm && vl_node_state(vl_node_at(r, n)) == VL_NODE_FREE,
-			     "free list: node %u not FREE or above the mark\n%s", n, world_ctx(w));
-		nfree++;
+		m_check_msg(n < k->node_hwm && n % VL_CHUNK == 0,
+			     "free list: node %u above the mark or not a chunk's first\n%s", n,
+			     world_ctx(w));
+		for (i = n; i < n + VL_CHUNK; i++) {
+			seen_once(w, i, "the free list");
+			m_check_msg(vl_node_state(vl_node_at(r, i)) == VL_NODE_FREE,
+				     "free list: node %u not FREE\n%s", i, world_ctx(w));
+		}
+		nfree += VL_CHUNK;
 	}
-	for (i = 1; i < k->node_hwm; i++)
+	for (i = VL_CHUNK; i < k->node_hwm; i++)
 		m_check_msg(w->seen[i], "node %u (meta %#x) is nowhere: lost\n%s", i,
 			     vl_node_at(r, i)->meta, world_ctx(w));
-	m_check_msg(k->nodes_used == nr + nspare,
-		     "nodes_used %u, want %u ranges + %u spares\n%s", k->nodes_used, nr, nspare,
-		     world_ctx(w));
-	m_check_msg(nfree + k->nodes_used + 1 == k->node_hwm,
-		     "free list %u + used %u + 1 != hwm %u\n%s", nfree, k->nodes_used, k->node_hwm,
-		     world_ctx(w));
+	m_check_msg(k->nodes_used + nfree + VL_CHUNK == k->node_hwm,
+		     "nodes_used %u + free %u + %u != hwm %u (chunks in use)\n%s", k->nodes_used,
+		     nfree, VL_CHUNK, k->node_hwm, world_ctx(w));
+	m_check_msg(nfree + nidle + nr + VL_CHUNK == k->node_hwm,
+		     "free %u + idle %u + ranges %u + %u != hwm %u\n%s", nfree, nidle, nr,
+		     VL_CHUNK, k->node_hwm, world_ctx(w));
 }
 
 /* Everything the region shows must be what the model says. */
@@ -584,7 +608,8 @@ void world_verify(struct world *w)
 		     k->ranges, k->ranges_purged, k->volatile_bytes.lo, k->volatile_bytes.hi,
 		     k->purged_bytes.lo, k->purged_bytes.hi, nr, np, vb, pb,
 		     world_ctx(w));
-	m_check_msg(k->seq == w->seq, "region seq %u, model %u\n%s", k->seq, w->seq, world_ctx(w));
+	m_check_msg(k->age_clock == VL_AGE_CLOCK, "region age clock %u\n%s", k->age_clock,
+		     world_ctx(w));
 
 	/* each file's age order: exactly its unpurged ranges, oldest first */
 	qsort(want, (size_t)nw, sizeof(want[0]), lru_cmp);
@@ -602,14 +627,14 @@ void world_verify(struct world *w)
  * A spare for a change of file f, as the runtime gets one (ops.c): the
  * file's kept one, else a new one, else (the region full) another file's.
  */
-static uint32_t rt_get_spare(const struct vl_region *r, uint32_t fi)
+static uint32_t rt_get_spare(struct world *w, uint32_t fi)
 {
-	uint32_t n = vl_spare_take(r, fi);
+	uint32_t n = vl_node_alloc(w->r, fi);
 
-	if (n == VL_NIL)
-		n = vl_node_alloc(r, fi);
-	if (n == VL_NIL)
-		n = vl_spare_steal(r, fi);
+	if (n == VL_NIL) {
+		n = vl_spare_steal(w->r, fi);
+		w->stolen |= n != VL_NIL;
+	}
 	return n;
 }
 
@@ -617,11 +642,12 @@ int rt_mark(struct world *w, int f, uint64_t s, uint64_t e, struct vl_change *c)
 {
 	const struct vl_region *r = w->r;
 	uint32_t fi = w->fi[f];
-	uint32_t spare = rt_get_spare(r, fi);
+	uint32_t spare = rt_get_spare(w, fi);
 	int err = vl_ranges_mark(r, world_root(w, f), fi, s, e, spare, c);
 
 	if (err)
 		memset(c, 0, sizeof(*c));
+	c->age = w->seq + 1; /* a new age is the model's clock a tick on */
 	vl_commit(r, fi, c, spare);
 	return err;
 }
@@ -639,7 +665,7 @@ int rt_unmark(struct world *w, int f, uint64_t s, uint64_t e, struct vl_change *
 
 	*first = err;
 	if (err == -ENOMEM) {
-		spare = rt_get_spare(r, fi);
+		spare = rt_get_spare(w, fi);
 		err = spare == VL_NIL ? -ENOMEM
 				      : vl_ranges_unmark(r, world_root(w, f), fi, s, e, spare, c);
 	}
@@ -840,7 +866,7 @@ void do_purge(struct world *w, int f, uint32_t n)
 int do_purge_oldest(struct world *w)
 {
 	const struct vl_region *r = w->r;
-	uint32_t now = r->hdr->c.seq, best_age = 0;
+	uint32_t now = w->seq, best_age = 0; /* the model's clock: one tick a MARK */
 	int f, best = -1;
 
 	for (f = 0; f < w->nf; f++) {
@@ -909,8 +935,7 @@ void do_absorb(struct world *w, int f, uint64_t s, uint64_t e, int purged)
 
 	world_note(w, "absorb f%d [%" PRIu64 ",%" PRIu64 ")%s", f, s, e, purged ? "P" : "");
 	w->seq++;
-	w->r->hdr->c.seq = w->seq;
-	n = model_node_live(r, fi, s, e, purged, w->seq);
+	n = model_node_live(w, fi, s, e, purged, w->seq);
 	err = vl_ranges_absorb(r, world_root(w, f), fi, n, &c);
 	m_check_msg(err == 0, "absorb: %d\n%s", err, world_ctx(w));
 	m_check_msg(c.keep == n, "absorb: keep %u, want %u\n%s", c.keep, n, world_ctx(w));

@@ -105,6 +105,7 @@ struct world {
 	unsigned char lost[MODEL_NF_MAX][SPACE_MAX];
 	void *snap;
 	unsigned char *seen; /* node_cap: where world_verify found each node */
+	int stolen;     /* a node taken from another file's chunk (the region was full) */
 	/* for failure messages */
 	uint64_t seed;
 	int step;
@@ -142,11 +143,11 @@ uint32_t node_with_start(struct world *w, int f, uint64_t s);
 uint32_t nth_node(struct world *w, int f, int i);
 /*
  * A LIVE node of file fi for [start, end), sealed, in no tree (allocated
- * from the pool, or a kept spare when the region is full otherwise, so
- * the node counters see it).
+ * from the pool, or an IDLE node of any chunk when the region is full
+ * otherwise: w->stolen; so the node counters see it).
  */
-uint32_t model_node_live(const struct vl_region *r, uint32_t fi, uint64_t start, uint64_t end,
-			 int purged, uint32_t seq);
+uint32_t model_node_live(struct world *w, uint32_t fi, uint64_t start, uint64_t end, int purged,
+			 uint32_t seq);
 
 /* ---- operations, as the runtime performs them (src/ops.c, src/purge.c) ------ */
 

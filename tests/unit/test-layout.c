@@ -12,7 +12,7 @@ _Static_assert(sizeof(struct vl_node) == 48, "a range node is 48 bytes");
 _Static_assert(sizeof(struct vl_file) == VL_FILE_SIZE, "a file record is 512 bytes");
 _Static_assert(VL_FILE_SIZE == 512, "VL_FILE_SIZE is 512");
 _Static_assert(sizeof(struct vl_ident) == 32, "an identity is 32 bytes");
-_Static_assert(sizeof(struct vl_proc) == 48, "a process slot is 48 bytes");
+_Static_assert(sizeof(struct vl_proc) == 64, "a process slot is one cache line");
 
 START_TEST(test_sizes)
 {
@@ -41,7 +41,9 @@ static void check_plan_shape(const struct vl_geometry *g)
 	ck_assert_uint_eq(g->format, vl_format());
 	ck_assert_uint_eq(g->header_size, sizeof(struct vl_header));
 	ck_assert_uint_eq(g->check, vl_geometry_sum(g));
-	ck_assert_uint_ge(g->node_cap, VL_MIN_RANGES + 1);
+	ck_assert_uint_ge(g->node_cap, VL_MIN_RANGES + VL_CHUNK);
+	ck_assert_uint_eq(g->node_cap % VL_CHUNK, 0); /* whole chunks */
+	ck_assert_uint_eq(g->nodes_off % 64, 0);     /* on cache lines */
 	ck_assert_uint_le(g->node_cap, VL_MAX_RANGES);
 	ck_assert_uint_ge(g->file_cap, 3);
 	ck_assert_uint_le(g->file_cap, VL_MAX_FILES);
@@ -59,11 +61,14 @@ static void check_plan_shape(const struct vl_geometry *g)
 	ck_assert_uint_eq(g->procs_off % 64, 0);
 	ck_assert_uint_ge(g->procs_off, g->nodes_off + (uint64_t)g->node_cap * 48);
 	ck_assert_uint_lt(g->procs_off, g->nodes_off + (uint64_t)g->node_cap * 48 + 64);
-	ck_assert_uint_ge(g->region_size, g->procs_off + (uint64_t)VL_PROCS * 48);
-	ck_assert_uint_lt(g->region_size, g->procs_off + (uint64_t)VL_PROCS * 48 + 4096);
+	ck_assert_uint_ge(g->region_size, g->procs_off + (uint64_t)VL_PROCS * 64);
+	ck_assert_uint_lt(g->region_size, g->procs_off + (uint64_t)VL_PROCS * 64 + 4096);
 	ck_assert_uint_eq(g->region_size % 4096, 0);
 	ck_assert_int_eq(vl_geometry_check(g, g->region_size), 0);
 }
+
+/* node slots for n ranges: chunk 0 (the sentinel's), then whole chunks */
+#define CAP_FOR(n) (((n) + 2 * VL_CHUNK - 1) / VL_CHUNK * VL_CHUNK)
 
 START_TEST(test_plan_checks_ok)
 {
@@ -78,7 +83,7 @@ START_TEST(test_plan_checks_ok)
 			vl_geometry_plan(&g, ranges[i], files[j]);
 			check_plan_shape(&g);
 			if (ranges[i] >= VL_MIN_RANGES)
-				ck_assert_uint_eq(g.node_cap, ranges[i] + 1);
+				ck_assert_uint_eq(g.node_cap, CAP_FOR(ranges[i]));
 			if (files[j] >= 2)
 				ck_assert_uint_eq(g.file_cap, files[j] + 1);
 		}
@@ -91,12 +96,12 @@ START_TEST(test_caps_clamped)
 	struct vl_geometry g;
 
 	vl_geometry_plan(&g, 0, 0);
-	ck_assert_uint_eq(g.node_cap, VL_MIN_RANGES + 1);
+	ck_assert_uint_eq(g.node_cap, CAP_FOR(VL_MIN_RANGES));
 	ck_assert_uint_eq(g.file_cap, 3);
 	check_plan_shape(&g);
 
 	vl_geometry_plan(&g, VL_MIN_RANGES - 1, 1);
-	ck_assert_uint_eq(g.node_cap, VL_MIN_RANGES + 1);
+	ck_assert_uint_eq(g.node_cap, CAP_FOR(VL_MIN_RANGES));
 	ck_assert_uint_eq(g.file_cap, 3);
 
 	vl_geometry_plan(&g, UINT32_MAX, UINT32_MAX);
@@ -244,14 +249,14 @@ START_TEST(test_format_and_bind)
 	th_region_init(&t, 100, 10);
 	h = t.base;
 	ck_assert(memcmp(&h->geo, &t.g, sizeof(t.g)) == 0);
-	ck_assert_uint_eq(h->c.node_hwm, 1);
+	ck_assert_uint_eq(h->c.node_hwm, VL_CHUNK);
 	ck_assert_uint_eq(h->c.file_hwm, 1);
 	ck_assert_uint_eq(h->c.nodes_used, 0);
 	ck_assert_uint_eq(h->c.files_used, 0);
 	ck_assert_uint_eq(h->c.node_top, 0); /* an empty free list, tag 0 */
 	for (uint32_t i = 0; i < t.r.file_cap; i++) /* no file has an age order */
 		ck_assert(t.r.files[i].h.lru_head == VL_NIL && t.r.files[i].h.oldest == 0);
-	ck_assert_uint_eq(h->c.seq, 0);
+	ck_assert_uint_eq(h->c.age_clock, VL_AGE_CLOCK);
 	ck_assert_ptr_eq(t.r.hdr, h);
 	ck_assert_ptr_eq((char *)t.r.files, (char *)t.base + t.g.files_off);
 	ck_assert_ptr_eq((char *)t.r.hash, (char *)t.base + t.g.hash_off);

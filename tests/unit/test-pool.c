@@ -11,6 +11,17 @@
 /* ---- node allocator --------------------------------------------------------- */
 
 /* The head of the lock-free free list: the low half of its top word. */
+
+/* The tests' age clock: a tick a MARK that takes a new age, 0 skipped (0 says "none"). */
+static uint32_t test_clock;
+
+static uint32_t tick(void)
+{
+	if (++test_clock == 0)
+		test_clock = 1;
+	return test_clock;
+}
+
 static uint32_t free_head(const struct vl_counters *c)
 {
 	return (uint32_t)__atomic_load_n(&c->node_top, __ATOMIC_RELAXED);
@@ -26,6 +37,14 @@ static int node_is_zero_free(const struct vl_region *r, uint32_t n)
 	       (x->meta & ~VL_META_FILE_MASK) == 0;
 }
 
+/* The IDLE nodes of fi's chunk (defined with the commit's tests below). */
+static uint32_t count_spares(const struct vl_region *r, uint32_t fi);
+
+/*
+ * Chunks lowest first, from slot VL_CHUNK (chunk 0 holds the sentinel):
+ * a file's first node takes a chunk, whose other nodes become the file's
+ * IDLE ones, handed out before the next chunk.
+ */
 START_TEST(test_alloc_lowest_first)
 {
 	struct th_region t;
@@ -36,86 +55,100 @@ START_TEST(test_alloc_lowest_first)
 	th_region_init(&t, 16, 4);
 	r = &t.r;
 	c = &r->hdr->c;
-	ck_assert_uint_eq(r->node_cap, 17);
-	for (i = 1; i <= 16; i++) {
+	ck_assert_uint_eq(r->node_cap, 16 + VL_CHUNK);
+	ck_assert_uint_eq(c->node_hwm, VL_CHUNK);
+	for (i = VL_CHUNK; i < 16 + VL_CHUNK; i++) {
 		const struct vl_node *x;
 
 		n = vl_node_alloc(r, 3);
-		ck_assert_uint_eq(n, i); /* slot 0 is never handed out */
+		ck_assert_uint_eq(n, i);
 		x = vl_node_at(r, n);
 		ck_assert_uint_eq(vl_node_state(x), VL_NODE_PENDING);
 		ck_assert_uint_eq(vl_node_file(x), 3);
 		ck_assert_int_eq(vl_node_purged(x), 0);
-		ck_assert_uint_eq(x->check, vl_node_sum(r, x));
-		ck_assert_uint_eq(c->nodes_used, i);
-		ck_assert_uint_eq(c->node_hwm, i + 1);
+		if (i % VL_CHUNK == 0) /* the others were sealed IDLE: written whole before use */
+			ck_assert_uint_eq(x->check, vl_node_sum(r, x));
+		ck_assert_uint_eq(th_in_use(r), i - VL_CHUNK + 1);
+		ck_assert_uint_eq(c->node_hwm, i - i % VL_CHUNK + VL_CHUNK); /* whole chunks */
+		ck_assert_uint_eq(vl_file_at(r, 3)->h.chunk, i - i % VL_CHUNK);
+		ck_assert_uint_eq(count_spares(r, 3), VL_CHUNK - 1 - i % VL_CHUNK);
 		ck_assert_uint_eq(free_head(c), VL_NIL);
 	}
 	/* full */
 	ck_assert_uint_eq(vl_node_alloc(r, 3), VL_NIL);
-	ck_assert_uint_eq(vl_node_alloc(r, 3), VL_NIL);
-	ck_assert_uint_eq(c->nodes_used, 16);
-	ck_assert_uint_eq(c->node_hwm, 17);
+	ck_assert_uint_eq(vl_node_alloc(r, 2), VL_NIL);
+	ck_assert_uint_eq(th_in_use(r), 16);
+	ck_assert_uint_eq(c->node_hwm, r->node_cap);
 	ck_assert(th_sentinel_zero(r));
-	th_region_fini(&t);
-}
-END_TEST
-
-START_TEST(test_free_list_reuse)
-{
-	struct th_region t;
-	const struct vl_region *r;
-	const struct vl_counters *c;
-	uint32_t i, n, got[3];
-	int seen[32] = { 0 };
-
-	th_region_init(&t, 16, 4);
-	r = &t.r;
-	c = &r->hdr->c;
-	for (i = 1; i <= 10; i++)
-		ck_assert_uint_eq(vl_node_alloc(r, 1), i);
-	/* scribble on a node: a free clears it */
-	vl_node_at(r, 5)->start = 77;
-	vl_node_at(r, 5)->prev = 9;
-	vl_node_free(r, 5);
-	vl_node_free(r, 3);
-	vl_node_free(r, 9);
-	ck_assert_uint_eq(c->nodes_used, 7);
-	ck_assert_uint_eq(c->node_hwm, 11);
-	ck_assert(node_is_zero_free(r, 3));
-	ck_assert(node_is_zero_free(r, 5));
-	ck_assert(node_is_zero_free(r, 9));
-	/* a double free, or a free of nothing, changes nothing */
-	vl_node_free(r, 5);
-	vl_node_free(r, VL_NIL);
-	vl_node_free(r, r->node_cap);
-	vl_node_free(r, UINT32_MAX);
-	ck_assert_uint_eq(c->nodes_used, 7);
-	ck_assert(th_sentinel_zero(r));
-	/* the freed slots come back before the high-water mark grows */
-	for (i = 0; i < 3; i++) {
-		got[i] = vl_node_alloc(r, 2);
-		ck_assert(got[i] == 3 || got[i] == 5 || got[i] == 9);
-		ck_assert(!seen[got[i]]);
-		seen[got[i]] = 1;
-		ck_assert_uint_eq(c->node_hwm, 11);
-		ck_assert_uint_eq(vl_node_file(vl_node_at(r, got[i])), 2);
-		ck_assert_uint_eq(vl_node_at(r, got[i])->start, 0);
-		ck_assert_uint_eq(vl_node_at(r, got[i])->next, 0);
-	}
-	ck_assert_uint_eq(free_head(c), VL_NIL);
-	n = vl_node_alloc(r, 2);
-	ck_assert_uint_eq(n, 11);
-	ck_assert_uint_eq(c->node_hwm, 12);
-	ck_assert_uint_eq(c->nodes_used, 11);
 	th_region_fini(&t);
 }
 END_TEST
 
 /*
- * A free-list head that is not a free node is never handed out: a node
- * in use is passed over, a head out of range is not followed. What the
- * list lost is found again by a sweep.
+ * A node freed is IDLE in its chunk; a chunk none of whose nodes is used
+ * goes back to the region, unless it is its file's chunk; chunks on the
+ * list come back before the high-water mark grows, to any file.
+ */
+START_TEST(test_free_list_reuse)
+{
+	struct th_region t;
+	const struct vl_region *r;
+	const struct vl_counters *c;
+	uint32_t i;
+
+	th_region_init(&t, 16, 4);
+	r = &t.r;
+	c = &r->hdr->c;
+	for (i = VL_CHUNK; i < 4 * VL_CHUNK; i++)
+		ck_assert_uint_eq(vl_node_alloc(r, 1), i);
+	ck_assert_uint_eq(vl_file_at(r, 1)->h.chunk, 3 * VL_CHUNK);
+	/* scribble on a node: a free clears it */
+	vl_node_at(r, 5)->start = 77;
+	vl_node_at(r, 5)->prev = 9;
+	vl_node_free(r, 5);
+	ck_assert_uint_eq(vl_node_state(vl_node_at(r, 5)), VL_NODE_IDLE);
+	ck_assert_uint_eq(vl_node_file(vl_node_at(r, 5)), 1);
+	ck_assert_uint_eq(vl_node_at(r, 5)->start, 0);
+	ck_assert_uint_eq(vl_node_at(r, 5)->prev, 0);
+	ck_assert_uint_eq(th_in_use(r), 3 * VL_CHUNK - 1);
+	ck_assert_uint_eq(free_head(c), VL_NIL); /* the others of its chunk are in use */
+	/* a double free, or a free of nothing, changes nothing */
+	vl_node_free(r, 5);
+	vl_node_free(r, VL_NIL);
+	vl_node_free(r, 1);
+	vl_node_free(r, r->node_cap);
+	vl_node_free(r, UINT32_MAX);
+	ck_assert_uint_eq(th_in_use(r), 3 * VL_CHUNK - 1);
+	ck_assert(th_sentinel_zero(r));
+	vl_node_free(r, 4);
+	vl_node_free(r, 6);
+	vl_node_free(r, 7); /* chunk 4 unused: back to the region */
+	ck_assert_uint_eq(free_head(c), VL_CHUNK);
+	for (i = VL_CHUNK; i < 2 * VL_CHUNK; i++)
+		ck_assert(node_is_zero_free(r, i));
+	for (i = 3 * VL_CHUNK; i < 4 * VL_CHUNK; i++)
+		vl_node_free(r, i); /* the file's chunk: kept, IDLE */
+	ck_assert_uint_eq(free_head(c), VL_CHUNK);
+	ck_assert_uint_eq(count_spares(r, 1), VL_CHUNK);
+	ck_assert_uint_eq(th_in_use(r), VL_CHUNK);
+	/* the freed chunk comes back before the high-water mark grows, to another file */
+	ck_assert_uint_eq(vl_node_alloc(r, 2), VL_CHUNK);
+	ck_assert_uint_eq(vl_file_at(r, 2)->h.chunk, VL_CHUNK);
+	ck_assert_uint_eq(vl_node_at(r, 5)->meta, vl_meta(2, VL_NODE_IDLE, 0));
+	ck_assert_uint_eq(free_head(c), VL_NIL);
+	ck_assert_uint_eq(c->node_hwm, 4 * VL_CHUNK);
+	ck_assert_uint_eq(vl_node_alloc(r, 2), VL_CHUNK + 1);
+	ck_assert_uint_eq(vl_node_alloc(r, 1), 3 * VL_CHUNK); /* its own chunk first */
+	ck_assert_uint_eq(c->node_hwm, 4 * VL_CHUNK);
+	th_region_fini(&t);
+}
+END_TEST
+
+/*
+ * A free-list head that is not a free chunk is never handed out: a chunk
+ * in use is passed over, a head out of range or not a chunk's first is
+ * not followed. What the list lost is found again by a sweep, and so is
+ * a chunk whose every node is IDLE.
  */
 START_TEST(test_corrupt_free_head)
 {
@@ -124,35 +157,38 @@ START_TEST(test_corrupt_free_head)
 	struct vl_counters *c;
 	uint32_t i, tag;
 
-	th_region_init(&t, 8, 4);
+	th_region_init(&t, 16, 4);
 	r = &t.r;
 	c = &r->hdr->c;
-	for (i = 1; i <= 4; i++)
+	for (i = 0; i < 2 * VL_CHUNK; i++)
 		vl_node_alloc(r, 1);
-	vl_node_free(r, 2);
-	ck_assert_uint_eq(free_head(c), 2);
+	for (i = VL_CHUNK; i < 2 * VL_CHUNK; i++)
+		vl_node_free(r, i);
+	ck_assert_uint_eq(free_head(c), VL_CHUNK);
 	tag = (uint32_t)(c->node_top >> 32);
-	c->node_top = ((uint64_t)tag << 32) | 3; /* a PENDING node */
-	ck_assert_uint_eq(vl_node_alloc(r, 1), 5);
-	ck_assert_uint_eq(vl_node_file(vl_node_at(r, 3)), 1);
-	ck_assert_uint_eq(vl_node_state(vl_node_at(r, 3)), VL_NODE_PENDING);
-	ck_assert_uint_eq(vl_node_at(r, 3)->check, vl_node_sum(r, vl_node_at(r, 3)));
+	c->node_top = ((uint64_t)tag << 32) | (2 * VL_CHUNK); /* a chunk in use */
+	ck_assert_uint_eq(vl_node_alloc(r, 2), 3 * VL_CHUNK);
+	ck_assert_uint_eq(vl_node_file(vl_node_at(r, 2 * VL_CHUNK)), 1);
+	ck_assert_uint_eq(vl_node_state(vl_node_at(r, 2 * VL_CHUNK)), VL_NODE_PENDING);
 	c->node_top = ((uint64_t)tag << 32) | (r->node_cap + 100); /* out of range */
-	ck_assert_uint_eq(vl_node_alloc(r, 1), 6);
-	ck_assert_uint_eq(vl_node_alloc(r, 1), 7);
-	vl_node_free(r, 6);
-	ck_assert_uint_eq(free_head(c), 6);
-	ck_assert_uint_eq(vl_node_alloc(r, 1), 6);
-	ck_assert_uint_eq(vl_node_alloc(r, 1), 8);
-	/* full to the allocator: slot 2 is FREE, but the list lost it */
-	ck_assert_uint_eq(vl_node_alloc(r, 1), VL_NIL);
-	ck_assert_uint_eq(vl_node_state(vl_node_at(r, 2)), VL_NODE_FREE);
-	ck_assert_uint_eq(c->nodes_used, 7);
-	ck_assert_uint_eq(vl_nodes_sweep(r), 1);
-	ck_assert_uint_eq(c->nodes_used, 7);
-	ck_assert_uint_eq(free_head(c), 2);
-	ck_assert_uint_eq(vl_node_alloc(r, 1), 2);
-	ck_assert_uint_eq(vl_node_alloc(r, 1), VL_NIL);
+	vl_file_at(r, 2)->h.chunk = VL_NIL;
+	ck_assert_uint_eq(vl_node_alloc(r, 2), 4 * VL_CHUNK);
+	c->node_top = ((uint64_t)tag << 32) | (VL_CHUNK + 1); /* not a chunk's first */
+	vl_file_at(r, 2)->h.chunk = VL_NIL;
+	ck_assert_uint_eq(vl_node_alloc(r, 2), VL_NIL); /* the last chunk was taken */
+	/* full to the allocator: chunk VL_CHUNK is FREE, but the list lost it */
+	ck_assert(node_is_zero_free(r, VL_CHUNK));
+	/* a chunk no file has, its nodes all unused, goes back at once */
+	vl_node_free(r, 3 * VL_CHUNK);
+	ck_assert_uint_eq(free_head(c), 3 * VL_CHUNK);
+	ck_assert_uint_eq(vl_nodes_sweep(r), 2 * VL_CHUNK);
+	ck_assert_uint_eq(th_in_use(r), VL_CHUNK + 1);
+	ck_assert_uint_eq(free_head(c), 3 * VL_CHUNK);
+	ck_assert_uint_eq(vl_node_alloc(r, 2), 3 * VL_CHUNK);
+	ck_assert_uint_eq(vl_node_alloc(r, 3), VL_CHUNK);
+	vl_file_at(r, 2)->h.chunk = VL_NIL;
+	vl_file_at(r, 3)->h.chunk = VL_NIL;
+	ck_assert_uint_eq(vl_node_alloc(r, 3), VL_NIL);
 	ck_assert_uint_eq(vl_nodes_sweep(r), 0);
 	ck_assert(th_sentinel_zero(r));
 	th_region_fini(&t);
@@ -160,8 +196,8 @@ START_TEST(test_corrupt_free_head)
 END_TEST
 
 /*
- * vl_node_alloc_below hands out never-used slots only below its limit;
- * freed ones whatever their place.
+ * vl_node_alloc_below hands out never-used chunks only wholly below its
+ * limit; freed ones whatever their place.
  */
 START_TEST(test_alloc_below)
 {
@@ -172,16 +208,22 @@ START_TEST(test_alloc_below)
 	th_region_init(&t, 16, 4);
 	r = &t.r;
 	c = &r->hdr->c;
-	ck_assert_uint_eq(vl_node_alloc_below(r, 1, 1), VL_NIL);
-	ck_assert_uint_eq(vl_node_alloc_below(r, 1, 3), 1);
-	ck_assert_uint_eq(vl_node_alloc_below(r, 1, 3), 2);
-	ck_assert_uint_eq(vl_node_alloc_below(r, 1, 3), VL_NIL);
-	ck_assert_uint_eq(c->node_hwm, 3);
-	ck_assert_uint_eq(vl_node_alloc_below(r, 1, 1000), 3); /* clamped to the capacity */
-	vl_node_free(r, 3);
-	ck_assert_uint_eq(vl_node_alloc_below(r, 2, 1), 3);
-	ck_assert_uint_eq(vl_node_file(vl_node_at(r, 3)), 2);
-	ck_assert_uint_eq(c->nodes_used, 3);
+	ck_assert_uint_eq(vl_node_alloc_below(r, 1, VL_CHUNK), VL_NIL);
+	ck_assert_uint_eq(vl_node_alloc_below(r, 1, 2 * VL_CHUNK - 1), VL_NIL);
+	ck_assert_uint_eq(vl_node_alloc_below(r, 1, 2 * VL_CHUNK), VL_CHUNK);
+	ck_assert_uint_eq(vl_node_alloc_below(r, 1, 2 * VL_CHUNK), VL_CHUNK + 1);
+	ck_assert_uint_eq(c->node_hwm, 2 * VL_CHUNK);
+	ck_assert_uint_eq(vl_node_alloc_below(r, 2, 2 * VL_CHUNK), VL_NIL);
+	ck_assert_uint_eq(vl_node_alloc_below(r, 2, 1000), 2 * VL_CHUNK); /* clamped */
+	ck_assert_uint_eq(c->node_hwm, 3 * VL_CHUNK);
+	for (uint32_t n = 2 * VL_CHUNK; n < 3 * VL_CHUNK; n++)
+		vl_node_free(r, n);
+	vl_file_at(r, 2)->h.chunk = VL_NIL;
+	vl_node_free(r, 2 * VL_CHUNK + 1); /* nothing: IDLE already */
+	vl_nodes_sweep(r); /* the chunk no file has, unused, back */
+	ck_assert_uint_eq(vl_node_alloc_below(r, 3, 1), 2 * VL_CHUNK);
+	ck_assert_uint_eq(vl_node_file(vl_node_at(r, 2 * VL_CHUNK)), 3);
+	ck_assert_uint_eq(th_in_use(r), 3);
 	th_region_fini(&t);
 }
 END_TEST
@@ -208,7 +250,8 @@ static int fake_make_ready(void *base, uint64_t off, uint64_t len)
 
 START_TEST(test_node_take_ready)
 {
-	const uint32_t chunk = VL_READY_CHUNK / sizeof(struct vl_node);
+	/* slots made ready at a time: whole chunks */
+	const uint32_t chunk = VL_READY_CHUNK / sizeof(struct vl_node) / VL_CHUNK * VL_CHUNK;
 	struct th_region t;
 	const struct vl_region *r;
 	const struct vl_counters *c;
@@ -223,35 +266,36 @@ START_TEST(test_node_take_ready)
 	ck_assert_uint_eq(vl_node_take(r, 1, fake_make_ready), VL_NIL);
 	ck_assert_int_eq(ready_seen.calls, 1);
 	ck_assert_uint_eq(c->node_ready, 0);
-	ck_assert_uint_eq(c->node_hwm, 1);
-	ck_assert_uint_eq(c->nodes_used, 0);
+	ck_assert_uint_eq(c->node_hwm, VL_CHUNK);
+	ck_assert_uint_eq(th_in_use(r), 0);
 
 	ready_seen.fail = 0;
-	ck_assert_uint_eq(vl_node_take(r, 1, fake_make_ready), 1);
+	ck_assert_uint_eq(vl_node_take(r, 1, fake_make_ready), VL_CHUNK);
 	ck_assert_int_eq(ready_seen.calls, 2);
 	ck_assert_uint_eq(ready_seen.off, r->hdr->geo.nodes_off);
-	ck_assert_uint_eq(ready_seen.len, (uint64_t)(1 + chunk) * sizeof(struct vl_node));
-	ck_assert_uint_eq(c->node_ready, 1 + chunk);
-	/* the rest of the chunk without asking again */
-	for (i = 2; i < 1 + chunk; i++)
+	ck_assert_uint_eq(ready_seen.len, (uint64_t)(VL_CHUNK + chunk) * sizeof(struct vl_node));
+	ck_assert_uint_eq(c->node_ready, VL_CHUNK + chunk);
+	/* the rest of the ready slots without asking again */
+	for (i = VL_CHUNK + 1; i < VL_CHUNK + chunk; i++)
 		ck_assert_uint_eq(vl_node_take(r, 1, fake_make_ready), i);
 	ck_assert_int_eq(ready_seen.calls, 2);
-	/* the next chunk from the ready mark, clamped to the capacity */
-	ck_assert_uint_eq(vl_node_take(r, 2, fake_make_ready), 1 + chunk);
+	/* the next ones from the ready mark, clamped to the capacity */
+	ck_assert_uint_eq(vl_node_take(r, 2, fake_make_ready), VL_CHUNK + chunk);
 	ck_assert_int_eq(ready_seen.calls, 3);
-	ck_assert_uint_eq(ready_seen.off,
-			  r->hdr->geo.nodes_off + (uint64_t)(1 + chunk) * sizeof(struct vl_node));
+	ck_assert_uint_eq(ready_seen.off, r->hdr->geo.nodes_off +
+						  (uint64_t)(VL_CHUNK + chunk) * sizeof(struct vl_node));
 	ck_assert_uint_eq(ready_seen.len,
-			  (uint64_t)(r->node_cap - 1 - chunk) * sizeof(struct vl_node));
+			  (uint64_t)(r->node_cap - VL_CHUNK - chunk) * sizeof(struct vl_node));
 	ck_assert_uint_eq(c->node_ready, r->node_cap);
-	for (n = 2 + chunk; n < r->node_cap; n++)
+	for (n = VL_CHUNK + chunk + 1; n < r->node_cap; n++)
 		ck_assert_uint_eq(vl_node_take(r, 2, fake_make_ready), n);
-	/* full: not asked; a freed node is handed out again */
+	/* full: not asked; a chunk freed is handed out again */
 	ck_assert_uint_eq(vl_node_take(r, 2, fake_make_ready), VL_NIL);
 	ck_assert_int_eq(ready_seen.calls, 3);
-	vl_node_free(r, 5);
-	ck_assert_uint_eq(vl_node_take(r, 3, fake_make_ready), 5);
-	ck_assert_uint_eq(vl_node_file(vl_node_at(r, 5)), 3);
+	for (n = VL_CHUNK; n < 2 * VL_CHUNK; n++)
+		vl_node_free(r, n);
+	ck_assert_uint_eq(vl_node_take(r, 3, fake_make_ready), VL_CHUNK);
+	ck_assert_uint_eq(vl_node_file(vl_node_at(r, VL_CHUNK)), 3);
 	ck_assert_int_eq(ready_seen.calls, 3);
 	ck_assert(th_sentinel_zero(r));
 	th_region_fini(&t);
@@ -260,7 +304,10 @@ END_TEST
 
 /*
  * The free list with no lock: threads pop and push on one region at
- * once (in loop 1, a sweeper empties and refills the list meanwhile). A node handed out twice would be seen by its second taker while
+ * once, each as one file (in loop 1, a sweeper empties and refills the
+ * list meanwhile, and takes back the chunks whose nodes are all IDLE,
+ * the threads' own chunks included). A node handed out twice would be
+ * seen by its second taker while
  * the first still holds it (each holder claims the slot in owner[] and
  * stamps it); at the end every slot is in exactly one place, held or
  * free, and the counters say so.
@@ -273,7 +320,7 @@ END_TEST
 struct alloc_race {
 	struct th_region t;
 	const struct vl_region *r;
-	uint32_t owner[AT_CAP + 1];
+	uint32_t owner[AT_CAP + VL_CHUNK];
 	uint32_t held[AT_THREADS][AT_CAP];
 	uint32_t nheld[AT_THREADS];
 	long twice, bad, allocs, allocs_seen, sweeps;
@@ -364,14 +411,14 @@ START_TEST(test_alloc_concurrent)
 	struct alloc_arg args[AT_THREADS];
 	pthread_t th[AT_THREADS], sweeper;
 	const struct vl_counters *c;
-	static unsigned char seen[AT_CAP + 1];
-	uint32_t nheld = 0, nfree = 0, n;
+	static unsigned char seen[AT_CAP + VL_CHUNK];
+	uint32_t nheld = 0, nfree = 0, nidle = 0, n;
 
 	ck_assert_ptr_nonnull(x);
 	th_region_init(&x->t, AT_CAP, 4);
 	x->r = &x->t.r;
 	c = &x->r->hdr->c;
-	ck_assert_uint_eq(x->r->node_cap, AT_CAP + 1);
+	ck_assert_uint_eq(x->r->node_cap, AT_CAP + VL_CHUNK);
 	for (int i = 0; i < AT_THREADS; i++) {
 		args[i].x = x;
 		args[i].id = (uint32_t)i + 1;
@@ -405,31 +452,240 @@ START_TEST(test_alloc_concurrent)
 	}
 	for (n = free_head(c); n != VL_NIL; n = vl_node_at(x->r, n)->next) {
 		ck_assert_uint_lt(n, x->r->node_cap);
-		ck_assert_msg(!seen[n], "node %u on the free list and %s", n,
-			      seen[n] == 1 ? "held" : "on it before");
-		seen[n] = 2;
-		ck_assert_uint_eq(vl_node_state(vl_node_at(x->r, n)), VL_NODE_FREE);
-		nfree++;
+		ck_assert_uint_eq(n % VL_CHUNK, 0);
+		for (uint32_t i = n; i < n + VL_CHUNK; i++) {
+			ck_assert_msg(!seen[i], "node %u on the free list and %s", i,
+				      seen[i] == 1 ? "held" : "on it before");
+			seen[i] = 2;
+			ck_assert_uint_eq(vl_node_state(vl_node_at(x->r, i)), VL_NODE_FREE);
+			nfree++;
+		}
 	}
-	for (n = 1; n < c->node_hwm; n++)
+	for (n = VL_CHUNK; n < c->node_hwm; n++) {
+		if (vl_node_state(vl_node_at(x->r, n)) != VL_NODE_IDLE)
+			continue;
+		ck_assert_msg(!seen[n], "node %u IDLE and %s", n,
+			      seen[n] == 1 ? "held" : "on the free list");
+		seen[n] = 3;
+		nidle++;
+	}
+	for (n = VL_CHUNK; n < c->node_hwm; n++)
 		ck_assert_msg(seen[n], "node %u is nowhere: lost", n);
-	ck_assert_uint_eq(c->nodes_used, nheld);
-	ck_assert_uint_eq(nheld + nfree + 1, c->node_hwm);
+	ck_assert_uint_eq(th_in_use(x->r), nheld);
+	ck_assert_uint_eq(c->nodes_used + nfree + VL_CHUNK, c->node_hwm); /* chunks in use */
+	ck_assert_uint_eq(nheld + nfree + nidle + VL_CHUNK, c->node_hwm);
 	ck_assert(th_sentinel_zero(x->r));
 	th_region_fini(&x->t);
 	free(x);
 }
 END_TEST
 
-/* Random allocs and frees against a model of used slots. */
+/*
+ * Every way a chunk changes hands, at once: four threads, each one
+ * file's lock holder, take nodes (their chunk's IDLE ones, the list's,
+ * new ones), let them go (IDLE kept as the file's spare, or freed: the
+ * chunk back to the region once unused) and let their chunk go; a fifth,
+ * the region lock's holder and a fifth file's, sweeps and steals any
+ * file's IDLE node. No node is handed out twice or written while another
+ * holds it (each holder stamps its nodes), and at the end every slot is
+ * in exactly one place: held, on the free list, or IDLE.
+ */
+#define CR_FILES 4
+#define CR_CAP 48
+/* steps per thread; CR_STEPS=N for a longer run, CR_SAY=1 to print what was done */
+#define CR_STEPS (getenv("CR_STEPS") ? atol(getenv("CR_STEPS")) : 300000L)
+
+struct chunk_race {
+	struct th_region t;
+	const struct vl_region *r;
+	uint32_t file[CR_FILES + 1];
+	uint32_t owner[CR_CAP + 2 * VL_CHUNK];
+	uint32_t held[CR_FILES + 1][CR_CAP + 2 * VL_CHUNK];
+	uint32_t nheld[CR_FILES + 1];
+	long twice, bad, taken, steals, sweeps;
+	int start;
+};
+
+struct chunk_arg {
+	struct chunk_race *x;
+	uint32_t id; /* 0..CR_FILES: file[id]; CR_FILES also holds the region lock */
+};
+
+static uint64_t cr_stamp(uint32_t id, uint32_t n)
+{
+	return ((uint64_t)(id + 1) << 32) | n;
+}
+
+/* n, just handed to thread id: no one else may hold it, and it must be its file's PENDING node */
+static void cr_hold(struct chunk_race *x, uint32_t id, uint32_t n, uint32_t *nh, long *bad,
+		    long *twice)
+{
+	const struct vl_region *r = x->r;
+	uint32_t none = 0;
+	struct vl_node *nd;
+
+	if (n >= r->node_cap ||
+	    !__atomic_compare_exchange_n(&x->owner[n], &none, id + 1, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED)) {
+		(*twice)++;
+		return;
+	}
+	nd = vl_node_at(r, n);
+	if (vl_node_state(nd) != VL_NODE_PENDING || vl_node_file(nd) != x->file[id])
+		(*bad)++;
+	nd->start = cr_stamp(id, n);
+	nd->end = cr_stamp(id, n);
+	x->held[id][(*nh)++] = n;
+}
+
+/* held node i of thread id let go, kept as its file's spare or freed */
+static void cr_let_go(struct chunk_race *x, uint32_t id, uint32_t i, uint32_t *nh, long *bad,
+		      uint64_t *rng)
+{
+	const struct vl_region *r = x->r;
+	uint32_t n = x->held[id][i];
+	struct vl_node *nd = vl_node_at(r, n);
+
+	if (nd->start != cr_stamp(id, n) || nd->end != cr_stamp(id, n) ||
+	    vl_node_file(nd) != x->file[id] || vl_node_state(nd) != VL_NODE_PENDING)
+		(*bad)++; /* someone else wrote our node */
+	x->held[id][i] = x->held[id][--(*nh)];
+	__atomic_store_n(&x->owner[n], 0, __ATOMIC_RELEASE);
+	if (th_below(rng, 2))
+		vl_spare_keep(r, x->file[id], n);
+	else
+		vl_node_free(r, n);
+}
+
+static void *chunk_racer(void *arg)
+{
+	struct chunk_arg *a = arg;
+	struct chunk_race *x = a->x;
+	const struct vl_region *r = x->r;
+	uint32_t id = a->id, fi = x->file[id], nh = 0;
+	uint64_t rng = 7000 + id;
+	long twice = 0, bad = 0, taken = 0, steals = 0, sweeps = 0;
+	int region = id == CR_FILES;
+
+	while (!__atomic_load_n(&x->start, __ATOMIC_ACQUIRE))
+		;
+	for (long step = 0; step < CR_STEPS; step++) {
+		uint64_t dice = th_below(&rng, 64);
+
+		if (dice == 0) {
+			vl_chunk_let_go(r, fi);
+		} else if (region && dice < 4) {
+			vl_nodes_sweep(r);
+			sweeps++;
+		} else if (nh < CR_CAP / 2 && (nh == 0 || dice < 34)) {
+			uint32_t n = region && dice < 20 ? vl_spare_steal(r, fi) : vl_node_alloc(r, fi);
+
+			if (n == VL_NIL)
+				continue;
+			taken++;
+			steals += region && dice < 20;
+			cr_hold(x, id, n, &nh, &bad, &twice);
+		} else {
+			cr_let_go(x, id, (uint32_t)th_below(&rng, nh), &nh, &bad, &rng);
+		}
+	}
+	x->nheld[id] = nh;
+	__atomic_fetch_add(&x->twice, twice, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&x->bad, bad, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&x->taken, taken, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&x->steals, steals, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&x->sweeps, sweeps, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+START_TEST(test_chunk_race)
+{
+	struct chunk_race *x = calloc(1, sizeof(*x));
+	struct chunk_arg args[CR_FILES + 1];
+	pthread_t th[CR_FILES + 1];
+	const struct vl_counters *c;
+	static unsigned char seen[CR_CAP + 4 * VL_CHUNK];
+	uint32_t nheld = 0, nfree = 0, nidle = 0, n;
+
+	ck_assert_ptr_nonnull(x);
+	th_region_init(&x->t, CR_CAP, 8);
+	x->r = &x->t.r;
+	c = &x->r->hdr->c;
+	ck_assert_uint_le(x->r->node_cap, CR_CAP + 2 * VL_CHUNK);
+	for (uint32_t i = 0; i <= CR_FILES; i++)
+		x->file[i] = th_file_new(x->r, 9, 100 + i + (uint32_t)_i * 10);
+	for (uint32_t i = 0; i <= CR_FILES; i++) {
+		args[i].x = x;
+		args[i].id = i;
+		ck_assert_int_eq(pthread_create(&th[i], NULL, chunk_racer, &args[i]), 0);
+	}
+	__atomic_store_n(&x->start, 1, __ATOMIC_RELEASE);
+	for (uint32_t i = 0; i <= CR_FILES; i++)
+		pthread_join(th[i], NULL);
+	if (getenv("CR_SAY"))
+		fprintf(stderr, "chunk race %d: %ld taken, %ld stolen, %ld sweeps\n", _i, x->taken,
+			x->steals, x->sweeps);
+	ck_assert_int_gt(x->sweeps, 0);
+	ck_assert_int_gt(x->steals, 0);
+	ck_assert_msg(x->twice == 0, "%ld nodes handed out while another thread held them",
+		      x->twice);
+	ck_assert_msg(x->bad == 0, "%ld nodes not ours, or written by another holder", x->bad);
+	memset(seen, 0, sizeof(seen));
+	for (uint32_t i = 0; i <= CR_FILES; i++) {
+		for (uint32_t j = 0; j < x->nheld[i]; j++) {
+			n = x->held[i][j];
+			ck_assert_msg(!seen[n], "node %u held twice", n);
+			seen[n] = 1;
+			ck_assert_uint_eq(vl_node_state(vl_node_at(x->r, n)), VL_NODE_PENDING);
+			nheld++;
+		}
+	}
+	for (n = free_head(c); n != VL_NIL; n = vl_node_at(x->r, n)->next) {
+		ck_assert_uint_lt(n, x->r->node_cap);
+		ck_assert_uint_eq(n % VL_CHUNK, 0);
+		for (uint32_t i = n; i < n + VL_CHUNK; i++) {
+			ck_assert_msg(!seen[i], "node %u on the free list and %s", i,
+				      seen[i] == 1 ? "held" : "on it before");
+			seen[i] = 2;
+			ck_assert_msg(vl_node_state(vl_node_at(x->r, i)) == VL_NODE_FREE,
+				      "node %u on the free list, state %u", i,
+				      vl_node_state(vl_node_at(x->r, i)));
+			nfree++;
+		}
+	}
+	for (n = VL_CHUNK; n < c->node_hwm; n++) {
+		if (vl_node_state(vl_node_at(x->r, n)) != VL_NODE_IDLE)
+			continue;
+		ck_assert_msg(!seen[n], "node %u IDLE and %s", n,
+			      seen[n] == 1 ? "held" : "on the free list");
+		seen[n] = 3;
+		nidle++;
+	}
+	for (n = VL_CHUNK; n < c->node_hwm; n++)
+		ck_assert_msg(seen[n], "node %u is nowhere: lost (meta %#x)", n,
+			      vl_node_at(x->r, n)->meta);
+	ck_assert_uint_eq(nheld + nfree + nidle + VL_CHUNK, c->node_hwm);
+	ck_assert_uint_eq(c->nodes_used + nfree + VL_CHUNK, c->node_hwm); /* chunks in use */
+	ck_assert(th_sentinel_zero(x->r));
+	th_region_fini(&x->t);
+	free(x);
+}
+END_TEST
+
+/*
+ * Random allocs and frees of two files against a model of used slots:
+ * never a node handed out twice; the high-water mark grows only when the
+ * file's chunk has no IDLE node and no chunk is on the list; a chunk in
+ * use names one file.
+ */
 START_TEST(test_alloc_random)
 {
 	struct th_region t;
 	const struct vl_region *r;
 	const struct vl_counters *c;
-	static unsigned char used[257];
+	static unsigned char used[256 + VL_CHUNK];
 	uint64_t rng = 99;
-	uint32_t hwm = 1, nused = 0, nfree_slots = 0;
+	uint32_t nused = 0;
 	int step;
 
 	th_region_init(&t, 256, 4);
@@ -437,37 +693,39 @@ START_TEST(test_alloc_random)
 	c = &r->hdr->c;
 	memset(used, 0, sizeof(used));
 	for (step = 0; step < 20000; step++) {
-		if (th_below(&rng, 100) < (step % 4000 < 2000 ? 60u : 40u)) {
-			uint32_t n = vl_node_alloc(r, 1);
+		uint32_t fi = 1 + (uint32_t)th_below(&rng, 2);
 
-			if (nused == 256) {
-				th_check(n == VL_NIL);
+		if (th_below(&rng, 100) < (step % 4000 < 2000 ? 60u : 40u)) {
+			uint32_t hwm = c->node_hwm;
+			int fresh = count_spares(r, fi) == 0 && free_head(c) == VL_NIL;
+			uint32_t n = vl_node_alloc(r, fi);
+
+			if (n == VL_NIL) {
+				th_check(fresh && hwm == r->node_cap);
 				continue;
 			}
-			th_check(n != VL_NIL && n < r->node_cap && !used[n]);
-			if (nfree_slots > 0) {
-				th_check_msg(n < hwm, "hwm grew (%u) with %u free slots", n, nfree_slots);
-				nfree_slots--;
-			} else {
-				th_check_msg(n == hwm, "alloc %u, want the next fresh slot %u", n, hwm);
-				hwm++;
-			}
+			th_check(n >= VL_CHUNK && n < r->node_cap && !used[n]);
+			th_check(vl_node_at(r, n)->meta == vl_meta(fi, VL_NODE_PENDING, 0));
+			th_check_msg((c->node_hwm > hwm) == fresh, "hwm %u -> %u, fresh %d", hwm,
+				     c->node_hwm, fresh);
 			used[n] = 1;
 			nused++;
 		} else if (nused > 0) {
 			uint32_t n;
 
 			do
-				n = 1 + (uint32_t)th_below(&rng, hwm - 1);
+				n = VL_CHUNK + (uint32_t)th_below(&rng, c->node_hwm - VL_CHUNK);
 			while (!used[n]);
 			vl_node_free(r, n);
 			used[n] = 0;
 			nused--;
-			nfree_slots++;
 		}
-		th_check(c->nodes_used == nused);
-		th_check(c->node_hwm == hwm);
+		th_check(th_in_use(r) == nused);
 	}
+	for (uint32_t k = VL_CHUNK; k < c->node_hwm; k += VL_CHUNK)
+		for (uint32_t n = k + 1; n < k + VL_CHUNK; n++)
+			th_check(vl_node_state(vl_node_at(r, k)) == VL_NODE_FREE ||
+				 vl_node_file(vl_node_at(r, n)) == vl_node_file(vl_node_at(r, k)));
 	th_region_fini(&t);
 }
 END_TEST
@@ -541,70 +799,70 @@ START_TEST(test_lru_basic)
 	struct th_region t;
 	const struct vl_region *r;
 	struct lru_model m = { .n = 0 }, g;
-	uint32_t i;
+	uint32_t i, n[9];
 
 	th_region_init(&t, 16, 4);
 	r = &t.r;
 	for (i = 1; i <= 6; i++)
-		th_node_live(r, 1, i * 10, i * 10 + 5, 0, i);
+		n[i] = th_node_live(r, 1, i * 10, i * 10 + 5, 0, i);
 	/* file 2's own age order, beside file 1's */
-	th_node_live(r, 2, 0, 5, 0, 7);
-	th_node_live(r, 2, 10, 15, 0, 8);
-	vl_lru_append(r, 2, 8);
-	vl_lru_append(r, 2, 7);
-	g = (struct lru_model){ { 8, 7 }, 2 };
+	n[7] = th_node_live(r, 2, 0, 5, 0, 7);
+	n[8] = th_node_live(r, 2, 10, 15, 0, 8);
+	vl_lru_append(r, 2, n[8]);
+	vl_lru_append(r, 2, n[7]);
+	g = (struct lru_model){ { n[8], n[7] }, 2 };
 	lru_verify(r, 2, &g);
 	lru_verify(r, 1, &m);
-	vl_lru_append(r, 1, 1);
-	vl_lru_append(r, 1, 2);
-	vl_lru_append(r, 1, 3);
-	m = (struct lru_model){ { 1, 2, 3 }, 3 };
+	vl_lru_append(r, 1, n[1]);
+	vl_lru_append(r, 1, n[2]);
+	vl_lru_append(r, 1, n[3]);
+	m = (struct lru_model){ { n[1], n[2], n[3] }, 3 };
 	lru_verify(r, 1, &m);
 	/* append moves to the tail; appending the tail again changes nothing */
-	vl_lru_append(r, 1, 2);
-	m = (struct lru_model){ { 1, 3, 2 }, 3 };
+	vl_lru_append(r, 1, n[2]);
+	m = (struct lru_model){ { n[1], n[3], n[2] }, 3 };
 	lru_verify(r, 1, &m);
-	vl_lru_append(r, 1, 2);
+	vl_lru_append(r, 1, n[2]);
 	lru_verify(r, 1, &m);
-	vl_lru_append(r, 1, 1);
-	m = (struct lru_model){ { 3, 2, 1 }, 3 };
+	vl_lru_append(r, 1, n[1]);
+	m = (struct lru_model){ { n[3], n[2], n[1] }, 3 };
 	lru_verify(r, 1, &m);
 	/* unlink, twice */
-	vl_lru_unlink(r, 1, 2);
-	m = (struct lru_model){ { 3, 1 }, 2 };
+	vl_lru_unlink(r, 1, n[2]);
+	m = (struct lru_model){ { n[3], n[1] }, 2 };
 	lru_verify(r, 1, &m);
-	vl_lru_unlink(r, 1, 2);
+	vl_lru_unlink(r, 1, n[2]);
 	lru_verify(r, 1, &m);
 	vl_lru_unlink(r, 1, VL_NIL);
 	lru_verify(r, 1, &m);
 	/* insert at the head, in the middle, at the tail */
-	vl_lru_insert_after(r, 1, VL_NIL, 4);
-	m = (struct lru_model){ { 4, 3, 1 }, 3 };
+	vl_lru_insert_after(r, 1, VL_NIL, n[4]);
+	m = (struct lru_model){ { n[4], n[3], n[1] }, 3 };
 	lru_verify(r, 1, &m);
-	vl_lru_insert_after(r, 1, 4, 5);
-	m = (struct lru_model){ { 4, 5, 3, 1 }, 4 };
+	vl_lru_insert_after(r, 1, n[4], n[5]);
+	m = (struct lru_model){ { n[4], n[5], n[3], n[1] }, 4 };
 	lru_verify(r, 1, &m);
-	vl_lru_insert_after(r, 1, 1, 6);
-	m = (struct lru_model){ { 4, 5, 3, 1, 6 }, 5 };
+	vl_lru_insert_after(r, 1, n[1], n[6]);
+	m = (struct lru_model){ { n[4], n[5], n[3], n[1], n[6] }, 5 };
 	lru_verify(r, 1, &m);
 	/* insert of a linked node moves it */
-	vl_lru_insert_after(r, 1, 4, 6);
-	m = (struct lru_model){ { 4, 6, 5, 3, 1 }, 5 };
+	vl_lru_insert_after(r, 1, n[4], n[6]);
+	m = (struct lru_model){ { n[4], n[6], n[5], n[3], n[1] }, 5 };
 	lru_verify(r, 1, &m);
-	vl_lru_insert_after(r, 1, 1, VL_NIL); /* nothing */
+	vl_lru_insert_after(r, 1, n[1], VL_NIL); /* nothing */
 	lru_verify(r, 1, &m);
 	/* the head unlinked: the next one is the oldest */
-	vl_lru_unlink(r, 1, 4);
-	m = (struct lru_model){ { 6, 5, 3, 1 }, 4 };
+	vl_lru_unlink(r, 1, n[4]);
+	m = (struct lru_model){ { n[6], n[5], n[3], n[1] }, 4 };
 	lru_verify(r, 1, &m);
-	vl_lru_unlink(r, 1, 5);
-	vl_lru_unlink(r, 1, 1);
-	m = (struct lru_model){ { 6, 3 }, 2 };
+	vl_lru_unlink(r, 1, n[5]);
+	vl_lru_unlink(r, 1, n[1]);
+	m = (struct lru_model){ { n[6], n[3] }, 2 };
 	lru_verify(r, 1, &m);
 	/* file 2's untouched by all of it */
 	lru_verify(r, 2, &g);
-	vl_lru_unlink(r, 1, 6);
-	vl_lru_unlink(r, 1, 3);
+	vl_lru_unlink(r, 1, n[6]);
+	vl_lru_unlink(r, 1, n[3]);
 	m.n = 0;
 	lru_verify(r, 1, &m);
 	ck_assert_uint_eq(vl_file_at(r, 1)->h.lru_head, VL_NIL);
@@ -626,10 +884,10 @@ START_TEST(test_lru_random)
 
 	th_region_init(&t, LN, 4);
 	r = &t.r;
-	for (i = 1; i <= LN; i++)
-		th_node_live(r, 1, i * 10, i * 10 + 5, 0, i);
+	for (i = 1; i <= LN; i++) /* VL_CHUNK to VL_CHUNK + LN - 1: the file's chunks */
+		ck_assert_uint_eq(th_node_live(r, 1, i * 10, i * 10 + 5, 0, i), VL_CHUNK + i - 1);
 	for (step = 0; step < 20000; step++) {
-		uint32_t x = 1 + (uint32_t)th_below(&rng, LN);
+		uint32_t x = VL_CHUNK + (uint32_t)th_below(&rng, LN);
 
 		switch (th_below(&rng, 4)) {
 		case 0:
@@ -660,29 +918,29 @@ START_TEST(test_lru_random)
 }
 END_TEST
 
-/* Ages: never 0, handed out in order, compared across the wrap. */
-START_TEST(test_age_next_and_older)
+/*
+ * Ages: never 0, compared by their distance back from the reader's now,
+ * across the wrap; a stamp ahead of now reads as now (DESIGN 10).
+ */
+START_TEST(test_age_older)
 {
-	struct th_region t;
-	const struct vl_region *r;
-	uint32_t a, b;
+	uint32_t now = 1000;
 
-	th_region_init(&t, 16, 4);
-	r = &t.r;
-	ck_assert_uint_eq(vl_age_next(r), 1);
-	ck_assert_uint_eq(vl_age_next(r), 2);
-	r->hdr->c.seq = UINT32_MAX - 1;
-	a = vl_age_next(r);
-	ck_assert_uint_eq(a, UINT32_MAX);
-	b = vl_age_next(r); /* 0 says "none": skipped */
-	ck_assert_uint_eq(b, 1);
-	ck_assert_uint_eq(r->hdr->c.seq, 1);
-	ck_assert(vl_age_older(a, b, b));
-	ck_assert(!vl_age_older(b, a, b));
-	ck_assert(!vl_age_older(a, a, b));
+	ck_assert_uint_eq(vl_age_stamp(0), UINT32_MAX);
+	ck_assert_uint_eq(vl_age_stamp(7), 7);
+	ck_assert(vl_age_older(UINT32_MAX, 1, 1));
+	ck_assert(!vl_age_older(1, UINT32_MAX, 1));
+	ck_assert(!vl_age_older(5, 5, 9));
 	ck_assert(vl_age_older(UINT32_MAX - 10, UINT32_MAX - 9, 5));
 	ck_assert(vl_age_older(3, 4, 4));
-	th_region_fini(&t);
+	/* a stamp 5 ms ahead of the reader is the youngest, not 49.7 days old */
+	ck_assert_uint_eq(vl_age_back(now + 5, now), 0);
+	ck_assert(!vl_age_older(now + 5, now - 1, now));
+	ck_assert(vl_age_older(now - 1, now + 5, now));
+	/* the oldest an age reads, and one further back: ahead */
+	ck_assert_uint_eq(vl_age_back(now - VL_AGE_PAST_MS, now), VL_AGE_PAST_MS);
+	ck_assert_uint_eq(vl_age_back(now - VL_AGE_PAST_MS - 1, now), 0);
+	ck_assert_uint_lt(VL_AGE_RESTAMP_MS, VL_AGE_PAST_MS);
 }
 END_TEST
 
@@ -1132,6 +1390,8 @@ static void pmark(const struct vl_region *r, uint32_t fi, uint64_t s, uint64_t e
 	err = vl_ranges_mark(r, th_root(r, fi), fi, s, e, spare, &c);
 
 	ck_assert_int_eq(err, 0);
+	if (c.keep_aged)
+		c.age = tick();
 	vl_commit(r, fi, &c, spare);
 }
 
@@ -1159,7 +1419,7 @@ static int punmark(const struct vl_region *r, uint32_t fi, uint64_t s, uint64_t 
  */
 static uint32_t oldest_head(const struct vl_region *r)
 {
-	uint32_t now = r->hdr->c.seq, hwm = vl_file_hwm(r), age = 0, n = VL_NIL;
+	uint32_t now = test_clock, hwm = vl_file_hwm(r), age = 0, n = VL_NIL;
 
 	for (uint32_t fi = 1; fi < hwm; fi++) {
 		const struct vl_file *f = vl_file_at(r, fi);
@@ -1173,21 +1433,24 @@ static uint32_t oldest_head(const struct vl_region *r)
 	return n;
 }
 
+/* The IDLE nodes of fi's chunk: what its next changes take first. */
 static uint32_t count_spares(const struct vl_region *r, uint32_t fi)
 {
-	uint32_t k = 0;
+	uint32_t c = vl_file_at(r, fi)->h.chunk, k = 0;
 
-	for (uint32_t n = vl_file_at(r, fi)->h.spare; n != VL_NIL && k <= r->node_cap;
-	     n = vl_node_at(r, n)->next)
-		k++;
+	if (c == VL_NIL || c >= r->node_cap)
+		return 0;
+	for (uint32_t n = c; n < c + VL_CHUNK; n++)
+		k += vl_node_at(r, n)->meta == vl_meta(fi, VL_NODE_IDLE, 0);
 	return k;
 }
 
 /*
  * Everything about the nodes, ages and totals that commits keep:
  *  - every node slot below the mark in exactly one place: a range in the
- *    tree of a file, a spare of a file (VL_SPARES at most, PENDING, its
- *    file's, sound), or on the free list (FREE); nodes_used the first two;
+ *    tree of a file, IDLE (empty) in a chunk in use, or in a chunk
+ *    on the free list (FREE); nodes_used those of chunks in use; a chunk in use holds
+ *    one file's nodes;
  *  - each file's age order exactly its unpurged ranges, oldest first
  *    (wrap-aware), linked both ways, lru_tail its last, `oldest` its
  *    head's age (0: none);
@@ -1196,11 +1459,40 @@ static uint32_t count_spares(const struct vl_region *r, uint32_t fi)
  * (Records that fail their sum are included: rebuild quarantines them,
  * nothing frees their nodes.)
  */
+/*
+ * The chunks in use below the mark: their IDLE nodes empty
+ * (marked 3 in where), none FREE, all naming one file.
+ */
+static void check_chunks(const struct vl_region *r, unsigned char *where)
+{
+	for (uint32_t c = VL_CHUNK; c < r->hdr->c.node_hwm; c += VL_CHUNK) {
+		uint32_t owner = VL_NIL;
+
+		if (vl_node_state(vl_node_at(r, c)) == VL_NODE_FREE)
+			continue;
+		for (uint32_t n = c; n < c + VL_CHUNK; n++) {
+			const struct vl_node *x = vl_node_at(r, n);
+
+			ck_assert_msg(vl_node_state(x) != VL_NODE_FREE, "node %u FREE in chunk %u in use",
+				      n, c);
+			ck_assert_msg(owner == VL_NIL || vl_node_file(x) == owner,
+				      "chunk %u holds nodes of files %u and %u", c, owner,
+				      vl_node_file(x));
+			owner = vl_node_file(x);
+			if (vl_node_state(x) != VL_NODE_IDLE)
+				continue;
+			ck_assert_msg(!where[n], "idle node %u seen before", n);
+			where[n] = 3;
+			ck_assert(x->start == 0 && x->end == 0); /* empty; unsealed */
+		}
+	}
+}
+
 static void check_pool(const struct vl_region *r)
 {
 	const struct vl_counters *c = &r->hdr->c;
 	unsigned char *where = calloc(1, r->node_cap);
-	uint32_t now = c->seq, hwm = vl_file_hwm(r), used = 0, ranges = 0, purged = 0;
+	uint32_t now = test_clock, hwm = vl_file_hwm(r), used = 0, ranges = 0, purged = 0, nfree = 0;
 	uint32_t gold = 0, best_age = 0, n;
 	int any = 0, best = 0;
 	struct vl_u128 vb = { 0, 0 }, pb = { 0, 0 };
@@ -1270,32 +1562,25 @@ static void check_pool(const struct vl_region *r)
 			best = 1;
 			best_age = f->h.oldest;
 		}
-		/* its spares */
-		k = 0;
-		for (n = f->h.spare; n != VL_NIL; n = vl_node_at(r, n)->next) {
-			const struct vl_node *x = vl_node_at(r, n);
-
-			ck_assert_msg(n < r->node_cap && !where[n], "file %u's spare %u seen before",
-				      fi, n);
-			where[n] = 3;
-			ck_assert_uint_eq(vl_node_state(x), VL_NODE_PENDING);
-			ck_assert_uint_eq(vl_node_file(x), fi);
-			ck_assert_uint_eq(x->check, vl_node_sum(r, x));
-			k++;
-		}
-		ck_assert_uint_le(k, VL_SPARES);
-		used += k;
 	}
+	check_chunks(r, where);
 	for (n = free_head(c); n != VL_NIL; n = vl_node_at(r, n)->next) {
-		ck_assert_msg(n < c->node_hwm && !where[n], "free node %u seen before (%d)", n,
+		ck_assert_msg(n < c->node_hwm && n % VL_CHUNK == 0 && !where[n],
+			      "free chunk %u not a chunk, or seen before (%d)", n,
 			      n < r->node_cap ? where[n] : -1);
-		where[n] = 4;
-		ck_assert(node_is_zero_free(r, n));
+		for (uint32_t i = n; i < n + VL_CHUNK; i++) {
+			ck_assert_msg(!where[i], "node %u of free chunk %u seen before", i, n);
+			where[i] = 4;
+			ck_assert(node_is_zero_free(r, i));
+		}
 	}
-	for (n = 1; n < c->node_hwm; n++)
+	for (n = VL_CHUNK; n < c->node_hwm; n++) {
 		ck_assert_msg(where[n], "node %u (meta %#x) is nowhere: lost", n,
 			      vl_node_at(r, n)->meta);
-	ck_assert_uint_eq(c->nodes_used, used);
+		nfree += where[n] == 4;
+	}
+	ck_assert_uint_eq(th_in_use(r), used);
+	ck_assert_uint_eq(c->nodes_used + nfree + VL_CHUNK, c->node_hwm); /* chunks in use */
 	ck_assert_uint_eq(c->ranges, ranges);
 	ck_assert_uint_eq(c->ranges_purged, purged);
 	th_counts_eq(c->volatile_bytes, vb);
@@ -1320,6 +1605,45 @@ static void ppurge_oldest(const struct vl_region *r)
 	vl_commit(r, fi, &c, VL_NIL);
 }
 
+/*
+ * Ranges near the wrap are brought up to VL_AGE_RESTAMP_MS, from the
+ * file's oldest on, in their place: the younger ones keep their ages, and
+ * the file publishes its oldest's new age.
+ */
+START_TEST(test_lru_restamp)
+{
+	struct th_region t;
+	const struct vl_region *r;
+	uint32_t fi, h, now;
+
+	th_region_init(&t, 16, 4);
+	r = &t.r;
+	fi = th_file_new(r, 1, 1);
+	test_clock = 100;
+	pmark(r, fi, 0, 10);  /* 101 */
+	pmark(r, fi, 20, 30); /* 102 */
+	pmark(r, fi, 40, 50); /* 103 */
+	now = 103 + VL_AGE_RESTAMP_MS; /* 101 and 102 are past the limit, 103 at it */
+	ck_assert_uint_eq(vl_lru_restamp(r, fi, now), 2);
+	h = vl_file_at(r, fi)->h.lru_head;
+	ck_assert_uint_eq(vl_node_at(r, h)->start, 0);
+	ck_assert_uint_eq(vl_node_at(r, h)->seq, now - VL_AGE_RESTAMP_MS);
+	ck_assert(vl_node_ok(r, vl_node_at(r, h)));
+	h = vl_node_at(r, h)->next;
+	ck_assert_uint_eq(vl_node_at(r, h)->start, 20);
+	ck_assert_uint_eq(vl_node_at(r, h)->seq, now - VL_AGE_RESTAMP_MS);
+	h = vl_node_at(r, h)->next;
+	ck_assert_uint_eq(vl_node_at(r, h)->start, 40);
+	ck_assert_uint_eq(vl_node_at(r, h)->seq, 103);
+	ck_assert_uint_eq(vl_file_at(r, fi)->h.oldest, now - VL_AGE_RESTAMP_MS);
+	ck_assert_int_eq(vl_lru_check(r, fi), 0);
+	/* nothing older than the limit left: nothing to do */
+	ck_assert_uint_eq(vl_lru_restamp(r, fi, now), 0);
+	check_pool(r);
+	th_region_fini(&t);
+}
+END_TEST
+
 /* A spare that the change does not use is kept by the file for its next change. */
 START_TEST(test_commit_keeps_unused_spare)
 {
@@ -1331,93 +1655,114 @@ START_TEST(test_commit_keeps_unused_spare)
 	r = &t.r;
 	fi = th_file_new(r, 1, 1);
 	pmark(r, fi, 0, 10);
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 1);
-	ck_assert_uint_eq(count_spares(r, fi), 0);
+	ck_assert_uint_eq(th_in_use(r), 1);
+	ck_assert_uint_eq(count_spares(r, fi), VL_CHUNK - 1);
 	pmark(r, fi, 5, 20); /* merges: the spare is not used, but kept */
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 2);
-	ck_assert_uint_eq(count_spares(r, fi), 1);
-	pmark(r, fi, 2, 3); /* inside: the kept one taken and kept again */
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 2);
-	ck_assert_uint_eq(count_spares(r, fi), 1);
-	ck_assert_uint_eq(r->hdr->c.seq, 2);
+	ck_assert_uint_eq(th_in_use(r), 1);
+	ck_assert_uint_eq(count_spares(r, fi), VL_CHUNK - 1);
+	pmark(r, fi, 2, 3); /* inside: a kept one taken and kept again */
+	ck_assert_uint_eq(th_in_use(r), 1);
+	ck_assert_uint_eq(test_clock, 2);
 	check_pool(r);
-	pmark(r, fi, 30, 40); /* the kept one used: no new node */
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 2);
-	ck_assert_uint_eq(r->hdr->c.node_hwm, 3);
-	ck_assert_uint_eq(count_spares(r, fi), 0);
+	pmark(r, fi, 30, 40); /* a kept one used: no new chunk */
+	ck_assert_uint_eq(th_in_use(r), 2);
+	ck_assert_uint_eq(r->hdr->c.node_hwm, 2 * VL_CHUNK);
+	ck_assert_uint_eq(count_spares(r, fi), VL_CHUNK - 2);
 	ck_assert_int_eq(punmark(r, fi, 0, 100), 0);
-	/* both ranges' nodes kept as spares: VL_SPARES of them */
-	ck_assert_uint_eq(count_spares(r, fi), 2);
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 2);
+	/* both ranges' nodes kept IDLE in the file's chunk */
+	ck_assert_uint_eq(count_spares(r, fi), VL_CHUNK);
+	ck_assert_uint_eq(th_in_use(r), 0);
 	ck_assert_uint_eq(r->hdr->c.ranges, 0);
 	th_count_eq(r->hdr->c.volatile_bytes, 0);
 	ck_assert_uint_eq(vl_file_at(r, fi)->h.lru_head, VL_NIL);
 	ck_assert_uint_eq(vl_file_at(r, fi)->h.oldest, 0);
 	ck_assert_uint_eq(vl_file_at(r, fi)->h.nranges, 0);
 	check_pool(r);
-	vl_file_release(r, fi); /* its spares go with the record */
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 0);
+	vl_file_release(r, fi); /* its chunk goes with the record */
+	ck_assert_uint_eq(free_head(&r->hdr->c), VL_CHUNK);
 	th_region_fini(&t);
 }
 END_TEST
 
 /*
- * VL_SPARES at most: the rest go back to the region. By keep, and by a
- * commit that lets many nodes go at once.
+ * A commit under a lock that names a process's slot counts its change in
+ * that slot's deltas, on the process's own line, and writes nothing of
+ * the shared totals' line until the deltas reach VL_FOLD_RANGES ranges or
+ * VL_FOLD_BYTES bytes, when they are folded in; a change of 2^62 bytes
+ * goes there at once. Readers that add every slot see the exact totals
+ * throughout; a slot's deltas forgotten (a recount) leave the shared ones.
  */
-START_TEST(test_spares_at_most)
+START_TEST(test_commit_counts_in_own_slot)
 {
 	struct th_region t;
 	const struct vl_region *r;
-	uint32_t fi, gi, n[6], k;
-	struct vl_change c;
+	const struct vl_counters *k;
+	struct vl_totals tot;
+	uint32_t fi, gi, i;
 
-	th_region_init(&t, 32, 4);
+	th_region_init(&t, 256, 4);
 	r = &t.r;
+	k = &r->hdr->c;
 	fi = th_file_new(r, 1, 1);
 	gi = th_file_new(r, 1, 2);
-	for (k = 0; k < 6; k++)
-		n[k] = vl_node_alloc(r, fi);
-	for (k = 0; k < 6; k++) {
-		vl_spare_keep(r, fi, n[k]);
-		ck_assert_uint_eq(count_spares(r, fi), k + 1 < VL_SPARES ? k + 1 : VL_SPARES);
-		ck_assert_uint_eq(r->hdr->c.nodes_used, 6 - (k + 1 > VL_SPARES ? k + 1 - VL_SPARES : 0));
-	}
-	/* the first ones kept, the later ones freed */
-	for (k = 0; k < 6; k++)
-		ck_assert_uint_eq(vl_node_state(vl_node_at(r, n[k])),
-				  k < VL_SPARES ? VL_NODE_PENDING : VL_NODE_FREE);
-	check_pool(r);
-	/* a node that is not a sound PENDING one of the file is freed, not kept */
-	k = vl_node_alloc(r, gi);
-	vl_spare_keep(r, fi, k);
-	ck_assert_uint_eq(vl_node_state(vl_node_at(r, k)), VL_NODE_FREE);
-	ck_assert_uint_eq(count_spares(r, gi), 0);
-	/* taken newest first, then none */
-	ck_assert_uint_eq(vl_spare_take(r, fi), n[1]);
-	ck_assert_uint_eq(vl_spare_take(r, fi), n[0]);
-	ck_assert_uint_eq(vl_spare_take(r, fi), VL_NIL);
-	vl_node_free(r, n[0]);
-	vl_node_free(r, n[1]);
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 0);
-	/* a commit that frees five ranges (and is given an unused spare) keeps two */
-	for (k = 0; k < 5; k++)
-		pmark(r, fi, 20 * k, 20 * k + 10);
-	ck_assert_uint_eq(vl_file_at(r, fi)->h.nranges, 5);
-	ck_assert_uint_eq(count_spares(r, fi), 0);
-	k = vl_node_alloc(r, fi);
-	ck_assert_int_eq(vl_ranges_clear(r, th_root(r, fi), fi, &c), 0);
-	vl_commit(r, fi, &c, k);
-	ck_assert_uint_eq(vl_file_at(r, fi)->h.nranges, 0);
-	ck_assert_uint_eq(count_spares(r, fi), VL_SPARES);
-	ck_assert_uint_eq(r->hdr->c.nodes_used, VL_SPARES);
-	check_pool(r);
-	/* two files' spares are their own */
-	pmark(r, gi, 0, 10);
-	pmark(r, gi, 5, 15);
-	ck_assert_uint_eq(count_spares(r, gi), 1);
-	ck_assert_uint_eq(count_spares(r, fi), VL_SPARES);
-	check_pool(r);
+	/* held by the processes of slots 3 and 5 (someone waits on the second) */
+	vl_file_at(r, fi)->h.lock.word = VL_TOKEN(3, 1);
+	vl_file_at(r, gi)->h.lock.word = VL_TOKEN(5, 7) | VL_LOCK_WAITERS;
+	pmark(r, fi, 0, 10);
+	pmark(r, gi, 0, 4096);
+	ck_assert_uint_eq(k->ranges, 0);
+	th_count_eq(k->volatile_bytes, 0);
+	ck_assert_int_eq(vl_proc_at(r, 3)->d_vbytes, 10);
+	ck_assert_int_eq(vl_proc_at(r, 5)->d_ranges, 1);
+	vl_totals_read(r, NULL, &tot);
+	ck_assert_uint_eq(tot.ranges, 2);
+	th_count_eq(tot.volatile_bytes, 4106);
+	vl_totals_read(r, vl_proc_at(r, 3), &tot);
+	th_count_eq(tot.volatile_bytes, 10);
+	/* purged and unmarked in the same slot: its deltas go down, the shared line still untouched */
+	ppurge_oldest(r);
+	ck_assert_int_eq(punmark(r, fi, 0, 10), 1);
+	th_count_eq(k->volatile_bytes, 0);
+	th_count_eq(k->purged_bytes, 0);
+	ck_assert_int_eq(vl_proc_at(r, 3)->d_vbytes, 0);
+	/* the 64th range in slot 3 folds: the shared totals take them all, the slot is empty */
+	for (i = 0; i < VL_FOLD_RANGES; i++)
+		pmark(r, fi, 100 * i, 100 * i + 10);
+	ck_assert_uint_eq(k->ranges, VL_FOLD_RANGES);
+	th_count_eq(k->volatile_bytes, 10 * VL_FOLD_RANGES);
+	ck_assert_int_eq(vl_proc_at(r, 3)->d_ranges, 0);
+	ck_assert_int_eq(vl_proc_at(r, 3)->d_vbytes, 0);
+	/* slot 5 at VL_FOLD_BYTES: all of it folded at once */
+	pmark(r, gi, 1u << 30, (1u << 30) + VL_FOLD_BYTES - 4097);
+	th_count_eq(k->volatile_bytes, 10 * VL_FOLD_RANGES);
+	ck_assert_int_eq(vl_proc_at(r, 5)->d_vbytes, VL_FOLD_BYTES - 1);
+	pmark(r, gi, 1u << 31, (1u << 31) + 1);
+	th_count_eq(k->volatile_bytes, 10 * VL_FOLD_RANGES + VL_FOLD_BYTES);
+	ck_assert_int_eq(vl_proc_at(r, 5)->d_vbytes, 0);
+	ck_assert_int_eq(vl_proc_at(r, 5)->d_ranges, 0);
+	/* and a change of 2^62 bytes or more goes straight there */
+	pmark(r, gi, 1ull << 32, (1ull << 32) + (1ull << 62));
+	th_count_eq(k->volatile_bytes, 10 * VL_FOLD_RANGES + VL_FOLD_BYTES + (1ull << 62));
+	ck_assert_int_eq(vl_proc_at(r, 5)->d_ranges, 0);
+	vl_totals_read(r, NULL, &tot);
+	ck_assert_uint_eq(tot.ranges, VL_FOLD_RANGES + 4);
+	th_count_eq(tot.volatile_bytes, 10 * VL_FOLD_RANGES + VL_FOLD_BYTES + (1ull << 62));
+	pmark(r, gi, 5 << 20, (5 << 20) + 1); /* one in slot 5 */
+	ck_assert_int_eq(vl_proc_at(r, 5)->d_vbytes, 1);
+	/* with no holder named (an orphaned lock), straight to the shared totals */
+	vl_file_at(r, fi)->h.lock.word = VL_TOKEN(VL_NIL, 1);
+	pmark(r, fi, 1u << 20, (1u << 20) + 5);
+	th_count_eq(k->volatile_bytes, 10 * VL_FOLD_RANGES + VL_FOLD_BYTES + 5 + (1ull << 62));
+	vl_totals_forget_slots(r);
+	ck_assert_int_eq(vl_proc_at(r, 5)->d_vbytes, 0);
+	ck_assert_int_eq(vl_proc_at(r, 5)->d_ranges, 0);
+	vl_totals_read(r, NULL, &tot);
+	th_counts_eq(tot.volatile_bytes, k->volatile_bytes);
+	/* a region whose totals a budget needs exact: every commit counts on the shared line */
+	r->hdr->c.shared_totals = 1;
+	pmark(r, gi, 6 << 20, (6 << 20) + 3);
+	ck_assert_int_eq(vl_proc_at(r, 5)->d_vbytes, 0);
+	th_count_eq(k->volatile_bytes, 10 * VL_FOLD_RANGES + VL_FOLD_BYTES + 8 + (1ull << 62));
 	th_region_fini(&t);
 }
 END_TEST
@@ -1447,7 +1792,7 @@ START_TEST(test_commit_counts_past_2_64)
 	ck_assert_uint_eq(k->volatile_bytes.hi, 1);
 	ck_assert_uint_eq(k->volatile_bytes.lo, (1ull << 63) - 3);
 	th_count_eq(k->purged_bytes, 0);
-	vl_file_repair(r, fi[1]);
+	vl_file_repair(r, fi[1], test_clock);
 	vl_pool_rebuild(r);
 	ck_assert_uint_eq(k->volatile_bytes.hi, 1);
 	ck_assert_uint_eq(k->volatile_bytes.lo, (1ull << 63) - 3);
@@ -1637,8 +1982,9 @@ START_TEST(test_probe_race)
 }
 END_TEST
 
-/* ---- a file's kept spare ---------------------------------------------------- */
+/* ---- a file's chunk: its spares ------------------------------------------- */
 
+/* A node of fi's, made IDLE again as a change that did not use it would. */
 static uint32_t keep_new_spare(const struct vl_region *r, uint32_t fi)
 {
 	uint32_t n = vl_node_alloc(r, fi);
@@ -1658,30 +2004,39 @@ START_TEST(test_spare_keep_take)
 	r = &t.r;
 	a = th_file_new(r, 1, 1);
 	b = th_file_new(r, 1, 2);
-	ck_assert_uint_eq(vl_spare_take(r, a), VL_NIL); /* a new record keeps none */
+	ck_assert_uint_eq(vl_spare_take(r, a), VL_NIL); /* a new record has no chunk */
 	n = keep_new_spare(r, a);
+	ck_assert_uint_eq(vl_file_at(r, a)->h.chunk, n);
+	ck_assert_uint_eq(count_spares(r, a), VL_CHUNK);
 	ck_assert_uint_eq(vl_spare_take(r, b), VL_NIL);
-	ck_assert_uint_eq(vl_spare_take(r, a), n);
-	ck_assert_uint_eq(vl_file_at(r, a)->h.spare, VL_NIL); /* taken means gone */
+	for (uint32_t k = 0; k < VL_CHUNK; k++) /* its chunk's nodes, lowest first */
+		ck_assert_uint_eq(vl_spare_take(r, a), n + k);
 	ck_assert_uint_eq(vl_spare_take(r, a), VL_NIL);
+	ck_assert_uint_eq(th_in_use(r), VL_CHUNK);
+	for (uint32_t k = 0; k < VL_CHUNK; k++)
+		vl_spare_keep(r, a, n + k);
+	ck_assert_uint_eq(th_in_use(r), 0);
+	ck_assert_uint_eq(count_spares(r, a), VL_CHUNK); /* its chunk stays its own */
 
 	/* what a scribble could leave there is never handed out */
-	vl_file_at(r, a)->h.spare = r->node_cap + 5;
+	vl_file_at(r, a)->h.chunk = r->node_cap + 5;
+	ck_assert_uint_eq(vl_spare_take(r, a), VL_NIL);
+	vl_file_at(r, a)->h.chunk = n + 1; /* not a chunk's first slot */
 	ck_assert_uint_eq(vl_spare_take(r, a), VL_NIL);
 	m = keep_new_spare(r, b);
-	vl_file_at(r, a)->h.spare = m; /* b's */
+	vl_file_at(r, a)->h.chunk = m; /* b's */
 	ck_assert_uint_eq(vl_spare_take(r, a), VL_NIL);
 	ck_assert_uint_eq(vl_spare_take(r, b), m);
-	pmark(r, a, 0, 10); /* a LIVE node */
-	vl_file_at(r, a)->h.spare = vl_file_at(r, a)->h.root;
-	ck_assert_uint_eq(vl_spare_take(r, a), VL_NIL);
+	vl_file_at(r, a)->h.chunk = n;
+	pmark(r, a, 0, 10); /* a LIVE node, in its chunk */
+	ck_assert_uint_eq(vl_file_at(r, a)->h.root, n);
+	ck_assert_uint_eq(vl_spare_take(r, a), n + 1); /* passed over */
 	/*
-	 * A PENDING node of a whose sum fails is a's all the same: handed out
+	 * An IDLE node of a whose sum fails is a's all the same: handed out
 	 * (every field of a spare is written before it is used), not lost.
 	 */
-	vl_node_at(r, n)->seq = 77;
-	vl_file_at(r, a)->h.spare = n;
-	ck_assert_uint_eq(vl_spare_take(r, a), n);
+	vl_node_at(r, n + 2)->seq = 77;
+	ck_assert_uint_eq(vl_spare_take(r, a), n + 2);
 	th_region_fini(&t);
 }
 END_TEST
@@ -1714,18 +2069,23 @@ START_TEST(test_spare_freed_with_record)
 	r = &t.r;
 	a = th_file_new(r, 1, 1);
 	n = keep_new_spare(r, a);
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 1);
+	ck_assert_uint_eq(th_in_use(r), 0);
 	vl_file_release(r, a);
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 0);
-	ck_assert_uint_eq(vl_node_state(vl_node_at(r, n)), VL_NODE_FREE);
+	ck_assert_uint_eq(free_head(&r->hdr->c), n); /* the chunk went back */
+	for (uint32_t k = 0; k < VL_CHUNK; k++)
+		ck_assert(node_is_zero_free(r, n + k));
 	/* the slot's next file starts with none */
 	ck_assert_uint_eq(th_file_new(r, 1, 9), a);
-	ck_assert_uint_eq(vl_file_at(r, a)->h.spare, VL_NIL);
+	ck_assert_uint_eq(vl_file_at(r, a)->h.chunk, VL_NIL);
+	check_pool(r);
 	th_region_fini(&t);
 }
 END_TEST
 
-/* A dead holder of the file's lock: the repair frees the kept spare too. */
+/*
+ * A dead holder of the file's lock: the repair makes the PENDING nodes it
+ * held IDLE again, in the file's chunk, which stays the file's.
+ */
 START_TEST(test_spare_freed_by_repair)
 {
 	struct th_region t;
@@ -1736,30 +2096,31 @@ START_TEST(test_spare_freed_by_repair)
 	r = &t.r;
 	a = th_file_new(r, 1, 1);
 	pmark(r, a, 0, 10);
-	n = keep_new_spare(r, a);
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 2);
-	vl_file_repair(r, a);
-	ck_assert_uint_eq(vl_file_at(r, a)->h.spare, VL_NIL);
-	ck_assert_uint_eq(vl_node_state(vl_node_at(r, n)), VL_NODE_FREE);
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 1);
+	n = vl_spare_take(r, a); /* held by a holder that dies */
+	ck_assert_uint_ne(n, VL_NIL);
+	ck_assert_uint_eq(th_in_use(r), 2);
+	vl_file_repair(r, a, test_clock);
+	ck_assert_uint_eq(vl_node_state(vl_node_at(r, n)), VL_NODE_IDLE);
+	ck_assert_uint_eq(th_in_use(r), 1);
 	ck_assert_uint_eq(vl_file_at(r, a)->h.nranges, 1);
-	/* a region rebuild leaves it kept: its file's lock holder may take it any time */
-	n = keep_new_spare(r, a);
+	ck_assert_uint_eq(vl_file_at(r, a)->h.chunk, VL_CHUNK);
+	ck_assert_uint_eq(count_spares(r, a), VL_CHUNK - 1);
+	check_pool(r);
+	/* a region rebuild leaves them: its file's lock holder may take one any time */
 	vl_pool_rebuild(r);
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 2);
 	ck_assert_uint_eq(vl_spare_take(r, a), n);
 	th_region_fini(&t);
 }
 END_TEST
 
-/* A full region: the last nodes are anyone's, kept spares included. */
+/* A full region: the last nodes are anyone's, IDLE ones of any chunk included. */
 START_TEST(test_spare_steal)
 {
 	struct th_region t;
 	const struct vl_region *r;
 	uint32_t a, b, c, n, m, filled;
 
-	th_region_init(&t, 4, 4);
+	th_region_init(&t, 8, 4);
 	r = &t.r;
 	a = th_file_new(r, 1, 1);
 	b = th_file_new(r, 1, 2);
@@ -1767,6 +2128,7 @@ START_TEST(test_spare_steal)
 	ck_assert_uint_eq(vl_spare_steal(r, c), VL_NIL); /* nobody keeps one */
 	n = keep_new_spare(r, a);
 	m = keep_new_spare(r, b);
+	ck_assert_uint_ne(n / VL_CHUNK, m / VL_CHUNK); /* two files, two chunks */
 	for (uint64_t k = 0;; k++) { /* fill the region with ranges of c */
 		uint32_t x = vl_node_alloc(r, c);
 		struct vl_change ch;
@@ -1778,16 +2140,13 @@ START_TEST(test_spare_steal)
 		vl_commit(r, c, &ch, x);
 	}
 	filled = vl_file_at(r, c)->h.nranges;
-	ck_assert_uint_eq(filled, r->node_cap - 3); /* the sentinel and two kept spares */
-	ck_assert_uint_eq(vl_spare_steal(r, a), m); /* not its own */
-	ck_assert_uint_eq(vl_node_file(vl_node_at(r, m)), a);
-	ck_assert_uint_eq(vl_node_state(vl_node_at(r, m)), VL_NODE_PENDING);
-	ck_assert_uint_eq(vl_node_at(r, m)->check, vl_node_sum(r, vl_node_at(r, m)));
-	ck_assert_uint_eq(vl_file_at(r, b)->h.spare, VL_NIL);
-	ck_assert_uint_eq(vl_spare_take(r, b), VL_NIL);
-	ck_assert_uint_eq(vl_spare_steal(r, a), VL_NIL); /* only its own is left */
-	ck_assert_uint_eq(vl_spare_steal(r, c), n);
-	ck_assert_uint_eq(vl_spare_take(r, a), VL_NIL);
+	/* the sentinel's chunk and a's and b's */
+	ck_assert_uint_eq(filled, r->node_cap - 3 * VL_CHUNK);
+	ck_assert_uint_eq(vl_spare_steal(r, c), n); /* the lowest IDLE node */
+	ck_assert_uint_eq(vl_node_file(vl_node_at(r, n)), c);
+	ck_assert_uint_eq(vl_node_state(vl_node_at(r, n)), VL_NODE_PENDING);
+	ck_assert_uint_eq(vl_node_at(r, n)->check, vl_node_sum(r, vl_node_at(r, n)));
+	ck_assert_uint_eq(vl_spare_take(r, a), n + 1); /* a's others are still a's */
 	/* the stolen node serves its new file */
 	{
 		struct vl_change ch;
@@ -1797,6 +2156,174 @@ START_TEST(test_spare_steal)
 		vl_commit(r, c, &ch, n);
 	}
 	ck_assert_uint_eq(vl_file_at(r, c)->h.nranges, filled + 1);
+	for (uint32_t k = 0; k < 2 * VL_CHUNK - 2; k++)
+		ck_assert_uint_ne(vl_spare_steal(r, c), VL_NIL);
+	ck_assert_uint_eq(vl_spare_steal(r, c), VL_NIL);
+	th_region_fini(&t);
+}
+END_TEST
+
+/*
+ * A full region's repair looks only at the files holding PENDING nodes:
+ * each once, in slot order, never the caller's own, never a slot a
+ * scribbled meta names beyond the table, and no more than asked for.
+ */
+START_TEST(test_pending_owners)
+{
+	struct th_region t;
+	const struct vl_region *r;
+	uint32_t a, b, n, m, owner[4];
+
+	th_region_init(&t, 8, 4);
+	r = &t.r;
+	a = th_file_new(r, 1, 1);
+	b = th_file_new(r, 1, 2);
+	ck_assert_uint_eq(vl_pending_owners(r, 0, owner, 4), 0);
+	ck_assert_uint_ne(vl_node_alloc(r, b), VL_NIL);
+	m = vl_node_alloc(r, a);
+	ck_assert_uint_ne(m, VL_NIL);
+	n = vl_node_alloc(r, b);
+	ck_assert_uint_ne(n, VL_NIL);
+	ck_assert_uint_eq(vl_pending_owners(r, 0, owner, 4), 2);
+	ck_assert_uint_eq(owner[0], b);
+	ck_assert_uint_eq(owner[1], a);
+	ck_assert_uint_eq(vl_pending_owners(r, b, owner, 4), 1);
+	ck_assert_uint_eq(owner[0], a);
+	ck_assert_uint_eq(vl_pending_owners(r, 0, owner, 1), 1);
+	ck_assert_uint_eq(owner[0], b);
+	vl_node_at(r, m)->meta = vl_meta(r->file_cap, VL_NODE_PENDING, 0);
+	ck_assert_uint_eq(vl_pending_owners(r, 0, owner, 4), 1);
+	ck_assert_uint_eq(owner[0], b);
+	vl_node_at(r, n)->meta = vl_meta(a, VL_NODE_IDLE, 0);
+	ck_assert_uint_eq(vl_pending_owners(r, 0, owner, 4), 1);
+	th_region_fini(&t);
+}
+END_TEST
+
+/*
+ * A change that lets nodes go keeps them IDLE in their chunks: a file's
+ * chunk stays its own; another chunk left unused goes back to the region,
+ * or becomes the file's when the file's own has nothing left.
+ */
+START_TEST(test_chunk_kept_or_back)
+{
+	struct th_region t;
+	const struct vl_region *r;
+	uint32_t fi, first, k;
+	struct vl_change c;
+
+	th_region_init(&t, 32, 4);
+	r = &t.r;
+	fi = th_file_new(r, 1, 1);
+	for (k = 0; k < 3 * VL_CHUNK; k++)
+		pmark(r, fi, 20 * k, 20 * k + 10);
+	first = VL_CHUNK;
+	ck_assert_uint_eq(r->hdr->c.node_hwm, 4 * VL_CHUNK);
+	ck_assert_uint_eq(vl_file_at(r, fi)->h.chunk, 3 * VL_CHUNK); /* the last one taken */
+	ck_assert_uint_eq(count_spares(r, fi), 0);
+	check_pool(r);
+	/* one range of the first chunk goes: the file's own chunk has nothing, so this one is it */
+	ck_assert_int_eq(punmark(r, fi, 0, 10), 0);
+	ck_assert_uint_eq(vl_file_at(r, fi)->h.chunk, first);
+	ck_assert_uint_eq(count_spares(r, fi), 1);
+	/* the second chunk's four go: unused, and not the file's, so back to the region */
+	ck_assert_int_eq(punmark(r, fi, 20 * VL_CHUNK, 20 * 2 * VL_CHUNK), 0);
+	ck_assert_uint_eq(free_head(&r->hdr->c), 2 * VL_CHUNK);
+	ck_assert_uint_eq(vl_file_at(r, fi)->h.chunk, first);
+	check_pool(r);
+	/* all of them, with an unused spare: the file keeps one chunk, the other goes back */
+	k = vl_node_alloc(r, fi);
+	ck_assert_uint_eq(k, first);
+	ck_assert_int_eq(vl_ranges_clear(r, th_root(r, fi), fi, &c), 0);
+	vl_commit(r, fi, &c, k);
+	ck_assert_uint_eq(th_in_use(r), 0);
+	k = vl_file_at(r, fi)->h.chunk;
+	ck_assert(k == first || k == 3 * VL_CHUNK);
+	ck_assert_uint_eq(count_spares(r, fi), VL_CHUNK);
+	ck_assert_uint_eq(free_head(&r->hdr->c), k == first ? 3 * VL_CHUNK : first);
+	check_pool(r);
+	th_region_fini(&t);
+}
+END_TEST
+
+/*
+ * An UNMARK takes a node of the file's chunk only when it splits a range
+ * (vl_ranges_unmark_taking): before anything changes, and none otherwise.
+ */
+START_TEST(test_unmark_takes_spare_to_split)
+{
+	struct th_region t;
+	const struct vl_region *r;
+	uint32_t fi, spare;
+	struct vl_change c;
+
+	th_region_init(&t, 16, 4);
+	r = &t.r;
+	fi = th_file_new(r, 1, 1);
+	pmark(r, fi, 0, 100);
+	pmark(r, fi, 200, 300);
+	ck_assert_uint_eq(count_spares(r, fi), VL_CHUNK - 2);
+	/* the end of a range: no split, no spare */
+	ck_assert_int_eq(vl_ranges_unmark_taking(r, th_root(r, fi), fi, 250, 300, &spare, &c), 0);
+	ck_assert_uint_eq(spare, VL_NIL);
+	vl_commit(r, fi, &c, spare);
+	ck_assert_uint_eq(count_spares(r, fi), VL_CHUNK - 2);
+	/* the middle: a spare of its chunk, in the tree as the right half */
+	ck_assert_int_eq(vl_ranges_unmark_taking(r, th_root(r, fi), fi, 40, 60, &spare, &c), 0);
+	ck_assert_uint_ne(spare, VL_NIL);
+	ck_assert_uint_eq(spare / VL_CHUNK, vl_file_at(r, fi)->h.chunk / VL_CHUNK);
+	ck_assert_uint_eq(c.split, spare);
+	vl_commit(r, fi, &c, spare);
+	ck_assert_uint_eq(vl_file_at(r, fi)->h.nranges, 3);
+	ck_assert_uint_eq(count_spares(r, fi), VL_CHUNK - 3);
+	/* the chunk spent: -ENOMEM, nothing changed */
+	pmark(r, fi, 400, 500);
+	ck_assert_uint_eq(count_spares(r, fi), 0);
+	ck_assert_int_eq(vl_ranges_unmark_taking(r, th_root(r, fi), fi, 410, 420, &spare, &c),
+			 -ENOMEM);
+	ck_assert_uint_eq(spare, VL_NIL);
+	ck_assert_uint_eq(vl_file_at(r, fi)->h.nranges, 4);
+	check_pool(r);
+	th_region_fini(&t);
+}
+END_TEST
+
+/*
+ * The point of the chunks: two files changed in turn never have nodes in
+ * one 64-byte line of the region (each chunk is three whole lines).
+ */
+START_TEST(test_chunks_share_no_line)
+{
+	struct th_region t;
+	const struct vl_region *r;
+	uint32_t a, b;
+
+	th_region_init(&t, 256, 4);
+	r = &t.r;
+	a = th_file_new(r, 1, 1);
+	b = th_file_new(r, 1, 2);
+	ck_assert_uint_eq(r->hdr->geo.nodes_off % 64, 0);
+	for (uint64_t k = 0; k < 40; k++) {
+		pmark(r, a, 20 * k, 20 * k + 10);
+		pmark(r, b, 20 * k, 20 * k + 10);
+		if (k % 3 == 2) { /* nodes come and go, merged, split, freed */
+			pmark(r, a, 20 * k - 15, 20 * k + 5);
+			ck_assert_int_eq(punmark(r, b, 20 * k - 38, 20 * k - 33), 0);
+		}
+	}
+	check_pool(r);
+	for (uint32_t n = 1; n + 1 < r->hdr->c.node_hwm; n++) {
+		const struct vl_node *x = vl_node_at(r, n), *y = vl_node_at(r, n + 1);
+		uint64_t end = r->hdr->geo.nodes_off + (uint64_t)(n + 1) * sizeof(*x) - 1;
+
+		/* neighbours on one line: n's last byte and n + 1's first */
+		if (end / 64 != (end + 1) / 64 || vl_node_state(x) == VL_NODE_FREE ||
+		    vl_node_state(y) == VL_NODE_FREE)
+			continue;
+		ck_assert_msg(vl_node_file(x) == vl_node_file(y),
+			      "node %u (file %u) and node %u (file %u) share a cache line", n,
+			      vl_node_file(x), n + 1, vl_node_file(y));
+	}
 	th_region_fini(&t);
 }
 END_TEST
@@ -1929,7 +2456,7 @@ static void check_rebuilt(const struct vl_region *r, const struct pool_snap *s)
 	ck_assert_uint_eq(c->node_top, s->c.node_top);
 	ck_assert_uint_eq(c->node_hwm, s->c.node_hwm);
 	ck_assert_uint_eq(c->nodes_used, s->c.nodes_used);
-	ck_assert_uint_eq(c->seq, s->c.seq);
+	ck_assert_uint_eq(c->age_clock, s->c.age_clock);
 	ck_assert_uint_eq(c->ranges, s->c.ranges);
 	ck_assert_uint_eq(c->ranges_purged, s->c.ranges_purged);
 	th_counts_eq(c->volatile_bytes, s->c.volatile_bytes);
@@ -2006,7 +2533,7 @@ static void build_pool(const struct vl_region *r, uint32_t seq0, uint64_t *rng, 
 {
 	uint32_t f, i;
 
-	r->hdr->c.seq = seq0;
+	test_clock = seq0;
 	for (f = 0; f < NFILES; f++) {
 		struct vl_ident id = pool_ident((int)f);
 		int fresh;
@@ -2048,9 +2575,9 @@ START_TEST(test_rebuild)
 	build_pool(r, seq0[_i], &rng, files);
 	ck_assert_uint_gt(r->hdr->c.ranges_purged, 3);
 	ck_assert_uint_gt(r->hdr->c.ranges - r->hdr->c.ranges_purged, 10);
-	ck_assert_uint_lt(r->hdr->c.nodes_used + 1, r->hdr->c.node_hwm); /* some free slots */
+	ck_assert_uint_lt(th_in_use(r) + VL_CHUNK, r->hdr->c.node_hwm); /* some unused slots */
 	if (seq0[_i] != 0) /* the ages wrapped around 2^32 during the build */
-		ck_assert_uint_lt(r->hdr->c.seq, 1000);
+		ck_assert_uint_lt(test_clock, 1000);
 	/* the twins: both LIVE, both with ranges, each found as itself */
 	id = pool_ident(TWIN_OF);
 	twin = pool_ident(NFILES - 1);
@@ -2081,12 +2608,16 @@ START_TEST(test_rebuild)
 	vl_pool_rebuild(r);
 	check_rebuilt(r, s);
 	check_pool(r);
-	/* and it works on: the free list's head is handed out first */
+	/* and it works on: the free list's head is handed out first (once the file's chunk is spent) */
 	{
-		uint32_t head = free_head(&r->hdr->c);
+		uint32_t head = free_head(&r->hdr->c), n;
 
-		ck_assert_uint_ne(head, VL_NIL);
-		ck_assert_uint_eq(vl_node_alloc(r, files[0]), head);
+		vl_file_at(r, files[0])->h.chunk = VL_NIL;
+		n = vl_node_alloc(r, files[0]);
+		ck_assert_uint_ne(n, VL_NIL);
+		ck_assert_uint_eq(vl_node_at(r, n)->meta, vl_meta(files[0], VL_NODE_PENDING, 0));
+		if (head != VL_NIL)
+			ck_assert_uint_eq(n, head);
 	}
 	ck_assert_uint_eq(r->hdr->c.file_free, files[6]);
 	ck_assert_uint_eq(th_file_new(r, 0x802, 1), files[6]);
@@ -2120,7 +2651,7 @@ START_TEST(test_repair_age_order)
 	r = &t.r;
 	build_pool(r, seq0[_i], &rng, files);
 	if (seq0[_i] != 0)
-		ck_assert_uint_lt(r->hdr->c.seq, 1000);
+		ck_assert_uint_lt(test_clock, 1000);
 	check_pool(r);
 	for (int vi = 0; vi < NFILES; vi++) {
 		v = files[vi];
@@ -2129,11 +2660,12 @@ START_TEST(test_repair_age_order)
 			continue;
 		nr = f->h.nranges;
 		memcpy(before, r->nodes, r->node_cap * sizeof(struct vl_node));
-		/* the dead holder's spares, and a chain that names one of them */
+		/* the dead holder's spares, and a chunk that is its, or a scribble */
 		orphan[0] = vl_node_alloc(r, v);
 		orphan[1] = vl_node_alloc(r, v);
 		ck_assert(orphan[0] != VL_NIL && orphan[1] != VL_NIL);
-		f->h.spare = (uint32_t)th_below(&rng, 2) ? orphan[1] : (uint32_t)th_rand(&rng);
+		if (th_below(&rng, 2))
+			f->h.chunk = (uint32_t)th_rand(&rng);
 		for (n = vl_rb_first(r, f->h.root); n != VL_NIL; n = vl_rb_next(r, n)) {
 			vl_node_at(r, n)->prev = (uint32_t)th_rand(&rng) % r->node_cap;
 			vl_node_at(r, n)->next = (uint32_t)th_rand(&rng);
@@ -2151,11 +2683,12 @@ START_TEST(test_repair_age_order)
 		vl_u128_add(&r->hdr->c.volatile_bytes, 1000);
 		vl_u128_add(&r->hdr->c.purged_bytes, 77);
 
-		vl_file_repair(r, v);
+		vl_file_repair(r, v, test_clock);
 		ck_assert_uint_eq(f->h.nranges, nr);
-		ck_assert_uint_eq(f->h.spare, VL_NIL); /* its spares freed, kept ones too */
-		ck_assert_uint_eq(vl_node_state(vl_node_at(r, orphan[0])), VL_NODE_FREE);
-		ck_assert_uint_eq(vl_node_state(vl_node_at(r, orphan[1])), VL_NODE_FREE);
+		/* the spares it held are unused again: IDLE, or their chunk back in the region */
+		ck_assert_uint_ne(vl_node_state(vl_node_at(r, orphan[0])), VL_NODE_PENDING);
+		ck_assert_uint_ne(vl_node_state(vl_node_at(r, orphan[1])), VL_NODE_PENDING);
+		ck_assert_uint_eq(th_in_use(r), r->hdr->c.ranges);
 		k = vl_rb_check(r, f->h.root, v);
 		ck_assert_int_eq(k, nr);
 		/* the same ranges, with their ages */
@@ -2246,7 +2779,7 @@ START_TEST(test_lru_check)
 	ck_assert(vl_range_ok(r, other, w));
 	f->h.lru_head = other;
 	ck_assert_int_eq(vl_lru_check(r, v), -EUCLEAN);
-	vl_file_repair(r, v);
+	vl_file_repair(r, v, test_clock);
 	ck_assert_int_eq(vl_lru_check(r, v), 0);
 	ck_assert_uint_eq(f->h.lru_head, h);
 	check_pool(r);
@@ -2254,7 +2787,7 @@ START_TEST(test_lru_check)
 	/* a tail out of the table, as one random flip left it */
 	f->h.lru_tail = 0x4000000;
 	ck_assert_int_eq(vl_lru_check(r, v), -EUCLEAN);
-	vl_file_repair(r, v);
+	vl_file_repair(r, v, test_clock);
 	ck_assert_int_eq(vl_lru_check(r, v), 0);
 	ck_assert_uint_eq(f->h.lru_tail, tl);
 	check_pool(r);
@@ -2262,7 +2795,7 @@ START_TEST(test_lru_check)
 	/* the chain cut right after the head */
 	vl_node_at(r, h)->next = VL_NIL;
 	ck_assert_int_eq(vl_lru_check(r, v), -EUCLEAN);
-	vl_file_repair(r, v);
+	vl_file_repair(r, v, test_clock);
 	ck_assert_int_eq(vl_lru_check(r, v), 0);
 	check_pool(r);
 
@@ -2270,7 +2803,7 @@ START_TEST(test_lru_check)
 	f->h.lru_head = f->h.lru_tail = VL_NIL;
 	f->h.oldest = 0;
 	ck_assert_int_eq(vl_lru_check(r, v), -EUCLEAN);
-	vl_file_repair(r, v);
+	vl_file_repair(r, v, test_clock);
 	ck_assert_int_eq(vl_lru_check(r, v), 0);
 	check_pool(r);
 
@@ -2284,17 +2817,18 @@ START_TEST(test_lru_check)
 	ck_assert_int_eq(vl_lru_check(r, v), 0);
 
 	/* the choice: a free record's age is no one's; leave() is heeded */
-	picked = vl_pick_oldest(r, NULL, NULL, &age, &second);
+	picked = vl_pick_oldest(r, test_clock, NULL, NULL, VL_NIL, &age, &second);
 	ck_assert_uint_ne(picked, VL_NIL);
 	ck_assert_uint_eq(age, vl_file_at(r, picked)->h.oldest);
 	ck_assert_uint_eq(vl_file_at(r, files[6])->h.state, VL_FILE_FREE);
-	vl_file_at(r, files[6])->h.oldest = r->hdr->c.seq + 1; /* the oldest of all, read as an age */
-	ck_assert_uint_eq(vl_pick_oldest(r, NULL, NULL, &age, &second), picked);
+	/* the oldest an age reads */
+	vl_file_at(r, files[6])->h.oldest = test_clock - VL_AGE_PAST_MS;
+	ck_assert_uint_eq(vl_pick_oldest(r, test_clock, NULL, NULL, VL_NIL, &age, &second), picked);
 	vl_file_at(r, files[6])->h.oldest = 0;
-	w = vl_pick_oldest(r, leave_one, &picked, &age, &second);
+	w = vl_pick_oldest(r, test_clock, leave_one, &picked, VL_NIL, &age, &second);
 	ck_assert_uint_ne(w, picked);
 	ck_assert_uint_ne(w, VL_NIL);
-	ck_assert_uint_eq(vl_pick_oldest(r, leave_one, &none, &age, &second), picked);
+	ck_assert_uint_eq(vl_pick_oldest(r, test_clock, leave_one, &none, VL_NIL, &age, &second), picked);
 	th_region_fini(&t);
 }
 END_TEST
@@ -2330,7 +2864,7 @@ START_TEST(test_lru_no_spread)
 	ck_assert_int_eq(vl_lru_check(r, w), 0);
 	ck_assert_uint_eq(vl_file_at(r, w)->h.lru_head, head);
 	ck_assert_int_eq(vl_lru_check(r, v), -EUCLEAN);
-	vl_file_repair(r, v);
+	vl_file_repair(r, v, test_clock);
 	ck_assert_int_eq(vl_lru_check(r, v), 0);
 	check_pool(r);
 
@@ -2340,7 +2874,7 @@ START_TEST(test_lru_no_spread)
 	vl_lru_unlink(r, v, head);
 	ck_assert_uint_eq(vl_node_at(r, x)->next, VL_NIL);
 	ck_assert_int_eq(vl_lru_check(r, w), 0);
-	vl_file_repair(r, v);
+	vl_file_repair(r, v, test_clock);
 	ck_assert_int_eq(vl_lru_check(r, v), 0);
 	check_pool(r);
 	th_region_fini(&t);
@@ -2384,7 +2918,7 @@ START_TEST(test_repair_with_splits)
 		if (vl_node_file(vl_node_at(r, n)) == fi)
 			vl_node_at(r, n)->prev = vl_node_at(r, n)->next = (uint32_t)th_rand(&rng);
 	vl_file_at(r, fi)->h.lru_head = vl_file_at(r, fi)->h.lru_tail = VL_NIL;
-	vl_file_repair(r, fi);
+	vl_file_repair(r, fi, test_clock);
 	check_pool(r);
 	k = 0;
 	for (n = vl_file_at(r, fi)->h.lru_head; n != VL_NIL; n = vl_node_at(r, n)->next)
@@ -2416,14 +2950,15 @@ START_TEST(test_rebuild_clamps_hwm)
 	vl_pool_rebuild(r);
 	ck_assert_uint_eq(r->hdr->c.node_hwm, UINT32_MAX);
 	ck_assert_uint_eq(r->hdr->c.file_hwm, 1);
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 2);
+	ck_assert_uint_eq(th_in_use(r), 2);
+	vl_file_at(r, fi)->h.chunk = VL_NIL; /* its IDLE nodes aside: the region's alone */
 	ck_assert_uint_eq(vl_node_alloc(r, fi), VL_NIL);
 	/* file slots above the clamped mark are not looked at; the totals are left */
 	ck_assert_uint_eq(r->hdr->c.files_used, 0);
 	ck_assert_uint_eq(r->hdr->c.ranges, 2);
 	th_count_eq(r->hdr->c.volatile_bytes, 20);
 	r->hdr->c.file_hwm = 2;
-	r->hdr->c.node_hwm = 3;
+	r->hdr->c.node_hwm = 2 * VL_CHUNK; /* the true marks again */
 	vl_pool_rebuild(r);
 	ck_assert_uint_eq(r->hdr->c.files_used, 1);
 	ck_assert_uint_eq(r->hdr->c.ranges, 2);
@@ -2513,10 +3048,10 @@ START_TEST(test_repair_corrects_totals)
 	ck_assert_uint_eq(r->hdr->c.ranges_purged, 1);
 	th_counts_eq(r->hdr->c.volatile_bytes, vb);
 	th_count_eq(r->hdr->c.purged_bytes, 10);
-	ck_assert_uint_eq(r->hdr->c.nodes_used, 4); /* the nodes are all there */
+	ck_assert_uint_eq(th_in_use(r), 4); /* the nodes are all there */
 	ck_assert_uint_eq(r->hdr->c.files_used, 2);
 	/* [0,10)P [25,30)U [40,50)U: the file and the region count them */
-	vl_file_repair(r, fi);
+	vl_file_repair(r, fi, test_clock);
 	ck_assert_uint_eq(vl_file_at(r, fi)->h.nranges, 3);
 	ck_assert_uint_eq(vl_file_at(r, fi)->h.vbytes, 15);
 	ck_assert_uint_eq(r->hdr->c.ranges, 4);
@@ -2525,7 +3060,7 @@ START_TEST(test_repair_corrects_totals)
 	th_count_eq(r->hdr->c.purged_bytes, 10);
 	check_pool(r);
 	/* a second repair of a sound file changes nothing */
-	vl_file_repair(r, fi);
+	vl_file_repair(r, fi, test_clock);
 	th_count_eq(r->hdr->c.volatile_bytes, 115);
 	check_pool(r);
 	th_region_fini(&t);
@@ -2865,11 +3400,13 @@ static Suite *pool_suite(void)
 	tcase_add_test(tc, test_node_take_ready);
 	tcase_add_test(tc, test_alloc_random);
 	tcase_add_loop_test(tc, test_alloc_concurrent, 0, 2); /* 1: with a sweeper */
+	tcase_add_loop_test(tc, test_chunk_race, 0, 4);
 	suite_add_tcase(s, tc);
 	tc = th_tcase("lru", 30);
 	tcase_add_test(tc, test_lru_basic);
 	tcase_add_test(tc, test_lru_random);
-	tcase_add_test(tc, test_age_next_and_older);
+	tcase_add_test(tc, test_age_older);
+	tcase_add_test(tc, test_lru_restamp);
 	suite_add_tcase(s, tc);
 	tc = th_tcase("files", 30);
 	tcase_add_test(tc, test_hash_copy_matches);
@@ -2882,6 +3419,7 @@ static Suite *pool_suite(void)
 	tc = th_tcase("commit", 30);
 	tcase_add_test(tc, test_commit_keeps_unused_spare);
 	tcase_add_test(tc, test_commit_counts_past_2_64);
+	tcase_add_test(tc, test_commit_counts_in_own_slot);
 	tcase_add_loop_test(tc, test_rebuild, 0, 2);
 	tcase_add_loop_test(tc, test_repair_age_order, 0, 2);
 	tcase_add_test(tc, test_lru_check);
@@ -2897,11 +3435,14 @@ static Suite *pool_suite(void)
 	suite_add_tcase(s, tc);
 	tc = th_tcase("spare", 30);
 	tcase_add_test(tc, test_spare_keep_take);
-	tcase_add_test(tc, test_spares_at_most);
+	tcase_add_test(tc, test_chunk_kept_or_back);
+	tcase_add_test(tc, test_chunks_share_no_line);
+	tcase_add_test(tc, test_unmark_takes_spare_to_split);
 	tcase_add_test(tc, test_spare_used);
 	tcase_add_test(tc, test_spare_freed_with_record);
 	tcase_add_test(tc, test_spare_freed_by_repair);
 	tcase_add_test(tc, test_spare_steal);
+	tcase_add_test(tc, test_pending_owners);
 	suite_add_tcase(s, tc);
 	return s;
 }

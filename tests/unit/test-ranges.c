@@ -93,7 +93,7 @@ static uint32_t lru_tail(struct world *w, int f)
 static uint32_t oldest_head(struct world *w)
 {
 	const struct vl_region *r = w->r;
-	uint32_t now = r->hdr->c.seq, age = 0, n = VL_NIL;
+	uint32_t now = w->seq, age = 0, n = VL_NIL; /* the model's clock */
 
 	for (int f = 0; f < w->nf; f++) {
 		const struct vl_file *F = vl_file_at(r, w->fi[f]);
@@ -106,15 +106,24 @@ static uint32_t oldest_head(struct world *w)
 	return n;
 }
 
-/* Nodes kept as spares, over the files of the world. */
+/* Chunks on the free list. */
+static uint32_t free_chunks(const struct vl_region *r)
+{
+	uint32_t k = 0;
+
+	for (uint32_t n = (uint32_t)r->hdr->c.node_top; n != VL_NIL && k < r->node_cap;
+	     n = vl_node_at(r, n)->next)
+		k++;
+	return k;
+}
+
+/* IDLE nodes: kept in chunks that files use (as spares, or until the chunk is unused). */
 static uint32_t spares(struct world *w)
 {
 	uint32_t k = 0;
 
-	for (int f = 0; f < w->nf; f++)
-		for (uint32_t n = vl_file_at(w->r, w->fi[f])->h.spare; n != VL_NIL;
-		     n = vl_node_at(w->r, n)->next)
-			k++;
+	for (uint32_t n = VL_CHUNK; n < w->r->hdr->c.node_hwm; n++)
+		k += vl_node_state(vl_node_at(w->r, n)) == VL_NODE_IDLE;
 	return k;
 }
 
@@ -164,9 +173,15 @@ START_TEST(test_overlap_merge)
 	do_mark(w, 0, 49, 56); /* bridges two */
 	expect(w, 0, "0-80u");
 	ck_assert_uint_eq(w->r->hdr->c.ranges, 1);
-	/* the merged ranges' nodes: VL_SPARES kept by the file, the rest freed */
-	ck_assert_uint_eq(spares(w), VL_SPARES);
-	ck_assert_uint_eq(w->r->hdr->c.nodes_used, 1 + VL_SPARES);
+	/*
+	 * the merged ranges' nodes: IDLE in the file's chunk (VL_CHUNK at most)
+	 * and in the range's own (VL_CHUNK - 1); a chunk left wholly unused goes back
+	 */
+	ck_assert_uint_le(spares(w), 2 * VL_CHUNK - 1);
+	ck_assert_uint_eq(th_in_use(w->r), 1);
+	/* and every node below the mark is used, IDLE or in a free chunk */
+	ck_assert_uint_eq(VL_CHUNK + 1 + spares(w) + VL_CHUNK * free_chunks(w->r),
+			  w->r->hdr->c.node_hwm);
 	world_free(w);
 }
 END_TEST
@@ -300,7 +315,7 @@ START_TEST(test_inside_mark_keeps_age)
 	do_mark(w, 0, 99, 100);
 	expect(w, 0, "0-100u 200-210u");
 	ck_assert_uint_eq(age_at(w, 0, 0), 1);
-	ck_assert_uint_eq(w->r->hdr->c.seq, 3);
+	ck_assert_uint_eq(w->seq, 3); /* three MARKs took an age */
 	ck_assert_uint_eq(oldest_head(w), head);
 	/* inside a purged range: no punch, nothing */
 	purge_at(w, 0, 200);
@@ -350,7 +365,6 @@ START_TEST(test_inside_mark_of_purged_at_touching_start_no_punch)
 		      "mark inside purged [20,100) punched [%" PRIu64 ",%" PRIu64 ") again",
 		      c.punch_start, c.punch_end);
 	ck_assert_uint_eq(c.keep_aged, 0);
-	ck_assert_uint_eq(w->r->hdr->c.seq, w->seq);
 	world_free(w);
 }
 END_TEST
@@ -422,9 +436,9 @@ START_TEST(test_unmark_trim_and_result)
 	expect(w, 0, "0-9p");
 	ck_assert_int_eq(do_unmark(w, 0, 0, 9), 1);
 	expect(w, 0, "");
-	/* no range left: what is still used are the spares file 0 kept */
-	ck_assert_uint_le(spares(w), VL_SPARES);
-	ck_assert_uint_eq(w->r->hdr->c.nodes_used, spares(w));
+	/* no range left: nothing used; file 0 keeps its chunk's nodes IDLE, the rest went back */
+	ck_assert_uint_le(spares(w), VL_CHUNK);
+	ck_assert_uint_eq(th_in_use(w->r), 0);
 	world_free(w);
 }
 END_TEST
@@ -444,7 +458,7 @@ START_TEST(test_purge_merges_neighbours)
 	expect(w, 0, "0-30p");
 	ck_assert_uint_eq(w->r->hdr->c.ranges, 1);
 	ck_assert_uint_eq(w->r->hdr->c.ranges_purged, 1);
-	ck_assert_uint_eq(w->r->hdr->c.nodes_used, 1 + spares(w));
+	ck_assert_uint_eq(th_in_use(w->r), 1);
 	purge_at(w, 0, 0); /* purging it again changes nothing */
 	expect(w, 0, "0-30p");
 	world_free(w);
@@ -512,7 +526,7 @@ START_TEST(test_enomem_mark)
 	ck_assert_uint_eq(w->cap, VL_MIN_RANGES);
 	for (i = 0; i < VL_MIN_RANGES; i++)
 		ck_assert_int_eq(do_mark(w, 0, 10 * i, 10 * i + 5), 0);
-	ck_assert_uint_eq(w->r->hdr->c.nodes_used, VL_MIN_RANGES);
+	ck_assert_uint_eq(th_in_use(w->r), VL_MIN_RANGES);
 	ck_assert_uint_eq(vl_node_alloc(w->r, fi), VL_NIL);
 	/* a disjoint mark needs a node: */
 	world_snapshot(w);
@@ -1222,7 +1236,7 @@ static void scribble_case(int victim, int link, uint32_t v)
 	STEP(purge_head(w));
 	STEP(drop_file(w, 0, 1));
 	STEP(drop_file(w, 1, 0));
-	STEP(vl_file_repair(r, w->fi[0]));
+	STEP(vl_file_repair(r, w->fi[0], w->seq));
 	STEP(vl_pool_rebuild(r));
 #undef STEP
 	world_free(w);

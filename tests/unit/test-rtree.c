@@ -260,7 +260,7 @@ START_TEST(test_sequential)
 		rt_verify(&x, &rng, 0);
 	}
 	ck_assert_uint_eq(*x.root, VL_NIL);
-	ck_assert_uint_eq(x.r->hdr->c.nodes_used, 0);
+	ck_assert_uint_eq(th_in_use(x.r), 0);
 	rt_fini(&x);
 }
 END_TEST
@@ -289,7 +289,7 @@ static void random_run(uint64_t rng, int near)
 		rt_verify(&x, &rng, step % 997 == 0);
 	}
 	/* the pool saw every node come and go */
-	ck_assert_uint_eq(x.r->hdr->c.nodes_used, (uint32_t)x.count);
+	ck_assert_uint_eq(th_in_use(x.r), (uint32_t)x.count);
 	rt_verify(&x, &rng, 1);
 	rt_fini(&x);
 }
@@ -379,8 +379,8 @@ START_TEST(test_check_detects_faults)
 	ck_assert_int_eq(vl_rb_check(x.r, *x.root, x.fi), -EUCLEAN);
 	vl_node_at(x.r, m)->parent |= 1u;
 	ck_assert_int_eq(vl_rb_check(x.r, *x.root, x.fi), ok);
-	/* every colour flip of a single node breaks a rule */
-	for (m = 1; m < x.r->hdr->c.node_hwm; m++) {
+	/* every colour flip of a single node of the tree breaks a rule */
+	for (m = vl_rb_first(x.r, *x.root); m != VL_NIL; m = vl_rb_next(x.r, m)) {
 		vl_node_at(x.r, m)->parent ^= 1u;
 		ck_assert_msg(vl_rb_check(x.r, *x.root, x.fi) == -EUCLEAN,
 			      "colour flip of node %u not seen", m);
@@ -465,7 +465,7 @@ static void poke_all(struct rt *x)
 static void insert_into_corrupt(struct rt *x, uint64_t start)
 {
 	const struct vl_region *r = x->r;
-	uint32_t n = vl_node_alloc(r, x->fi);
+	uint32_t n = th_node_get(r, x->fi);
 	struct vl_node *a = vl_node_at(r, n);
 	int err;
 
@@ -502,7 +502,7 @@ START_TEST(test_corrupt_cycle)
 	snap = malloc(nodes_bytes);
 	ck_assert_ptr_nonnull(snap);
 	{
-		uint32_t n = vl_node_alloc(x.r, x.fi);
+		uint32_t n = th_node_get(x.r, x.fi);
 		struct vl_node *a = vl_node_at(x.r, n);
 
 		a->start = 0;
@@ -522,7 +522,7 @@ START_TEST(test_corrupt_cycle)
 	ck_assert(th_sentinel_zero(x.r));
 	memcpy(snap, x.r->nodes, nodes_bytes);
 	{
-		uint32_t n = vl_node_alloc(x.r, x.fi);
+		uint32_t n = th_node_get(x.r, x.fi);
 		struct vl_node *a = vl_node_at(x.r, n);
 
 		a->start = kend(NKEYS);
@@ -598,7 +598,7 @@ START_TEST(test_corrupt_out_of_range)
 	/* inserting below a link out of range fails without writing */
 	vl_node_at(x.r, first)->left = x.r->node_cap + 5;
 	{
-		uint32_t n = vl_node_alloc(x.r, x.fi);
+		uint32_t n = th_node_get(x.r, x.fi);
 		struct vl_node *a = vl_node_at(x.r, n);
 
 		a->start = 0;
