@@ -586,7 +586,9 @@ static VL_COLD int repair_if_dead(const struct vl_region *r, uint32_t fi)
  * files a dead recounter held (thousands, in a storm: a twentieth of the
  * calls made), with our own file's lock held. A live holder's PENDING
  * nodes are there only while it makes its change; a dead one's stay, and
- * are repaired here VL_REPAIR_AT_FULL at a time, one call after another.
+ * are repaired here VL_REPAIR_AT_FULL at a time, one call after another,
+ * each starting where the last stopped (vl_pending_owners): a live one
+ * stopped there, or a broken lock's file, is passed over by the next.
  */
 #define VL_REPAIR_AT_FULL 32u
 

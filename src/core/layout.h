@@ -528,7 +528,12 @@ struct vl_counters {
 	uint32_t node_ready; /* node slots below this have their pages in memory */
 	uint32_t nodes_used; /* in chunks in use (VL_CHUNK each): a file's changes
 				within its chunk touch no line of the allocator's */
-	uint32_t pad1;
+	/*
+	 * The node slot where a full region's next look for files holding
+	 * PENDING nodes starts (pool.c vl_pending_owners): written only by
+	 * a look that found all it takes; 0 (as made) is the first slot.
+	 */
+	uint32_t repair_from;
 	/* the clock ages are read from (VL_AGE_CLOCK), written at creation only */
 	uint32_t age_clock __attribute__((aligned(64)));
 	uint32_t ranges;     /* live ranges */

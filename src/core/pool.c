@@ -1293,24 +1293,52 @@ uint32_t vl_spare_steal(const struct vl_region *r, uint32_t to)
 	return VL_NIL;
 }
 
+/* Is n a PENDING node of a file other than mine in the table? Its file, or VL_NIL. */
+static VL_INLINE uint32_t pending_owner(const struct vl_region *r, uint32_t n, uint32_t mine)
+{
+	uint32_t m = __atomic_load_n(&vl_node_at(r, n)->meta, __ATOMIC_RELAXED);
+	uint32_t f = m & VL_META_FILE_MASK;
+
+	if (meta_state(m) != VL_NODE_PENDING || f == mine || f >= r->file_cap)
+		return VL_NIL;
+	return f;
+}
+
+/*
+ * The walk starts where the last one that found all it could take
+ * stopped (repair_from), not at the first slot: files that stay PENDING
+ * owners (a holder alive and stopped, a lock broken) and lie first would
+ * otherwise be the whole answer every time, and a dead holder's file above
+ * them never repaired. A scribbled cursor is only a place to start.
+ */
 uint32_t vl_pending_owners(const struct vl_region *r, uint32_t mine, uint32_t *owner,
 			   uint32_t cap)
 {
-	uint32_t hwm = __atomic_load_n(&vl_counters(r)->node_hwm, __ATOMIC_RELAXED), found = 0;
+	struct vl_counters *c = vl_counters(r);
+	uint32_t hwm = __atomic_load_n(&c->node_hwm, __ATOMIC_RELAXED), found = 0, from, n, k;
 
 	hwm = hwm < r->node_cap ? hwm : r->node_cap;
-	for (uint32_t n = VL_CHUNK; n < hwm && found < cap; n++) {
-		uint32_t m = __atomic_load_n(&vl_node_at(r, n)->meta, __ATOMIC_RELAXED);
-		uint32_t f = m & VL_META_FILE_MASK, k;
+	if (hwm <= VL_CHUNK || cap == 0)
+		return 0;
+	from = __atomic_load_n(&c->repair_from, __ATOMIC_RELAXED);
+	from = from >= VL_CHUNK && from < hwm ? from : VL_CHUNK;
+	n = from;
+	do {
+		uint32_t f = pending_owner(r, n, mine);
 
-		if ((m & VL_META_STATE_MASK) >> VL_META_STATE_SHIFT != VL_NODE_PENDING ||
-		    f == 0 || f == mine || f >= r->file_cap)
+		n = n + 1 < hwm ? n + 1 : VL_CHUNK;
+		if (f == VL_NIL)
 			continue;
 		for (k = 0; k < found && owner[k] != f; k++)
 			;
-		if (k == found)
-			owner[found++] = f;
-	}
+		if (k < found)
+			continue;
+		owner[found++] = f;
+		if (found == cap) {
+			__atomic_store_n(&c->repair_from, n, __ATOMIC_RELAXED);
+			break;
+		}
+	} while (n != from);
 	return found;
 }
 

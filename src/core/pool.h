@@ -196,8 +196,10 @@ void vl_spare_keep(const struct vl_region *r, uint32_t fi, uint32_t n);
 uint32_t vl_spare_steal(const struct vl_region *r, uint32_t to);
 /*
  * The files, other than mine, that hold PENDING nodes (below the node
- * high-water mark, each once, at most cap of them, in slot order): the
- * only files whose repair gives nodes back. One read of each node; no lock.
+ * high-water mark, each once, at most cap of them, in slot order from
+ * where the last call that found cap of them stopped, round to there):
+ * the only files whose repair gives nodes back. One read of each node; no
+ * lock.
  */
 uint32_t vl_pending_owners(const struct vl_region *r, uint32_t mine, uint32_t *owner,
 			   uint32_t cap);

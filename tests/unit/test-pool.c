@@ -2201,6 +2201,40 @@ START_TEST(test_pending_owners)
 END_TEST
 
 /*
+ * The look starts where the last one that found all it could take
+ * stopped: files that stay PENDING owners in the first slots cannot be
+ * its whole answer every time. A scribbled start is the first slot.
+ */
+START_TEST(test_pending_owners_rotate)
+{
+	struct th_region t;
+	const struct vl_region *r;
+	uint32_t a, b, owner[4];
+
+	th_region_init(&t, 8, 4);
+	r = &t.r;
+	a = th_file_new(r, 1, 1);
+	b = th_file_new(r, 1, 2);
+	ck_assert_uint_ne(vl_node_alloc(r, b), VL_NIL);
+	ck_assert_uint_ne(vl_node_alloc(r, a), VL_NIL);
+	ck_assert_uint_eq(vl_pending_owners(r, 0, owner, 1), 1);
+	ck_assert_uint_eq(owner[0], b);
+	ck_assert_uint_eq(vl_pending_owners(r, 0, owner, 1), 1);
+	ck_assert_uint_eq(owner[0], a);
+	ck_assert_uint_eq(vl_pending_owners(r, 0, owner, 1), 1);
+	ck_assert_uint_eq(owner[0], b);
+	/* not all it could take: the start stays, the look goes round to it */
+	ck_assert_uint_eq(vl_pending_owners(r, 0, owner, 4), 2);
+	ck_assert_uint_eq(owner[0], a);
+	ck_assert_uint_eq(owner[1], b);
+	vl_counters(r)->repair_from = 0xffffffffu;
+	ck_assert_uint_eq(vl_pending_owners(r, 0, owner, 1), 1);
+	ck_assert_uint_eq(owner[0], b);
+	th_region_fini(&t);
+}
+END_TEST
+
+/*
  * A change that lets nodes go keeps them IDLE in their chunks: a file's
  * chunk stays its own; another chunk left unused goes back to the region,
  * or becomes the file's when the file's own has nothing left.
@@ -3443,6 +3477,7 @@ static Suite *pool_suite(void)
 	tcase_add_test(tc, test_spare_freed_by_repair);
 	tcase_add_test(tc, test_spare_steal);
 	tcase_add_test(tc, test_pending_owners);
+	tcase_add_test(tc, test_pending_owners_rotate);
 	suite_add_tcase(s, tc);
 	return s;
 }
