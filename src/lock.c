@@ -586,21 +586,32 @@ static VL_COLD int repair_if_dead(const struct vl_region *r, uint32_t fi)
  * files a dead recounter held (thousands, in a storm: a twentieth of the
  * calls made), with our own file's lock held. A live holder's PENDING
  * nodes are there only while it makes its change; a dead one's stay, and
- * are repaired here VL_REPAIR_AT_FULL at a time, one call after another,
- * each starting where the last stopped (vl_pending_owners): a live one
- * stopped there, or a broken lock's file, is passed over by the next.
+ * are repaired here VL_REPAIR_AT_FULL at a time, each look starting where
+ * the last stopped (vl_pending_owners): a live one stopped there, or a
+ * broken lock's file, is passed over by the next.
  */
 #define VL_REPAIR_AT_FULL 32u
+/*
+ * Looks a call makes while each finds VL_REPAIR_AT_FULL files and none
+ * can be repaired (their holders alive): so that a MARK the region has
+ * room for is not refused for the first 32 it met, within a bound.
+ */
+#define VL_REPAIR_LOOKS 4u
 
 uint32_t vl_repair_dead_holders(const struct vl_region *r, uint32_t mine)
 {
 	uint32_t owner[VL_REPAIR_AT_FULL], n = 0;
-	uint32_t k = vl_pending_owners(r, mine, owner, VL_REPAIR_AT_FULL);
 
-	while (k-- > 0)
-		if (__atomic_load_n(&vl_file_at(r, owner[k])->h.state, __ATOMIC_RELAXED) ==
-		    VL_FILE_LIVE)
-			n += (uint32_t)repair_if_dead(r, owner[k]);
+	for (uint32_t look = 0; look < VL_REPAIR_LOOKS && n == 0; look++) {
+		uint32_t k = vl_pending_owners(r, mine, owner, VL_REPAIR_AT_FULL);
+
+		for (uint32_t i = 0; i < k; i++)
+			if (__atomic_load_n(&vl_file_at(r, owner[i])->h.state, __ATOMIC_RELAXED) ==
+			    VL_FILE_LIVE)
+				n += (uint32_t)repair_if_dead(r, owner[i]);
+		if (k < VL_REPAIR_AT_FULL)
+			break; /* the look went round: every owner there is was met */
+	}
 	return n;
 }
 

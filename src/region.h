@@ -108,8 +108,8 @@ void vl_unlock_file(const struct vl_region *r, uint32_t fi);
 int vl_trylock_file(const struct vl_region *r, uint32_t fi);
 /*
  * Files but `mine` that hold PENDING nodes and whose lock a holder that
- * is gone still holds (at most 32 a call, the next call going on from
- * where this one stopped): taken over, repaired (their
+ * is gone still holds (32 a look, each look going on from where the
+ * last stopped; up to 4 looks while none is repaired): taken over, repaired (their
  * PENDING nodes, a dead freer's chunk among them, freed: DESIGN 10) and
  * let go. Never waits for a live holder, so
  * the caller may hold file mine's lock (and no other); not the region

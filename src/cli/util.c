@@ -163,8 +163,10 @@ int open_region(struct vl_region *r, int create)
 	if (err == -EUCLEAN)
 		die("region %s is corrupt (%s)", cfg->region, strerror(EUCLEAN));
 	if (err == -EPROTO)
-		die("region %s was made by an incompatible version (%s)", cfg->region,
-		    strerror(EPROTO));
+		/* an upgrade's case (README): what is in it is another version's to answer for */
+		die("region %s was made by an incompatible version (%s): remove it once no program "
+		    "of that version uses it, or reboot",
+		    cfg->region, strerror(EPROTO));
 	if (err)
 		die("region %s: %s", cfg->region, strerror(-err));
 	/* a region made anew looks for older ones to take in (move.c) */

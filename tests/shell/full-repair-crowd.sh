@@ -99,5 +99,13 @@ say "G: $made MARKs of g made (want $WANT); d's lock word after: $after"
 	stop_all
 	fail "G made $made MARKs of g, not $WANT: the region full, d's chunk (its freer D killed) not repaired (d's lock word still $after), $LIVE files held by live holders with PENDING nodes in lower slots"
 }
+# and no MARK before those was refused: the first that finds the region
+# full repairs d, however many live holders' files its first look meets
+first=$(grep '^mark ' "$WORK/G.out" | grep -n ' = -' | sed -n '1s/:.*//p')
+[ -z "$first" ] || [ "$first" -gt "$WANT" ] || {
+	grep -m1 '^mark .* = -' "$WORK/G.out" >&2
+	stop_all
+	fail "G's MARK $first of g was refused while d's chunk was there to repair: the full region's look met the $LIVE live holders' files first and repaired nothing"
+}
 stop_all
 exit $FAILED

@@ -194,6 +194,11 @@ good_region
 printf '\377\377\377\177' | dd of="$VOLATILE_REGION" bs=1 seek=$((VL_REGION_OFFSET + 8)) \
 	conv=notrunc 2>/dev/null
 unusable format EPROTO
+# the command says what to do about it: the upgrade's case (README)
+run st_format "$VOLATILE_CMD" status
+[ "$rc" -eq 2 ] || { show st_format; fail "status of a region of another format: exit $rc, want 2"; }
+grep -q "^volatile: region $VOLATILE_REGION was made by an incompatible version (Protocol error): remove it once no program of that version uses it, or reboot$" \
+	"$WORK/st_format.err" || { show st_format; fail "status of a region of another format: not the one line that says what to do"; }
 
 # a directory in its place: refused, with EACCES or open(2)'s EISDIR
 new_region
