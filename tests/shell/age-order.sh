@@ -37,22 +37,6 @@ mkfile "$a" 64K A
 mkfile "$b" 64K B
 mkfile "$z" 64K Z
 
-# purged_set NAME: the files with a purged range, from `volatile status --json`
-purged_set() {
-	status_json "$1"
-	jq_py "$1" '" ".join(sorted(f["path"].rsplit("/", 1)[1] for f in d["file_list"]
-		if any(r["purged"] for r in f["ranges"]))) or "none"'
-}
-
-# shifted NAME SECONDS VT-ARGS...: vt with the test build, its age clock SECONDS on
-shifted() {
-	_n=$1
-	_s=$2
-	shift 2
-	ok "$_n" env LD_PRELOAD="$FAULT_LIB" VOLATILE_FAULT_AGE_SHIFT="$_s" \
-		timeout "$VL_TIMEOUT" "$VT" "$@"
-}
-
 # ---- 1. two regions, one order -----------------------------------------------------
 new_region
 r1=$VOLATILE_REGION

@@ -658,6 +658,26 @@ print(json.dumps(r) if not isinstance(r, str) else r)
 ' "$WORK/$1.out" "$2" || fail "cannot evaluate $2 over $1"
 }
 
+# ---- ages (DESIGN 10) -------------------------------------------------------
+
+# purged_set NAME: the files with a purged range (their base names, sorted,
+# or "none"), from `volatile status --json` into $WORK/NAME.out
+purged_set() {
+	status_json "$1"
+	jq_py "$1" '" ".join(sorted(f["path"].rsplit("/", 1)[1] for f in d["file_list"]
+		if any(r["purged"] for r in f["ranges"]))) or "none"'
+}
+
+# shifted NAME SECONDS VT-ARGS...: ok NAME, vt under the fault library
+# (need_fault_lib) with its age clock SECONDS on (VOLATILE_FAULT_AGE_SHIFT)
+shifted() {
+	_n=$1
+	_s=$2
+	shift 2
+	ok "$_n" env LD_PRELOAD="${FAULT_LIB:?}" VOLATILE_FAULT_AGE_SHIFT="$_s" \
+		timeout "$VL_TIMEOUT" "$VT" "$@"
+}
+
 # wait_stopped NAME PID WHY: until process PID (NAME's, as bg started it)
 # is stopped, 60 s at most; else show NAME and fail with WHY
 wait_stopped() {
