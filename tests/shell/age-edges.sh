@@ -16,8 +16,7 @@
 need_cmd
 need_python
 
-FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
-[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
+need_fault_lib
 [ -x "$VOLATILE_FAULT_CMD" ] || fail "$VOLATILE_FAULT_CMD is not built (make check builds it)"
 
 a=$WORK/a
@@ -26,21 +25,6 @@ z=$WORK/z
 mkfile "$a" 64K A
 mkfile "$b" 64K B
 mkfile "$z" 64K Z
-
-purged_set() {
-	status_json "$1"
-	jq_py "$1" '" ".join(sorted(f["path"].rsplit("/", 1)[1] for f in d["file_list"]
-		if any(r["purged"] for r in f["ranges"]))) or "none"'
-}
-
-# shifted NAME MS VT-ARGS...: vt with the test build, its age clock MS ms on
-shifted() {
-	_n=$1
-	_s=$2
-	shift 2
-	ok "$_n" env LD_PRELOAD="$FAULT_LIB" VOLATILE_FAULT_AGE_SHIFT="$_s" \
-		timeout "$VL_TIMEOUT" "$VT" "$@"
-}
 
 purge_at() {
 	ok "$1" env VOLATILE_FAULT_AGE_SHIFT="$2" timeout "$VL_TIMEOUT" \

@@ -28,13 +28,6 @@ b=$WORK/b
 mkfile "$a" 64K A
 mkfile "$b" 64K B
 
-# purged_set NAME: the files with a purged range, from `volatile status --json`
-purged_set() {
-	status_json "$1"
-	jq_py "$1" '" ".join(sorted(f["path"].rsplit("/", 1)[1] for f in d["file_list"]
-		if any(r["purged"] for r in f["ranges"]))) or "none"'
-}
-
 # timens.py MODE OFFSET FIRST SECOND: MODE unshare: unshare(CLONE_NEWTIME),
 # the children's monotonic offset OFFSET s, then MARK SECOND 0 4K. MODE
 # fork: MARK FIRST 8K 4K, then the same unshare, fork, and the child marks

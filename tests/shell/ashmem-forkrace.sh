@@ -28,8 +28,7 @@
 
 TWINS=$VL_TOP_BUILDDIR/tests/helpers/twins
 [ -x "$TWINS" ] || fail "$TWINS is not built (make check builds it)"
-FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
-[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
+need_fault_lib
 
 part_a() {
 	region_held_stopped a

@@ -18,8 +18,7 @@
 #           wait for ever.
 . "$(dirname "$0")/lib.sh"
 
-FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
-[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
+need_fault_lib
 CANCELSIG=$VL_TOP_BUILDDIR/tests/helpers/cancelsig
 [ -x "$CANCELSIG" ] || fail "$CANCELSIG is not built (make check builds it)"
 f=$WORK/file

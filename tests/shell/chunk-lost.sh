@@ -17,27 +17,14 @@
 . "$(dirname "$0")/lib.sh"
 need_cmd
 need_python
+. "$(dirname "$0")/chunk-lib.sh"
 
-FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
-[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
-
-VOLATILE_REGION_RANGES=8
-export VOLATILE_REGION_RANGES
 f=$WORK/f
-marks=
-unmarks=
-for k in 0 1 2 3 4 5 6 7; do
-	marks="$marks mark $((k * 8))K 4K"
-	unmarks="$unmarks unmark $((k * 8))K 4K"
-done
 
 # eight_ranges NAME: a fresh process marks 8 ranges of f, each must be made
 eight_ranges() {
-	# shellcheck disable=SC2086 # words: "mark OFF LEN" each
-	run "$1" svt open "$f" rw $marks $unmarks
-	_made=$(grep -c '^mark .* = 0$' "$WORK/$1.out")
-	say "$1: $_made of 8 MARKs made"
-	[ "$_made" -eq 8 ] || { show "$1"; fail "$1: only $_made of 8 MARKs made in a region with room for 8 ranges"; }
+	marks_made "$f" "$1"
+	[ "$made" -eq 8 ] || { show "$1"; fail "$1: only $made of 8 MARKs made in a region with room for 8 ranges"; }
 }
 
 new_region
@@ -47,14 +34,8 @@ status_json st
 expect_eq "capacity of the small region" "$(jq_py st 'd["capacity_ranges"]')" 8
 
 # P, killed as its UNMARK gives a chunk back (all of it taken, none of it free yet)
-# shellcheck disable=SC2086
-bg P env LD_PRELOAD="$FAULT_LIB" VT_STOP_AT="chunk_free: taken, not free" \
-	timeout "$VL_TIMEOUT" "$VT" pid open "$f" rw $marks $unmarks
-wait_match P out '^pid = '
-p_pid=$(sed -n 's/^pid = //p' "$WORK/P.out")
-[ -n "$p_pid" ] || { show P; fail "P said no pid"; }
-wait_stopped P "$p_pid" "P never reached the step that gives a chunk back"
-kill -KILL "$p_pid"
+freer P "$f"
+kill -KILL "$fpid"
 wait_bg P
 
 eight_ranges after
@@ -68,13 +49,10 @@ g=$WORK/g
 mkfile "$g" 64K G
 # shellcheck disable=SC2086
 ok F svt open "$f" rw $marks unmark 0K 4K unmark 8K 4K unmark 16K 4K unmark 24K 4K
-bg S env LD_PRELOAD="$FAULT_LIB" VT_STOP_AT="nodes_sweep: chained, not pushed" \
-	timeout "$VL_TIMEOUT" "$VT" pid open "$g" rw mark 0 4K
-wait_match S out '^pid = '
-s_pid=$(sed -n 's/^pid = //p' "$WORK/S.out")
-[ -n "$s_pid" ] || { show S; fail "S said no pid"; }
-wait_stopped S "$s_pid" "S never reached the sweep's step between its taking and its push"
-kill -KILL "$s_pid"
+stopped_at S "nodes_sweep: chained, not pushed" \
+	"S never reached the sweep's step between its taking and its push" \
+	open "$g" rw mark 0 4K
+kill -KILL "$fpid"
 wait_bg S
 run G svt open "$g" rw mark 0 4K mark 8K 4K mark 16K 4K mark 24K 4K \
 	unmark 0 4K unmark 8K 4K unmark 16K 4K unmark 24K 4K

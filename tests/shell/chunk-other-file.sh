@@ -13,28 +13,15 @@
 # (Then f is opened, its lock taken and the file repaired: 8 are made.)
 . "$(dirname "$0")/lib.sh"
 need_cmd
+. "$(dirname "$0")/chunk-lib.sh"
 
-FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
-[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
-
-VOLATILE_REGION_RANGES=8
-export VOLATILE_REGION_RANGES
 f=$WORK/f
 g=$WORK/g
-marks=
-unmarks=
-for k in 0 1 2 3 4 5 6 7; do
-	marks="$marks mark $((k * 8))K 4K"
-	unmarks="$unmarks unmark $((k * 8))K 4K"
-done
 
 # eight_of FILE NAME: a fresh process marks 8 ranges of FILE, each must be made
 eight_of() {
-	# shellcheck disable=SC2086 # words: "mark OFF LEN" each
-	run "$2" svt open "$1" rw $marks $unmarks
-	_made=$(grep -c '^mark .* = 0$' "$WORK/$2.out")
-	say "$2: $_made of 8 MARKs of $(basename "$1") made"
-	[ "$_made" -eq 8 ] || { show "$2"; fail "$2: only $_made of 8 MARKs of $(basename "$1") made in a region with room for 8 ranges, f untouched since its freer was killed"; }
+	marks_made "$1" "$2"
+	[ "$made" -eq 8 ] || { show "$2"; fail "$2: only $made of 8 MARKs of $(basename "$1") made in a region with room for 8 ranges, f untouched since its freer was killed"; }
 }
 
 new_region
@@ -43,14 +30,8 @@ mkfile "$g" 64K G
 eight_of "$g" first
 
 # P, killed as its UNMARK of f gives a chunk back
-# shellcheck disable=SC2086
-bg P env LD_PRELOAD="$FAULT_LIB" VT_STOP_AT="chunk_free: taken, not free" \
-	timeout "$VL_TIMEOUT" "$VT" pid open "$f" rw $marks $unmarks
-wait_match P out '^pid = '
-p_pid=$(sed -n 's/^pid = //p' "$WORK/P.out")
-[ -n "$p_pid" ] || { show P; fail "P said no pid"; }
-wait_stopped P "$p_pid" "P never reached the step that gives a chunk back"
-kill -KILL "$p_pid"
+freer P "$f"
+kill -KILL "$fpid"
 wait_bg P
 
 soft eight_of "$g" after

@@ -13,31 +13,20 @@
 # lets go: the region's 8 in use, none given twice.
 . "$(dirname "$0")/lib.sh"
 need_cmd
+. "$(dirname "$0")/chunk-lib.sh"
 
-FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
-[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
-
-VOLATILE_REGION_RANGES=8
-export VOLATILE_REGION_RANGES
 f=$WORK/f
 g=$WORK/g
-marks=
-for k in 0 1 2 3 4 5 6 7; do
-	marks="$marks mark $((k * 8))K 4K"
-done
 
 new_region
 mkfile "$f" 64K A
 mkfile "$g" 64K G
 # shellcheck disable=SC2086 # words: "mark OFF LEN" each
 ok F svt open "$f" rw $marks unmark 0K 4K unmark 8K 4K unmark 16K 4K unmark 24K 4K
-bg S env LD_PRELOAD="$FAULT_LIB" VT_STOP_AT="nodes_sweep: a chunk's first taken, not its others" \
-	timeout "$VL_TIMEOUT" "$VT" pid open "$g" rw mark 0 4K
-wait_match S out '^pid = '
-s_pid=$(sed -n 's/^pid = //p' "$WORK/S.out")
-[ -n "$s_pid" ] || { show S; fail "S said no pid"; }
-wait_stopped S "$s_pid" "S never reached the sweep's step between a chunk's first node and its others"
-kill -KILL "$s_pid"
+stopped_at S "nodes_sweep: a chunk's first taken, not its others" \
+	"S never reached the sweep's step between a chunk's first node and its others" \
+	open "$g" rw mark 0 4K
+kill -KILL "$fpid"
 wait_bg S
 run G svt open "$g" rw mark 0 4K mark 8K 4K mark 16K 4K mark 24K 4K
 made=$(grep -c '^mark .* = 0$' "$WORK/G.out")

@@ -31,8 +31,7 @@
 need_cmd
 need_python
 
-FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
-[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
+need_fault_lib
 LEGACY=$VL_TOP_BUILDDIR/tests/helpers/ashmem-legacy
 [ -x "$LEGACY" ] || fail "$LEGACY is not built (make check builds it)"
 

@@ -20,8 +20,7 @@
 
 BEHAVE=$VL_TOP_BUILDDIR/tests/helpers/behave
 [ -x "$BEHAVE" ] || fail "$BEHAVE is not built (make check builds it)"
-FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
-[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
+need_fault_lib
 
 holder_done() {
 	kill -CONT "$hpid" 2>/dev/null

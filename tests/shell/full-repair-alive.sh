@@ -12,31 +12,16 @@
 # the chunk comes back: 8 ranges of the other file are made.
 . "$(dirname "$0")/lib.sh"
 need_cmd
+. "$(dirname "$0")/chunk-lib.sh"
+need_lockword
 
-FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
-[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
-LOCKWORD=$VL_TOP_BUILDDIR/tests/helpers/lockword
-[ -x "$LOCKWORD" ] || fail "$LOCKWORD is not built (make check builds it)"
-
-VOLATILE_REGION_RANGES=8
-export VOLATILE_REGION_RANGES
 f=$WORK/f
 g=$WORK/g
-marks=
-unmarks=
-for k in 0 1 2 3 4 5 6 7; do
-	marks="$marks mark $((k * 8))K 4K"
-	unmarks="$unmarks unmark $((k * 8))K 4K"
-done
 
-# made FILE NAME: a fresh process marks 8 ranges of FILE (and unmarks
-# them); how many MARKs were made is $made
+# made FILE NAME: marks_made, which must exit 0
 made() {
-	# shellcheck disable=SC2086 # words: "mark OFF LEN" each
-	run "$2" svt open "$1" rw $marks $unmarks
+	marks_made "$1" "$2"
 	[ "$rc" -eq 0 ] || { show "$2"; fail "$2: exit status $rc"; }
-	made=$(grep -c '^mark .* = 0$' "$WORK/$2.out")
-	say "$2: $made of 8 MARKs of $(basename "$1") made"
 }
 
 new_region
@@ -46,13 +31,8 @@ made "$g" first
 [ "$made" -eq 8 ] || fail "first: a region with room for 8 ranges made $made of g's 8"
 
 # P, stopped (alive) as its UNMARK of f gives a chunk back, f's lock held
-# shellcheck disable=SC2086
-bg P env LD_PRELOAD="$FAULT_LIB" VT_STOP_AT="chunk_free: taken, not free" \
-	timeout "$VL_TIMEOUT" "$VT" pid open "$f" rw $marks $unmarks
-wait_match P out '^pid = '
-p_pid=$(sed -n 's/^pid = //p' "$WORK/P.out")
-[ -n "$p_pid" ] || { show P; fail "P said no pid"; }
-wait_stopped P "$p_pid" "P never reached the step that gives a chunk back"
+freer P "$f"
+p_pid=$fpid
 
 ok lw1 "$LOCKWORD" slot "$f" token "$p_pid"
 slot=$(sed -n 's/^slot .* = //p' "$WORK/lw1.out")

@@ -17,50 +17,20 @@
 # range of the region, D's chunk repaired among them.
 . "$(dirname "$0")/lib.sh"
 need_cmd
-
-FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
-[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
-LOCKWORD=$VL_TOP_BUILDDIR/tests/helpers/lockword
-[ -x "$LOCKWORD" ] || fail "$LOCKWORD is not built (make check builds it)"
+. "$(dirname "$0")/chunk-lib.sh"
+need_lockword
 
 # 33 files of two chunks each, g's own chunk and one chunk more
 LIVE=32
 VOLATILE_REGION_RANGES=$((((LIVE + 1) * 2 + 2) * 4))
 export VOLATILE_REGION_RANGES
 WANT=$((VOLATILE_REGION_RANGES - LIVE * 4))
-marks=
-unmarks=
-for k in 0 1 2 3 4 5 6 7; do
-	marks="$marks mark $((k * 8))K 4K"
-	unmarks="$unmarks unmark $((k * 8))K 4K"
-done
 gmarks=
 k=0
 while [ "$k" -lt $((WANT + 8)) ]; do
 	gmarks="$gmarks mark $((k * 8))K 4K"
 	k=$((k + 1))
 done
-
-STOPPED=
-stop_all() {
-	for p in $STOPPED; do
-		kill -KILL "$p" 2>/dev/null
-	done
-	STOPPED=
-}
-
-# freer NAME FILE: a process that marks 8 ranges of FILE, unmarks them and
-# stops as its UNMARK gives a chunk back (FILE's lock held, the chunk
-# PENDING of FILE); its pid is $fpid
-freer() {
-	# shellcheck disable=SC2086 # words: "mark OFF LEN" each
-	bg "$1" env LD_PRELOAD="$FAULT_LIB" VT_STOP_AT="chunk_free: taken, not free" \
-		timeout "$VL_TIMEOUT" "$VT" pid open "$2" rw $marks $unmarks
-	wait_match "$1" out '^pid = '
-	fpid=$(sed -n 's/^pid = //p' "$WORK/$1.out")
-	[ -n "$fpid" ] || { show "$1"; stop_all; fail "$1 said no pid"; }
-	wait_stopped "$1" "$fpid" "$1 never reached the step that gives a chunk back"
-}
 
 new_region
 d=$WORK/d

@@ -18,20 +18,8 @@
 # and a fresh process must then make 8 of 8. Five rounds.
 . "$(dirname "$0")/lib.sh"
 need_cmd
-
-FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
-[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
-LOCKWORD=$VL_TOP_BUILDDIR/tests/helpers/lockword
-[ -x "$LOCKWORD" ] || fail "$LOCKWORD is not built (make check builds it)"
-
-VOLATILE_REGION_RANGES=8
-export VOLATILE_REGION_RANGES
-marks=
-unmarks=
-for k in 0 1 2 3 4 5 6 7; do
-	marks="$marks mark $((k * 8))K 4K"
-	unmarks="$unmarks unmark $((k * 8))K 4K"
-done
+. "$(dirname "$0")/chunk-lib.sh"
+need_lockword
 
 for round in 1 2 3 4 5; do
 	new_region
@@ -41,14 +29,8 @@ for round in 1 2 3 4 5; do
 		mkfile "$WORK/g$round.$k" 64K G
 	done
 
-	# shellcheck disable=SC2086
-	bg P$round env LD_PRELOAD="$FAULT_LIB" VT_STOP_AT="chunk_free: taken, not free" \
-		timeout "$VL_TIMEOUT" "$VT" pid open "$f" rw $marks $unmarks
-	wait_match P$round out '^pid = '
-	p_pid=$(sed -n 's/^pid = //p' "$WORK/P$round.out")
-	[ -n "$p_pid" ] || { show P$round; fail "P$round said no pid"; }
-	wait_stopped P$round "$p_pid" "P$round never reached the step that gives a chunk back"
-	kill -KILL "$p_pid"
+	freer P$round "$f"
+	kill -KILL "$fpid"
 	wait_bg P$round
 
 	for k in 1 2 3 4; do
@@ -80,9 +62,7 @@ for round in 1 2 3 4 5; do
 	[ "$made" -ge 8 ] || fail "round $round: the four made $made MARKs in a region with room for 8"
 	expect_line lw${round}w "word $slot = 0"
 	expect_line lw${round}w "counts = ranges=0 bytes=0"
-	# shellcheck disable=SC2086
-	run after$round svt open "$WORK/g$round.1" rw $marks $unmarks
-	n=$(grep -c '^mark .* = 0$' "$WORK/after$round.out")
-	[ "$n" -eq 8 ] || { show after$round; fail "round $round: after the four, a fresh process made $n of 8"; }
+	marks_made "$WORK/g$round.1" after$round
+	[ "$made" -eq 8 ] || { show after$round; fail "round $round: after the four, a fresh process made $made of 8"; }
 done
 exit $FAILED

@@ -13,8 +13,7 @@
 . "$(dirname "$0")/lib.sh"
 need_cmd
 
-FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
-[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
+need_fault_lib
 
 new_region
 VOLATILE_REGION_RANGES=8

@@ -18,8 +18,7 @@
 share_build 4247
 need_cmd
 
-FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
-[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
+need_fault_lib
 
 # stopped_holder WHAT [USER-PREFIX...]: a holder stops in its purge; a second
 # process's UNMARK must still be waiting 1 s later; once the holder goes on,

@@ -228,6 +228,23 @@ need_python() {
 	command -v "$PYTHON" >/dev/null 2>&1 || skip "python3 is needed to read JSON and is missing"
 }
 
+# need_fault_lib: FAULT_LIB names the library's test build (tests/fault:
+# VT_STOP_AT stops a process at a named step, VOLATILE_FAULT_AGE_SHIFT
+# moves its age clock), share_build's copy once it made one; the test
+# fails where it is not built.
+need_fault_lib() {
+	FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
+	[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
+}
+
+# need_lockword: LOCKWORD names tests/helpers/lockword (a file's record
+# slot, a record's lock word, a pid's token, the region's counts);
+# the test fails where it is not built.
+need_lockword() {
+	LOCKWORD=$VL_TOP_BUILDDIR/tests/helpers/lockword
+	[ -x "$LOCKWORD" ] || fail "$LOCKWORD is not built (make check builds it)"
+}
+
 # kernel_word: may this process have the kernel's word that a file is gone
 # (src/inode_gone.c: open_by_handle_at, which needs CAP_DAC_READ_SEARCH, and which
 # a seccomp filter may refuse)? 0 if so; else 1, why in $KERNEL_WORD_WHY.
@@ -639,6 +656,26 @@ d = json.load(open(sys.argv[1]))
 r = eval(sys.argv[2])
 print(json.dumps(r) if not isinstance(r, str) else r)
 ' "$WORK/$1.out" "$2" || fail "cannot evaluate $2 over $1"
+}
+
+# ---- ages (DESIGN 10) -------------------------------------------------------
+
+# purged_set NAME: the files with a purged range (their base names, sorted,
+# or "none"), from `volatile status --json` into $WORK/NAME.out
+purged_set() {
+	status_json "$1"
+	jq_py "$1" '" ".join(sorted(f["path"].rsplit("/", 1)[1] for f in d["file_list"]
+		if any(r["purged"] for r in f["ranges"]))) or "none"'
+}
+
+# shifted NAME SECONDS VT-ARGS...: ok NAME, vt under the fault library
+# (need_fault_lib) with its age clock SECONDS on (VOLATILE_FAULT_AGE_SHIFT)
+shifted() {
+	_n=$1
+	_s=$2
+	shift 2
+	ok "$_n" env LD_PRELOAD="${FAULT_LIB:?}" VOLATILE_FAULT_AGE_SHIFT="$_s" \
+		timeout "$VL_TIMEOUT" "$VT" "$@"
 }
 
 # wait_stopped NAME PID WHY: until process PID (NAME's, as bg started it)

@@ -49,8 +49,7 @@ expect_line holder "expect 0 8K zero ok"
 expect_line holder "expect 8K 8K A ok"
 
 # ---- 2. a lock taken while the purge is under way ------------------------------------
-FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
-[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
+need_fault_lib
 LOCKRACE=$VL_TOP_BUILDDIR/tests/helpers/lockrace
 [ -x "$LOCKRACE" ] || fail "$LOCKRACE is not built (make check builds it)"
 new_region

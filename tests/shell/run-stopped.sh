@@ -18,8 +18,7 @@
 need_cmd
 : "${VL_TOP_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
 CC=${VL_CC:-cc}
-FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
-[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
+need_fault_lib
 supervised || skip "volatile run has no supervisor here"
 # shellcheck disable=SC2086 # CC may carry words
 $CC -D_GNU_SOURCE -static -I"$VL_TOP_SRCDIR/include" -o "$WORK/vts" \

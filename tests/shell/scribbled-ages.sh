@@ -31,8 +31,7 @@
 . "$(dirname "$0")/lib.sh"
 need_cmd
 
-LOCKWORD=$VL_TOP_BUILDDIR/tests/helpers/lockword
-[ -x "$LOCKWORD" ] || fail "$LOCKWORD is not built (make check builds it)"
+need_lockword
 
 lw() {
 	"$LOCKWORD" "$@" >"$WORK/lw.out" 2>"$WORK/lw.err" || { cat "$WORK/lw.err" >&2; fail "lockword $*"; }

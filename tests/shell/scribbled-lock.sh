@@ -37,10 +37,8 @@
 need_cmd
 need_python
 
-FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
-LOCKWORD=$VL_TOP_BUILDDIR/tests/helpers/lockword
-[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
-[ -x "$LOCKWORD" ] || fail "$LOCKWORD is not built (make check builds it)"
+need_fault_lib
+need_lockword
 
 # every command here takes a second at most: one that hangs fails sooner
 VL_TIMEOUT=10

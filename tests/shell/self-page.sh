@@ -13,9 +13,8 @@
 . "$(dirname "$0")/lib.sh"
 
 SELFPAGE=$VL_TOP_BUILDDIR/tests/helpers/selfpage
-FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
+need_fault_lib
 [ -x "$SELFPAGE" ] || fail "$SELFPAGE is not built (make check builds it)"
-[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
 
 new_region
 run sp timeout "$VL_TIMEOUT" "$SELFPAGE" "$FAULT_LIB"

@@ -16,8 +16,7 @@
 need_cmd
 need_python
 
-FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
-[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
+need_fault_lib
 
 new_region
 mkfile "$WORK/a" 64K A

@@ -36,10 +36,9 @@
 need_cmd
 need_python
 
-FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
+need_fault_lib
 MARKER=$VL_TOP_BUILDDIR/tests/helpers/marker
 LOCKWORD=$VL_TOP_BUILDDIR/tests/helpers/lockword
-[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
 [ -x "$MARKER" ] && [ -x "$LOCKWORD" ] || fail "tests/helpers/marker, lockword are not built (make check builds them)"
 
 STOPS=${VL_STOPS:-200}

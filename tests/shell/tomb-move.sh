@@ -19,8 +19,7 @@ U=4246
 command -v setpriv >/dev/null 2>&1 || skip "setpriv (util-linux) is not installed"
 setpriv --reuid=$U --regid=$U --clear-groups -- test -x "$VT" ||
 	skip "the build tree is not readable by uid $U: $VT"
-FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
-[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
+need_fault_lib
 
 chmod 0711 "$WORK" || fail "chmod $WORK"
 ud=$WORK/u

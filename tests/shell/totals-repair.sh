@@ -17,8 +17,7 @@
 need_cmd
 need_python
 
-FAULT_LIB=${VOLATILE_FAULT_LIBRARY:-$VL_TOP_BUILDDIR/tests/fault/.libs/libvolatile-fault.so}
-[ -r "$FAULT_LIB" ] || fail "$FAULT_LIB is not built (make check builds it)"
+need_fault_lib
 
 stopped_at() { # NAME STEP CMD...: run vt under the fault library, stopped at STEP; sets spid
 	_n=$1 _step=$2
