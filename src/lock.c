@@ -274,6 +274,23 @@ int vl_lock_try(const struct vl_region *r, struct vl_lock *l)
 }
 
 /*
+ * Lock l, read as held by w (not broken), taken over if w's holder is
+ * gone: its token, as read, becomes me (the waiters bit kept, so that our
+ * drop wakes them), or someone else was first. 1 if it is ours now, to
+ * be repaired; the one way a dead holder's lock changes hands.
+ */
+static int take_over_if_gone(const struct vl_region *r, struct vl_lock *l, uint32_t w,
+			     uint32_t me)
+{
+	if (vl_token_alive(r, w & VL_TOKEN_MASK) ||
+	    !__atomic_compare_exchange_n(&l->word, &w, me | (w & VL_LOCK_WAITERS), 0,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return 0;
+	vl_log("lock holder %#x is gone: taken over, to be repaired", w & VL_TOKEN_MASK);
+	return 1;
+}
+
+/*
  * vl_lock_take's way (lock.h) when the lock is not free at once, or this
  * process has no token in the region yet. The wait is bounded (DESIGN
  * 11): a holder that is alive but does not let go (stopped, traced,
@@ -318,15 +335,10 @@ VL_COLD int vl_lock_take_slow(const struct vl_region *r, struct vl_lock *l)
 			continue;
 		w |= VL_LOCK_WAITERS;
 		/* a holder that lets go wakes us: only one that does not is looked at */
-		if (!wait_on(l, w) || __atomic_load_n(&l->word, __ATOMIC_RELAXED) != w ||
-		    vl_token_alive(r, w & VL_TOKEN_MASK))
+		if (!wait_on(l, w) || __atomic_load_n(&l->word, __ATOMIC_RELAXED) != w)
 			continue;
-		/* the holder is gone: its token, as read, becomes ours, or someone beat us to it */
-		if (__atomic_compare_exchange_n(&l->word, &w, me | VL_LOCK_WAITERS, 0,
-						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-			vl_log("lock holder %#x is gone: taken over, to be repaired", w & VL_TOKEN_MASK);
+		if (take_over_if_gone(r, l, w, me))
 			return 1;
-		}
 	}
 }
 
@@ -562,14 +574,8 @@ static VL_COLD int repair_if_dead(const struct vl_region *r, uint32_t fi)
 	uint32_t me, w = __atomic_load_n(&l->word, __ATOMIC_ACQUIRE);
 
 	if (w == 0 || (w & VL_LOCK_BROKEN) || my_token(r, &me) != 0 ||
-	    vl_token_alive(r, w & VL_TOKEN_MASK))
+	    !take_over_if_gone(r, l, w, me))
 		return 0;
-	/* its token, as read, becomes ours (waiters kept: our drop wakes them), or someone was first */
-	if (!__atomic_compare_exchange_n(&l->word, &w, me | (w & VL_LOCK_WAITERS), 0,
-					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-		return 0;
-	vl_log("lock holder %#x of file %u is gone: taken over, to be repaired", w & VL_TOKEN_MASK,
-	       fi);
 	vers_odd(vl_file_at(r, fi));
 	/* not repaired: repair_taken left the lock orphaned or broken, not ours */
 	if (repair_taken(r, fi) != 0)

@@ -108,12 +108,12 @@ void vl_unlock_file(const struct vl_region *r, uint32_t fi);
 int vl_trylock_file(const struct vl_region *r, uint32_t fi);
 /*
  * Files but `mine` that hold PENDING nodes and whose lock a holder that
- * is gone still holds (32 a look, each look going on from where the
- * last stopped; up to 4 looks while none is repaired): taken over, repaired (their
- * PENDING nodes, a dead freer's chunk among them, freed: DESIGN 10) and
- * let go. Never waits for a live holder, so
- * the caller may hold file mine's lock (and no other); not the region
- * lock. Returns how many were repaired. A region that looks full calls it.
+ * is gone still holds (32 a look, each look going on from where the last
+ * stopped; up to 4 looks while none is repaired): taken over, repaired
+ * (their PENDING nodes, a dead freer's chunk among them, freed: DESIGN
+ * 10) and let go. Never waits for a live holder, so the caller may hold
+ * file mine's lock (and no other); not the region lock. Returns how many
+ * were repaired. A region that looks full calls it.
  */
 uint32_t vl_repair_dead_holders(const struct vl_region *r, uint32_t mine);
 /*
