@@ -71,8 +71,7 @@
 
 #include "age.h"
 #include "core/fault.h"
-#include "core/pool.h"
-#include "core/ranges.h"
+#include "core/index.h"
 #include "core/tomb.h"
 #include "env.h"
 #include "inode_gone.h"
@@ -251,12 +250,11 @@ int vl_drop_file_locked(const struct vl_region *r, uint32_t fi, uint32_t gen, in
 		if (tomb)
 			vl_tomb_add(r->tomb, &f->h.ident);
 		VL_STEP("drop: tombstone set (if purged), record kept");
-		err = unpurged_only ? vl_ranges_forget_unpurged(r, &f->h.root, fi, &c)
-				    : vl_ranges_clear(r, &f->h.root, fi, &c);
+		err = unpurged_only ? vl_ix_forget_unpurged(r, fi, &c) : vl_ix_clear(r, fi, &c);
 		if (err == 0 && !tomb && !unpurged_only && c.d_purged != 0)
 			vl_tomb_add(r->tomb, &f->h.ident);
 		if (err == 0) {
-			vl_commit(r, fi, &c, VL_NIL);
+			vl_ix_commit(r, fi, &c);
 			/* an ashmem region's record (its name, size, prot) goes only with it */
 			if (f->h.nranges == 0 && !(unpurged_only && vl_file_holds_state(f)))
 				vl_file_release(r, fi);
@@ -453,22 +451,19 @@ static int flag_batch(const struct vl_region *r, const struct vl_goal *g, struct
 		      struct vl_purge_report *rep)
 {
 	struct vl_counters *k = vl_counters(r);
-	uint32_t n = f->h.lru_head;
+	struct vl_ix_aged a;
 	uint64_t bytes = 0;
 	int got = 0;
 
 	VL_ASSERT_HELD(r, &f->h.lock);
-	do { /* the first: the file's oldest, which the choice was made by */
-		uint32_t next = vl_node_at(r, n)->next; /* unpurged: no merge frees it */
+	/* the first: the file's oldest, which the choice was made by (checked: lock_and_check) */
+	vl_ix_oldest(r, fi, &a);
+	do {
 		struct vl_change c;
 
-		/* a link the two nodes disagree on ends the batch: the next visit's check sees it */
-		if (next != VL_NIL && (next >= r->node_cap || vl_node_at(r, next)->prev != n))
-			next = VL_NIL;
-
-		if (vl_ranges_purge(r, &f->h.root, fi, n, &c) != 0)
+		if (vl_ix_purge_next(r, fi, &a, &c) != 0)
 			break;
-		vl_commit(r, fi, &c, VL_NIL);
+		vl_ix_commit(r, fi, &c);
 		__atomic_fetch_add(&k->purges, 1, __ATOMIC_RELAXED);
 		vl_u128_add_shared(&k->purged_total, c.punch_end - c.punch_start);
 		ext[got].start = c.punch_start;
@@ -477,8 +472,7 @@ static int flag_batch(const struct vl_region *r, const struct vl_goal *g, struct
 		rep->ranges++;
 		bytes += c.punch_end - c.punch_start;
 		got++;
-		n = vl_batch_next(r, g, rep, fi, next, second, now, bytes, got);
-	} while (n != VL_NIL);
+	} while (vl_batch_next(r, g, rep, fi, &a, second, now, bytes, got));
 	return got;
 }
 
@@ -508,7 +502,7 @@ static void lru_mend(const struct vl_region *r, uint32_t fi, int err)
 		vl_log("file %u: its age order is unsound, not repaired (region lock)", fi);
 		return;
 	}
-	vl_file_repair(r, fi, vl_age_now_of(vl_now_ms()));
+	vl_ix_repair(r, fi, vl_age_now_of(vl_now_ms()));
 	vl_unlock_region(r);
 	vl_log("file %u: its age order was unsound: repaired", fi);
 }
@@ -637,10 +631,10 @@ static int lock_and_check(struct pass *p, struct visit *v, struct vl_purge_repor
 	 * What steers this visit (its age order's ends, the age it published)
 	 * is in no sum: checked here, where it is used, and mended (DESIGN 13).
 	 */
-	err = vl_lru_check(r, v->t.fi);
+	err = vl_ix_check_steering(r, v->t.fi);
 	if (err != 0)
 		return mend_and_choose_again(p, v->t.fi, err, rep);
-	if (!vl_choice_stands(r, v->f, v->age)) {
+	if (!vl_choice_stands(r, v->t.fi, v->age)) {
 		/*
 		 * A MARK, UNMARK or purge of it came between (its age order is
 		 * sound): choose again. Each such round is another caller's
