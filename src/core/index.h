@@ -227,7 +227,7 @@ static inline int vl_ix_reserve_kept(const struct vl_region *r, uint32_t fi,
 	return res->node != VL_NIL;
 }
 
-/* From the region, no lock (a region full, or its file system): 1 if had. */
+/* From the region, no lock: 1 if had, 0 if it is full or its file system is. */
 static inline int vl_ix_reserve_new(const struct vl_region *r, uint32_t fi,
 				    struct vl_ix_res *res)
 {
