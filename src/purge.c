@@ -25,12 +25,12 @@
  *      state and record's sum are checked again (a freed and reused slot
  *      fails the generation, a scribbled record its sum: skipped), then
  *      the fields that steer the visit and that no sum covers
- *      (vl_lru_check: the age order's ends are ranges of this file,
+ *      (vl_ix_check_steering: the age order's ends are ranges of this file,
  *      `oldest` its head's age; mended if not, and chosen again once;
  *      wrong again in the pass: skipped), then the head's age against the
  *      chosen one (vl_choice_stands; else another caller changed it:
  *      choose again). What is flagged and punched is read from nodes whose sum,
- *      state and file are checked (vl_ranges_purge).
+ *      state and file are checked (vl_ix_purge_next).
  *   4. The fd punched through refers to the file's identity (device,
  *      inode, birth time, generation), checked in the table the punch
  *      goes through, which nobody but the punch changes: an fd we opened
@@ -484,11 +484,11 @@ static int skip_file(struct pass *p, uint32_t fi, struct vl_purge_report *rep)
 }
 
 /*
- * File fi's age order failed vl_lru_check (its lock held): err 1, its
+ * File fi's age order failed vl_ix_check_steering (its lock held): err 1, its
  * published age was wrong and is its head's now; -EUCLEAN, an end of the
  * order is not its own: its tree and age order are rebuilt from the
  * nodes that name it, as after a holder's death (the region lock too,
- * as vl_file_repair asks).
+ * as vl_ix_repair asks).
  */
 static void lru_mend(const struct vl_region *r, uint32_t fi, int err)
 {
@@ -590,7 +590,7 @@ static int reach(struct pass *p, struct visit *v, struct vl_purge_report *rep)
 }
 
 /*
- * File fi's age order failed vl_lru_check with err: mend it and let go of
+ * File fi's age order failed vl_ix_check_steering with err: mend it and let go of
  * its lock. Mended, the file may be chosen again by what it publishes
  * now, once: found wrong a second time in the pass, it is skipped.
  */
