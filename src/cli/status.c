@@ -72,7 +72,7 @@ static int32_t holder_pid(const struct vl_region *r, const struct vl_lock *l)
 }
 
 /*
- * The ranges of file f, as they are now (no lock: the caller checks vers
+ * The ranges of file fi, as they are now (no lock: the caller checks vers
  * after), each with its MARK's stamp where its age goes (ages_now).
  */
 static void copy_ranges(const struct vl_region *r, uint32_t fi, struct file_out *out)
