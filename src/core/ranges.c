@@ -205,6 +205,25 @@ static VL_INLINE int right_joins(const struct vl_region *r, const struct run_wal
 }
 
 /*
+ * A MARK that joins a purged range: the flag must not lie, so the bytes
+ * that were not purged go now: [s, e) and the unpurged ranges it
+ * overlaps (their union is one extent, each of them meeting [s, e)),
+ * read before the merge changes them. Never the purged ranges' extents:
+ * a repair keeps a node it cannot check as purged with the extent it
+ * reads (DESIGN 11), which a scribble may have made anything, and their
+ * bytes need no punch (a flag may say purged of intact bytes).
+ */
+static VL_INLINE void mark_punch(const struct vl_region *r, const struct run_walk *m,
+				 uint64_t s, uint64_t e, struct vl_change *c)
+{
+	const struct vl_node *first = vl_node_at(r, m->first);
+	const struct vl_node *last = vl_node_at(r, m->last);
+
+	c->punch_start = !vl_node_purged(first) && first->start < s ? first->start : s;
+	c->punch_end = !vl_node_purged(last) && last->end > e ? last->end : e;
+}
+
+/*
  * The case of no range to merge into: the spare becomes the range
  * [fs, fe), inserted next to right when there is one (found: no second
  * descent). A failed insert leaves the spare PENDING, nothing changed.
@@ -304,6 +323,8 @@ int vl_ranges_mark(const struct vl_region *r, uint32_t *root, uint32_t file, uin
 		return -ENOMEM;
 	fs = left_in ? vl_node_at(r, m.left)->start : m.ms;
 	fe = right_in ? vl_node_at(r, m.right)->end : m.me;
+	if (m.purged)
+		mark_punch(r, &m, s, e, c);
 
 	if (keep == spare) {
 		err = mark_into_spare(r, root, file, spare, m.right, fs, fe, c);
@@ -315,11 +336,6 @@ int vl_ranges_mark(const struct vl_region *r, uint32_t *root, uint32_t file, uin
 	account(r, c, keep, +1);
 	c->keep = keep;
 	c->keep_aged = 1;
-	if (m.purged) {
-		/* the flag must not lie: the bytes that were not purged go now */
-		c->punch_start = m.ms;
-		c->punch_end = m.me;
-	}
 	return 0;
 }
 

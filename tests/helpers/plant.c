@@ -25,10 +25,15 @@
  *       slot that nobody holds (a holder that died, its slot freed since),
  *       "broken" a lock whose repair failed, "junk:SEED" random bytes over
  *       the whole lock, HEX that word.
+ *
+ *   plant end FILE START END
+ *       overwrite the end of FILE's range that starts at START with END,
+ *       without rewriting the node's sum: a stray write into a node.
  */
 #include "core/layout.h"
 #include "core/pool.h"
 #include "core/ranges.h"
+#include "core/rtree.h"
 #include "env.h"
 #include "ident.h"
 #include "region.h"
@@ -76,6 +81,37 @@ static int scribble(const char *file, const char *other)
 	vl_unlock_region(&r);
 	printf("scribbled file %u: it claims to be %s\n", fi, other);
 	return 0;
+}
+
+static int scribble_end(const char *file, uint64_t start, uint64_t end)
+{
+	const struct vl_config *cfg = vl_config();
+	struct vl_region r;
+	struct vl_stat st;
+	uint32_t fi, x, steps = 0;
+
+	if (vl_sys_stat_at(-100, file, 1, &st) != 0 || vl_region_open(cfg->region, 0, 0, 0, &r) != 0 ||
+	    vl_lock_region(&r) != 0) {
+		fprintf(stderr, "plant: cannot stat %s or open the region\n", file);
+		return 1;
+	}
+	if (vl_file_lookup(&r, &st.id, &fi) != 0 || fi == VL_NIL) {
+		fprintf(stderr, "plant: %s has no record\n", file);
+		return 1;
+	}
+	for (x = vl_rb_first(&r, vl_file_at(&r, fi)->h.root); x != VL_NIL && steps++ < r.node_cap;
+	     x = vl_rb_next(&r, x)) {
+		if (vl_node_at(&r, x)->start == start) {
+			vl_node_at(&r, x)->end = end; /* and no new sum */
+			vl_unlock_region(&r);
+			printf("scribbled node %u of file %u: [%llu, %llu)\n", x, fi,
+			       (unsigned long long)start, (unsigned long long)end);
+			return 0;
+		}
+	}
+	vl_unlock_region(&r);
+	fprintf(stderr, "plant: %s has no range at %llu\n", file, (unsigned long long)start);
+	return 1;
 }
 
 static int lockword(const char *which, const char *what)
@@ -131,6 +167,8 @@ int main(int argc, char **argv)
 		return scribble(argv[2], argv[3]);
 	if (argc == 4 && strcmp(argv[1], "lockword") == 0)
 		return lockword(argv[2], argv[3]);
+	if (argc == 5 && strcmp(argv[1], "end") == 0)
+		return scribble_end(argv[2], strtoull(argv[3], NULL, 0), strtoull(argv[4], NULL, 0));
 	if (argc != 6) {
 		fprintf(stderr, "usage: plant FILE POFF PLEN VOFF VLEN\n");
 		return 2;

@@ -772,6 +772,12 @@ int do_mark(struct world *w, int f, uint64_t s, uint64_t e)
 					     "byte %" PRIu64 " joins purged [%" PRIu64 ",%" PRIu64
 					     ") unpunched\n%s",
 					     b, mg->s, mg->e, world_ctx(w));
+			/* a purged range's extent is not punched again: a repair may not know it */
+			for (b = c.punch_start; b < c.punch_end; b++)
+				m_check_msg(was[b] != 2 || (s <= b && b < e),
+					     "mark [%" PRIu64 ",%" PRIu64 ") punched byte %" PRIu64
+					     " of a purged range\n%s",
+					     s, e, b, world_ctx(w));
 		} else {
 			m_check_msg(c.punch_start == c.punch_end,
 				     "mark into unpurged range punched [%" PRIu64 ",%" PRIu64 ")\n%s",
