@@ -29,6 +29,12 @@
  *   plant end FILE START END
  *       overwrite the end of FILE's range that starts at START with END,
  *       without rewriting the node's sum: a stray write into a node.
+ *
+ *   plant link FILE START left|right TARGET|none
+ *       make a link of FILE's range that starts at START name the range
+ *       that starts at TARGET, or none (links have no sum): a walk in key
+ *       order may then go from the one to the other, past what lies
+ *       between, or a subtree be cut off.
  */
 #include "core/layout.h"
 #include "core/pool.h"
@@ -83,35 +89,65 @@ static int scribble(const char *file, const char *other)
 	return 0;
 }
 
-static int scribble_end(const char *file, uint64_t start, uint64_t end)
+/* FILE's node of the range starting at start, the region locked: 0, or 1 (said why) */
+static int node_of(struct vl_region *r, const char *file, uint64_t start, uint32_t *fi,
+		   uint32_t *x)
 {
 	const struct vl_config *cfg = vl_config();
-	struct vl_region r;
 	struct vl_stat st;
-	uint32_t fi, x, steps = 0;
+	uint32_t steps = 0;
 
-	if (vl_sys_stat_at(-100, file, 1, &st) != 0 || vl_region_open(cfg->region, 0, 0, 0, &r) != 0 ||
-	    vl_lock_region(&r) != 0) {
+	if (vl_sys_stat_at(-100, file, 1, &st) != 0 || vl_region_open(cfg->region, 0, 0, 0, r) != 0 ||
+	    vl_lock_region(r) != 0) {
 		fprintf(stderr, "plant: cannot stat %s or open the region\n", file);
 		return 1;
 	}
-	if (vl_file_lookup(&r, &st.id, &fi) != 0 || fi == VL_NIL) {
+	if (vl_file_lookup(r, &st.id, fi) != 0 || *fi == VL_NIL) {
 		fprintf(stderr, "plant: %s has no record\n", file);
 		return 1;
 	}
-	for (x = vl_rb_first(&r, vl_file_at(&r, fi)->h.root); x != VL_NIL && steps++ < r.node_cap;
-	     x = vl_rb_next(&r, x)) {
-		if (vl_node_at(&r, x)->start == start) {
-			vl_node_at(&r, x)->end = end; /* and no new sum */
-			vl_unlock_region(&r);
-			printf("scribbled node %u of file %u: [%llu, %llu)\n", x, fi,
-			       (unsigned long long)start, (unsigned long long)end);
+	for (*x = vl_rb_first(r, vl_file_at(r, *fi)->h.root); *x != VL_NIL && steps++ < r->node_cap;
+	     *x = vl_rb_next(r, *x))
+		if (vl_node_at(r, *x)->start == start)
 			return 0;
-		}
-	}
-	vl_unlock_region(&r);
+	vl_unlock_region(r);
 	fprintf(stderr, "plant: %s has no range at %llu\n", file, (unsigned long long)start);
 	return 1;
+}
+
+static int scribble_end(const char *file, uint64_t start, uint64_t end)
+{
+	struct vl_region r;
+	uint32_t fi, x;
+
+	if (node_of(&r, file, start, &fi, &x) != 0)
+		return 1;
+	vl_node_at(&r, x)->end = end; /* and no new sum */
+	vl_unlock_region(&r);
+	printf("scribbled node %u of file %u: [%llu, %llu)\n", x, fi, (unsigned long long)start,
+	       (unsigned long long)end);
+	return 0;
+}
+
+static int scribble_link(const char *file, uint64_t start, const char *which, const char *target)
+{
+	struct vl_region r;
+	uint32_t fi, x, y = VL_NIL;
+
+	if (strcmp(target, "none") != 0) {
+		if (node_of(&r, file, strtoull(target, NULL, 0), &fi, &y) != 0)
+			return 1;
+		vl_unlock_region(&r);
+	}
+	if (node_of(&r, file, start, &fi, &x) != 0)
+		return 1;
+	if (strcmp(which, "left") == 0)
+		vl_node_at(&r, x)->left = y;
+	else
+		vl_node_at(&r, x)->right = y;
+	vl_unlock_region(&r);
+	printf("scribbled node %u of file %u: its %s link names node %u\n", x, fi, which, y);
+	return 0;
 }
 
 static int lockword(const char *which, const char *what)
@@ -167,6 +203,8 @@ int main(int argc, char **argv)
 		return scribble(argv[2], argv[3]);
 	if (argc == 4 && strcmp(argv[1], "lockword") == 0)
 		return lockword(argv[2], argv[3]);
+	if (argc == 6 && strcmp(argv[1], "link") == 0)
+		return scribble_link(argv[2], strtoull(argv[3], NULL, 0), argv[4], argv[5]);
 	if (argc == 5 && strcmp(argv[1], "end") == 0)
 		return scribble_end(argv[2], strtoull(argv[3], NULL, 0), strtoull(argv[4], NULL, 0));
 	if (argc != 6) {
