@@ -6,7 +6,7 @@
 #include "age.h"
 
 #include "core/layout.h"
-#include "core/pool.h"
+#include "core/index.h"
 #include "env.h"
 #include "lock.h"
 #include "log.h"
@@ -100,7 +100,7 @@ static void tend_file(const struct vl_region *r, uint32_t fi, uint32_t now)
 
 	if (vl_trylock_file(r, fi) != 0)
 		return;
-	n = vl_lru_restamp(r, fi, now);
+	n = vl_ix_restamp(r, fi, now);
 	vl_unlock_file(r, fi);
 	if (n != 0)
 		vl_log("file %u: %u ranges older than 40 days restamped at 40 days", fi, n);

@@ -43,7 +43,7 @@ static inline uint32_t vl_age_now_of(uint64_t now_ms)
 /*
  * At most once an hour in the region, restamp the ranges near the wrap:
  * every LIVE file whose published oldest is more than VL_AGE_RESTAMP_MS
- * old gets vl_lru_restamp under its lock, if that is free at once (a busy
+ * old gets vl_ix_restamp under its lock, if that is free at once (a busy
  * file is looked at next time). now_ms: a reading of vl_now_ms(). No lock
  * held. At the start of every purge pass; and vl_ages_tend below.
  */

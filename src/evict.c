@@ -47,8 +47,7 @@
 #include "evict.h"
 
 #include "core/fault.h"
-#include "core/pool.h"
-#include "core/ranges.h"
+#include "core/index.h"
 #include "core/tomb.h"
 #include "env.h"
 #include "log.h"
@@ -189,12 +188,12 @@ static int evict(const struct vl_region *r, const struct cand *c)
 		if (tomb)
 			vl_tomb_add(r->tomb, &f->h.ident);
 		VL_STEP("evict: tombstone set, record kept");
-		err = vl_ranges_clear(r, &f->h.root, c->fi, &ch);
+		err = vl_ix_clear(r, c->fi, &ch);
 		/* a purged range the count missed: its tombstone, still before the slot goes */
 		if (err == 0 && !tomb && ch.d_purged != 0)
 			vl_tomb_add(r->tomb, &f->h.ident);
 		if (err == 0) {
-			vl_commit(r, c->fi, &ch, VL_NIL);
+			vl_ix_commit(r, c->fi, &ch);
 			vl_file_release(r, c->fi);
 			r->hdr->c.evicted++;
 		}

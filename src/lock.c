@@ -47,7 +47,7 @@
 #include "age.h"
 #include "core/compiler.h"
 #include "core/fault.h"
-#include "core/pool.h"
+#include "core/index.h"
 #include "env.h"
 #include "log.h"
 #include "region.h"
@@ -509,7 +509,7 @@ static VL_COLD int repair_taken(const struct vl_region *r, uint32_t fi)
 		return -EUCLEAN;
 	}
 	vl_age_attach();
-	vl_file_repair(r, fi, vl_age_now_of(vl_now_ms()));
+	vl_ix_repair(r, fi, vl_age_now_of(vl_now_ms()));
 	VL_STEP("lock_file: repaired, region locked");
 	vl_log("file %u repaired: %u ranges", fi, vl_file_at(r, fi)->h.nranges);
 	recount(r, fi);

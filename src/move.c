@@ -34,9 +34,7 @@
 #include "move.h"
 
 #include "age.h"
-#include "core/pool.h"
-#include "core/ranges.h"
-#include "core/rtree.h"
+#include "core/index.h"
 #include "core/tomb.h"
 #include "lock.h"
 #include "log.h"
@@ -108,25 +106,12 @@ static int record_locked(const struct vl_region *cur, const struct vl_ident *id,
 static int add_range(const struct vl_region *cur, uint32_t fi, uint64_t s, uint64_t e,
 		     int purged)
 {
-	struct vl_file *f = vl_file_at(cur, fi);
-	struct vl_change c, p;
-	uint32_t spare;
-	int err;
+	struct vl_ix_res res;
 
-	VL_ASSERT_HELD(cur, &f->h.lock);
-	spare = vl_spare_take(cur, fi);
-	if (spare == VL_NIL)
-		spare = vl_node_get(cur, fi);
-	err = vl_ranges_mark(cur, &f->h.root, fi, s, e, spare, &c);
-	if (err) {
-		vl_node_free(cur, spare);
-		return err;
-	}
-	c.age = vl_age_stamp(vl_age_now_of(vl_now_ms()));
-	vl_commit(cur, fi, &c, spare);
-	if (purged && c.keep != VL_NIL && vl_ranges_purge(cur, &f->h.root, fi, c.keep, &p) == 0)
-		vl_commit(cur, fi, &p, VL_NIL);
-	return 0;
+	VL_ASSERT_HELD(cur, &vl_file_at(cur, fi)->h.lock);
+	if (!vl_ix_reserve_kept(cur, fi, &res))
+		vl_ix_reserve_new(cur, fi, &res);
+	return vl_ix_put(cur, fi, s, e, purged, vl_age_stamp(vl_age_now_of(vl_now_ms())), &res);
 }
 
 /* The ways to reach the file, and an ashmem region's state, as old had them (both locked). */
@@ -158,27 +143,27 @@ static void adopt(const struct vl_region *cur, uint32_t fi, const struct vl_file
 static int move_file(const struct vl_region *old, uint32_t fi, const struct vl_region *cur)
 {
 	const struct vl_file *from = vl_file_at(old, fi);
-	uint32_t to, n, steps = 0;
-	int err;
+	struct vl_ix_walk w;
+	struct vl_ix_range x;
+	uint32_t to;
+	int err, got;
 
 	VL_ASSERT_HELD(old, &vl_file_at(old, fi)->h.lock);
 	if (from->h.state != VL_FILE_LIVE || !vl_file_ok(old, from))
 		return 0; /* a record we cannot read names no file we could answer for */
-	if (from->h.root == VL_NIL && !(from->h.flags & (VL_FF_ASHMEM | VL_FF_TOMB)))
+	if (vl_ix_empty(old, fi) && !(from->h.flags & (VL_FF_ASHMEM | VL_FF_TOMB)))
 		return 0; /* nothing to say about it */
 	err = record_locked(cur, &from->h.ident, &to);
 	if (err)
 		return err;
-	for (n = vl_rb_first(old, from->h.root); n != VL_NIL && err == 0 && steps++ < old->node_cap;
-	     n = vl_rb_next(old, n)) {
-		const struct vl_node *x = vl_node_at(old, n);
-
-		if (!vl_range_ok(old, n, fi)) {
+	vl_ix_walk_init(&w, old, fi);
+	while (err == 0 && (got = vl_ix_walk_next(&w, &x)) != 0) {
+		if (got < 0) {
 			/* a range we cannot read: all of the file counts as purged */
 			err = add_range(cur, to, 0, INT64_MAX, 1);
 			break;
 		}
-		err = add_range(cur, to, x->start, x->end, vl_node_purged(x));
+		err = add_range(cur, to, x.start, x.end, x.purged);
 	}
 	if (err == 0)
 		adopt(cur, to, from);

@@ -28,8 +28,7 @@
 #include "env.h"
 #include "core/compiler.h"
 #include "core/fault.h"
-#include "core/pool.h"
-#include "core/ranges.h"
+#include "core/index.h"
 #include "core/tomb.h"
 #include "evict.h"
 #include "args.h"
@@ -254,10 +253,12 @@ static int find_and_lock(const struct vl_region *r, const struct vl_stat *st, in
 	return find_locked(r, st, create, fd);
 }
 
-/* spare_when_full's look under the region lock: a sweep, then a steal */
-static VL_COLD uint32_t sweep_and_steal(const struct vl_region *r, uint32_t fi, int *lock_err)
+/* reserve_when_full's look under the region lock: a sweep, then a steal */
+static VL_COLD int sweep_and_steal(const struct vl_region *r, uint32_t fi, struct vl_ix_res *res,
+				   int *lock_err)
 {
-	uint32_t n = VL_NIL, found;
+	uint32_t found;
+	int had;
 
 	/*
 	 * A region lock not had (a live holder kept it for the bound, or it is
@@ -265,50 +266,47 @@ static VL_COLD uint32_t sweep_and_steal(const struct vl_region *r, uint32_t fi, 
 	 * there may be room it could not look for.
 	 */
 	if ((*lock_err = vl_lock_region(r)) != 0)
-		return n;
-	/* full, it seems: find what killed processes lost, then any chunk's IDLE node */
-	found = vl_nodes_sweep(r);
-	if (found > 0)
-		n = vl_node_get(r, fi);
-	if (n == VL_NIL)
-		n = vl_spare_steal(r, fi);
+		return 0;
+	/* full, it seems: find what killed processes lost, then what another file kept */
+	had = vl_ix_reserve_swept(r, fi, res, &found);
 	vl_unlock_region(r);
-	vl_log("region full: %u free nodes found again%s", found,
-	       n == VL_NIL ? "; none to take" : "");
-	return n;
+	vl_log("region full: %u free nodes found again%s", found, had ? "" : "; none to take");
+	return had;
 }
 
 /*
- * get_spare's way when neither the file's spares nor the free list have
- * one. Still none: the files whose lock a dead process holds are repaired
+ * reserve's way when neither what the file kept nor the region has
+ * room. Still none: the files whose lock a dead process holds are repaired
  * (their PENDING nodes freed: a dead freer's chunk among them, which no
  * sweep may take while it cannot tell it from a live one's), and the look
  * made once more.
  */
-static VL_COLD uint32_t spare_when_full(const struct vl_region *r, uint32_t fi, int *lock_err)
+static VL_COLD int reserve_when_full(const struct vl_region *r, uint32_t fi,
+				      struct vl_ix_res *res, int *lock_err)
 {
-	uint32_t n = sweep_and_steal(r, fi, lock_err);
+	int had = sweep_and_steal(r, fi, res, lock_err);
 
-	if (n == VL_NIL && *lock_err == 0 && vl_repair_dead_holders(r, fi) > 0)
-		n = sweep_and_steal(r, fi, lock_err);
-	return n;
+	if (!had && *lock_err == 0 && vl_repair_dead_holders(r, fi) > 0)
+		had = sweep_and_steal(r, fi, res, lock_err);
+	return had;
 }
 
 /*
- * A spare node for a change of file fi (its lock held), before anything
- * changes: one it kept, else a new one (no lock), else, the region looking
- * full, one a sweep finds, or another file's kept one (the region lock:
- * one sweeper at a time, and the last nodes are anyone's).
+ * A reservation for a change of file fi (its lock held), before anything
+ * changes: what it kept, else from the region (no lock), else, the region
+ * looking full, what a sweep finds, or what another file kept (the region
+ * lock: one sweeper at a time, and the last room is anyone's). Returned
+ * by value: on the MARK's path it stays in a register, as a node did.
  */
-static uint32_t get_spare(const struct vl_region *r, uint32_t fi, int *lock_err)
+static VL_INLINE struct vl_ix_res reserve(const struct vl_region *r, uint32_t fi, int *lock_err)
 {
-	uint32_t n = vl_spare_take(r, fi);
+	struct vl_ix_res res;
 
 	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
 	*lock_err = 0;
-	if (n == VL_NIL)
-		n = vl_node_get(r, fi);
-	return n != VL_NIL ? n : spare_when_full(r, fi, lock_err);
+	if (!vl_ix_reserve_kept(r, fi, &res) && !vl_ix_reserve_new(r, fi, &res))
+		reserve_when_full(r, fi, &res, lock_err);
+	return res;
 }
 
 /*
@@ -354,7 +352,7 @@ static VL_COLD void note_marker(const struct vl_region *r, struct vl_file *f, st
 }
 
 /*
- * Commit the change (after an error, none: the spare is kept), and note
+ * Commit the change (after an error, none: the reservation is kept), and note
  * the marker. Only the file's lock is held: the commit needs no other
  * (pool.h). Who holds the file, and whether a path is wanted, are the
  * region lock's (purgers copy them under it): taken only when they
@@ -362,7 +360,7 @@ static VL_COLD void note_marker(const struct vl_region *r, struct vl_file *f, st
  * note is worth no wait; the next MARK notes what this one could not.
  */
 static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, int err,
-		   uint32_t spare, struct marker *m, uint64_t now_ms)
+		   struct vl_ix_res res, struct marker *m, uint64_t now_ms)
 {
 	struct vl_file *f = vl_file_at(r, fi);
 	uint32_t now = vl_s_of_ms(now_ms);
@@ -371,7 +369,7 @@ static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, 
 		memset(c, 0, sizeof(*c));
 	/* a MARK's range takes the clock the call read (DESIGN 10); an UNMARK's takes none */
 	c->age = vl_age_stamp(vl_age_now_of(now_ms));
-	vl_commit(r, fi, c, spare);
+	vl_ix_commit_res(r, fi, c, &res);
 	VL_STEP("finish: committed");
 	/* in use: not one to evict (evict.c) */
 	if (__atomic_load_n(&f->h.alive_at, __ATOMIC_RELAXED) != now)
@@ -440,17 +438,15 @@ static int mark(const struct vl_region *r, int fdnum, const struct vl_caller *as
 	struct found fd = { VL_NIL, 0 };
 	struct marker m = { fdnum, as->holder, st, 0, 0 };
 	struct vl_change c;
-	struct vl_file *f;
-	uint32_t spare;
+	struct vl_ix_res res;
 	int err, lock_err;
 
 	err = find_and_lock(r, st, 1, &fd);
 	if (err)
 		return err;
-	f = vl_file_at(r, fd.fi);
-	spare = get_spare(r, fd.fi, &lock_err);
+	res = reserve(r, fd.fi, &lock_err);
 	VL_STEP("mark: spare taken, file locked");
-	if (as->early != NULL && spare == VL_NIL) {
+	if (as->early != NULL && !vl_ix_reserved(&res)) {
 		/*
 		 * Answered early, a MARK must not fail after: with no node, one
 		 * that needs one fails (ENOMEM, or why the region lock was not
@@ -466,7 +462,7 @@ static int mark(const struct vl_region *r, int fdnum, const struct vl_caller *as
 		if (as->early != NULL)
 			err = as->early(as->arg);
 		if (err == 0) {
-			err = vl_ranges_mark(r, &f->h.root, fd.fi, s, e, spare, &c);
+			err = vl_ix_mark(r, fd.fi, s, e, &res, &c);
 			if (err == -ENOMEM && lock_err != 0)
 				err = lock_err; /* no node, and the region lock was not had to look for one */
 		}
@@ -474,7 +470,7 @@ static int mark(const struct vl_region *r, int fdnum, const struct vl_caller *as
 	VL_STEP("mark: tree changed, not committed");
 	if (err == 0 && c.punch_end > c.punch_start)
 		punch_merged(r, fd.fi, fdnum, st, s, e, &c);
-	finish(r, fd.fi, &c, err, spare, err ? NULL : &m, now_ms);
+	finish(r, fd.fi, &c, err, res, err ? NULL : &m, now_ms);
 	VL_STEP("mark: committed, file locked");
 	if (m.want_path)
 		note_path(r, fd.fi, fdnum);
@@ -505,8 +501,8 @@ static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struc
 {
 	struct found fd = { VL_NIL, 0 };
 	struct vl_change c;
+	struct vl_ix_res res;
 	struct vl_file *f;
-	uint32_t spare;
 	int err, tomb, lock_err, whole;
 
 	err = find_and_lock(r, st, 0, &fd);
@@ -537,20 +533,20 @@ static int unmark(const struct vl_region *r, uint64_t s, uint64_t e, const struc
 	}
 	/* read now: finish may free the record; set before it was LIVE, never cleared */
 	tomb = (__atomic_load_n(&f->h.flags, __ATOMIC_RELAXED) & VL_FF_TOMB) != 0;
-	/* a spare of the file's chunk taken once it splits a range (most do not) */
-	err = vl_ranges_unmark_taking(r, &f->h.root, fd.fi, s, e, &spare, &c);
-	if (err == -ENOMEM) { /* a split needs a node: get one, then do it all again */
-		spare = get_spare(r, fd.fi, &lock_err);
-		err = spare != VL_NIL ? vl_ranges_unmark(r, &f->h.root, fd.fi, s, e, spare, &c)
-		      : lock_err != 0 ? lock_err
-				      : -ENOMEM;
+	/* reserved from what the file kept once it splits a range (most do not) */
+	err = vl_ix_unmark_reserving(r, fd.fi, s, e, &res, &c);
+	if (err == -ENOMEM) { /* a split needs room: reserve, then do it all again */
+		res = reserve(r, fd.fi, &lock_err);
+		err = vl_ix_reserved(&res) ? vl_ix_unmark(r, fd.fi, s, e, &res, &c)
+		      : lock_err != 0	   ? lock_err
+					   : -ENOMEM;
 	}
 	VL_STEP("unmark: tree changed, not committed");
 	*now_ms = vl_now_ms();
 	/* what this region does not hold whole, an older one left to its users may have purged */
 	whole = err == 0 && (uint64_t)-(c.d_vbytes + c.d_pbytes) == e - s;
 	whole = whole || !blind(r);
-	finish(r, fd.fi, &c, err, spare, NULL, *now_ms);
+	finish(r, fd.fi, &c, err, res, NULL, *now_ms);
 	vl_unlock_file(r, fd.fi);
 	/* an evicted file's every UNMARK says 1 (evict.c says why not fewer) */
 	return err ? err : c.was_purged || tomb || !whole;

@@ -7,7 +7,7 @@
 #include "policy.h"
 
 #include "core/compiler.h"
-#include "core/pool.h"
+#include "core/index.h"
 #include "core/pressure.h"
 #include "log.h"
 #include "sys.h"
@@ -107,10 +107,10 @@ struct vl_u128 vl_volatile_guess(const struct vl_region *r)
 	return t.volatile_bytes;
 }
 
-int vl_choice_stands(const struct vl_region *r, const struct vl_file *f, uint32_t age)
+int vl_choice_stands(const struct vl_region *r, uint32_t fi, uint32_t age)
 {
-	VL_ASSERT_HELD(r, &f->h.lock);
-	return f->h.lru_head != VL_NIL && vl_node_at(r, f->h.lru_head)->seq == age;
+	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
+	return vl_ix_oldest_is(r, fi, age);
 }
 
 int vl_goal_met(const struct vl_region *r, const struct vl_goal *g,
@@ -131,14 +131,16 @@ int vl_goal_excludes(const struct vl_region *r, const struct vl_goal *g, uint32_
 }
 
 int vl_batch_more(const struct vl_region *r, const struct vl_goal *g,
-		  const struct vl_purge_report *rep, uint32_t fi, uint32_t n, uint32_t second,
-		  uint32_t now, uint64_t bytes)
+		  const struct vl_purge_report *rep, uint32_t fi, const struct vl_ix_aged *next,
+		  uint32_t second, uint32_t now, uint64_t bytes)
 {
+	uint32_t age;
+
 	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
-	if (n == VL_NIL || n >= r->node_cap || bytes >= VL_BATCH_BYTES || vl_goal_met(r, g, rep))
+	if (!vl_ix_aged_age(r, next, &age) || bytes >= VL_BATCH_BYTES || vl_goal_met(r, g, rep))
 		return 0;
 	/* ties taken: within a tick the order across files is not known (DESIGN 6) */
-	return second == 0 || !vl_age_older(second, vl_node_at(r, n)->seq, now);
+	return second == 0 || !vl_age_older(second, age, now);
 }
 
 /* ---- at a MARK ------------------------------------------------------------------ */

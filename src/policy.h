@@ -19,6 +19,7 @@
 #define VL_POLICY_H
 
 #include "age.h"
+#include "core/index.h"
 #include "core/layout.h"
 #include "region.h"
 #include "env.h"
@@ -128,9 +129,9 @@ uint32_t vl_choose_file(const struct vl_region *r, const struct vl_goal *g, uint
 /*
  * Does the choice stand: is the file's oldest unpurged range still the
  * one of the age it was chosen by (its lock held, its age order checked:
- * vl_lru_check)? If not, a MARK, UNMARK or purge of it came between.
+ * vl_ix_check_steering)? If not, a MARK, UNMARK or purge of it came between.
  */
-int vl_choice_stands(const struct vl_region *r, const struct vl_file *f, uint32_t age);
+int vl_choice_stands(const struct vl_region *r, uint32_t fi, uint32_t age);
 
 /*
  * Is the goal met: goal->bytes purged (rep), or with use_ceiling the
@@ -153,26 +154,27 @@ int vl_goal_excludes(const struct vl_region *r, const struct vl_goal *g, uint32_
 #define VL_BATCH_BYTES (2u << 20)
 
 /*
- * Is n, the file's next in age, another range to flag in this visit
+ * Is next, the file's next range in age, another range to flag in this visit
  * (bytes flagged in it so far): the goal not met, and not younger than
  * any other file's oldest (second; 0: there is none) for a reader whose
  * age clock reads now: a tie is taken (DESIGN 6)? (file fi's lock held)
  */
 int vl_batch_more(const struct vl_region *r, const struct vl_goal *g,
-		  const struct vl_purge_report *rep, uint32_t fi, uint32_t n, uint32_t second,
-		  uint32_t now, uint64_t bytes);
+		  const struct vl_purge_report *rep, uint32_t fi, const struct vl_ix_aged *next,
+		  uint32_t second, uint32_t now, uint64_t bytes);
 
 /*
- * The range to flag after the got ranges (bytes) a visit flagged so far:
- * n, the file's next in age after the last, while got is under VL_BATCH
- * and vl_batch_more says so; else VL_NIL, the visit's last (the file's
- * lock held). Inline: called once a range flagged.
+ * Is there a range to flag after the got ranges (bytes) a visit flagged
+ * so far: next, the file's next in age after the last, while got is under
+ * VL_BATCH and vl_batch_more says so? If not, the last was the visit's
+ * last (the file's lock held). Inline: called once a range flagged.
  */
-static inline uint32_t vl_batch_next(const struct vl_region *r, const struct vl_goal *g,
-				     const struct vl_purge_report *rep, uint32_t fi, uint32_t n,
-				     uint32_t second, uint32_t now, uint64_t bytes, int got)
+static inline int vl_batch_next(const struct vl_region *r, const struct vl_goal *g,
+				const struct vl_purge_report *rep, uint32_t fi,
+				const struct vl_ix_aged *next, uint32_t second, uint32_t now,
+				uint64_t bytes, int got)
 {
-	return got < VL_BATCH && vl_batch_more(r, g, rep, fi, n, second, now, bytes) ? n : VL_NIL;
+	return got < VL_BATCH && vl_batch_more(r, g, rep, fi, next, second, now, bytes);
 }
 
 /*

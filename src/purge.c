@@ -25,12 +25,12 @@
  *      state and record's sum are checked again (a freed and reused slot
  *      fails the generation, a scribbled record its sum: skipped), then
  *      the fields that steer the visit and that no sum covers
- *      (vl_lru_check: the age order's ends are ranges of this file,
+ *      (vl_ix_check_steering: the age order's ends are ranges of this file,
  *      `oldest` its head's age; mended if not, and chosen again once;
  *      wrong again in the pass: skipped), then the head's age against the
  *      chosen one (vl_choice_stands; else another caller changed it:
  *      choose again). What is flagged and punched is read from nodes whose sum,
- *      state and file are checked (vl_ranges_purge).
+ *      state and file are checked (vl_ix_purge_next).
  *   4. The fd punched through refers to the file's identity (device,
  *      inode, birth time, generation), checked in the table the punch
  *      goes through, which nobody but the punch changes: an fd we opened
@@ -71,8 +71,7 @@
 
 #include "age.h"
 #include "core/fault.h"
-#include "core/pool.h"
-#include "core/ranges.h"
+#include "core/index.h"
 #include "core/tomb.h"
 #include "env.h"
 #include "inode_gone.h"
@@ -251,12 +250,11 @@ int vl_drop_file_locked(const struct vl_region *r, uint32_t fi, uint32_t gen, in
 		if (tomb)
 			vl_tomb_add(r->tomb, &f->h.ident);
 		VL_STEP("drop: tombstone set (if purged), record kept");
-		err = unpurged_only ? vl_ranges_forget_unpurged(r, &f->h.root, fi, &c)
-				    : vl_ranges_clear(r, &f->h.root, fi, &c);
+		err = unpurged_only ? vl_ix_forget_unpurged(r, fi, &c) : vl_ix_clear(r, fi, &c);
 		if (err == 0 && !tomb && !unpurged_only && c.d_purged != 0)
 			vl_tomb_add(r->tomb, &f->h.ident);
 		if (err == 0) {
-			vl_commit(r, fi, &c, VL_NIL);
+			vl_ix_commit(r, fi, &c);
 			/* an ashmem region's record (its name, size, prot) goes only with it */
 			if (f->h.nranges == 0 && !(unpurged_only && vl_file_holds_state(f)))
 				vl_file_release(r, fi);
@@ -453,22 +451,19 @@ static int flag_batch(const struct vl_region *r, const struct vl_goal *g, struct
 		      struct vl_purge_report *rep)
 {
 	struct vl_counters *k = vl_counters(r);
-	uint32_t n = f->h.lru_head;
+	struct vl_ix_aged a;
 	uint64_t bytes = 0;
 	int got = 0;
 
 	VL_ASSERT_HELD(r, &f->h.lock);
-	do { /* the first: the file's oldest, which the choice was made by */
-		uint32_t next = vl_node_at(r, n)->next; /* unpurged: no merge frees it */
+	/* the first: the file's oldest, which the choice was made by (checked: lock_and_check) */
+	vl_ix_oldest(r, fi, &a);
+	do {
 		struct vl_change c;
 
-		/* a link the two nodes disagree on ends the batch: the next visit's check sees it */
-		if (next != VL_NIL && (next >= r->node_cap || vl_node_at(r, next)->prev != n))
-			next = VL_NIL;
-
-		if (vl_ranges_purge(r, &f->h.root, fi, n, &c) != 0)
+		if (vl_ix_purge_next(r, fi, &a, &c) != 0)
 			break;
-		vl_commit(r, fi, &c, VL_NIL);
+		vl_ix_commit(r, fi, &c);
 		__atomic_fetch_add(&k->purges, 1, __ATOMIC_RELAXED);
 		vl_u128_add_shared(&k->purged_total, c.punch_end - c.punch_start);
 		ext[got].start = c.punch_start;
@@ -477,8 +472,7 @@ static int flag_batch(const struct vl_region *r, const struct vl_goal *g, struct
 		rep->ranges++;
 		bytes += c.punch_end - c.punch_start;
 		got++;
-		n = vl_batch_next(r, g, rep, fi, next, second, now, bytes, got);
-	} while (n != VL_NIL);
+	} while (vl_batch_next(r, g, rep, fi, &a, second, now, bytes, got));
 	return got;
 }
 
@@ -490,11 +484,11 @@ static int skip_file(struct pass *p, uint32_t fi, struct vl_purge_report *rep)
 }
 
 /*
- * File fi's age order failed vl_lru_check (its lock held): err 1, its
+ * File fi's age order failed vl_ix_check_steering (its lock held): err 1, its
  * published age was wrong and is its head's now; -EUCLEAN, an end of the
  * order is not its own: its tree and age order are rebuilt from the
  * nodes that name it, as after a holder's death (the region lock too,
- * as vl_file_repair asks).
+ * as vl_ix_repair asks).
  */
 static void lru_mend(const struct vl_region *r, uint32_t fi, int err)
 {
@@ -508,7 +502,7 @@ static void lru_mend(const struct vl_region *r, uint32_t fi, int err)
 		vl_log("file %u: its age order is unsound, not repaired (region lock)", fi);
 		return;
 	}
-	vl_file_repair(r, fi, vl_age_now_of(vl_now_ms()));
+	vl_ix_repair(r, fi, vl_age_now_of(vl_now_ms()));
 	vl_unlock_region(r);
 	vl_log("file %u: its age order was unsound: repaired", fi);
 }
@@ -596,7 +590,7 @@ static int reach(struct pass *p, struct visit *v, struct vl_purge_report *rep)
 }
 
 /*
- * File fi's age order failed vl_lru_check with err: mend it and let go of
+ * File fi's age order failed vl_ix_check_steering with err: mend it and let go of
  * its lock. Mended, the file may be chosen again by what it publishes
  * now, once: found wrong a second time in the pass, it is skipped.
  */
@@ -637,10 +631,10 @@ static int lock_and_check(struct pass *p, struct visit *v, struct vl_purge_repor
 	 * What steers this visit (its age order's ends, the age it published)
 	 * is in no sum: checked here, where it is used, and mended (DESIGN 13).
 	 */
-	err = vl_lru_check(r, v->t.fi);
+	err = vl_ix_check_steering(r, v->t.fi);
 	if (err != 0)
 		return mend_and_choose_again(p, v->t.fi, err, rep);
-	if (!vl_choice_stands(r, v->f, v->age)) {
+	if (!vl_choice_stands(r, v->t.fi, v->age)) {
 		/*
 		 * A MARK, UNMARK or purge of it came between (its age order is
 		 * sound): choose again. Each such round is another caller's

@@ -10,7 +10,7 @@
 #include "purge.h"
 #include "file_route.h"
 #include "core/pool.h"
-#include "core/rtree.h"
+#include "core/index.h"
 #include "volatile.h"
 
 #include <errno.h>
@@ -284,8 +284,7 @@ static int pin_status(struct target *t, uint64_t s, uint64_t e)
 {
 	const struct vl_region *r = t->r;
 	struct rec x;
-	uint32_t n;
-	int err, ret = 1; /* ASHMEM_IS_PINNED */
+	int any, err, ret = 1; /* ASHMEM_IS_PINNED */
 
 	if (s >= e)
 		return ret;
@@ -300,10 +299,10 @@ static int pin_status(struct target *t, uint64_t s, uint64_t e)
 			continue;
 		if (err)
 			return err;
-		n = vl_rb_end_at_least(r, vl_file_at(r, x.fi)->h.root, s, 1);
-		if (n != VL_NIL && !vl_range_ok(r, n, x.fi))
-			err = -EUCLEAN;
-		else if (n != VL_NIL && vl_node_at(r, n)->start < e)
+		any = vl_ix_any_in(r, x.fi, s, e);
+		if (any < 0)
+			err = any;
+		else if (any)
 			ret = 0; /* ASHMEM_IS_UNPINNED */
 		vl_unlock_file(r, x.fi);
 		return err ? err : ret;

@@ -18,7 +18,7 @@
 #include "lock.h"
 #include "core/ashmem_rules.h"
 #include "core/pool.h"
-#include "core/rtree.h"
+#include "core/index.h"
 #include "core/tomb.h"
 #include "mem_state.h"
 #include "file_route.h"
@@ -72,32 +72,29 @@ static int32_t holder_pid(const struct vl_region *r, const struct vl_lock *l)
 }
 
 /*
- * The ranges of file f, as they are now (no lock: the caller checks vers
+ * The ranges of file fi, as they are now (no lock: the caller checks vers
  * after), each with its MARK's stamp where its age goes (ages_now).
  */
-static void copy_ranges(const struct vl_region *r, const struct vl_file *f,
-			struct file_out *out)
+static void copy_ranges(const struct vl_region *r, uint32_t fi, struct file_out *out)
 {
+	struct vl_ix_walk w;
+	struct vl_ix_range x;
 	size_t cap = 0;
-	uint32_t n, steps = 0;
 
 	free(out->ranges);
 	out->ranges = NULL;
 	out->n = 0;
-	/* a tree changing under the walk is read as garbage, bounded, and thrown away */
-	for (n = vl_rb_first(r, f->h.root); n != VL_NIL && steps++ < f->h.nranges + 1 &&
-					    steps < r->node_cap;
-	     n = vl_rb_next(r, n)) {
-		const struct vl_node *x = vl_node_at(r, n);
-
+	/* an index changing under the walk is read as garbage, bounded, and thrown away */
+	vl_ix_peek_init(&w, r, fi);
+	while (vl_ix_peek_next(&w, &x)) {
 		if (out->n == cap) {
 			cap = cap ? 2 * cap : 16;
 			out->ranges = grow(out->ranges, cap, sizeof(*out->ranges));
 		}
-		out->ranges[out->n].start = x->start;
-		out->ranges[out->n].end = x->end;
-		out->ranges[out->n].purged = vl_node_purged(x);
-		out->ranges[out->n].age = x->seq;
+		out->ranges[out->n].start = x.start;
+		out->ranges[out->n].end = x.end;
+		out->ranges[out->n].purged = x.purged;
+		out->ranges[out->n].age = x.age;
 		out->n++;
 	}
 }
@@ -114,7 +111,7 @@ static void copy_record(const struct vl_region *r, uint32_t fi, struct file_out 
 		out->ash_name[sizeof(out->ash_name) - 1] = '\0';
 		out->ash_size = f->ash.size;
 	}
-	copy_ranges(r, f, out);
+	copy_ranges(r, fi, out);
 }
 
 /*

@@ -266,7 +266,7 @@ static void finish(const struct vl_region *r, uint32_t fi, struct vl_change *c, 
 }
 
 /*
- * get_spare() of src/ops.c: the file's IDLE one, else a new chunk's, else
+ * reserve() of src/ops.c: the file's IDLE one, else a new chunk's, else
  * (full, it seems) one a sweep finds, else an IDLE one of any chunk.
  */
 static uint32_t get_spare(const struct vl_region *r, uint32_t fi)

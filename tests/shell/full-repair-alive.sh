@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # A MARK that finds the region full repairs the files whose lock a dead
-# process holds (ops.c spare_when_full, lock.c vl_repair_dead_holders;
+# process holds (ops.c reserve_when_full, lock.c vl_repair_dead_holders;
 # DESIGN 10): chunk-other-file.sh is the dead holder. Here the holder is
 # alive but stopped, in the very step that makes a dead one's chunk worth
 # repairing (its UNMARK gives a chunk back: the chunk PENDING of its file,

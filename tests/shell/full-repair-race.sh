@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Several MARKs that find the region full at once, each repairing the
-# files whose lock a dead process holds (ops.c spare_when_full, lock.c
+# files whose lock a dead process holds (ops.c reserve_when_full, lock.c
 # vl_repair_dead_holders; DESIGN 10): one takes the dead holder's lock
 # over (compare-and-swap), the others pass it by; none waits for another's
 # file lock, and the chunk the dead freer held comes back once.

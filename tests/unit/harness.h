@@ -150,7 +150,7 @@ static inline uint32_t th_in_use(const struct vl_region *r)
 }
 
 /*
- * A PENDING node of fi as the runtime gets one (ops.c get_spare): its
+ * A PENDING node of fi as the runtime gets one (ops.c reserve): its
  * chunk's, a new chunk's, else (the region full) a sweep's, else an IDLE
  * node of another chunk (vl_spare_steal). VL_NIL: none left.
  */

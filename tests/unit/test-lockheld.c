@@ -122,7 +122,7 @@ static void call(enum call what)
 		(void)vl_room_for_file(&t.r);
 		break;
 	case BATCH_MORE:
-		(void)vl_batch_more(&t.r, &g, &rep, 1, VL_NIL, 0, 0, 0);
+		(void)vl_batch_more(&t.r, &g, &rep, 1, &VL_IX_AGED_END, 0, 0, 0);
 		break;
 	case TOMB_ADD:
 		vl_tomb_add(t.r.tomb, &tomb_id);
@@ -272,7 +272,7 @@ START_TEST(test_lock_held_goes_on)
 	ck_assert_int_eq(vl_lock_region(&t.r), 0);
 	ck_assert_int_eq(vl_lru_check(&t.r, 1), 0);
 	(void)vl_room_for_file(&t.r);
-	ck_assert_int_eq(vl_batch_more(&t.r, &g, &rep, 1, VL_NIL, 0, 0, 0), 0);
+	ck_assert_int_eq(vl_batch_more(&t.r, &g, &rep, 1, &VL_IX_AGED_END, 0, 0, 0), 0);
 	vl_tomb_add(t.r.tomb, &tomb_id);
 	ck_assert_int_eq(vl_tomb_has(t.r.tomb, &tomb_id), 1);
 	vl_unlock_region(&t.r);
