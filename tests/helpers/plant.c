@@ -29,6 +29,11 @@
  *   plant end FILE START END
  *       overwrite the end of FILE's range that starts at START with END,
  *       without rewriting the node's sum: a stray write into a node.
+ *
+ *   plant node FILE START FIELD VALUE
+ *       the same for any field of that node: start, end, meta (owner,
+ *       state, purged bit), left, right or parent (the links, which no
+ *       sum covers); VALUE as strtoull reads it (0x for hex).
  */
 #include "core/layout.h"
 #include "core/pool.h"
@@ -83,7 +88,30 @@ static int scribble(const char *file, const char *other)
 	return 0;
 }
 
-static int scribble_end(const char *file, uint64_t start, uint64_t end)
+/*
+ * A field of node n set to v, as a stray write leaves it: no new sum. 0,
+ * or -1 for a name that is no field.
+ */
+static int set_field(struct vl_node *n, const char *field, uint64_t v)
+{
+	if (strcmp(field, "start") == 0)
+		n->start = v;
+	else if (strcmp(field, "end") == 0)
+		n->end = v;
+	else if (strcmp(field, "meta") == 0)
+		n->meta = (uint32_t)v;
+	else if (strcmp(field, "left") == 0)
+		n->left = (uint32_t)v;
+	else if (strcmp(field, "right") == 0)
+		n->right = (uint32_t)v;
+	else if (strcmp(field, "parent") == 0)
+		n->parent = (uint32_t)v;
+	else
+		return -1;
+	return 0;
+}
+
+static int scribble_node(const char *file, uint64_t start, const char *field, uint64_t v)
 {
 	const struct vl_config *cfg = vl_config();
 	struct vl_region r;
@@ -101,13 +129,20 @@ static int scribble_end(const char *file, uint64_t start, uint64_t end)
 	}
 	for (x = vl_rb_first(&r, vl_file_at(&r, fi)->h.root); x != VL_NIL && steps++ < r.node_cap;
 	     x = vl_rb_next(&r, x)) {
-		if (vl_node_at(&r, x)->start == start) {
-			vl_node_at(&r, x)->end = end; /* and no new sum */
-			vl_unlock_region(&r);
-			printf("scribbled node %u of file %u: [%llu, %llu)\n", x, fi,
-			       (unsigned long long)start, (unsigned long long)end);
-			return 0;
+		struct vl_node *n = vl_node_at(&r, x);
+
+		if (n->start != start)
+			continue;
+		if (set_field(n, field, v) != 0) {
+			fprintf(stderr, "plant: no node field %s\n", field);
+			return 2;
 		}
+		vl_unlock_region(&r);
+		printf("scribbled node %u of file %u: [%llu, %llu) meta %#x left %u right %u "
+		       "parent %#x\n",
+		       x, fi, (unsigned long long)n->start, (unsigned long long)n->end, n->meta,
+		       n->left, n->right, n->parent);
+		return 0;
 	}
 	vl_unlock_region(&r);
 	fprintf(stderr, "plant: %s has no range at %llu\n", file, (unsigned long long)start);
@@ -168,7 +203,11 @@ int main(int argc, char **argv)
 	if (argc == 4 && strcmp(argv[1], "lockword") == 0)
 		return lockword(argv[2], argv[3]);
 	if (argc == 5 && strcmp(argv[1], "end") == 0)
-		return scribble_end(argv[2], strtoull(argv[3], NULL, 0), strtoull(argv[4], NULL, 0));
+		return scribble_node(argv[2], strtoull(argv[3], NULL, 0), "end",
+				     strtoull(argv[4], NULL, 0));
+	if (argc == 6 && strcmp(argv[1], "node") == 0)
+		return scribble_node(argv[2], strtoull(argv[3], NULL, 0), argv[4],
+				     strtoull(argv[5], NULL, 0));
 	if (argc != 6) {
 		fprintf(stderr, "usage: plant FILE POFF PLEN VOFF VLEN\n");
 		return 2;
