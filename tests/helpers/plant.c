@@ -34,6 +34,10 @@
  *       the same for any field of that node: start, end, meta (owner,
  *       state, purged bit), left, right or parent (the links, which no
  *       sum covers); VALUE as strtoull reads it (0x for hex).
+ *
+ *   plant record FILE FIELD VALUE
+ *       a field of FILE's record that no sum covers: nranges, npurged,
+ *       pbytes or root.
  */
 #include "core/layout.h"
 #include "core/pool.h"
@@ -149,6 +153,37 @@ static int scribble_node(const char *file, uint64_t start, const char *field, ui
 	return 1;
 }
 
+/* A field of FILE's record set to v without its sum (none covers these). */
+static int scribble_record(const char *file, const char *field, uint64_t v)
+{
+	const struct vl_config *cfg = vl_config();
+	struct vl_region r;
+	struct vl_stat st;
+	struct vl_file *f;
+	uint32_t fi;
+
+	if (vl_sys_stat_at(-100, file, 1, &st) != 0 || vl_region_open(cfg->region, 0, 0, 0, &r) != 0 ||
+	    vl_file_lookup(&r, &st.id, &fi) != 0 || fi == VL_NIL) {
+		fprintf(stderr, "plant: %s has no record\n", file);
+		return 1;
+	}
+	f = vl_file_at(&r, fi);
+	if (strcmp(field, "nranges") == 0)
+		f->h.nranges = (uint32_t)v;
+	else if (strcmp(field, "npurged") == 0)
+		f->h.npurged = (uint32_t)v;
+	else if (strcmp(field, "pbytes") == 0)
+		f->h.pbytes = v;
+	else if (strcmp(field, "root") == 0)
+		f->h.root = (uint32_t)v;
+	else {
+		fprintf(stderr, "plant: no record field %s\n", field);
+		return 2;
+	}
+	printf("scribbled file %u: %s %llu\n", fi, field, (unsigned long long)v);
+	return 0;
+}
+
 static int lockword(const char *which, const char *what)
 {
 	const struct vl_config *cfg = vl_config();
@@ -205,6 +240,8 @@ int main(int argc, char **argv)
 	if (argc == 5 && strcmp(argv[1], "end") == 0)
 		return scribble_node(argv[2], strtoull(argv[3], NULL, 0), "end",
 				     strtoull(argv[4], NULL, 0));
+	if (argc == 5 && strcmp(argv[1], "record") == 0)
+		return scribble_record(argv[2], argv[3], strtoull(argv[4], NULL, 0));
 	if (argc == 6 && strcmp(argv[1], "node") == 0)
 		return scribble_node(argv[2], strtoull(argv[3], NULL, 0), argv[4],
 				     strtoull(argv[5], NULL, 0));
