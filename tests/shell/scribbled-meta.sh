@@ -10,8 +10,10 @@
 #     repairs F (DESIGN 11), with the word zeros (as a memset leaves),
 #     IDLE of F, or LIVE of a slot nobody has: the repair rebuilds F from
 #     the nodes that name it, and drops the node;
-#   - IDLE of F, and no repair: a MARK of [200K, 204K) takes the node as a
-#     spare (IDLE in F's chunk) and empties it; UNMARK of [8K, 12K).
+#   - IDLE of F: a MARK of [200K, 204K) takes the node as a spare (IDLE in
+#     F's chunk) and empties it; UNMARK of [8K, 12K) (EUCLEAN since the
+#     descents check the range they pass: its end is 0 now), then again
+#     after a repair.
 # Either way an UNMARK over [8K, 12K), zeros, must not say 0.
 # An expected failure (XFAIL_TESTS) until the repair and the spare's take
 # tell a scribbled range from an unused node.
@@ -51,4 +53,7 @@ purged_then_meta spare 0x3000001
 run m-spare svt open "$F" rw mark 200K 4K
 run u-spare svt open "$F" rw unmark 8K 4K
 soft never_zero u-spare 8K 4K
+ok l-spare "$plant" lockword "$F" dead
+run r-spare svt open "$F" rw unmark 8K 4K
+soft never_zero r-spare 8K 4K
 exit $FAILED
