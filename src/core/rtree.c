@@ -340,11 +340,13 @@ uint32_t vl_rb_prev(const struct vl_region *r, uint32_t n)
 	return p;
 }
 
-uint32_t vl_rb_end_at_least(const struct vl_region *r, uint32_t root, uint64_t x, int strict)
+uint32_t vl_rb_end_at_least_after(const struct vl_region *r, uint32_t root, uint64_t x,
+				  int strict, uint32_t *before)
 {
 	uint32_t best = VL_NIL, cur = root;
 	int depth = 0;
 
+	*before = VL_NIL;
 	while (cur != VL_NIL && cur < r->node_cap && ++depth <= VL_RB_MAX_DEPTH) {
 		uint64_t end = vl_node_at(r, cur)->end;
 
@@ -352,10 +354,18 @@ uint32_t vl_rb_end_at_least(const struct vl_region *r, uint32_t root, uint64_t x
 			best = cur;
 			cur = vl_node_at(r, cur)->left;
 		} else {
+			*before = cur;
 			cur = vl_node_at(r, cur)->right;
 		}
 	}
 	return best;
+}
+
+uint32_t vl_rb_end_at_least(const struct vl_region *r, uint32_t root, uint64_t x, int strict)
+{
+	uint32_t before;
+
+	return vl_rb_end_at_least_after(r, root, x, strict, &before);
 }
 
 struct walk {

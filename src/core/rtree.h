@@ -37,6 +37,14 @@ uint32_t vl_rb_prev(const struct vl_region *r, uint32_t n);
 /* The first range whose end is >= x (strict: > x), or VL_NIL. */
 uint32_t vl_rb_end_at_least(const struct vl_region *r, uint32_t root, uint64_t x,
 			    int strict);
+/*
+ * The same, and in *before the last range the descent passed on its
+ * right, the one before the answer in a sound tree (VL_NIL: none): the
+ * answer rests on that range's end as much as on its own, and a caller
+ * that trusts the answer checks both (DESIGN 10).
+ */
+uint32_t vl_rb_end_at_least_after(const struct vl_region *r, uint32_t root, uint64_t x,
+				  int strict, uint32_t *before);
 
 /*
  * Walk the whole tree and check it: links, colours, black height, order,

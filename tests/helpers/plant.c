@@ -30,11 +30,20 @@
  *       overwrite the end of FILE's range that starts at START with END,
  *       without rewriting the node's sum: a stray write into a node.
  *
+ *   plant node FILE START FIELD VALUE
+ *       the same for any field of that node: start, end, meta (owner,
+ *       state, purged bit), left, right or parent (the links, which no
+ *       sum covers); VALUE as strtoull reads it (0x for hex).
+ *
  *   plant link FILE START left|right TARGET|none
  *       make a link of FILE's range that starts at START name the range
- *       that starts at TARGET, or none (links have no sum): a walk in key
- *       order may then go from the one to the other, past what lies
- *       between, or a subtree be cut off.
+ *       that starts at TARGET, or none: a walk in key order may then go
+ *       from the one to the other, past what lies between, or a subtree
+ *       be cut off.
+ *
+ *   plant record FILE FIELD VALUE
+ *       a field of FILE's record that no sum covers: nranges, npurged,
+ *       pbytes or root.
  */
 #include "core/layout.h"
 #include "core/pool.h"
@@ -89,64 +98,130 @@ static int scribble(const char *file, const char *other)
 	return 0;
 }
 
-/* FILE's node of the range starting at start, the region locked: 0, or 1 (said why) */
-static int node_of(struct vl_region *r, const char *file, uint64_t start, uint32_t *fi,
-		   uint32_t *x)
+/*
+ * A field of node n set to v, as a stray write leaves it: no new sum. 0,
+ * or -1 for a name that is no field.
+ */
+static int set_field(struct vl_node *n, const char *field, uint64_t v)
+{
+	if (strcmp(field, "start") == 0)
+		n->start = v;
+	else if (strcmp(field, "end") == 0)
+		n->end = v;
+	else if (strcmp(field, "meta") == 0)
+		n->meta = (uint32_t)v;
+	else if (strcmp(field, "left") == 0)
+		n->left = (uint32_t)v;
+	else if (strcmp(field, "right") == 0)
+		n->right = (uint32_t)v;
+	else if (strcmp(field, "parent") == 0)
+		n->parent = (uint32_t)v;
+	else
+		return -1;
+	return 0;
+}
+
+static int scribble_node(const char *file, uint64_t start, const char *field, uint64_t v)
 {
 	const struct vl_config *cfg = vl_config();
+	struct vl_region r;
 	struct vl_stat st;
-	uint32_t steps = 0;
+	uint32_t fi, x, steps = 0;
 
-	if (vl_sys_stat_at(-100, file, 1, &st) != 0 || vl_region_open(cfg->region, 0, 0, 0, r) != 0 ||
-	    vl_lock_region(r) != 0) {
+	if (vl_sys_stat_at(-100, file, 1, &st) != 0 || vl_region_open(cfg->region, 0, 0, 0, &r) != 0 ||
+	    vl_lock_region(&r) != 0) {
 		fprintf(stderr, "plant: cannot stat %s or open the region\n", file);
 		return 1;
 	}
-	if (vl_file_lookup(r, &st.id, fi) != 0 || *fi == VL_NIL) {
+	if (vl_file_lookup(&r, &st.id, &fi) != 0 || fi == VL_NIL) {
 		fprintf(stderr, "plant: %s has no record\n", file);
 		return 1;
 	}
-	for (*x = vl_rb_first(r, vl_file_at(r, *fi)->h.root); *x != VL_NIL && steps++ < r->node_cap;
-	     *x = vl_rb_next(r, *x))
-		if (vl_node_at(r, *x)->start == start)
-			return 0;
-	vl_unlock_region(r);
+	for (x = vl_rb_first(&r, vl_file_at(&r, fi)->h.root); x != VL_NIL && steps++ < r.node_cap;
+	     x = vl_rb_next(&r, x)) {
+		struct vl_node *n = vl_node_at(&r, x);
+
+		if (n->start != start)
+			continue;
+		if (set_field(n, field, v) != 0) {
+			fprintf(stderr, "plant: no node field %s\n", field);
+			return 2;
+		}
+		vl_unlock_region(&r);
+		printf("scribbled node %u of file %u: [%llu, %llu) meta %#x left %u right %u "
+		       "parent %#x\n",
+		       x, fi, (unsigned long long)n->start, (unsigned long long)n->end, n->meta,
+		       n->left, n->right, n->parent);
+		return 0;
+	}
+	vl_unlock_region(&r);
 	fprintf(stderr, "plant: %s has no range at %llu\n", file, (unsigned long long)start);
 	return 1;
 }
 
-static int scribble_end(const char *file, uint64_t start, uint64_t end)
+/* The node of FILE's range that starts at start (its index), or VL_NIL (said why). */
+static uint32_t node_at_start(const char *file, uint64_t start)
 {
+	const struct vl_config *cfg = vl_config();
 	struct vl_region r;
-	uint32_t fi, x;
+	struct vl_stat st;
+	uint32_t fi, x, steps = 0;
 
-	if (node_of(&r, file, start, &fi, &x) != 0)
-		return 1;
-	vl_node_at(&r, x)->end = end; /* and no new sum */
-	vl_unlock_region(&r);
-	printf("scribbled node %u of file %u: [%llu, %llu)\n", x, fi, (unsigned long long)start,
-	       (unsigned long long)end);
-	return 0;
+	if (vl_sys_stat_at(-100, file, 1, &st) != 0 || vl_region_open(cfg->region, 0, 0, 0, &r) != 0 ||
+	    vl_file_lookup(&r, &st.id, &fi) != 0 || fi == VL_NIL) {
+		fprintf(stderr, "plant: %s has no record\n", file);
+		return VL_NIL;
+	}
+	for (x = vl_rb_first(&r, vl_file_at(&r, fi)->h.root); x != VL_NIL && steps++ < r.node_cap;
+	     x = vl_rb_next(&r, x))
+		if (vl_node_at(&r, x)->start == start)
+			return x;
+	fprintf(stderr, "plant: %s has no range at %llu\n", file, (unsigned long long)start);
+	return VL_NIL;
 }
 
+/* A link of FILE's range at start made to name the range at target, or none. */
 static int scribble_link(const char *file, uint64_t start, const char *which, const char *target)
 {
-	struct vl_region r;
-	uint32_t fi, x, y = VL_NIL;
+	uint32_t y = VL_NIL;
 
-	if (strcmp(target, "none") != 0) {
-		if (node_of(&r, file, strtoull(target, NULL, 0), &fi, &y) != 0)
-			return 1;
-		vl_unlock_region(&r);
+	if (strcmp(which, "left") != 0 && strcmp(which, "right") != 0) {
+		fprintf(stderr, "plant: no link %s\n", which);
+		return 2;
 	}
-	if (node_of(&r, file, start, &fi, &x) != 0)
+	if (strcmp(target, "none") != 0 && (y = node_at_start(file, strtoull(target, NULL, 0))) == VL_NIL)
 		return 1;
-	if (strcmp(which, "left") == 0)
-		vl_node_at(&r, x)->left = y;
-	else
-		vl_node_at(&r, x)->right = y;
-	vl_unlock_region(&r);
-	printf("scribbled node %u of file %u: its %s link names node %u\n", x, fi, which, y);
+	return scribble_node(file, start, which, y);
+}
+
+/* A field of FILE's record set to v without its sum (none covers these). */
+static int scribble_record(const char *file, const char *field, uint64_t v)
+{
+	const struct vl_config *cfg = vl_config();
+	struct vl_region r;
+	struct vl_stat st;
+	struct vl_file *f;
+	uint32_t fi;
+
+	if (vl_sys_stat_at(-100, file, 1, &st) != 0 || vl_region_open(cfg->region, 0, 0, 0, &r) != 0 ||
+	    vl_file_lookup(&r, &st.id, &fi) != 0 || fi == VL_NIL) {
+		fprintf(stderr, "plant: %s has no record\n", file);
+		return 1;
+	}
+	f = vl_file_at(&r, fi);
+	if (strcmp(field, "nranges") == 0)
+		f->h.nranges = (uint32_t)v;
+	else if (strcmp(field, "npurged") == 0)
+		f->h.npurged = (uint32_t)v;
+	else if (strcmp(field, "pbytes") == 0)
+		f->h.pbytes = v;
+	else if (strcmp(field, "root") == 0)
+		f->h.root = (uint32_t)v;
+	else {
+		fprintf(stderr, "plant: no record field %s\n", field);
+		return 2;
+	}
+	printf("scribbled file %u: %s %llu\n", fi, field, (unsigned long long)v);
 	return 0;
 }
 
@@ -203,10 +278,16 @@ int main(int argc, char **argv)
 		return scribble(argv[2], argv[3]);
 	if (argc == 4 && strcmp(argv[1], "lockword") == 0)
 		return lockword(argv[2], argv[3]);
+	if (argc == 5 && strcmp(argv[1], "end") == 0)
+		return scribble_node(argv[2], strtoull(argv[3], NULL, 0), "end",
+				     strtoull(argv[4], NULL, 0));
+	if (argc == 5 && strcmp(argv[1], "record") == 0)
+		return scribble_record(argv[2], argv[3], strtoull(argv[4], NULL, 0));
 	if (argc == 6 && strcmp(argv[1], "link") == 0)
 		return scribble_link(argv[2], strtoull(argv[3], NULL, 0), argv[4], argv[5]);
-	if (argc == 5 && strcmp(argv[1], "end") == 0)
-		return scribble_end(argv[2], strtoull(argv[3], NULL, 0), strtoull(argv[4], NULL, 0));
+	if (argc == 6 && strcmp(argv[1], "node") == 0)
+		return scribble_node(argv[2], strtoull(argv[3], NULL, 0), argv[4],
+				     strtoull(argv[5], NULL, 0));
 	if (argc != 6) {
 		fprintf(stderr, "usage: plant FILE POFF PLEN VOFF VLEN\n");
 		return 2;

@@ -16,8 +16,15 @@
 #   c. The root's left link cleared: [0, 4K) is cut off from the tree (it
 #      stays in the age order). An UNMARK of [0, 4K) that says 0 must have
 #      taken it out: 'X' written there must survive `volatile purge --all`.
+#   d. Three purged ranges, [8K, 12K), [64K, 68K) (the root) and [128K,
+#      132K); the root's left (or right) link cleared: an UNMARK of [8K,
+#      12K) (or [128K, 132K)) must say 1, or fail (EUCLEAN), never 0.
+# An expected failure (XFAIL_TESTS) in format 9, all four: no descent can
+# tell a cut subtree from none, and a walk that checked each link by its
+# reverse would catch a and b only.
 . "$(dirname "$0")/lib.sh"
 need_cmd
+need_python
 
 plant=$VL_TOP_BUILDDIR/tests/helpers/plant
 [ -x "$plant" ] || fail "$plant is not built (make check builds it)"
@@ -69,4 +76,24 @@ if grep -qx "unmark 0 4K = 0" "$WORK/c.out"; then
 		soft fail "c: UNMARK of [0, 4K) said 0, and a purge then punched it"
 	}
 fi
+
+# ---- d. a subtree of purged ranges cut off ----
+# never_zero NAME OFF LEN: NAME's UNMARK of OFF LEN said 1 or EUCLEAN, not 0
+never_zero() {
+	grep -qx "unmark $2 $3 = 1" "$WORK/$1.out" ||
+		grep -qx "unmark $2 $3 = -1 EUCLEAN" "$WORK/$1.out" ||
+		{ show "$1" && fail "$1: an UNMARK over punched bytes [$2, +$3) said 0"; }
+}
+for cut in left:8K right:128K; do
+	link=${cut%%:*}
+	at=${cut#*:}
+	new_region
+	mkfile "$F" 1M F
+	ok d-m-$link svt open "$F" rw mark 8K 4K mark 64K 4K mark 128K 4K
+	ok d-p-$link vol purge --all
+	ok d-z-$link vt open "$F" r expect 8K 4K zero expect 64K 4K zero expect 128K 4K zero
+	ok d-e-$link "$plant" link "$F" 65536 "$link" none
+	run d-u-$link svt open "$F" rw unmark "$at" 4K
+	soft never_zero d-u-$link "$at" 4K
+done
 exit $FAILED

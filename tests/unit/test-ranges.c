@@ -1353,6 +1353,62 @@ START_TEST(test_scribbled_link_to_own_range_invents_nothing)
 }
 END_TEST
 
+/* ---- a scribbled end hides no purged range from a descent ------------------------ */
+
+/*
+ * The UNMARK of [s, e) after purged range `victim`'s end was written as
+ * `end` with no new sum (DESIGN 18: a stray write into a node), after a
+ * MARK of [s, e) first if `remark`: 1 or -EUCLEAN, never 0 (the range's
+ * bytes were punched; DESIGN 4).
+ */
+static int lowered_end_case(int victim, uint64_t end, int remark, uint64_t s, uint64_t e)
+{
+	struct world *w = world_new(64, 128);
+	struct vl_change c;
+	int k, first, ret;
+
+	for (k = 0; k < LIED; k++)
+		do_mark(w, 0, 8 * (uint64_t)k, 8 * (uint64_t)k + 4);
+	for (k = 0; k < LIED; k += 3)
+		purge_at(w, 0, 8 * (uint64_t)k);
+	vl_node_at(w->r, nth_node(w, 0, victim))->end = end;
+	if (remark)
+		(void)rt_mark(w, 0, s, e, &c);
+	ret = rt_unmark(w, 0, s, e, &c, &first);
+	world_free(w);
+	return ret;
+}
+
+/*
+ * The descents of MARK and UNMARK steer by the ends of the ranges they
+ * pass: one passed on its right whose end a scribble lowered hid a purged
+ * range from both, and UNMARK said 0 over its bytes (an attack found it;
+ * tests/shell/scribbled-descent.sh). Every purged range, its end made 0,
+ * its start, or one more than its start, then UNMARKed (over all of it,
+ * and over its last bytes), or MARKed and then UNMARKed.
+ */
+START_TEST(test_scribbled_end_hides_no_purged_range)
+{
+	for (int victim = 0; victim < LIED; victim += 3) {
+		uint64_t start = 8 * (uint64_t)victim;
+		uint64_t ends[] = { 0, start, start + 1 };
+
+		for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
+			for (int remark = 0; remark <= 1; remark++)
+				for (uint64_t s = start; s <= start + 2; s += 2) {
+					int ret = lowered_end_case(victim, ends[i], remark, s, start + 4);
+
+					ck_assert_msg(ret == 1 || ret == -EUCLEAN,
+						      "purged range [%" PRIu64 ",%" PRIu64
+						      ") its end made %" PRIu64 "%s: UNMARK [%" PRIu64
+						      ",%" PRIu64 ") says %d",
+						      start, start + 4, ends[i],
+						      remark ? ", MARKed again" : "", s, start + 4, ret);
+				}
+	}
+}
+END_TEST
+
 /* ---- scribbled links, at random --------------------------------------------------- */
 
 #define SCR_SPACE 64
@@ -1512,6 +1568,7 @@ static Suite *ranges_suite(void)
 	tc = th_tcase("sentinel", 60);
 	tcase_add_test(tc, test_scribbled_links_keep_sentinel);
 	tcase_add_test(tc, test_scribbled_link_to_own_range_invents_nothing);
+	tcase_add_test(tc, test_scribbled_end_hides_no_purged_range);
 	tcase_add_loop_test(tc, test_scribbled_links_random, 0, 4);
 	suite_add_tcase(s, tc);
 
