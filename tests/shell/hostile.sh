@@ -16,15 +16,14 @@
 need_cmd
 
 # ---- a. a scribbled file record -------------------------------------------------------
-plant=$VL_TOP_BUILDDIR/tests/helpers/plant
-[ -x "$plant" ] || fail "$plant is not built (make check builds it)"
+need_plant
 new_region
 a=$WORK/a
 b=$WORK/b
 mkfile "$a" 64K A
 mkfile "$b" 64K B
 ok a-mark svt open "$a" rw mark 0 16K
-ok a-scribble "$plant" scribble "$a" "$b"
+ok a-scribble "$PLANT" scribble "$a" "$b"
 # a process holds both files open, so that a purge trusting the record
 # could reach B (through this process) and punch it
 bg a_hold vt open "$a" r open "$b" r touch "$WORK/a-ready" wait "$WORK/a-go" \

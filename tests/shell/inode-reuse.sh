@@ -133,12 +133,12 @@ EOF
 planted() {
 	need_cmd
 	need_python
-	plant=$VL_TOP_BUILDDIR/tests/helpers/plant
-	[ -x "$plant" ] || skip "$1; and tests/helpers/plant is not built"
+	PLANT=$VL_TOP_BUILDDIR/tests/helpers/plant
+	[ -x "$PLANT" ] || skip "$1; and tests/helpers/plant is not built"
 	say "$1: the old file's records are planted instead"
 	f=$WORK/f
 	mkfile "$f" 64K B
-	ok plant "$plant" "$f" 0 16384 32768 16384
+	ok plant "$PLANT" "$f" 0 16384 32768 16384
 	check_new_file "$f" "$(stat -c %i "$f")"
 	exit 0
 }

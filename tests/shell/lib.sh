@@ -245,6 +245,22 @@ need_lockword() {
 	[ -x "$LOCKWORD" ] || fail "$LOCKWORD is not built (make check builds it)"
 }
 
+# need_plant: PLANT names tests/helpers/plant (records planted, fields of
+# the region written without their sums, lock words); the test fails
+# where it is not built.
+need_plant() {
+	PLANT=$VL_TOP_BUILDDIR/tests/helpers/plant
+	[ -x "$PLANT" ] || fail "$PLANT is not built (make check builds it)"
+}
+
+# never_zero NAME OFF LEN: NAME's UNMARK of OFF LEN over punched bytes said
+# 1, or failed with EUCLEAN; never 0 (DESIGN 4), nor anything else.
+never_zero() {
+	grep -qx "unmark $2 $3 = 1" "$WORK/$1.out" ||
+		grep -qx "unmark $2 $3 = -1 EUCLEAN" "$WORK/$1.out" ||
+		{ show "$1" && fail "$1: an UNMARK over punched bytes [$2, +$3) said 0, or not 1"; }
+}
+
 # kernel_word: may this process have the kernel's word that a file is gone
 # (src/inode_gone.c: open_by_handle_at, which needs CAP_DAC_READ_SEARCH, and which
 # a seccomp filter may refuse)? 0 if so; else 1, why in $KERNEL_WORD_WHY.

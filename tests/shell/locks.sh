@@ -22,8 +22,7 @@
 need_cmd
 
 need_fault_lib
-plant=$VL_TOP_BUILDDIR/tests/helpers/plant
-[ -x "$plant" ] || fail "$plant is not built (make check builds it)"
+need_plant
 
 f=$WORK/cache
 report=$WORK/report
@@ -64,7 +63,7 @@ say "a clone(2) child killed at each of its $((n - 1)) steps: the next process a
 new_region
 mkfile "$f" 64K A
 ok b-mark svt open "$f" rw mark 0 16K mark 32K 8K
-ok b-dead "$plant" lockword "$f" dead
+ok b-dead "$PLANT" lockword "$f" dead
 ok b-repaired env LD_PRELOAD="$VOLATILE_LIBRARY" timeout "$VL_TIMEOUT" "$VT" open "$f" rw unmark 0 4K unmark 32K 8K expect 0 64K A
 # shellcheck disable=SC2016
 expect_out b-repaired <<EOF
@@ -73,8 +72,8 @@ unmark 0 4K = 0
 unmark 32K 8K = 0
 expect 0 64K A ok
 EOF
-ok b-dead2 "$plant" lockword "$f" dead
-ok b-broken "$plant" lockword region broken
+ok b-dead2 "$PLANT" lockword "$f" dead
+ok b-broken "$PLANT" lockword region broken
 run b-fail env LD_PRELOAD="$VOLATILE_LIBRARY" timeout "$VL_TIMEOUT" "$VT" open "$f" rw unmark 4K 4K unmark 4K 4K
 [ "$rc" -ne 124 ] || fail "a MARK hung on a lock that cannot be repaired"
 expect_out b-fail <<EOF
@@ -92,8 +91,8 @@ for seed in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
 	mkfile "$f" 64K A
 	mkfile "$g" 64K G
 	ok c-mark svt open "$f" rw mark 0 16K open "$g" rw mark 0 16K
-	ok c-junk-region "$plant" lockword region "junk:$seed"
-	ok c-junk-file "$plant" lockword "$f" "junk:$((seed + 100))"
+	ok c-junk-region "$PLANT" lockword region "junk:$seed"
+	ok c-junk-file "$PLANT" lockword "$f" "junk:$((seed + 100))"
 	run c-use env LD_PRELOAD="$VOLATILE_LIBRARY" timeout "$VL_TIMEOUT" "$VT" open "$f" rw mark 16K 8K unmark 0 4K open "$g" rw unmark 0 4K
 	[ "$rc" -ne 124 ] || fail "seed $seed: a MARK hung on scribbled lock words"
 	[ "$rc" -lt 128 ] || { show c-use; fail "seed $seed: the program died of signal $((rc - 128)) on scribbled lock words"; }

@@ -20,8 +20,7 @@
 need_cmd
 need_python
 
-plant=$VL_TOP_BUILDDIR/tests/helpers/plant
-[ -x "$plant" ] || fail "$plant is not built (make check builds it)"
+need_plant
 
 F=$WORK/F
 G=$WORK/G
@@ -32,7 +31,7 @@ mkfile "$G" 1M G
 ok m1 svt open "$F" rw mark 8K 4K
 ok p1 vol purge --all
 ok m2 svt open "$F" rw mark 128K 4K
-ok e "$plant" record "$F" nranges 0
+ok e "$PLANT" record "$F" nranges 0
 args=
 i=0
 while [ "$i" -lt 7 ]; do
@@ -42,7 +41,7 @@ done
 # shellcheck disable=SC2086 # one word per argument, on purpose
 ok fill svt $args
 ok g1 svt open "$G" rw mark 0 4K
-ok l "$plant" lockword "$G" dead
+ok l "$PLANT" lockword "$G" dead
 ok g2 svt open "$G" rw mark 0 4K
 ok p2 vol purge --all
 run x vt open "$G" r expect 4K 1020K G

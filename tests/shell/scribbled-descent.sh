@@ -14,15 +14,7 @@
 need_cmd
 need_python
 
-plant=$VL_TOP_BUILDDIR/tests/helpers/plant
-[ -x "$plant" ] || fail "$plant is not built (make check builds it)"
-
-# never_zero NAME OFF LEN: NAME's UNMARK of OFF LEN said 1 or EUCLEAN, not 0
-never_zero() {
-	grep -qx "unmark $2 $3 = 1" "$WORK/$1.out" ||
-		grep -qx "unmark $2 $3 = -1 EUCLEAN" "$WORK/$1.out" ||
-		{ show "$1" && fail "$1: an UNMARK over punched bytes [$2, +$3) said 0"; }
-}
+need_plant
 
 F=$WORK/F
 # three purged ranges of F, then the end of the one at $2 (bytes) made $3
@@ -32,7 +24,7 @@ purged_then_end() {
 	ok m1-$1 svt open "$F" rw mark 8K 4K mark 64K 4K mark 128K 4K
 	ok p-$1 vol purge --all
 	ok z-$1 vt open "$F" r expect 8K 4K zero expect 64K 4K zero expect 128K 4K zero
-	ok e-$1 "$plant" end "$F" "$2" "$3"
+	ok e-$1 "$PLANT" end "$F" "$2" "$3"
 }
 
 purged_then_end leaf 8192 4096

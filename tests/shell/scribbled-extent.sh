@@ -18,16 +18,15 @@
 need_cmd
 need_python
 
-plant=$VL_TOP_BUILDDIR/tests/helpers/plant
-[ -x "$plant" ] || fail "$plant is not built (make check builds it)"
+need_plant
 
 F=$WORK/F
 new_region
 mkfile "$F" 1M F
 ok m1 svt open "$F" rw mark 8K 4K
 ok p vol purge --all
-ok e "$plant" end "$F" 8192 524288
-ok l "$plant" lockword "$F" dead
+ok e "$PLANT" end "$F" 8192 524288
+ok l "$PLANT" lockword "$F" dead
 run m2 svt open "$F" rw mark 4K 6K expect 12K 500K F
 expect_line m2 "mark 4K 6K = 0"
 if ! grep -qx "expect 12K 500K F ok" "$WORK/m2.out"; then

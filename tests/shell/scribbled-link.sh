@@ -26,8 +26,7 @@
 need_cmd
 need_python
 
-plant=$VL_TOP_BUILDDIR/tests/helpers/plant
-[ -x "$plant" ] || fail "$plant is not built (make check builds it)"
+need_plant
 
 # scribbled_file: F with its three ranges, the middle one purged, the link scribbled
 scribbled_file() {
@@ -36,7 +35,7 @@ scribbled_file() {
 	ok m svt open "$F" rw mark 8K 4K mark 0 4K mark 16K 4K
 	ok p vol purge --bytes 4K
 	expect_line p "purged 1 range, 4096 bytes"
-	ok s "$plant" link "$F" "$@"
+	ok s "$PLANT" link "$F" "$@"
 }
 
 F=$WORK/F
@@ -78,12 +77,6 @@ if grep -qx "unmark 0 4K = 0" "$WORK/c.out"; then
 fi
 
 # ---- d. a subtree of purged ranges cut off ----
-# never_zero NAME OFF LEN: NAME's UNMARK of OFF LEN said 1 or EUCLEAN, not 0
-never_zero() {
-	grep -qx "unmark $2 $3 = 1" "$WORK/$1.out" ||
-		grep -qx "unmark $2 $3 = -1 EUCLEAN" "$WORK/$1.out" ||
-		{ show "$1" && fail "$1: an UNMARK over punched bytes [$2, +$3) said 0"; }
-}
 for cut in left:8K right:128K; do
 	link=${cut%%:*}
 	at=${cut#*:}
@@ -92,7 +85,7 @@ for cut in left:8K right:128K; do
 	ok d-m-$link svt open "$F" rw mark 8K 4K mark 64K 4K mark 128K 4K
 	ok d-p-$link vol purge --all
 	ok d-z-$link vt open "$F" r expect 8K 4K zero expect 64K 4K zero expect 128K 4K zero
-	ok d-e-$link "$plant" link "$F" 65536 "$link" none
+	ok d-e-$link "$PLANT" link "$F" 65536 "$link" none
 	run d-u-$link svt open "$F" rw unmark "$at" 4K
 	soft never_zero d-u-$link "$at" 4K
 done

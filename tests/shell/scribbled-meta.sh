@@ -21,15 +21,7 @@
 need_cmd
 need_python
 
-plant=$VL_TOP_BUILDDIR/tests/helpers/plant
-[ -x "$plant" ] || fail "$plant is not built (make check builds it)"
-
-# never_zero NAME OFF LEN: NAME's UNMARK of OFF LEN said 1 or EUCLEAN, not 0
-never_zero() {
-	grep -qx "unmark $2 $3 = 1" "$WORK/$1.out" ||
-		grep -qx "unmark $2 $3 = -1 EUCLEAN" "$WORK/$1.out" ||
-		{ show "$1" && fail "$1: an UNMARK over punched bytes [8K, 12K) did not say 1"; }
-}
+need_plant
 
 F=$WORK/F
 # a purged range [8K, 12K) of F, its meta scribbled to $1 (F is the region's first record)
@@ -39,12 +31,12 @@ purged_then_meta() {
 	ok m1-$1 svt open "$F" rw mark 8K 4K
 	ok p-$1 vol purge --all
 	ok z-$1 vt open "$F" r expect 8K 4K zero expect 12K 500K F
-	ok e-$1 "$plant" node "$F" 8192 meta "$2"
+	ok e-$1 "$PLANT" node "$F" 8192 meta "$2"
 }
 
 for meta in zero:0 idle:0x3000001 other:0x2000002; do
 	purged_then_meta "${meta%%:*}" "${meta#*:}"
-	ok l-${meta%%:*} "$plant" lockword "$F" dead
+	ok l-${meta%%:*} "$PLANT" lockword "$F" dead
 	run u-${meta%%:*} svt open "$F" rw unmark 0 1M
 	soft never_zero u-${meta%%:*} 0 1M
 done
@@ -53,7 +45,7 @@ purged_then_meta spare 0x3000001
 run m-spare svt open "$F" rw mark 200K 4K
 run u-spare svt open "$F" rw unmark 8K 4K
 soft never_zero u-spare 8K 4K
-ok l-spare "$plant" lockword "$F" dead
+ok l-spare "$PLANT" lockword "$F" dead
 run r-spare svt open "$F" rw unmark 8K 4K
 soft never_zero r-spare 8K 4K
 exit $FAILED

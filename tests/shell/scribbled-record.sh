@@ -16,16 +16,7 @@
 need_cmd
 need_python
 
-plant=$VL_TOP_BUILDDIR/tests/helpers/plant
-[ -x "$plant" ] || fail "$plant is not built (make check builds it)"
-
-# never_zero NAME OFF LEN: NAME's UNMARKs of OFF LEN said 1 or EUCLEAN, never 0
-never_zero() {
-	if grep -qx "unmark $2 $3 = 0" "$WORK/$1.out"; then
-		show "$1"
-		fail "$1: an UNMARK over punched bytes [$2, +$3) said 0"
-	fi
-}
+need_plant
 
 F=$WORK/F
 O=$WORK/O
@@ -35,10 +26,10 @@ mkfile "$O" 1M O
 ok m1 svt open "$F" rw mark 8K 4K
 ok p vol purge --all
 ok z vt open "$F" r expect 8K 4K zero
-ok e "$plant" scribble "$F" "$O"
+ok e "$PLANT" scribble "$F" "$O"
 run u0 svt open "$F" rw unmark 8K 4K
 expect_line u0 "unmark 8K 4K = -1 EUCLEAN"
-ok l "$plant" lockword region dead
+ok l "$PLANT" lockword region dead
 run u1 svt open "$F" rw unmark 8K 4K
 soft never_zero u1 8K 4K
 run u2 svt open "$F" rw mark 8K 4K unmark 8K 4K
