@@ -121,75 +121,76 @@ static int set_field(struct vl_node *n, const char *field, uint64_t v)
 	return 0;
 }
 
-static int scribble_node(const char *file, uint64_t start, const char *field, uint64_t v)
+/* FILE's record in the region, opened: 0, or 1 (said why). */
+static int record_of(struct vl_region *r, const char *file, uint32_t *fi)
 {
 	const struct vl_config *cfg = vl_config();
-	struct vl_region r;
 	struct vl_stat st;
-	uint32_t fi, x, steps = 0;
 
-	if (vl_sys_stat_at(-100, file, 1, &st) != 0 || vl_region_open(cfg->region, 0, 0, 0, &r) != 0 ||
-	    vl_lock_region(&r) != 0) {
+	if (vl_sys_stat_at(-100, file, 1, &st) != 0 || vl_region_open(cfg->region, 0, 0, 0, r) != 0) {
 		fprintf(stderr, "plant: cannot stat %s or open the region\n", file);
 		return 1;
 	}
-	if (vl_file_lookup(&r, &st.id, &fi) != 0 || fi == VL_NIL) {
+	if (vl_file_lookup(r, &st.id, fi) != 0 || *fi == VL_NIL) {
 		fprintf(stderr, "plant: %s has no record\n", file);
 		return 1;
 	}
-	for (x = vl_rb_first(&r, vl_file_at(&r, fi)->h.root); x != VL_NIL && steps++ < r.node_cap;
-	     x = vl_rb_next(&r, x)) {
-		struct vl_node *n = vl_node_at(&r, x);
-
-		if (n->start != start)
-			continue;
-		if (set_field(n, field, v) != 0) {
-			fprintf(stderr, "plant: no node field %s\n", field);
-			return 2;
-		}
-		vl_unlock_region(&r);
-		printf("scribbled node %u of file %u: [%llu, %llu) meta %#x left %u right %u "
-		       "parent %#x\n",
-		       x, fi, (unsigned long long)n->start, (unsigned long long)n->end, n->meta,
-		       n->left, n->right, n->parent);
-		return 0;
-	}
-	vl_unlock_region(&r);
-	fprintf(stderr, "plant: %s has no range at %llu\n", file, (unsigned long long)start);
-	return 1;
+	return 0;
 }
 
-/* The node of FILE's range that starts at start (its index), or VL_NIL (said why). */
-static uint32_t node_at_start(const char *file, uint64_t start)
+/* The node of file fi's range that starts at start, or VL_NIL (said why). */
+static uint32_t node_at_start(const struct vl_region *r, uint32_t fi, uint64_t start)
 {
-	const struct vl_config *cfg = vl_config();
-	struct vl_region r;
-	struct vl_stat st;
-	uint32_t fi, x, steps = 0;
+	uint32_t x, steps = 0;
 
-	if (vl_sys_stat_at(-100, file, 1, &st) != 0 || vl_region_open(cfg->region, 0, 0, 0, &r) != 0 ||
-	    vl_file_lookup(&r, &st.id, &fi) != 0 || fi == VL_NIL) {
-		fprintf(stderr, "plant: %s has no record\n", file);
-		return VL_NIL;
-	}
-	for (x = vl_rb_first(&r, vl_file_at(&r, fi)->h.root); x != VL_NIL && steps++ < r.node_cap;
-	     x = vl_rb_next(&r, x))
-		if (vl_node_at(&r, x)->start == start)
+	for (x = vl_rb_first(r, vl_file_at(r, fi)->h.root); x != VL_NIL && steps++ < r->node_cap;
+	     x = vl_rb_next(r, x))
+		if (vl_node_at(r, x)->start == start)
 			return x;
-	fprintf(stderr, "plant: %s has no range at %llu\n", file, (unsigned long long)start);
+	fprintf(stderr, "plant: no range at %llu\n", (unsigned long long)start);
 	return VL_NIL;
+}
+
+/* A field of FILE's range that starts at start set to v, the region locked. */
+static int scribble_node(const char *file, uint64_t start, const char *field, uint64_t v)
+{
+	struct vl_region r;
+	struct vl_node *n;
+	uint32_t fi, x;
+
+	if (record_of(&r, file, &fi) != 0 || vl_lock_region(&r) != 0)
+		return 1;
+	x = node_at_start(&r, fi, start);
+	if (x == VL_NIL) {
+		vl_unlock_region(&r);
+		return 1;
+	}
+	n = vl_node_at(&r, x);
+	if (set_field(n, field, v) != 0) {
+		vl_unlock_region(&r);
+		fprintf(stderr, "plant: no node field %s\n", field);
+		return 2;
+	}
+	vl_unlock_region(&r);
+	printf("scribbled node %u of file %u: [%llu, %llu) meta %#x left %u right %u parent %#x\n",
+	       x, fi, (unsigned long long)n->start, (unsigned long long)n->end, n->meta, n->left,
+	       n->right, n->parent);
+	return 0;
 }
 
 /* A link of FILE's range at start made to name the range at target, or none. */
 static int scribble_link(const char *file, uint64_t start, const char *which, const char *target)
 {
-	uint32_t y = VL_NIL;
+	struct vl_region r;
+	uint32_t fi, y = VL_NIL;
 
 	if (strcmp(which, "left") != 0 && strcmp(which, "right") != 0) {
 		fprintf(stderr, "plant: no link %s\n", which);
 		return 2;
 	}
-	if (strcmp(target, "none") != 0 && (y = node_at_start(file, strtoull(target, NULL, 0))) == VL_NIL)
+	if (strcmp(target, "none") != 0 &&
+	    (record_of(&r, file, &fi) != 0 ||
+	     (y = node_at_start(&r, fi, strtoull(target, NULL, 0))) == VL_NIL))
 		return 1;
 	return scribble_node(file, start, which, y);
 }
@@ -197,17 +198,12 @@ static int scribble_link(const char *file, uint64_t start, const char *which, co
 /* A field of FILE's record set to v without its sum (none covers these). */
 static int scribble_record(const char *file, const char *field, uint64_t v)
 {
-	const struct vl_config *cfg = vl_config();
 	struct vl_region r;
-	struct vl_stat st;
 	struct vl_file *f;
 	uint32_t fi;
 
-	if (vl_sys_stat_at(-100, file, 1, &st) != 0 || vl_region_open(cfg->region, 0, 0, 0, &r) != 0 ||
-	    vl_file_lookup(&r, &st.id, &fi) != 0 || fi == VL_NIL) {
-		fprintf(stderr, "plant: %s has no record\n", file);
+	if (record_of(&r, file, &fi) != 0)
 		return 1;
-	}
 	f = vl_file_at(&r, fi);
 	if (strcmp(field, "nranges") == 0)
 		f->h.nranges = (uint32_t)v;
