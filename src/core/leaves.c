@@ -17,6 +17,12 @@ typedef struct vl_lv_cur cur_t;
 
 /* ---- the check words ---------------------------------------------------- */
 
+/* One word into the sum: a rotation, so that high bits reach low ones, and a multiply. */
+static inline uint64_t step(uint64_t h, uint64_t v)
+{
+	return ((h << 23 | h >> 41) ^ v) * 0x9e3779b97f4a7c15ull;
+}
+
 static inline uint64_t mix(uint64_t h, uint64_t v)
 {
 	h = (h ^ v) * 0x9e3779b97f4a7c15ull;
@@ -28,15 +34,15 @@ static uint32_t line_sum(const struct vl_lv_line *l, uint32_t blk, uint32_t file
 {
 	uint64_t h = (((uint64_t)blk << 32) | file) * 0xc2b2ae3d27d4eb4full + ln;
 
-	h = mix(h, (uint64_t)l->age[0] | (uint64_t)l->age[1] << 32);
-	h = mix(h, l->age[2]);
-	h = mix(h, l->start[0]);
-	h = mix(h, l->start[1]);
-	h = mix(h, l->start[2]);
-	h = mix(h, l->end[0]);
-	h = mix(h, l->end[1]);
-	h = mix(h, l->end[2]);
-	return (uint32_t)(h ^ (h >> 32));
+	h = step(h, (uint64_t)l->age[0] | (uint64_t)l->age[1] << 32);
+	h = step(h, l->age[2]);
+	h = step(h, l->start[0]);
+	h = step(h, l->start[1]);
+	h = step(h, l->start[2]);
+	h = step(h, l->end[0]);
+	h = step(h, l->end[1]);
+	h = step(h, l->end[2]);
+	return (uint32_t)(mix(h, 0) >> 32);
 }
 
 static inline int blk_ok(const struct vl_lv *t, uint32_t b)
@@ -120,21 +126,24 @@ static void leaf_line(const leaf_t *L, unsigned k, struct vl_lv_line *out)
 }
 
 /*
- * Write leaf L into block b: only the lines that differ, each sealed as
- * it is written (a writer killed between two lines leaves lines that each
- * check: leaves.h says what the repair makes of that).
+ * Write leaf L into block b: line 0 (the header) and the lines from range
+ * `from` on (those before it did not change), each sealed as it is
+ * written: a writer killed between two lines leaves lines that each
+ * check (leaves.h says what the repair makes of that). Slots past the
+ * last range are not read (leaf_read): a line holding none is not written.
  */
-static void leaf_write(const struct vl_lv *t, uint32_t b, const leaf_t *L)
+static void leaf_write(const struct vl_lv *t, uint32_t b, const leaf_t *L, uint32_t from)
 {
 	struct vl_lv_line *l = t->b[b].line;
 	struct vl_lv_line x;
-	unsigned k;
+	unsigned k, last = L->n / 3;
 
-	for (k = 0; k < VL_LV_LINES; k++) {
+	for (k = 0; k <= last; k++) {
+		if (k != 0 && k < (from + 1) / 3)
+			continue;
 		leaf_line(L, k, &x);
 		x.check = line_sum(&x, b, t->file, k);
-		if (memcmp(&x, &l[k], sizeof(x)) != 0)
-			l[k] = x;
+		l[k] = x;
 	}
 }
 
@@ -376,14 +385,14 @@ static int inner_insert(const struct vl_lv *t, cur_t *c, int lvl, uint64_t key, 
 			struct vl_lv_change *chg);
 
 /* Leaf L (the cursor's, its ranges changed in c->L) written back, split if it overflows. */
-static int leaf_commit(const struct vl_lv *t, cur_t *c, struct vl_lv_res *res,
+static int leaf_commit(const struct vl_lv *t, cur_t *c, uint32_t from, struct vl_lv_res *res,
 		       struct vl_lv_change *chg)
 {
 	uint32_t h = c->h, nb;
 	leaf_t R;
 
 	if (c->L.n <= VL_LV_CAP) {
-		leaf_write(t, c->blk[h - 1], &c->L);
+		leaf_write(t, c->blk[h - 1], &c->L, from);
 		fix_mins(t, c, (int)h - 1, leaf_min(&c->L));
 		return 0;
 	}
@@ -397,8 +406,8 @@ static int leaf_commit(const struct vl_lv *t, cur_t *c, struct vl_lv_res *res,
 	R.lo = R.r[0].start;
 	R.hi = c->L.hi;
 	c->L.hi = R.lo;
-	leaf_write(t, nb, &R);
-	leaf_write(t, c->blk[h - 1], &c->L);
+	leaf_write(t, nb, &R, 0);
+	leaf_write(t, c->blk[h - 1], &c->L, 0);
 	return inner_insert(t, c, (int)h - 2, R.lo, nb, leaf_min(&c->L), leaf_min(&R), res, chg);
 }
 
@@ -472,38 +481,51 @@ static int inner_insert(const struct vl_lv *t, cur_t *c, int lvl, uint64_t key, 
 	return inner_insert(t, c, lvl - 1, nn->key[0], nb, inner_min(in), inner_min(nn), res, chg);
 }
 
+/*
+ * The cursor for a change at key x: hint, when the first look's cursor
+ * is still good (nothing changed since) and its leaf holds x; else a
+ * descent into *own. NULL and *err on a failed descent.
+ */
+static cur_t *cur_for(const struct vl_lv *t, cur_t *hint, uint64_t x, cur_t *own, int *err)
+{
+	if (hint != NULL && hint->L.lo <= x && x < hint->L.hi)
+		return hint;
+	*err = descend(t, x, own);
+	return *err ? NULL : own;
+}
+
 /* Insert range r (its place free): 0, -ENOMEM (res_check first), -EUCLEAN. */
-static int insert(const struct vl_lv *t, const range_t *r, struct vl_lv_res *res,
+static int insert(const struct vl_lv *t, cur_t *hint, const range_t *r, struct vl_lv_res *res,
 		  struct vl_lv_change *chg)
 {
-	cur_t c;
+	cur_t own, *c;
 	uint32_t i;
-	int err;
+	int err = 0;
 
 	if (t->root->height == 0) {
 		uint32_t nb = take(res, chg);
 
 		if (nb == 0)
 			return -ENOMEM;
-		c.L.lo = 0;
-		c.L.hi = VL_LV_END;
-		c.L.n = 1;
-		c.L.r[0] = *r;
-		leaf_write(t, nb, &c.L);
+		own.L.lo = 0;
+		own.L.hi = VL_LV_END;
+		own.L.n = 1;
+		own.L.r[0] = *r;
+		leaf_write(t, nb, &own.L, 0);
 		*t->root = (struct vl_lv_root){ .block = nb, .height = 1 };
 		return 0;
 	}
-	err = descend(t, r->start, &c);
-	if (err)
+	c = cur_for(t, hint, r->start, &own, &err);
+	if (c == NULL)
 		return err;
-	for (i = 0; i < c.L.n && c.L.r[i].start < r->start; i++)
+	for (i = 0; i < c->L.n && c->L.r[i].start < r->start; i++)
 		;
-	if ((i > 0 && c.L.r[i - 1].end > r->start) || (i < c.L.n && c.L.r[i].start < r->end))
+	if ((i > 0 && c->L.r[i - 1].end > r->start) || (i < c->L.n && c->L.r[i].start < r->end))
 		return -EUCLEAN; /* the first look saw this place free */
-	memmove(&c.L.r[i + 1], &c.L.r[i], (c.L.n - i) * sizeof(range_t));
-	c.L.r[i] = *r;
-	c.L.n++;
-	return leaf_commit(t, &c, res, chg);
+	memmove(&c->L.r[i + 1], &c->L.r[i], (c->L.n - i) * sizeof(range_t));
+	c->L.r[i] = *r;
+	c->L.n++;
+	return leaf_commit(t, c, i, res, chg);
 }
 
 static int inner_underflow(const struct vl_lv *t, cur_t *c, int lvl, struct vl_lv_change *chg);
@@ -554,8 +576,8 @@ static int leaf_underflow(const struct vl_lv *t, cur_t *c, struct vl_lv_change *
 			rgt->lo = rgt->r[0].start;
 		}
 		lft->hi = rgt->lo;
-		leaf_write(t, left_sib ? rb : lb, left_sib ? rgt : lft);
-		leaf_write(t, left_sib ? lb : rb, left_sib ? lft : rgt);
+		leaf_write(t, left_sib ? rb : lb, left_sib ? rgt : lft, 0);
+		leaf_write(t, left_sib ? lb : rb, left_sib ? lft : rgt, 0);
 		in->key[left_sib ? i : i + 1] = rgt->lo;
 		in->minage[left_sib ? i - 1 : i] = leaf_min(lft);
 		in->minage[left_sib ? i : i + 1] = leaf_min(rgt);
@@ -566,7 +588,7 @@ static int leaf_underflow(const struct vl_lv *t, cur_t *c, struct vl_lv_change *
 	memcpy(&lft->r[lft->n], rgt->r, rgt->n * sizeof(range_t));
 	lft->n += rgt->n;
 	lft->hi = rgt->hi;
-	leaf_write(t, lb, lft);
+	leaf_write(t, lb, lft, 0);
 	in->minage[left_sib ? i - 1 : i] = leaf_min(lft);
 	inner_remove(in, left_sib ? i : i + 1);
 	let_go(t, rb, chg);
@@ -657,11 +679,11 @@ static int remove_at(const struct vl_lv *t, cur_t *c, struct vl_lv_change *chg)
 			let_go(t, c->blk[0], chg);
 			return 0;
 		}
-		leaf_write(t, c->blk[0], &c->L);
+		leaf_write(t, c->blk[0], &c->L, c->slot);
 		return 0;
 	}
 	if (c->L.n >= VL_LV_MIN) {
-		leaf_write(t, c->blk[c->h - 1], &c->L);
+		leaf_write(t, c->blk[c->h - 1], &c->L, c->slot);
 		fix_mins(t, c, (int)c->h - 1, leaf_min(&c->L));
 		return 0;
 	}
@@ -687,24 +709,27 @@ static int remove_from(const struct vl_lv *t, uint64_t x, uint64_t most, range_t
  * The range starting at `at` becomes r: in place while r's start stays in
  * its leaf's interval, else taken out and inserted again.
  */
-static int rewrite(const struct vl_lv *t, uint64_t at, const range_t *r, struct vl_lv_res *res,
-		   struct vl_lv_change *chg)
+static int rewrite(const struct vl_lv *t, cur_t *hint, uint64_t at, const range_t *r,
+		   struct vl_lv_res *res, struct vl_lv_change *chg)
 {
-	cur_t c;
-	int err = descend(t, at, &c);
+	cur_t own, *c;
+	uint32_t i;
+	int err = 0;
 
-	if (err)
+	c = cur_for(t, hint, at, &own, &err);
+	if (c == NULL)
 		return err;
-	while (c.slot < c.L.n && c.L.r[c.slot].start < at)
-		c.slot++;
-	if (c.slot == c.L.n || c.L.r[c.slot].start != at)
+	for (i = 0; i < c->L.n && c->L.r[i].start < at; i++)
+		;
+	if (i == c->L.n || c->L.r[i].start != at)
 		return -EUCLEAN;
-	if (r->start >= c.L.lo && r->start < c.L.hi) {
-		c.L.r[c.slot] = *r;
-		return leaf_commit(t, &c, res, chg);
+	if (r->start >= c->L.lo && r->start < c->L.hi) {
+		c->L.r[i] = *r;
+		return leaf_commit(t, c, i, res, chg);
 	}
-	err = remove_at(t, &c, chg);
-	return err ? err : insert(t, r, res, chg);
+	c->slot = i;
+	err = remove_at(t, c, chg);
+	return err ? err : insert(t, NULL, r, res, chg);
 }
 
 /* ---- the rules of DESIGN 3 --------------------------------------------------------------- */
@@ -727,6 +752,66 @@ static void account(struct vl_lv_change *chg, const range_t *r, int sign)
 	chg->d_ranges += sign;
 }
 
+/*
+ * The range k (1 or 2) before the cursor's place: 1 and *out, 0 none,
+ * -EUCLEAN. The cursor stays; it is copied only to step to another leaf.
+ */
+static int range_before(const struct vl_lv *t, const cur_t *c, uint32_t k, range_t *out)
+{
+	cur_t a;
+	int r = 1;
+
+	if (c->slot >= k) {
+		*out = c->L.r[c->slot - k];
+		return 1;
+	}
+	a = *c;
+	while (k-- > 0 && r == 1)
+		r = cur_back(t, &a);
+	if (r == 1)
+		*out = *cur_range(&a);
+	return r;
+}
+
+/*
+ * The ranges from the cursor on that start before e, in order, each
+ * handed to `one` (at most `bound`); *after: the range after them, if
+ * any (1), else 0. The cursor stays where it is; a copy of it steps to
+ * other leaves. -EUCLEAN if a leaf or a step fails its check.
+ */
+#define RUN_FROM(t, c, e, bound, after, has_after, x, body)                     \
+	do {                                                                    \
+		cur_t far_, *w_ = (c);                                          \
+		uint32_t j_ = w_->slot;                                         \
+		uint64_t n_ = 0;                                                \
+		int r_;                                                         \
+		for (;;) {                                                      \
+			if (j_ >= w_->L.n) {                                    \
+				if (w_ == (c)) {                                \
+					far_ = *(c);                            \
+					w_ = &far_;                             \
+				}                                               \
+				w_->slot = j_;                                  \
+				r_ = cur_norm((t), w_);                         \
+				if (r_ < 0)                                     \
+					return r_;                              \
+				if (r_ == 0)                                    \
+					break;                                  \
+				j_ = w_->slot;                                  \
+			}                                                       \
+			x = &w_->L.r[j_];                                       \
+			if (x->start >= (e)) {                                  \
+				*(after) = *x;                                  \
+				*(has_after) = 1;                               \
+				break;                                          \
+			}                                                       \
+			if (++n_ > (bound))                                     \
+				return -EUCLEAN;                                \
+			body;                                                   \
+			j_++;                                                   \
+		}                                                               \
+	} while (0)
+
 /* What a merge's first look found. */
 struct run {
 	range_t left, first, last, right;
@@ -737,51 +822,46 @@ struct run {
 
 /*
  * The first look of a merge of [s, e): the ranges it overlaps and the
- * neighbours either side, each checked. *inside: one range holds [s, e).
+ * neighbours either side, each checked. *c: at the first range that
+ * starts at s or after, where a change that finds nothing else changed
+ * starts (the hint of insert and rewrite).
  */
-static int merge_look(const struct vl_lv *t, uint64_t s, uint64_t e, struct run *m,
+static int merge_look(const struct vl_lv *t, uint64_t s, uint64_t e, struct run *m, cur_t *c,
 		      struct vl_lv_change *chg)
 {
 	uint64_t bound = (uint64_t)t->cap * VL_LV_CAP;
-	cur_t c, a;
-	int r = seek(t, s, &c);
+	const range_t *x;
+	range_t b;
+	int r = seek(t, s, c);
 
 	if (r < 0)
 		return r;
-	a = c;
-	r = cur_back(t, &a);
+	r = range_before(t, c, 1, &b);
 	if (r < 0)
 		return r;
-	if (r == 1 && cur_range(&a)->end > s) {
-		m->first = m->last = *cur_range(&a);
+	if (r == 1 && b.end > s) {
+		m->first = m->last = b;
 		m->has_first = 1;
 		m->k = 1;
-		m->purged |= m->first.purged;
-		account(chg, &m->first, -1);
-		r = cur_back(t, &a);
+		m->purged |= b.purged;
+		account(chg, &b, -1);
+		r = range_before(t, c, 2, &b);
 		if (r < 0)
 			return r;
 	}
 	if (r == 1) {
-		m->left = *cur_range(&a);
+		m->left = b;
 		m->has_left = 1;
 	}
-	for (r = at_range(&c); r == 1 && cur_range(&c)->start < e; r = cur_fwd(t, &c)) {
-		if (++m->k > bound)
-			return -EUCLEAN;
+	RUN_FROM(t, c, e, bound, &m->right, &m->has_right, x, {
 		if (!m->has_first)
-			m->first = *cur_range(&c);
+			m->first = *x;
 		m->has_first = 1;
-		m->last = *cur_range(&c);
-		m->purged |= m->last.purged;
-		account(chg, &m->last, -1);
-	}
-	if (r < 0)
-		return r;
-	if (r == 1) {
-		m->right = *cur_range(&c);
-		m->has_right = 1;
-	}
+		m->last = *x;
+		m->k++;
+		m->purged |= x->purged;
+		account(chg, x, -1);
+	});
 	return 0;
 }
 
@@ -796,14 +876,16 @@ static int merge_in(const struct vl_lv *t, uint64_t s, uint64_t e, int p, uint32
 	struct run m;
 	range_t fin, got;
 	uint64_t ms, me, x, i, ndel;
+	cur_t c, *hint = NULL;
 	int lj, rj, keep_first, err;
 
 	memset(&m, 0, sizeof(m));
 	m.purged = p;
 	if (t->root->height != 0) {
-		err = merge_look(t, s, e, &m, chg);
+		err = merge_look(t, s, e, &m, &c, chg);
 		if (err)
 			return err;
+		hint = &c;
 	}
 	if (mark && m.k == 1 && m.first.start <= s && e <= m.first.end) {
 		memset(chg, 0, sizeof(*chg)); /* already volatile: nothing changes, not the age */
@@ -841,10 +923,11 @@ static int merge_in(const struct vl_lv *t, uint64_t s, uint64_t e, int p, uint32
 		if (err)
 			return err;
 		x = got.start;
+		hint = NULL; /* the tree changed under it */
 	}
 	if (lj || keep_first)
-		return rewrite(t, fin.start, &fin, res, chg);
-	return insert(t, &fin, res, chg);
+		return rewrite(t, hint, fin.start, &fin, res, chg);
+	return insert(t, hint, &fin, res, chg);
 }
 
 static int args_ok(uint64_t s, uint64_t e)
@@ -874,7 +957,8 @@ int vl_lv_absorb(const struct vl_lv *t, uint64_t s, uint64_t e, int purged, uint
 struct cut {
 	range_t a;      /* the one starting before s, if it meets [s, e) */
 	range_t z;      /* the last, if it ends after e (and is not a) */
-	int has_a, has_z;
+	range_t after;  /* unused: the range after them */
+	int has_a, has_z, has_after;
 	uint64_t ndel;  /* ranges wholly inside [s, e) */
 };
 
@@ -886,29 +970,23 @@ static void cut_off(struct vl_lv_change *chg, const range_t *r, uint64_t s, uint
 	add_bytes(r->purged ? &chg->d_pbytes : &chg->d_vbytes, -1, hi - lo);
 }
 
-static int unmark_look(const struct vl_lv *t, uint64_t s, uint64_t e, struct cut *u,
+static int unmark_look(const struct vl_lv *t, uint64_t s, uint64_t e, struct cut *u, cur_t *c,
 		       struct vl_lv_change *chg)
 {
 	uint64_t bound = (uint64_t)t->cap * VL_LV_CAP;
-	cur_t c, a;
-	int r = seek(t, s, &c);
+	const range_t *x;
+	int r = seek(t, s, c);
 
 	if (r < 0)
 		return r;
-	a = c;
-	r = cur_back(t, &a);
+	r = range_before(t, c, 1, &u->a);
 	if (r < 0)
 		return r;
-	if (r == 1 && cur_range(&a)->end > s) {
-		u->a = *cur_range(&a);
+	if (r == 1 && u->a.end > s) {
 		u->has_a = 1;
 		cut_off(chg, &u->a, s, e);
 	}
-	for (r = at_range(&c); r == 1 && cur_range(&c)->start < e; r = cur_fwd(t, &c)) {
-		const range_t *x = cur_range(&c);
-
-		if (u->ndel > bound)
-			return -EUCLEAN;
+	RUN_FROM(t, c, e, bound, &u->after, &u->has_after, x, {
 		cut_off(chg, x, s, e);
 		if (x->end > e) {
 			u->z = *x;
@@ -920,8 +998,8 @@ static int unmark_look(const struct vl_lv *t, uint64_t s, uint64_t e, struct cut
 				  x->end - x->start);
 			u->ndel++;
 		}
-	}
-	return r < 0 ? r : 0;
+	});
+	return 0;
 }
 
 int vl_lv_unmark(const struct vl_lv *t, uint64_t s, uint64_t e, struct vl_lv_res *res,
@@ -930,6 +1008,7 @@ int vl_lv_unmark(const struct vl_lv *t, uint64_t s, uint64_t e, struct vl_lv_res
 	struct cut u;
 	range_t r, got;
 	uint64_t i, x;
+	cur_t cur;
 	int err;
 
 	memset(c, 0, sizeof(*c));
@@ -938,7 +1017,7 @@ int vl_lv_unmark(const struct vl_lv *t, uint64_t s, uint64_t e, struct vl_lv_res
 		return -EINVAL;
 	if (t->root->height == 0)
 		return 0;
-	err = unmark_look(t, s, e, &u, c);
+	err = unmark_look(t, s, e, &u, &cur, c);
 	if (err)
 		return err;
 	if (u.has_a && u.a.end > e) {
@@ -950,22 +1029,25 @@ int vl_lv_unmark(const struct vl_lv *t, uint64_t s, uint64_t e, struct vl_lv_res
 		c->d_purged += u.a.purged;
 		r = u.a;
 		r.end = s;
-		err = rewrite(t, u.a.start, &r, res, c);
+		err = rewrite(t, &cur, u.a.start, &r, res, c);
 		if (err)
 			return err;
 		r = u.a;
 		r.start = e;
-		return insert(t, &r, res, c);
+		return insert(t, &cur, &r, res, c);
 	}
 	if (u.has_z) {
 		err = res_check(t, res);
 		if (err)
 			return err;
 	}
+	/* the common case, one range out and nothing cut: where the look stands */
+	if (!u.has_a && !u.has_z && u.ndel == 1)
+		return remove_at(t, &cur, c);
 	if (u.has_a) {
 		r = u.a;
 		r.end = s;
-		err = rewrite(t, u.a.start, &r, res, c);
+		err = rewrite(t, &cur, u.a.start, &r, res, c);
 		if (err)
 			return err;
 	}
@@ -978,7 +1060,7 @@ int vl_lv_unmark(const struct vl_lv *t, uint64_t s, uint64_t e, struct vl_lv_res
 	if (u.has_z) {
 		r = u.z;
 		r.start = e;
-		return rewrite(t, u.z.start, &r, res, c);
+		return rewrite(t, u.ndel ? NULL : &cur, u.z.start, &r, res, c);
 	}
 	return 0;
 }
@@ -1080,7 +1162,7 @@ int vl_lv_restamp(const struct vl_lv *t, uint32_t floor)
 		if (c.L.r[slot].age >= floor)
 			return done;
 		c.L.r[slot].age = floor;
-		leaf_write(t, c.blk[c.h - 1], &c.L);
+		leaf_write(t, c.blk[c.h - 1], &c.L, slot);
 		fix_mins(t, &c, (int)c.h - 1, leaf_min(&c.L));
 		done++;
 	}
