@@ -645,6 +645,271 @@ START_TEST(short_reservation)
 }
 END_TEST
 
+/* ---- stray writes (DESIGN 18) ---------------------------------------------------- */
+
+/*
+ * What the program did, byte by byte, whatever the tree says: vol, the
+ * bytes it marked and has not unmarked; lost, the bytes a punch took that
+ * no UNMARK has given back. The promise: a punch takes only vol bytes,
+ * and an UNMARK over a lost byte says so.
+ */
+struct scrib {
+	struct lt x;
+	uint64_t space, rng;
+	uint32_t age;
+	unsigned char *vol, *lost, *isfree;
+};
+
+static uint64_t srnd(struct scrib *s)
+{
+	s->rng ^= s->rng << 13;
+	s->rng ^= s->rng >> 7;
+	s->rng ^= s->rng << 17;
+	return s->rng;
+}
+
+static void sc_refill(struct scrib *s)
+{
+	while (s->x.res.n < vl_lv_need(&s->x.t) && s->x.nfree > 0) {
+		uint32_t b = s->x.free[--s->x.nfree];
+
+		s->isfree[b] = 0;
+		s->x.res.blk[s->x.res.n++] = b;
+	}
+}
+
+/* What a change let go, back to the allocator: never twice, a scribbled tree may say so. */
+static void sc_commit(struct scrib *s, const struct vl_lv_change *c)
+{
+	uint32_t b = c->freed, k;
+
+	for (k = 0; k < c->nfreed && b != 0 && b < s->x.cap; k++) {
+		uint32_t next = s->x.b[b].next_free;
+
+		if (!s->isfree[b]) {
+			s->isfree[b] = 1;
+			s->x.free[s->x.nfree++] = b;
+		}
+		b = next;
+	}
+}
+
+static void sc_punch(struct scrib *s, const struct vl_lv_change *c, const char *what)
+{
+	uint64_t b;
+
+	for (b = c->punch_start; b < c->punch_end; b++) {
+		th_check_msg(b < s->space && s->vol[b],
+			     "%s punches byte %" PRIu64 ", which is not volatile", what, b);
+		s->lost[b] = 1;
+	}
+}
+
+/* One operation of the program's, the promise checked: 0, or the tree's error. */
+static int sc_op(struct scrib *s, int marks)
+{
+	unsigned op = (unsigned)(srnd(s) % 100);
+	uint64_t a = srnd(s) % s->space, e = a + 1 + srnd(s) % 6, b;
+	struct vl_lv_change c;
+	struct vl_lv_range o;
+	int rc, lost = 0;
+
+	if (e > s->space)
+		e = s->space;
+	if (op < 40u + (unsigned)marks) {
+		sc_refill(s);
+		rc = vl_lv_mark(&s->x.t, a, e, ++s->age, &s->x.res, &c);
+		if (rc == 0) {
+			memset(&s->vol[a], 1, e - a);
+			sc_punch(s, &c, "a MARK");
+			sc_commit(s, &c);
+		}
+	} else if (op < 75) {
+		sc_refill(s);
+		rc = vl_lv_unmark(&s->x.t, a, e, &s->x.res, &c);
+		if (rc == 0) {
+			for (b = a; b < e; b++)
+				lost |= s->lost[b];
+			th_check_msg(!lost || c.was_purged,
+				     "UNMARK [%" PRIu64 ", %" PRIu64 ") says 0 over purged bytes", a, e);
+			th_check(c.punch_start == c.punch_end);
+			memset(&s->vol[a], 0, e - a);
+			memset(&s->lost[a], 0, e - a);
+			sc_commit(s, &c);
+		}
+	} else if (op < 92) {
+		rc = vl_lv_oldest(&s->x.t, &o);
+		if (rc == 1) {
+			rc = vl_lv_purge(&s->x.t, o.start, &c);
+			if (rc == 0) {
+				sc_punch(s, &c, "a purge");
+				sc_commit(s, &c);
+			}
+		}
+	} else {
+		rc = vl_lv_any_in(&s->x.t, a, e);
+	}
+	return rc < 0 ? rc : 0;
+}
+
+/* The tree's blocks, found from its root: leaves and inner nodes. */
+static void sc_blocks(const struct lt *x, uint32_t b, uint32_t level, uint32_t *leaves,
+		      uint32_t *nl, uint32_t *inner, uint32_t *ni)
+{
+	uint32_t i;
+
+	if (level == 0) {
+		leaves[(*nl)++] = b;
+		return;
+	}
+	inner[(*ni)++] = b;
+	for (i = 0; i < (x->b[b].in.hdr & 0xff); i++)
+		sc_blocks(x, x->b[b].in.child[i], level - 1, leaves, nl, inner, ni);
+}
+
+enum { SC_END, SC_PURGED, SC_CHILD, SC_KEY, SC_COUNT, SC_INTERVAL, SC_HEIGHT, SC_MINAGE, SC_KINDS };
+static const char *const sc_name[] = { "range end", "purged bit", "child index", "inner key",
+				       "count", "leaf interval", "height", "least age" };
+
+static uint64_t near(struct scrib *s, uint64_t v)
+{
+	switch (srnd(s) % 4) {
+	case 0:
+		return v + 1;
+	case 1:
+		return v - 1;
+	case 2:
+		return v + 1 + srnd(s) % 16;
+	default:
+		return srnd(s) % (s->space + 8);
+	}
+}
+
+/* A stray write of one field of kind k, somewhere in the tree. */
+static void sc_scribble(struct scrib *s, int k, const uint32_t *leaves, uint32_t nl,
+			const uint32_t *inner, uint32_t ni)
+{
+	uint32_t lb = leaves[srnd(s) % nl], ib = ni ? inner[srnd(s) % ni] : 0;
+	struct vl_lv_line *l = s->x.b[lb].line;
+	uint32_t n = l[0].age[0] & 0xffff, i = n ? (uint32_t)(srnd(s) % n) : 0;
+	struct vl_lv_line *rl = &l[(i + 1) / 3];
+	unsigned j = (i + 1) % 3;
+	struct vl_lv_inner *in = &s->x.b[ib].in;
+	uint32_t ic = ni ? (uint32_t)(srnd(s) % (in->hdr & 0xff)) : 0;
+
+	if (ni == 0 && (k == SC_CHILD || k == SC_KEY || k == SC_MINAGE))
+		k = SC_HEIGHT;
+	switch (k) {
+	case SC_END:
+		rl->end[j] = near(s, rl->end[j]);
+		break;
+	case SC_PURGED:
+		rl->start[j] ^= VL_LV_PURGED;
+		break;
+	case SC_CHILD:
+		in->child[ic] = srnd(s) % 3 == 0 ? (uint32_t)(srnd(s) % (s->x.cap + 4))
+			      : srnd(s) % 2 ? leaves[srnd(s) % nl] : in->child[srnd(s) % (in->hdr & 0xff)];
+		break;
+	case SC_KEY:
+		in->key[ic] = near(s, in->key[ic]);
+		break;
+	case SC_COUNT:
+		if (ni && srnd(s) % 2)
+			in->hdr = (in->hdr & ~0xffu) | (uint32_t)(srnd(s) % 17);
+		else
+			l[0].age[0] = VL_LV_LEAF | (uint32_t)(srnd(s) % 13);
+		break;
+	case SC_INTERVAL:
+		if (srnd(s) % 2)
+			l[0].start[0] = near(s, l[0].start[0]);
+		else
+			l[0].end[0] = near(s, l[0].end[0]);
+		break;
+	case SC_HEIGHT:
+		s->x.root.height = (uint32_t)(srnd(s) % 17);
+		break;
+	default:
+		in->minage[ic] = (uint32_t)(srnd(s) % (s->age + 2));
+		break;
+	}
+}
+
+START_TEST(stray_writes)
+{
+	struct scrib s, base;
+	uint32_t *leaves, *inner, nl = 0, ni = 0, cap = 3000;
+	size_t bytes = (size_t)cap * sizeof(union vl_lv_block);
+	int k, trial, i, caught[SC_KINDS] = { 0 }, ops[SC_KINDS] = { 0 };
+
+	memset(&s, 0, sizeof(s));
+	lt_init(&s.x, cap, 11);
+	s.space = 12000;
+	s.rng = 77;
+	s.vol = calloc(s.space, 1);
+	s.lost = calloc(s.space, 1);
+	s.isfree = calloc(cap, 1);
+	for (i = 0; i < (int)s.x.nfree; i++)
+		s.isfree[s.x.free[i]] = 1;
+	/* a tree of some thousand ranges, a third of them purged */
+	for (i = 0; i < 12000; i++)
+		ck_assert_int_eq(sc_op(&s, 30), 0);
+	ck_assert_uint_ge(s.x.root.height, 3);
+	leaves = malloc(cap * sizeof(uint32_t));
+	inner = malloc(cap * sizeof(uint32_t));
+	sc_blocks(&s.x, s.x.root.block, s.x.root.height - 1, leaves, &nl, inner, &ni);
+
+	base = s;
+	base.x.b = malloc(bytes);
+	memcpy(base.x.b, s.x.b, bytes);
+	base.x.free = malloc(cap * sizeof(uint32_t));
+	memcpy(base.x.free, s.x.free, cap * sizeof(uint32_t));
+	base.vol = malloc(s.space);
+	memcpy(base.vol, s.vol, s.space);
+	base.lost = malloc(s.space);
+	memcpy(base.lost, s.lost, s.space);
+	base.isfree = malloc(cap);
+	memcpy(base.isfree, s.isfree, cap);
+
+	for (k = 0; k < SC_KINDS; k++) {
+		for (trial = 0; trial < 60; trial++) {
+			/* the tree as it was, then one stray write */
+			memcpy(s.x.b, base.x.b, bytes);
+			memcpy(s.x.free, base.x.free, cap * sizeof(uint32_t));
+			s.x.nfree = base.x.nfree;
+			s.x.res = base.x.res;
+			s.x.root = base.x.root;
+			memcpy(s.vol, base.vol, s.space);
+			memcpy(s.lost, base.lost, s.space);
+			memcpy(s.isfree, base.isfree, cap);
+			s.age = base.age;
+			s.rng = 1000003ull * (uint64_t)(k * 100 + trial + 1);
+			sc_scribble(&s, k, leaves, nl, inner, ni);
+			for (i = 0; i < 400; i++) {
+				ops[k]++;
+				if (sc_op(&s, 0) != 0) {
+					caught[k]++;
+					break;
+				}
+			}
+		}
+		fprintf(stderr, "stray write of a %s: 60 trees, -EUCLEAN in %d, %d operations, the promise held\n",
+			sc_name[k], caught[k], ops[k]);
+	}
+	ck_assert_int_gt(caught[SC_END] + caught[SC_PURGED] + caught[SC_CHILD], 0);
+	free(leaves);
+	free(inner);
+	free(base.x.b);
+	free(base.x.free);
+	free(base.vol);
+	free(base.lost);
+	free(base.isfree);
+	free(s.vol);
+	free(s.lost);
+	free(s.isfree);
+	lt_fini(&s.x);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("leaves");
@@ -654,6 +919,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, small_space);
 	tcase_add_test(tc, grows_high);
 	tcase_add_test(tc, short_reservation);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("untrusted");
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, stray_writes);
 	suite_add_tcase(s, tc);
 	return s;
 }
