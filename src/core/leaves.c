@@ -253,6 +253,22 @@ static int res_check(const struct vl_lv *t, const struct vl_lv_res *res)
 	return 0;
 }
 
+/*
+ * Is there a tree? 1; 0, none (the root word all zeros); -EUCLEAN, its
+ * block and its height disagree: a height scribbled to 0 must not read
+ * as a file without ranges (an UNMARK would say 0 over purged bytes).
+ */
+static int root_state(const struct vl_lv *t)
+{
+	struct vl_lv_root rt = *t->root;
+
+	if (rt.block == 0 && rt.height == 0)
+		return 0;
+	if (!blk_ok(t, rt.block) || rt.height == 0 || rt.height > VL_LV_HMAX)
+		return -EUCLEAN;
+	return 1;
+}
+
 /* ---- descents and steps ----------------------------------------------------------- */
 
 /* Down to the leaf whose interval holds x: 0, or -EUCLEAN (also: no tree). */
@@ -502,7 +518,10 @@ static int insert(const struct vl_lv *t, cur_t *hint, const range_t *r, struct v
 	uint32_t i;
 	int err = 0;
 
-	if (t->root->height == 0) {
+	err = root_state(t);
+	if (err < 0)
+		return err;
+	if (err == 0) {
 		uint32_t nb = take(res, chg);
 
 		if (nb == 0)
@@ -881,7 +900,10 @@ static int merge_in(const struct vl_lv *t, uint64_t s, uint64_t e, int p, uint32
 
 	memset(&m, 0, sizeof(m));
 	m.purged = p;
-	if (t->root->height != 0) {
+	err = root_state(t);
+	if (err < 0)
+		return err;
+	if (err == 1) {
 		err = merge_look(t, s, e, &m, &c, chg);
 		if (err)
 			return err;
@@ -1015,8 +1037,9 @@ int vl_lv_unmark(const struct vl_lv *t, uint64_t s, uint64_t e, struct vl_lv_res
 	memset(&u, 0, sizeof(u));
 	if (!args_ok(s, e))
 		return -EINVAL;
-	if (t->root->height == 0)
-		return 0;
+	err = root_state(t);
+	if (err <= 0)
+		return err;
 	err = unmark_look(t, s, e, &u, &cur, c);
 	if (err)
 		return err;
@@ -1072,11 +1095,10 @@ static int oldest_at(const struct vl_lv *t, cur_t *c, uint32_t *slot)
 {
 	struct vl_lv_root rt = *t->root;
 	uint32_t n = rt.block, h = rt.height, lvl, want = VL_LV_NOAGE, best, i;
+	int r = root_state(t);
 
-	if (h == 0)
-		return 0;
-	if (h > VL_LV_HMAX)
-		return -EUCLEAN;
+	if (r <= 0)
+		return r;
 	c->h = h;
 	for (lvl = 0; lvl + 1 < h; lvl++) {
 		uint32_t cnt = inner_ok(t, n, h - 1 - lvl);
@@ -1127,8 +1149,6 @@ int vl_lv_purge(const struct vl_lv *t, uint64_t start, struct vl_lv_change *c)
 	int err;
 
 	memset(c, 0, sizeof(*c));
-	if (t->root->height == 0)
-		return -EUCLEAN;
 	err = descend(t, start, &cur);
 	if (err)
 		return err;
@@ -1186,9 +1206,10 @@ int vl_lv_walk_next(struct vl_lv_walk *w, struct vl_lv_range *out)
 		return 0;
 	if (w->state == 0) {
 		w->state = 1;
-		if (w->t->root->height == 0) {
+		r = root_state(w->t);
+		if (r <= 0) {
 			w->state = 2;
-			return 0;
+			return r;
 		}
 		r = seek(w->t, 0, &w->cur);
 	} else {
@@ -1232,7 +1253,7 @@ int vl_lv_clear(const struct vl_lv *t, struct vl_lv_change *c)
 	memset(c, 0, sizeof(*c));
 	if (look_all(t, c, 0) < 0)
 		return -EUCLEAN;
-	if (rt.height == 0)
+	if (root_state(t) == 0)
 		return 0;
 	/* unlinked first: a writer killed below leaves blocks lost, never reachable half freed */
 	*t->root = (struct vl_lv_root){ 0, 0 };
@@ -1286,8 +1307,9 @@ int vl_lv_any_in(const struct vl_lv *t, uint64_t s, uint64_t e)
 	cur_t c, a;
 	int r;
 
-	if (t->root->height == 0)
-		return 0;
+	r = root_state(t);
+	if (r <= 0)
+		return r;
 	r = seek(t, s, &c);
 	if (r < 0)
 		return r;
@@ -1329,9 +1351,7 @@ int vl_lv_count(const struct vl_lv *t, uint32_t *leaves, uint32_t *inner, uint64
 
 	*leaves = *inner = 0;
 	*ranges = 0;
-	if (rt.height == 0)
-		return 0;
-	if (rt.height > VL_LV_HMAX)
-		return -EUCLEAN;
+	if (root_state(t) <= 0)
+		return root_state(t);
 	return count_below(t, rt.block, rt.height - 1, leaves, inner, ranges);
 }

@@ -141,7 +141,12 @@ union vl_lv_block {
 _Static_assert(sizeof(struct vl_lv_line) == 64, "a leaf line is a cache line");
 _Static_assert(sizeof(union vl_lv_block) == VL_LV_BLOCK, "a block is 256 bytes");
 
-/* Where a file's tree is: one 64-bit word, stored last by a change. */
+/*
+ * Where a file's tree is: one 64-bit word, stored last by a change. Both
+ * zero: no range; one zero, not the other: -EUCLEAN. A stray write that
+ * zeroes both reads as a file without ranges: the word must lie under
+ * the file record's own check (the caller's, as format 9's h.root does).
+ */
 struct vl_lv_root {
 	uint32_t block;  /* VL_NIL (0): no range */
 	uint32_t height; /* 1: the root is a leaf */
