@@ -64,7 +64,7 @@ static inline uint32_t leaf_lines(uint32_t n)
 static int leaf_read(const struct vl_lv *t, uint32_t b, leaf_t *L)
 {
 	const struct vl_lv_line *l;
-	uint32_t n, i, k;
+	uint32_t n, i, k, j;
 	uint64_t after;
 
 	if (!blk_ok(t, b))
@@ -85,9 +85,9 @@ static int leaf_read(const struct vl_lv *t, uint32_t b, leaf_t *L)
 	if (L->lo >= L->hi || L->hi > VL_LV_END)
 		return 0;
 	after = L->lo;
-	for (i = 0; i < n; i++) {
-		const struct vl_lv_line *x = &l[(i + 1) / 3];
-		unsigned j = (i + 1) % 3;
+	/* slot i + 1 is line (i + 1) / 3, place (i + 1) % 3: counted, not divided */
+	for (i = 0, k = 0, j = 1; i < n; i++) {
+		const struct vl_lv_line *x = &l[k];
 		range_t *r = &L->r[i];
 
 		r->start = x->start[j] & ~VL_LV_PURGED;
@@ -98,6 +98,10 @@ static int leaf_read(const struct vl_lv *t, uint32_t b, leaf_t *L)
 		    r->end > VL_LV_END)
 			return 0;
 		after = r->end;
+		if (++j == 3) {
+			j = 0;
+			k++;
+		}
 	}
 	return 1;
 }
@@ -271,6 +275,21 @@ static int root_state(const struct vl_lv *t)
 
 /* ---- descents and steps ----------------------------------------------------------- */
 
+/* The last child whose key is x or less (child 0 if none: the leaf reached decides). */
+static inline uint32_t child_for(const struct vl_lv_inner *in, uint32_t cnt, uint64_t x)
+{
+	uint32_t lo = 0, n = cnt;
+
+	while (n > 1) {
+		uint32_t half = n / 2;
+
+		if (in->key[lo + half] <= x)
+			lo += half;
+		n -= half;
+	}
+	return lo;
+}
+
 /* Down to the leaf whose interval holds x: 0, or -EUCLEAN (also: no tree). */
 static int descend(const struct vl_lv *t, uint64_t x, cur_t *c)
 {
@@ -288,8 +307,7 @@ static int descend(const struct vl_lv *t, uint64_t x, cur_t *c)
 
 		if (cnt == 0)
 			return -EUCLEAN;
-		for (i = cnt - 1; i > 0 && in->key[i] > x; i--)
-			;
+		i = child_for(in, cnt, x);
 		c->blk[lvl] = n;
 		c->pos[lvl] = i;
 		n = in->child[i];
