@@ -423,6 +423,28 @@ static void op_unmark(struct run *r, uint64_t s, uint64_t e)
 	free(w);
 }
 
+/* A range put back as it was (a moved file's, a repair's): joined as model.c's m_merge_in. */
+static void op_absorb(struct run *r, uint64_t s, uint64_t e, int p)
+{
+	struct mfile *w = malloc(2 * sizeof(*w)), *before = &w[1];
+	struct vl_lv_change c;
+	uint32_t i0, len;
+	int err;
+
+	big_window(&r->m, s, e, w, &i0, &len);
+	*before = *w;
+	r->seq++;
+	lt_reserve(&r->x);
+	err = vl_lv_absorb(&r->x.t, s, e, p, r->seq, &r->x.res, &c);
+	th_check_msg(err == 0, "step %d: absorb [%" PRIu64 ", %" PRIu64 "): %d", r->step, s, e, err);
+	lt_commit(&r->x, &c);
+	m_merge_in(w, s, e, p, r->seq);
+	th_check(c.punch_start == c.punch_end);
+	check_counts(r, before, w, &c, "absorb");
+	big_splice(&r->m, i0, len, w);
+	free(w);
+}
+
 static void op_purge_oldest(struct run *r)
 {
 	struct mfile *w = malloc(2 * sizeof(*w)), *before = &w[1];
@@ -532,8 +554,10 @@ static void run_step(struct run *r, unsigned maxlen, int full, int wipes)
 	if (e == s)
 		e = s + 1;
 	r->step++;
-	if (op < 50)
+	if (op < 48)
 		op_mark(r, s, e);
+	else if (op < 50)
+		op_absorb(r, s, e, (int)(rnd(r) % 2));
 	else if (op < 85)
 		op_unmark(r, s, e);
 	else if (op < 97)
@@ -555,9 +579,9 @@ static void run_step(struct run *r, unsigned maxlen, int full, int wipes)
 START_TEST(small_space)
 {
 	struct run r;
-	int seed, i;
+	int seed, i, seeds = getenv("LT_SEEDS") ? atoi(getenv("LT_SEEDS")) : 40; /* more: a soak */
 
-	for (seed = 1; seed <= 40; seed++) {
+	for (seed = 1; seed <= seeds; seed++) {
 		run_init(&r, 256, 24 + (uint64_t)seed * 4, (uint64_t)seed);
 		for (i = 0; i < 3000; i++)
 			run_step(&r, 1 + (unsigned)seed % 9, 1, 1);
