@@ -80,20 +80,45 @@
  * order as numbers (a stamp's distance back from an epoch the restamp
  * moves), which vl_lv_restamp's floor serves.
  *
- * Kills (left for step 3 of the plan; not built here). A writer may die
- * at any store. The stores of one change are, in order: new blocks filled
- * and sealed (unreachable until linked), leaf lines rewritten one line at
- * a time each resealed, inner nodes (keys, children, minages), then the
- * root word (block and height in one 64-bit store). So a dead writer
- * leaves: leaves whose lines check (a line half written fails its check),
- * possibly two leaves holding one range (a move between siblings) or a
- * range in no leaf, inner nodes that disagree with their leaves. The
- * repair must, with no scratch block: walk every block of the file that
- * checks as a leaf (the caller's allocator knows which blocks are the
- * file's), drop leaves that fail, rebuild the intervals and the inner
- * levels bottom-up from the surviving leaves sorted by lo, drop
- * duplicate ranges and merge overlaps as vl_ranges_absorb does (purged
- * wins), recompute every minage, and store the root last.
+ * Kills (left for step 3 of the plan; not built here: no store hook, no
+ * repair). A writer may die at any store. The stores of a change, in
+ * order: a new block filled (unreachable until linked); a leaf's lines,
+ * line 0 first then from the first range that changed, each line one
+ * 64-byte assignment sealed with it; inner nodes' keys, children, least
+ * ages and counts; the root word last when the height changes. So a
+ * dead writer may leave:
+ *   - a line torn (its check fails): the leaf's ranges on it are lost to
+ *     a reader, and some may be purged. As format 9's repair keeps a node
+ *     it cannot check as purged with the extent it reads (DESIGN 11), the
+ *     repair must keep what it can read of such a leaf as purged, within
+ *     the leaf's interval, or the writes must become copy-on-write (a
+ *     leaf rewritten into a reserved block, the parent's child index
+ *     switched by one store) so that no line holding a range is ever
+ *     half written; the second costs a block a change and no repair
+ *     guesswork, and is what step 3 should weigh first;
+ *   - a split: the new right leaf written and L not yet cut (ranges in
+ *     both, intervals overlapping), or L cut and the parent not yet told
+ *     (the right leaf's ranges reachable from no inner node; L.hi no
+ *     longer meets its parent's next key);
+ *   - a borrow: the range in both siblings (the receiver is written
+ *     first), intervals overlapping;
+ *   - a merge: the left leaf holding both, the right leaf still linked
+ *     or unlinked but not wiped;
+ *   - inner nodes whose counts, keys or least ages disagree with their
+ *     leaves.
+ * The repair, in place (no scratch block), the file's lock and the list
+ * of its blocks (the caller's allocator knows them) in hand: take every
+ * block that reads as a sound leaf of the file (leaf_read), sort them by
+ * lo (the list is the caller's memory), and stream their ranges in key
+ * order, ranges seen twice dropped and overlaps joined purged-wins as
+ * vl_ranges_absorb does; rewrite them into the same blocks, full (11 a
+ * leaf, so the output never overtakes what is still to read, with the
+ * two leaves being merged copied on the stack), the last two leaves
+ * evened to >= 5; wipe the leftover blocks; build the inner levels
+ * bottom-up from the other blocks of the list, least ages recomputed;
+ * store the root word last. A test: a store counter hook in this file,
+ * every operation stopped after each of its stores, repaired, checked
+ * against the model (ranges, purged flags, punched bytes).
  */
 #ifndef VL_LEAVES_H
 #define VL_LEAVES_H
