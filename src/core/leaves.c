@@ -599,22 +599,27 @@ static int leaf_underflow(const struct vl_lv *t, cur_t *c, struct vl_lv_change *
 	rgt = left_sib ? &c->L : &S;
 	lb = left_sib ? sb : c->blk[c->h - 1];
 	rb = left_sib ? c->blk[c->h - 1] : sb;
-	if (S.n > VL_LV_MIN) {
-		/* borrow: the receiving leaf written first (a kill leaves a range twice, not none) */
-		if (left_sib) {
-			memmove(&rgt->r[1], &rgt->r[0], rgt->n * sizeof(range_t));
-			rgt->r[0] = lft->r[--lft->n];
-			rgt->n++;
-			rgt->lo = rgt->r[0].start;
+	if (S.n + c->L.n >= 2 * VL_LV_MIN) {
+		/* even the two; the receiving leaf written first (a kill leaves a range twice, not none) */
+		uint32_t nl = (lft->n + rgt->n) / 2, k;
+		int to_right = lft->n > nl;
+
+		if (to_right) {
+			k = lft->n - nl;
+			memmove(&rgt->r[k], &rgt->r[0], rgt->n * sizeof(range_t));
+			memcpy(&rgt->r[0], &lft->r[nl], k * sizeof(range_t));
+			rgt->n += k;
 		} else {
-			lft->r[lft->n++] = rgt->r[0];
-			memmove(&rgt->r[0], &rgt->r[1], (rgt->n - 1) * sizeof(range_t));
-			rgt->n--;
-			rgt->lo = rgt->r[0].start;
+			k = nl - lft->n;
+			memcpy(&lft->r[lft->n], &rgt->r[0], k * sizeof(range_t));
+			memmove(&rgt->r[0], &rgt->r[k], (rgt->n - k) * sizeof(range_t));
+			rgt->n -= k;
 		}
+		lft->n = nl;
+		rgt->lo = rgt->r[0].start;
 		lft->hi = rgt->lo;
-		leaf_write(t, left_sib ? rb : lb, left_sib ? rgt : lft, 0);
-		leaf_write(t, left_sib ? lb : rb, left_sib ? lft : rgt, 0);
+		leaf_write(t, to_right ? rb : lb, to_right ? rgt : lft, 0);
+		leaf_write(t, to_right ? lb : rb, to_right ? lft : rgt, 0);
 		in->key[left_sib ? i : i + 1] = rgt->lo;
 		in->minage[left_sib ? i - 1 : i] = leaf_min(lft);
 		in->minage[left_sib ? i : i + 1] = leaf_min(rgt);
@@ -704,27 +709,64 @@ static int inner_underflow(const struct vl_lv *t, cur_t *c, int lvl, struct vl_l
 	return inner_underflow(t, c, lvl - 1, chg);
 }
 
-/* Take the cursor's range out. */
-static int remove_at(const struct vl_lv *t, cur_t *c, struct vl_lv_change *chg)
+/*
+ * The cursor's leaf, its ranges changed in c->L from range `from` on (no
+ * more than it holds): written, or let go if it was the root's last, or
+ * evened with a sibling if it fell short.
+ */
+static int leaf_done(const struct vl_lv *t, cur_t *c, uint32_t from, struct vl_lv_change *chg)
 {
-	memmove(&c->L.r[c->slot], &c->L.r[c->slot + 1],
-		(c->L.n - c->slot - 1) * sizeof(range_t));
-	c->L.n--;
 	if (c->h == 1) {
 		if (c->L.n == 0) {
 			*t->root = (struct vl_lv_root){ 0, 0 };
 			let_go(t, c->blk[0], chg);
 			return 0;
 		}
-		leaf_write(t, c->blk[0], &c->L, c->slot);
+		leaf_write(t, c->blk[0], &c->L, from);
 		return 0;
 	}
 	if (c->L.n >= VL_LV_MIN) {
-		leaf_write(t, c->blk[c->h - 1], &c->L, c->slot);
+		leaf_write(t, c->blk[c->h - 1], &c->L, from);
 		fix_mins(t, c, (int)c->h - 1, leaf_min(&c->L));
 		return 0;
 	}
 	return leaf_underflow(t, c, chg);
+}
+
+/* Take the cursor's range out. */
+static int remove_at(const struct vl_lv *t, cur_t *c, struct vl_lv_change *chg)
+{
+	memmove(&c->L.r[c->slot], &c->L.r[c->slot + 1],
+		(c->L.n - c->slot - 1) * sizeof(range_t));
+	c->L.n--;
+	return leaf_done(t, c, c->slot, chg);
+}
+
+/*
+ * The ranges of the cursor's leaf that start in [lo, hi], exactly `want`
+ * of them (what the first look found: else 0, the slow way), replaced by
+ * the `nput` ranges put[]: one change of one leaf, no other descent. 1 if
+ * done (or *err), 0 if the run is not all in this leaf or would not fit.
+ */
+static int replace_in_leaf(const struct vl_lv *t, cur_t *c, uint64_t lo, uint64_t hi,
+			   uint64_t want, const range_t *put, uint32_t nput,
+			   struct vl_lv_change *chg, int *err)
+{
+	uint32_t i, j;
+
+	if (c == NULL || lo < c->L.lo || hi >= c->L.hi)
+		return 0;
+	for (i = 0; i < c->L.n && c->L.r[i].start < lo; i++)
+		;
+	for (j = i; j < c->L.n && c->L.r[j].start <= hi; j++)
+		;
+	if (j - i != want || c->L.n - want + nput > VL_LV_CAP)
+		return 0;
+	memmove(&c->L.r[i + nput], &c->L.r[j], (c->L.n - j) * sizeof(range_t));
+	memcpy(&c->L.r[i], put, nput * sizeof(range_t));
+	c->L.n -= j - i - nput;
+	*err = leaf_done(t, c, i, chg);
+	return 1;
 }
 
 /* Take out the first range starting at x or after, which must start by `most`. */
@@ -957,6 +999,10 @@ static int merge_in(const struct vl_lv *t, uint64_t s, uint64_t e, int p, uint32
 
 	/* the changes: every range of the run but the one kept, out; then the kept one */
 	ndel = m.k - (uint64_t)keep_first + (uint64_t)rj;
+	if (ndel > 0 && (lj || keep_first) &&
+	    replace_in_leaf(t, hint, fin.start, rj ? m.right.start : m.last.start, ndel + 1, &fin,
+			    1, chg, &err))
+		return err;
 	x = keep_first ? ms + 1 : ms;
 	for (i = 0; i < ndel; i++) {
 		err = remove_from(t, x, me, &got, chg);
@@ -1068,6 +1114,15 @@ int vl_lv_unmark(const struct vl_lv *t, uint64_t s, uint64_t e, struct vl_lv_res
 			return err;
 		c->d_ranges++;
 		c->d_purged += u.a.purged;
+		{
+			range_t put[2] = { u.a, u.a };
+
+			put[0].end = s;
+			put[1].start = e;
+			if (e < cur.L.hi &&
+			    replace_in_leaf(t, &cur, u.a.start, u.a.start, 1, put, 2, c, &err))
+				return err;
+		}
 		r = u.a;
 		r.end = s;
 		err = rewrite(t, &cur, u.a.start, &r, res, c);
@@ -1085,6 +1140,24 @@ int vl_lv_unmark(const struct vl_lv *t, uint64_t s, uint64_t e, struct vl_lv_res
 	/* the common case, one range out and nothing cut: where the look stands */
 	if (!u.has_a && !u.has_z && u.ndel == 1)
 		return remove_at(t, &cur, c);
+	/* cuts and removals all in the look's leaf, the cut right part's start in it too */
+	{
+		range_t put[2];
+		uint32_t np = 0;
+
+		if (u.has_a) {
+			put[np] = u.a;
+			put[np++].end = s;
+		}
+		if (u.has_z) {
+			put[np] = u.z;
+			put[np++].start = e;
+		}
+		if ((u.has_a || u.has_z) && (!u.has_z || e < cur.L.hi) &&
+		    replace_in_leaf(t, &cur, u.has_a ? u.a.start : s, u.has_z ? u.z.start : e - 1,
+				    u.ndel + np, put, np, c, &err))
+			return err;
+	}
 	if (u.has_a) {
 		r = u.a;
 		r.end = s;
