@@ -16,7 +16,7 @@ for f in f9 lv; do
 		valgrind -q --tool=callgrind --cache-sim=yes --instr-atstart=no \
 			--collect-atstart=no --callgrind-out-file="$out/$f-$l" \
 			"$bench" --callgrind --only "$f-$l" --pairs "$pairs" --ranges "$ranges" \
-			>"$out/$f-$l.txt" || exit 1
+			>"$out/$f-$l.txt" 2>"$out/$f-$l.err" || { cat "$out/$f-$l.err"; exit 1; }
 		bpr=$(sed -n 's/.* \([0-9.]*\) bytes a range/\1/p' "$out/$f-$l.txt")
 		awk -v name="$f-$l" -v p="$pairs" -v bpr="$bpr" '
 			/^events:/ { for (i = 2; i <= NF; i++) ev[i - 1] = $i }
