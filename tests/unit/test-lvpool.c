@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-lvpool.c - core/lvpool.c, format 10's block allocator: built into
+ * this program alone (not yet in the library), with VL_LP_STEPS, so that
+ * vl_lp_step() below runs after its every store to shared memory.
+ */
+#include "harness.h"
+
+#include "core/lvpool.h"
+
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- a pool in shared memory (a child's stores are the parent's) -------- */
+
+#define CAP 64u
+#define SIZE 256u
+
+struct shared {
+	struct vl_lp_hdr h;
+	struct vl_lp_slot s[CAP];
+	uint32_t linked[CAP]; /* the test's "trees": the file that links block b, 0 none */
+};
+
+static struct shared *sh;
+static struct vl_lp P;
+
+static void pool_new(uint32_t cap)
+{
+	if (sh == NULL) {
+		sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			  -1, 0);
+		ck_assert_ptr_ne(sh, MAP_FAILED);
+	}
+	memset(sh, 0, sizeof(*sh));
+	ck_assert_int_eq(vl_lp_init(&P, &sh->h, sh->s, SIZE, cap), 0);
+}
+
+/* ---- the store counter ---------------------------------------------------- */
+
+static uint32_t steps, stop_at;	     /* stop_at: 0 = never */
+static void (*at_stop)(void);	     /* what happens there: NULL = the process dies */
+
+void vl_lp_step(void);
+void vl_lp_step(void)
+{
+	void (*f)(void) = at_stop;
+
+	if (stop_at == 0 || ++steps != stop_at)
+		return;
+	if (f == NULL)
+		_exit(0); /* killed right after this store */
+	at_stop = NULL;
+	f();
+}
+
+/* ---- the accounting check -------------------------------------------------- */
+
+struct census {
+	uint32_t listed;  /* on the free stack */
+	uint32_t held;    /* PENDING, in one of the live reservations given */
+	uint32_t used;    /* USED by the file the test's trees say links it */
+	uint32_t fresh;   /* never handed out: 0 at or above the mark */
+	uint32_t lost;    /* FREE on no list below the mark */
+	uint32_t orphan;  /* PENDING of no live reservation */
+	uint32_t strange; /* USED not linked, linked not USED, unreadable */
+};
+
+/*
+ * Every block exactly once: on the stack, in a live reservation (PENDING
+ * with its token), USED and linked, or never handed out; what is not is
+ * counted as lost, orphan or strange. A block in two places fails here.
+ */
+static struct census audit(struct vl_lp_res *const *res, uint32_t nres)
+{
+	uint8_t where[CAP] = { 0 };
+	struct census c = { 0 };
+	uint32_t hwm = sh->h.hwm, b = (uint32_t)sh->h.top;
+
+	ck_assert_uint_le(hwm, P.cap);
+	for (uint32_t k = 0; b != 0; k++, b = sh->s[b].next) {
+		ck_assert_msg(k < P.cap, "the stack loops");
+		ck_assert_msg(b < hwm, "block %u on the stack, mark %u", b, hwm);
+		ck_assert_msg(VL_LP_STATE(sh->s[b].state) == VL_LP_FREE, "block %u listed, word %#x", b,
+			      sh->s[b].state);
+		ck_assert_msg(!where[b], "block %u listed twice", b);
+		where[b] = 1;
+		c.listed++;
+	}
+	for (uint32_t i = 0; i < nres; i++)
+		for (uint32_t j = 0; j < res[i]->n; j++) {
+			b = res[i]->b[j];
+			ck_assert_msg(b > 0 && b < P.cap, "reservation holds %u", b);
+			ck_assert_msg(!where[b], "block %u held and %s", b,
+				      where[b] == 1 ? "listed" : "held again");
+			ck_assert_msg(sh->s[b].state == VL_LP_WORD(VL_LP_PENDING, res[i]->tok),
+				      "block %u held by %u, word %#x", b, res[i]->tok, sh->s[b].state);
+			where[b] = 2;
+			c.held++;
+		}
+	for (b = 1; b < P.cap; b++) {
+		uint32_t x = sh->s[b].state;
+
+		if (where[b])
+			continue;
+		if (VL_LP_STATE(x) == VL_LP_FREE && b >= hwm && x == 0)
+			c.fresh++;
+		else if (VL_LP_STATE(x) == VL_LP_FREE && !sh->linked[b])
+			c.lost++;
+		else if (VL_LP_STATE(x) == VL_LP_PENDING && !sh->linked[b])
+			c.orphan++;
+		else if (VL_LP_STATE(x) == VL_LP_USED && sh->linked[b] == VL_LP_ARG(x))
+			c.used++;
+		else
+			c.strange++;
+	}
+	return c;
+}
+
+/* Nothing lost, orphaned or strange; and the sum is every block. */
+static void audit_clean(struct vl_lp_res *const *res, uint32_t nres)
+{
+	struct census c = audit(res, nres);
+
+	ck_assert_msg(c.lost == 0 && c.orphan == 0 && c.strange == 0,
+		      "lost %u orphan %u strange %u (listed %u held %u used %u fresh %u)", c.lost,
+		      c.orphan, c.strange, c.listed, c.held, c.used, c.fresh);
+	ck_assert_uint_eq(c.listed + c.held + c.used + c.fresh, P.cap - 1);
+}
+
+/* ---- single process: take, use, give back, reserve ------------------------ */
+
+START_TEST(test_init_and_geometry)
+{
+	struct vl_lp q;
+
+	pool_new(CAP);
+	ck_assert_int_eq(vl_lp_init(&q, &sh->h, sh->s, SIZE, 1), -EINVAL);
+	ck_assert_int_eq(vl_lp_init(&q, &sh->h, sh->s, 0, CAP), -EINVAL);
+	pool_new(CAP);
+	ck_assert_int_eq(vl_lp_attach(&q, &sh->h, sh->s), 0);
+	ck_assert_uint_eq(q.cap, CAP);
+	ck_assert_uint_eq(q.size, SIZE);
+	sh->h.cap = CAP * 2; /* a scribbled geometry fails its sum */
+	ck_assert_int_eq(vl_lp_attach(&q, &sh->h, sh->s), -EUCLEAN);
+	sh->h.cap = CAP;
+	sh->h.size = 1;
+	ck_assert_int_eq(vl_lp_attach(&q, &sh->h, sh->s), -EUCLEAN);
+}
+END_TEST
+
+START_TEST(test_lowest_first_and_sparse)
+{
+	struct vl_lp_res a = { .tok = 5 }, *all[] = { &a };
+
+	pool_new(CAP);
+	ck_assert_int_eq(vl_lp_reserve(&P, &a, 5), 0);
+	ck_assert_uint_eq(a.n, 5);
+	for (uint32_t i = 0; i < 5; i++)
+		ck_assert_uint_eq(a.b[i], i + 1); /* the lowest, from the mark */
+	ck_assert_uint_eq(sh->h.hwm, 6);
+	ck_assert_uint_eq(sh->h.out, 5);
+	audit_clean(all, 1);
+	/* back on the stack in one push: taken again from there, the mark still */
+	ck_assert_uint_eq(vl_lp_give(&P, &a, 0), 5);
+	ck_assert_uint_eq(a.n, 0);
+	ck_assert_uint_eq(sh->h.out, 0);
+	audit_clean(all, 1);
+	ck_assert_int_eq(vl_lp_reserve(&P, &a, 3), 0);
+	ck_assert_uint_eq(sh->h.hwm, 6);
+	ck_assert_uint_eq(a.b[0], 1);
+	ck_assert_uint_eq(a.b[1], 2);
+	ck_assert_uint_eq(a.b[2], 3);
+	/* three more: two from the stack, then the mark rises by one */
+	ck_assert_int_eq(vl_lp_reserve(&P, &a, 6), 0);
+	ck_assert_uint_eq(sh->h.hwm, 7);
+	audit_clean(all, 1);
+}
+END_TEST
+
+START_TEST(test_empty_reservation_touches_nothing)
+{
+	struct vl_lp_res a = { .tok = 5 };
+	struct shared before;
+
+	pool_new(CAP);
+	ck_assert_int_eq(vl_lp_reserve(&P, &a, 9), 0);
+	memcpy(&before, sh, sizeof(before));
+	for (uint32_t want = 0; want <= 9; want++)
+		ck_assert_int_eq(vl_lp_reserve(&P, &a, want), 0);
+	ck_assert_int_eq(memcmp(&before, sh, sizeof(before)), 0);
+	ck_assert_uint_eq(a.n, 9);
+	ck_assert_int_eq(vl_lp_reserve(&P, &a, VL_LP_RES_MAX + 1), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_full_then_room_again)
+{
+	struct vl_lp_res a = { .tok = 5 }, b = { .tok = 6 }, *all[] = { &a, &b };
+
+	pool_new(12);
+	ck_assert_int_eq(vl_lp_reserve(&P, &a, 11), 0);
+	ck_assert_int_eq(vl_lp_reserve(&P, &b, 1), -ENOMEM);
+	ck_assert_uint_eq(b.n, 0);
+	ck_assert_uint_eq(vl_lp_give(&P, &a, 8), 3);
+	ck_assert_int_eq(vl_lp_reserve(&P, &b, 4), -ENOMEM);
+	ck_assert_uint_eq(b.n, 3); /* what there was, kept */
+	audit_clean(all, 2);
+	ck_assert_uint_eq(vl_lp_give(&P, &b, 0), 3);
+	ck_assert_int_eq(vl_lp_reserve(&P, &b, 3), 0);
+	audit_clean(all, 2);
+}
+END_TEST
+
+START_TEST(test_use_and_unuse)
+{
+	struct vl_lp_res a = { .tok = 5 }, *all[] = { &a };
+	uint32_t x, y;
+
+	pool_new(CAP);
+	ck_assert_int_eq(vl_lp_reserve(&P, &a, 3), 0);
+	x = vl_lp_pop(&a);
+	y = vl_lp_pop(&a);
+	ck_assert_int_eq(vl_lp_use(&P, x, 6, 9), -EUCLEAN); /* not PENDING of token 6 */
+	ck_assert_int_eq(vl_lp_use(&P, 0, 5, 9), -EUCLEAN);
+	ck_assert_int_eq(vl_lp_use(&P, CAP, 5, 9), -EUCLEAN);
+	ck_assert_int_eq(vl_lp_use(&P, x, 5, 9), 0);
+	ck_assert_int_eq(vl_lp_use(&P, x, 5, 9), -EUCLEAN); /* USED now */
+	sh->linked[x] = 9;
+	ck_assert_uint_eq(sh->s[x].state, VL_LP_WORD(VL_LP_USED, 9));
+	ck_assert_int_eq(vl_lp_use(&P, y, 5, 10), 0);
+	sh->linked[y] = 10;
+	audit_clean(all, 1);
+	ck_assert_int_eq(vl_lp_unuse(&P, &a, x, 10), -EUCLEAN); /* file 9's */
+	sh->linked[x] = 0;
+	ck_assert_int_eq(vl_lp_unuse(&P, &a, x, 9), 0);
+	ck_assert_uint_eq(a.b[a.n - 1], x);
+	audit_clean(all, 1);
+	/* a full reservation gives half back to take one more */
+	ck_assert_int_eq(vl_lp_reserve(&P, &a, VL_LP_RES_MAX), 0);
+	sh->linked[y] = 0;
+	ck_assert_int_eq(vl_lp_unuse(&P, &a, y, 10), 0);
+	ck_assert_uint_eq(a.n, VL_LP_RES_MAX / 2 + 1);
+	audit_clean(all, 1);
+}
+END_TEST
+
+/*
+ * Three takers, a random run of reserve, use (a tree links it), unuse,
+ * give back: after every step every block is in exactly one place.
+ */
+#define TAKERS 3
+static struct vl_lp_res tk[TAKERS], *tk_all[TAKERS] = { &tk[0], &tk[1], &tk[2] };
+static uint32_t tk_used[TAKERS][CAP], tk_nused[TAKERS];
+
+static void taker_step(uint64_t *rnd, uint32_t t)
+{
+	struct vl_lp_res *res = &tk[t];
+	uint32_t file = t + 1, b;
+	int r;
+
+	switch (th_below(rnd, 4)) {
+	case 0:
+		r = vl_lp_reserve(&P, res, (uint32_t)th_below(rnd, 10));
+		ck_assert_msg(r == 0 || r == -ENOMEM, "reserve: %d", r);
+		break;
+	case 1:
+		b = vl_lp_pop(res);
+		if (b == 0)
+			break;
+		ck_assert_int_eq(vl_lp_use(&P, b, res->tok, file), 0);
+		sh->linked[b] = file;
+		tk_used[t][tk_nused[t]++] = b;
+		break;
+	case 2:
+		if (tk_nused[t] == 0)
+			break;
+		uint32_t i = (uint32_t)th_below(rnd, tk_nused[t]);
+
+		b = tk_used[t][i];
+		tk_used[t][i] = tk_used[t][--tk_nused[t]];
+		sh->linked[b] = 0;
+		ck_assert_int_eq(vl_lp_unuse(&P, res, b, file), 0);
+		break;
+	default:
+		vl_lp_give(&P, res, (uint32_t)th_below(rnd, 4));
+		break;
+	}
+}
+
+static void takers_new(void)
+{
+	memset(tk, 0, sizeof(tk));
+	memset(tk_nused, 0, sizeof(tk_nused));
+	for (uint32_t t = 0; t < TAKERS; t++)
+		tk[t].tok = VL_TOKEN(t + 1, 1);
+}
+
+START_TEST(test_random_takers_account)
+{
+	uint64_t rnd = 28;
+
+	pool_new(CAP);
+	takers_new();
+	for (uint32_t i = 0; i < 20000; i++) {
+		taker_step(&rnd, (uint32_t)th_below(&rnd, TAKERS));
+		audit_clean(tk_all, TAKERS);
+	}
+	ck_assert_uint_ge(sh->h.hwm, CAP / 2);
+}
+END_TEST
+
+static Suite *lvpool_suite(void)
+{
+	Suite *s = suite_create("lvpool");
+	TCase *tc = th_tcase("single", 60);
+
+	tcase_add_test(tc, test_init_and_geometry);
+	tcase_add_test(tc, test_lowest_first_and_sparse);
+	tcase_add_test(tc, test_empty_reservation_touches_nothing);
+	tcase_add_test(tc, test_full_then_room_again);
+	tcase_add_test(tc, test_use_and_unuse);
+	tcase_add_test(tc, test_random_takers_account);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return th_run(lvpool_suite());
+}
