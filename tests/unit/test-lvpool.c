@@ -312,6 +312,265 @@ START_TEST(test_random_takers_account)
 }
 END_TEST
 
+/* The test's trees as the sweep's owner oracle. */
+static int owner_linked(void *ctx, uint32_t b, uint32_t *file)
+{
+	(void)ctx;
+	if (b == 0 || b >= CAP)
+		return -1;
+	*file = sh->linked[b];
+	return *file != 0;
+}
+
+/* ---- kills: a process dies after any store; the repair and the sweep ---- */
+
+#define KID VL_TOKEN(7, 3)
+#define DEAD VL_TOKEN(8, 1)
+#define ME VL_TOKEN(9, 1)
+#define OTHER VL_TOKEN(10, 2)
+
+static struct vl_lp_res kid, other;
+
+static int dead_is_dead(void *ctx, uint32_t tok)
+{
+	(void)ctx;
+	return tok != DEAD && tok != KID;
+}
+static const struct vl_lp_sweep_ops judge = { .alive = dead_is_dead, .owner = owner_linked };
+
+/* Some blocks on the stack, some USED and linked, some another live taker holds. */
+static void setup_mixed(void)
+{
+	struct vl_lp_res t = { .tok = ME };
+
+	pool_new(CAP);
+	other = (struct vl_lp_res){ .tok = OTHER };
+	kid = (struct vl_lp_res){ .tok = KID };
+	ck_assert_int_eq(vl_lp_reserve(&P, &t, 12), 0);
+	for (uint32_t i = 0; i < 3; i++) {
+		uint32_t b = vl_lp_pop(&t);
+
+		ck_assert_int_eq(vl_lp_use(&P, b, ME, 4), 0);
+		sh->linked[b] = 4;
+	}
+	ck_assert_uint_eq(vl_lp_give(&P, &t, 0), 9);
+	ck_assert_int_eq(vl_lp_reserve(&P, &other, 2), 0);
+}
+
+static void op_fill_mark(void)
+{
+	vl_lp_reserve(&P, &kid, 5);
+}
+static void setup_fill_mark(void)
+{
+	pool_new(CAP);
+	other = (struct vl_lp_res){ .tok = OTHER };
+	kid = (struct vl_lp_res){ .tok = KID };
+}
+
+static void op_fill_both(void)
+{
+	vl_lp_reserve(&P, &kid, 12); /* 7 on the stack, then the mark */
+}
+
+static void op_give(void)
+{
+	vl_lp_give(&P, &kid, 2);
+}
+static void setup_give(void)
+{
+	setup_mixed();
+	ck_assert_int_eq(vl_lp_reserve(&P, &kid, 8), 0);
+}
+
+/* use two (a tree links them), then one unlinked and unused, then all given back */
+static void op_use_unuse(void)
+{
+	uint32_t a = vl_lp_pop(&kid), b = vl_lp_pop(&kid);
+
+	if (vl_lp_use(&P, a, KID, 5) == 0)
+		sh->linked[a] = 5;
+	if (vl_lp_use(&P, b, KID, 5) == 0)
+		sh->linked[b] = 5;
+	sh->linked[a] = 0;
+	vl_lp_unuse(&P, &kid, a, 5);
+	vl_lp_give(&P, &kid, 0);
+}
+static void setup_use(void)
+{
+	setup_mixed();
+	ck_assert_int_eq(vl_lp_reserve(&P, &kid, 4), 0);
+}
+
+/* a dead taker's reservation, given back by the kid */
+static void op_repair(void)
+{
+	vl_lp_repair(&P, DEAD, KID);
+}
+static void setup_repair(void)
+{
+	struct vl_lp_res d = { .tok = DEAD };
+
+	setup_mixed();
+	ck_assert_int_eq(vl_lp_reserve(&P, &d, 20), 0); /* > the stack: the mark rises too */
+}
+
+/* a sweep, finding lost blocks (popped, never taken) and a dead taker's */
+static void op_sweep(void)
+{
+	vl_lp_sweep(&P, &judge, NULL);
+}
+static void setup_sweep(void)
+{
+	struct vl_lp_res t = { .tok = ME };
+	uint64_t top;
+
+	setup_repair();
+	ck_assert_int_eq(vl_lp_reserve(&P, &t, 5), 0);
+	ck_assert_uint_eq(vl_lp_give(&P, &t, 0), 5);
+	/* a taker that popped two and died before taking them */
+	top = sh->h.top;
+	for (uint32_t i = 0; i < 2; i++)
+		top = ((top >> 32) + 1) << 32 | sh->s[(uint32_t)top].next;
+	sh->h.top = top;
+}
+
+struct kill_case {
+	const char *name;
+	void (*setup)(void);
+	void (*op)(void);
+};
+static const struct kill_case kills[] = {
+	{ "fill from the mark", setup_fill_mark, op_fill_mark },
+	{ "fill from the stack and the mark", setup_mixed, op_fill_both },
+	{ "give back", setup_give, op_give },
+	{ "use and unuse", setup_use, op_use_unuse },
+	{ "repair", setup_repair, op_repair },
+	{ "sweep", setup_sweep, op_sweep },
+};
+
+/* Every block not in use nor held: taken, in reservations of ME, none twice (audit). */
+static void take_all(struct vl_lp_res *more, uint32_t nmore, uint32_t expect)
+{
+	struct vl_lp_res *all[2 + CAP / VL_LP_RES_MAX + 1] = { &other };
+	uint32_t got = 0, i = 0;
+
+	ck_assert_uint_le(nmore, CAP / VL_LP_RES_MAX + 1);
+	for (; i < nmore; i++) {
+		more[i] = (struct vl_lp_res){ .tok = ME };
+		int r = vl_lp_reserve(&P, &more[i], VL_LP_RES_MAX);
+
+		all[i + 1] = &more[i];
+		got += more[i].n;
+		if (r == -ENOMEM)
+			break;
+		ck_assert_int_eq(r, 0);
+	}
+	ck_assert_uint_eq(got, expect);
+	audit_clean(all, i + 2 > nmore + 1 ? nmore + 1 : i + 2);
+}
+
+/*
+ * After the kid is killed after its k-th store, k = 1, 2, ... until it
+ * finishes: the repair of its token (and DEAD's) and a sweep, then every
+ * block in exactly one place, and every free one can be taken.
+ */
+START_TEST(test_killed_after_each_store)
+{
+	const struct kill_case *kc = &kills[_i];
+	uint32_t k;
+
+	for (k = 1; k < 10000; k++) {
+		struct vl_lp_res more[CAP / VL_LP_RES_MAX + 1], *live[] = { &other };
+		struct vl_lp_swept sw;
+		struct census c;
+		pid_t pid;
+		int st;
+
+		kc->setup();
+		pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			steps = 0;
+			stop_at = k;
+			kc->op();
+			_exit(2);
+		}
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		ck_assert(WIFEXITED(st));
+		vl_lp_repair(&P, KID, ME);
+		vl_lp_repair(&P, DEAD, ME);
+		ck_assert_int_eq(vl_lp_sweep(&P, &judge, &sw), 0);
+		c = audit(live, 1);
+		ck_assert_msg(c.lost == 0 && c.orphan == 0 && c.strange == 0,
+			      "%s, killed after store %u: lost %u orphan %u strange %u", kc->name,
+			      k, c.lost, c.orphan, c.strange);
+		take_all(more, CAP / VL_LP_RES_MAX + 1, c.listed + c.fresh);
+		if (WEXITSTATUS(st) == 2)
+			break;
+	}
+	ck_assert_uint_gt(k, 3);
+	fprintf(stderr, "%s: %u stores walked\n", kc->name, k - 1);
+}
+END_TEST
+
+/*
+ * A taker stopped after its k-th store while others take blocks (after a
+ * sweep, unless the stopped one is the sweep: every block they can, or
+ * two, which leaves the sweep's list to the stopped one), then goes on:
+ * no block is in two places (the audit), and a sweep then leaves none
+ * lost.
+ */
+static struct vl_lp_res grab[2];
+static int sweeping, grab_few;
+
+static void interfere(void)
+{
+	if (!sweeping)
+		ck_assert_int_ge(vl_lp_sweep(&P, NULL, NULL), -EUCLEAN);
+	for (uint32_t i = 0; i < 2; i++)
+		vl_lp_reserve(&P, &grab[i], grab_few ? 1 : VL_LP_RES_MAX);
+}
+
+static int dead_only(void *ctx, uint32_t tok)
+{
+	(void)ctx;
+	return tok != DEAD;
+}
+static const struct vl_lp_sweep_ops judge_alive = { .alive = dead_only, .owner = owner_linked };
+
+START_TEST(test_stopped_after_each_store)
+{
+	const struct kill_case *kc = &kills[_i / 2];
+	uint32_t k;
+
+	grab_few = _i % 2;
+	for (k = 1; k < 10000; k++) {
+		struct vl_lp_res *live[] = { &other, &kid, &grab[0], &grab[1] };
+		int stopped;
+
+		kc->setup();
+		grab[0] = (struct vl_lp_res){ .tok = VL_TOKEN(11, 1) };
+		grab[1] = (struct vl_lp_res){ .tok = VL_TOKEN(12, 1) };
+		sweeping = kc->op == op_sweep;
+		steps = 0;
+		stop_at = k;
+		at_stop = interfere;
+		kc->op();
+		stopped = at_stop == NULL;
+		stop_at = 0;
+		at_stop = NULL;
+		(void)audit(live, 4); /* none twice, whatever else */
+		vl_lp_repair(&P, DEAD, ME);
+		ck_assert_int_eq(vl_lp_sweep(&P, &judge_alive, NULL), 0);
+		audit_clean(live, 4);
+		if (!stopped)
+			break;
+	}
+	ck_assert_uint_gt(k, 3);
+}
+END_TEST
+
 static Suite *lvpool_suite(void)
 {
 	Suite *s = suite_create("lvpool");
@@ -323,6 +582,11 @@ static Suite *lvpool_suite(void)
 	tcase_add_test(tc, test_full_then_room_again);
 	tcase_add_test(tc, test_use_and_unuse);
 	tcase_add_test(tc, test_random_takers_account);
+	suite_add_tcase(s, tc);
+	tc = th_tcase("kills", 120);
+	tcase_add_loop_test(tc, test_killed_after_each_store, 0, sizeof(kills) / sizeof(kills[0]));
+	tcase_add_loop_test(tc, test_stopped_after_each_store, 0,
+			    2 * sizeof(kills) / sizeof(kills[0]));
 	suite_add_tcase(s, tc);
 	return s;
 }
