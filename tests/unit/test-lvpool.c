@@ -77,9 +77,8 @@ static struct census audit(struct vl_lp_res *const *res, uint32_t nres)
 {
 	uint8_t where[CAP] = { 0 };
 	struct census c = { 0 };
-	uint32_t hwm = sh->h.hwm, b = (uint32_t)sh->h.top;
+	uint32_t hwm = sh->h.hwm > P.cap ? P.cap : sh->h.hwm, b = (uint32_t)sh->h.top;
 
-	ck_assert_uint_le(hwm, P.cap);
 	for (uint32_t k = 0; b != 0; k++, b = sh->s[b].next) {
 		ck_assert_msg(k < P.cap, "the stack loops");
 		ck_assert_msg(b < hwm, "block %u on the stack, mark %u", b, hwm);
@@ -539,6 +538,21 @@ static int dead_only(void *ctx, uint32_t tok)
 }
 static const struct vl_lp_sweep_ops judge_alive = { .alive = dead_only, .owner = owner_linked };
 
+static int all_alive(void *ctx, uint32_t tok)
+{
+	(void)ctx;
+	(void)tok;
+	return 1;
+}
+static int none_alive(void *ctx, uint32_t tok)
+{
+	(void)ctx;
+	(void)tok;
+	return 0;
+}
+static const struct vl_lp_sweep_ops oracle_live = { .alive = all_alive, .owner = owner_linked };
+static const struct vl_lp_sweep_ops judge_all = { .alive = none_alive, .owner = owner_linked };
+
 START_TEST(test_stopped_after_each_store)
 {
 	const struct kill_case *kc = &kills[_i / 2];
@@ -571,6 +585,310 @@ START_TEST(test_stopped_after_each_store)
 }
 END_TEST
 
+/* ---- scribbles: a stray write into the stack or a state word ------------ */
+
+/*
+ * Blocks 1..10 handed out; 1..6 given back in order (the stack 1, 2, ..,
+ * 6); 7, 8 USED and linked by file 4; 9, 10 held by another taker.
+ */
+static void setup_scribble(void)
+{
+	struct vl_lp_res t = { .tok = ME };
+
+	pool_new(CAP);
+	other = (struct vl_lp_res){ .tok = OTHER };
+	ck_assert_int_eq(vl_lp_reserve(&P, &t, 8), 0);
+	ck_assert_int_eq(vl_lp_reserve(&P, &other, 2), 0);
+	for (uint32_t b = 8; b >= 7; b--) {
+		ck_assert_uint_eq(t.b[t.n - 1], b);
+		ck_assert_int_eq(vl_lp_use(&P, vl_lp_pop(&t), ME, 4), 0);
+		sh->linked[b] = 4;
+	}
+	ck_assert_uint_eq(vl_lp_give(&P, &t, 0), 6);
+	ck_assert_uint_eq((uint32_t)sh->h.top, 1);
+	audit_clean((struct vl_lp_res *[]){ &other }, 1);
+}
+
+/* Take every block the allocator gives (ending: -ENOMEM), none twice, none in use. */
+static uint32_t take_until_full(struct vl_lp_res *more, uint32_t nmore)
+{
+	uint32_t got = 0, i;
+	int r = 0;
+
+	for (i = 0; i < nmore; i++)
+		more[i] = (struct vl_lp_res){ .tok = ME };
+	for (i = 0; i < nmore && r != -ENOMEM; i++) {
+		r = vl_lp_reserve(&P, &more[i], VL_LP_RES_MAX);
+		ck_assert_msg(r == 0 || r == -ENOMEM, "reserve: %d", r);
+		got += more[i].n;
+	}
+	ck_assert_int_eq(r, -ENOMEM);
+	return got;
+}
+
+static void stack_scribble(uint32_t which)
+{
+	switch (which) {
+	case 0: sh->s[6].next = 1; break;		/* a cycle back to the head */
+	case 1: sh->s[2].next = 2; break;		/* a block its own next */
+	case 2: sh->s[3].next = CAP + 7; break;		/* out of the array */
+	case 3: sh->s[3].next = 40; break;		/* above the mark: never handed out */
+	case 4: sh->s[3].next = 7; break;		/* a USED block */
+	case 5: sh->s[3].next = 9; break;		/* another taker's PENDING block */
+	case 6: sh->h.top = (sh->h.top & ~0xffffffffull) | 0xdeadbeefu; break; /* the head */
+	default: sh->h.top = (sh->h.top & ~0xffffffffull) | 8; break; /* the head: in use */
+	}
+}
+
+/*
+ * The stack scribbled: takers take what it holds up to the bad entry,
+ * then from the mark, never a block in use nor one twice, and stop; a
+ * sweep says it found the stack damaged and rebuilds it; then nothing is
+ * lost and every free block can be taken.
+ */
+START_TEST(test_scribbled_stack)
+{
+	struct vl_lp_res more[4], *all[5] = { &other, &more[0], &more[1], &more[2], &more[3] };
+	struct vl_lp_swept sw;
+	struct census c;
+	uint32_t got;
+
+	setup_scribble();
+	stack_scribble((uint32_t)_i);
+	got = take_until_full(more, 4);
+	c = audit(all, 5); /* the takers' blocks: none twice, each PENDING of its taker */
+	ck_assert_uint_eq(c.strange, 0);
+	ck_assert_uint_eq(c.used, 2);
+	ck_assert_uint_eq(c.held, 2 + got);
+	ck_assert_uint_eq(sh->h.damaged, 1);
+	for (uint32_t i = 0; i < 4; i++)
+		vl_lp_give(&P, &more[i], 0);
+	ck_assert_int_eq(vl_lp_sweep(&P, &judge, &sw), -EUCLEAN);
+	ck_assert_uint_eq(sh->h.damaged, 0);
+	audit_clean(all, 1);
+	ck_assert_uint_eq(take_until_full(more, 4), CAP - 1 - 4);
+	audit_clean(all, 5);
+	ck_assert_int_eq(vl_lp_sweep(&P, &judge, &sw), 0);
+}
+END_TEST
+
+/*
+ * A state word scribbled to state 3 (never written): never handed out;
+ * a sweep with no oracle leaves it and says -EUCLEAN, one whose oracle
+ * says no tree links it gives it back.
+ */
+START_TEST(test_scribbled_state_unknown)
+{
+	struct vl_lp_res more[4], *all[5] = { &other, &more[0], &more[1], &more[2], &more[3] };
+	struct vl_lp_swept sw;
+
+	setup_scribble();
+	sh->s[3].state = 0xc0000003u; /* on the stack: the walk stops before it */
+	sh->s[30].state = 0xffffffffu; /* above the mark: the claim passes it over */
+	take_until_full(more, 4);
+	for (uint32_t i = 0; i < 4; i++)
+		for (uint32_t j = 0; j < more[i].n; j++)
+			ck_assert(more[i].b[j] != 3 && more[i].b[j] != 30);
+	for (uint32_t i = 0; i < 4; i++)
+		vl_lp_give(&P, &more[i], 0);
+	ck_assert_int_eq(vl_lp_sweep(&P, NULL, &sw), -EUCLEAN);
+	ck_assert_uint_eq(sw.unknown, 2);
+	ck_assert_uint_eq(sh->s[3].state, 0xc0000003u);
+	ck_assert_int_eq(vl_lp_sweep(&P, &judge, &sw), 0);
+	ck_assert_uint_eq(sw.leaked, 2);
+	audit_clean(all, 1);
+	ck_assert_uint_eq(take_until_full(more, 4), CAP - 1 - 4);
+}
+END_TEST
+
+/*
+ * What the owner oracle mends: a USED block no tree links (a taker
+ * killed between use and link, or a file that let it go), a USED word
+ * naming the wrong file, a FREE word over a linked block; and PENDING of
+ * a dead token by alive.
+ */
+START_TEST(test_sweep_mends_by_oracle)
+{
+	struct vl_lp_res d = { .tok = DEAD }, more[4];
+	struct vl_lp_res *all[5] = { &other, &more[0], &more[1], &more[2], &more[3] };
+	struct vl_lp_swept sw;
+
+	setup_scribble();
+	ck_assert_int_eq(vl_lp_reserve(&P, &d, 3), 0); /* 1, 2, 3: DEAD dies holding them */
+	sh->linked[7] = 0;				/* leaked */
+	sh->linked[8] = 5;				/* USED(4) says the word */
+	sh->linked[12] = 6;				/* linked, above the mark */
+	sh->s[12].state = VL_LP_WORD(VL_LP_FREE, 77);
+	sh->h.hwm = 13;
+	ck_assert_int_eq(vl_lp_sweep(&P, &judge, &sw), 0);
+	ck_assert_uint_eq(sw.leaked, 1);
+	ck_assert_uint_eq(sw.dead, 3);
+	ck_assert_uint_eq(sw.fixed, 2);
+	ck_assert_uint_eq(sh->s[8].state, VL_LP_WORD(VL_LP_USED, 5));
+	ck_assert_uint_eq(sh->s[12].state, VL_LP_WORD(VL_LP_USED, 6));
+	/* the stack: 4, 5, 6 (given back before), 1, 2, 3 (DEAD's), 7, 11: lowest first */
+	ck_assert_uint_eq((uint32_t)sh->h.top, 1);
+	audit_clean(all, 1);
+	ck_assert_uint_eq(take_until_full(more, 4), CAP - 1 - 4);
+	audit_clean(all, 5);
+}
+END_TEST
+
+/* The mark scribbled: above the capacity (full, until a sweep lists the rest), or down. */
+START_TEST(test_scribbled_mark)
+{
+	struct vl_lp_res more[4], *all[5] = { &other, &more[0], &more[1], &more[2], &more[3] };
+	struct vl_lp_swept sw;
+
+	setup_scribble();
+	sh->h.hwm = 0xfffffff0u;
+	ck_assert_uint_eq(take_until_full(more, 4), 6); /* the stack */
+	audit(all, 5);
+	for (uint32_t i = 0; i < 4; i++)
+		vl_lp_give(&P, &more[i], 0);
+	ck_assert_int_eq(vl_lp_sweep(&P, &judge, &sw), 0);
+	ck_assert_uint_eq(sw.listed, CAP - 1 - 4);
+	ck_assert_uint_eq(take_until_full(more, 4), CAP - 1 - 4);
+	audit_clean(all, 5);
+
+	/* down: the stack's blocks above it look scribbled (cut), claims pass over those in use */
+	setup_scribble();
+	sh->h.hwm = 0;
+	ck_assert_uint_eq(take_until_full(more, 4), CAP - 1 - 10);
+	audit(all, 5);
+	ck_assert_uint_eq(sh->h.damaged, 1);
+	ck_assert_int_eq(vl_lp_sweep(&P, &judge, &sw), -EUCLEAN);
+	ck_assert_uint_eq(sw.listed, 6);
+	ck_assert_uint_eq(take_until_full(more, 1), 6);
+	ck_assert_uint_eq(more[0].b[0], 1); /* lowest first */
+}
+END_TEST
+
+/*
+ * Random stray writes (a state word, a link, the top, the mark) among
+ * three takers' work: no block is ever in two takers' hands, every call
+ * returns; a sweep with the oracle then leaves the allocator usable.
+ */
+static int in_hands(uint32_t b, uint32_t skip_t, uint32_t skip_j)
+{
+	for (uint32_t t = 0; t < TAKERS; t++) {
+		for (uint32_t j = 0; j < tk[t].n; j++)
+			if (tk[t].b[j] == b && !(t == skip_t && j == skip_j))
+				return 1;
+		for (uint32_t j = 0; j < tk_nused[t]; j++)
+			if (tk_used[t][j] == b)
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * Not among them (lvpool.h, Limits): a FREE word forged over a block a
+ * taker holds or a tree links, which the allocator cannot tell from a
+ * free one until a sweep asks the oracle; any word forged over a block a
+ * live reservation holds (in no tree, PENDING: the sweep would take the
+ * forgery for a leak).
+ */
+static int in_res(uint32_t b)
+{
+	for (uint32_t t = 0; t < TAKERS; t++)
+		for (uint32_t j = 0; j < tk[t].n; j++)
+			if (tk[t].b[j] == b)
+				return 1;
+	return 0;
+}
+
+static void scribble_state(uint32_t b, uint32_t w)
+{
+	if (in_res(b))
+		return;
+	if (VL_LP_STATE(w) == VL_LP_FREE && in_hands(b, TAKERS, 0))
+		w |= 3u << 30;
+	sh->s[b].state = w;
+}
+
+static void scribble_random(uint64_t *rnd)
+{
+	uint32_t b = (uint32_t)th_below(rnd, CAP), w = (uint32_t)th_rand(rnd);
+
+	switch (th_below(rnd, 6)) {
+	case 0: scribble_state(b, w); break;
+	case 1: scribble_state(b, VL_LP_WORD(th_below(rnd, 3), th_below(rnd, 4))); break;
+	case 2: sh->s[b].next = w % (CAP + 4); break;
+	case 3: sh->s[b].next = w; break;
+	case 4: sh->h.top = (sh->h.top & ~0xffffffffull) | (w % (CAP + 4)); break;
+	default: sh->h.hwm = w % (CAP + 4); break;
+	}
+}
+
+START_TEST(test_scribbled_random)
+{
+	uint64_t rnd = 1000 + (uint64_t)_i;
+	struct vl_lp_res more[4];
+
+	pool_new(CAP);
+	takers_new();
+	for (uint32_t i = 0; i < 3000; i++) {
+		uint32_t t = (uint32_t)th_below(&rnd, TAKERS), before = tk[t].n;
+		struct vl_lp_res *res = &tk[t];
+		uint32_t b;
+
+		if (th_below(&rnd, 50) == 0)
+			scribble_random(&rnd);
+		switch (th_below(&rnd, 5)) {
+		case 0:
+			vl_lp_reserve(&P, res, (uint32_t)th_below(&rnd, 10));
+			for (uint32_t j = before; j < res->n; j++)
+				ck_assert_msg(!in_hands(res->b[j], t, j), "block %u handed out twice",
+					      res->b[j]);
+			break;
+		case 1:
+			b = vl_lp_pop(res);
+			if (b != 0 && vl_lp_use(&P, b, res->tok, t + 1) == 0) {
+				sh->linked[b] = t + 1;
+				tk_used[t][tk_nused[t]++] = b;
+			}
+			break;
+		case 2:
+			if (tk_nused[t] == 0)
+				break;
+			b = tk_used[t][--tk_nused[t]];
+			sh->linked[b] = 0;
+			if (vl_lp_unuse(&P, res, b, t + 1) != 0)
+				break; /* its word was scribbled: the test lets it go */
+			break;
+		case 3:
+			vl_lp_give(&P, res, (uint32_t)th_below(&rnd, 4));
+			break;
+		default:
+			if (th_below(&rnd, 10) == 0)
+				ck_assert_int_ge(vl_lp_sweep(&P, &oracle_live, NULL), -EUCLEAN);
+			break;
+		}
+	}
+	for (uint32_t t = 0; t < TAKERS; t++) {
+		while (tk_nused[t] > 0)
+			sh->linked[tk_used[t][--tk_nused[t]]] = 0;
+		tk[t].n = 0;
+	}
+	/*
+	 * Every taker gone: everything not linked goes back, but what a mark
+	 * scribbled down hides above it; the mark raised to the end by taking
+	 * all there is, and all given back: then all of it.
+	 */
+	vl_lp_repair(&P, VL_LP_ANY_TOKEN, ME);
+	ck_assert_int_ge(vl_lp_sweep(&P, &judge_all, NULL), -EUCLEAN);
+	take_until_full(more, 4);
+	for (uint32_t i = 0; i < 4; i++)
+		vl_lp_give(&P, &more[i], 0);
+	vl_lp_repair(&P, VL_LP_ANY_TOKEN, ME);
+	ck_assert_int_ge(vl_lp_sweep(&P, &judge_all, NULL), -EUCLEAN);
+	ck_assert_int_eq(vl_lp_sweep(&P, &judge_all, NULL), 0);
+	audit_clean(NULL, 0);
+	ck_assert_uint_eq(take_until_full(more, 4), CAP - 1);
+}
+END_TEST
+
 static Suite *lvpool_suite(void)
 {
 	Suite *s = suite_create("lvpool");
@@ -587,6 +905,13 @@ static Suite *lvpool_suite(void)
 	tcase_add_loop_test(tc, test_killed_after_each_store, 0, sizeof(kills) / sizeof(kills[0]));
 	tcase_add_loop_test(tc, test_stopped_after_each_store, 0,
 			    2 * sizeof(kills) / sizeof(kills[0]));
+	suite_add_tcase(s, tc);
+	tc = th_tcase("scribbles", 120);
+	tcase_add_loop_test(tc, test_scribbled_stack, 0, 8);
+	tcase_add_test(tc, test_scribbled_state_unknown);
+	tcase_add_test(tc, test_sweep_mends_by_oracle);
+	tcase_add_test(tc, test_scribbled_mark);
+	tcase_add_loop_test(tc, test_scribbled_random, 0, 40);
 	suite_add_tcase(s, tc);
 	return s;
 }
