@@ -80,14 +80,19 @@ static inline uint32_t stamp_of(uint32_t tag)
 }
 
 /*
- * Was stamp st written before the stamp `now` (a sweep's)? 0 is a block
- * never taken: always before. Modulo 2^30, within half of it.
+ * Is the FREE word's stamp st one a push made since the sweep whose stamp
+ * is `sweep` began (so the block is on the new stack, or about to be)?
+ * Those stamps lie after the sweep's and no later than the tag now + 1
+ * (a push stamps the tag it reads, + 1), modulo 2^30; any other stamp,
+ * and 0 (never taken), is older: a scribbled stamp from the future too,
+ * so that it is not left alone for ever.
  */
-static inline int stamped_before(uint32_t st, uint32_t now)
+static inline int stamped_since(const struct vl_lp *p, uint32_t st, uint32_t sweep)
 {
-	uint32_t d = (now - st) & VL_LP_ARG_MASK;
+	uint32_t now = stamp_of(TOP_TAG(__atomic_load_n(&p->h->top, __ATOMIC_ACQUIRE)) + 1);
+	uint32_t d = (st - sweep) & VL_LP_ARG_MASK;
 
-	return st == 0 || (d != 0 && d < (1u << 29));
+	return st != 0 && d != 0 && d <= ((now - sweep) & VL_LP_ARG_MASK);
 }
 
 /* The high-water mark, read from the region and clamped into [1, cap]. */
@@ -362,8 +367,8 @@ static uint32_t sweep_begin(const struct vl_lp *p)
 }
 
 /* What the word x of block b should be, by the sweep's rules: x itself if it is to be left. */
-static uint32_t sweep_judge(const struct vl_lp_sweep_ops *ops, uint32_t b, uint32_t x,
-			    uint32_t st, struct vl_lp_swept *o)
+static uint32_t sweep_judge(const struct vl_lp *p, const struct vl_lp_sweep_ops *ops,
+			    uint32_t b, uint32_t x, uint32_t st, struct vl_lp_swept *o)
 {
 	uint32_t file = 0, free_word = VL_LP_WORD(VL_LP_FREE, st);
 	int r;
@@ -375,7 +380,7 @@ static uint32_t sweep_judge(const struct vl_lp_sweep_ops *ops, uint32_t b, uint3
 		return x;
 	case VL_LP_FREE:
 		/* pushed since the sweep began: on the new stack (or, lost since, the next sweep's) */
-		if (!stamped_before(VL_LP_ARG(x), st))
+		if (stamped_since(p, VL_LP_ARG(x), st))
 			return x;
 		r = ops->owner ? ops->owner(ops->ctx, b, &file) : 0;
 		if (r > 0 && file <= VL_LP_ARG_MASK)
@@ -430,10 +435,15 @@ int vl_lp_sweep(const struct vl_lp *p, const struct vl_lp_sweep_ops *ops,
 	damaged = __atomic_exchange_n(&p->h->damaged, 0, __ATOMIC_RELAXED);
 	STEP();
 	hwm = hwm_of(p);
+	/* a mark scribbled past the end: back to it (one scribbled down shows as it rises again) */
+	if (__atomic_load_n(&p->h->hwm, __ATOMIC_RELAXED) > p->cap) {
+		__atomic_store_n(&p->h->hwm, p->cap, __ATOMIC_RELAXED);
+		STEP();
+	}
 	/* from the top down, each put first: the stack hands out the lowest first */
 	for (uint32_t b = hwm; b-- > 1;) {
 		uint32_t x = __atomic_load_n(&p->s[b].state, __ATOMIC_ACQUIRE);
-		uint32_t want = sweep_judge(ops, b, x, st, &o);
+		uint32_t want = sweep_judge(p, ops, b, x, st, &o);
 
 		if (want == x && VL_LP_STATE(x) != VL_LP_FREE)
 			continue;
