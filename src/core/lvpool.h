@@ -66,8 +66,9 @@
  *   sweep (vl_lp_sweep, one sweeper: the region lock):
  *     1 the stack emptied, its tag moved by 2: the sweep's stamp S is one
  *       no push or pop ever stamps (they stamp tag + 1 of a tag they read)
- *     2 every FREE block stamped before S (or 0) made FREE(S) and chained;
- *       with the callbacks, PENDING of a dead token and USED or unreadable
+ *     2 every FREE block not stamped since S (after S and no later than
+ *       the tag now + 1: on the new stack) made FREE(S) and chained; with
+ *       the callbacks, PENDING of a dead token and USED or unreadable
  *       words the owner oracle says no tree links, too
  *                          killed here: FREE blocks on no list, stamped
  *                          before the next sweep's stamp -> that sweep
@@ -89,11 +90,18 @@
  * Limits. Tags are 32 bits and stamps 30: a taker stalled between reading
  * the top and its compare-and-swap for 2^32 stack operations, or between
  * popping and taking for 2^30, could take a stale block (as any tagged
- * Treiber stack). A forged state word (FREE over a block a tree links, on
- * a forged stack) is beyond what this module can tell; vl_lp_sweep with an
- * owner oracle puts it right, until then it could be handed out. Tokens
- * are repaired by value: a dead token's PENDING blocks must be given back
- * (vl_lp_repair) before its slot's generation (14 bits) comes round.
+ * Treiber stack). What the state words say is what this module goes by:
+ * a FREE word forged over a block a tree links (and that block put on the
+ * stack by a forged link, or the mark scribbled down to it with the word
+ * forged 0) could be handed out until a sweep with an owner oracle makes
+ * it USED again; a word forged over a block a live reservation holds (in
+ * no tree: PENDING) reads to that sweep as a leak, and is given back
+ * while held. A mark scribbled down hides the blocks above it from
+ * repairs and sweeps (never hands one out twice: a claim takes only a
+ * word that is 0) until takers raise it past them again; the stack's
+ * blocks above it are cut as bad. Tokens are repaired by value: a dead
+ * token's PENDING blocks must be given back (vl_lp_repair) before its
+ * slot's generation (14 bits) comes round.
  */
 #ifndef VL_CORE_LVPOOL_H
 #define VL_CORE_LVPOOL_H
