@@ -108,22 +108,17 @@ static inline int cas_word(uint32_t *w, uint32_t seen, uint32_t want)
 	return __atomic_compare_exchange_n(w, &seen, want, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 }
 
-static inline int met(const uint32_t *b, uint32_t n, uint32_t x)
-{
-	for (uint32_t i = 0; i < n; i++)
-		if (b[i] == x)
-			return 1;
-	return 0;
-}
-
 /*
  * One try at popping up to k blocks off the stack into res: how many
  * were taken (0: others took those it popped first), -ENOENT if the
  * stack is empty, -EAGAIN if the top changed under it (*top: the new
  * one). The walk is checked block by block; the compare-and-swap of the
  * tagged top then proves that no pop or push happened since it read the
- * top, so the links it followed were the stack's. An entry out of range,
- * not FREE or met twice is a stack gone wrong: it is cut there.
+ * top, so the links it followed were the stack's. An entry out of range
+ * or not FREE is a stack gone wrong: it is cut there. A cycle is not
+ * looked for (a third of a 9-block take's instructions): a block met twice
+ * is taken by the first compare-and-swap of its word and passed over by
+ * the second, and the next pop finds the cycle's next block taken.
  */
 static int pop_once(const struct vl_lp *p, struct vl_lp_res *res, uint32_t k, uint64_t *top)
 {
@@ -139,7 +134,7 @@ static int pop_once(const struct vl_lp *p, struct vl_lp_res *res, uint32_t k, ui
 			break;
 		}
 		x = __atomic_load_n(&p->s[b].state, __ATOMIC_ACQUIRE);
-		if (VL_LP_STATE(x) != VL_LP_FREE || met(blk, n, b)) {
+		if (VL_LP_STATE(x) != VL_LP_FREE) {
 			bad = 1;
 			break;
 		}
