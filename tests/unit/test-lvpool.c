@@ -51,12 +51,15 @@ static void pool_new(uint32_t cap)
 
 static uint32_t steps, stop_at;	     /* stop_at: 0 = never */
 static void (*at_stop)(void);	     /* what happens there: NULL = the process dies */
+static uint32_t contend;	     /* each store followed by another's push: the tag moves */
 
 void vl_lp_step(void);
 void vl_lp_step(void)
 {
 	void (*f)(void) = at_stop;
 
+	if (contend)
+		sh->h.top += 1ull << 32;
 	if (stop_at == 0 || ++steps != stop_at)
 		return;
 	if (f == NULL)
@@ -1040,6 +1043,27 @@ START_TEST(test_threads_account)
 }
 END_TEST
 
+/*
+ * A giver that never wins the top (someone else's push after each of its
+ * stores, for ever): it gives up, and its blocks stay in its reservation,
+ * PENDING of its token, not lost to a live process.
+ */
+START_TEST(test_give_that_never_wins)
+{
+	struct vl_lp_res a = { .tok = ME }, *all[] = { &a };
+
+	pool_new(CAP);
+	ck_assert_int_eq(vl_lp_reserve(&P, &a, 5), 0);
+	contend = 1;
+	ck_assert_uint_eq(vl_lp_give(&P, &a, 2), 0);
+	contend = 0;
+	ck_assert_uint_eq(a.n, 5);
+	audit_clean(all, 1);
+	ck_assert_uint_eq(vl_lp_give(&P, &a, 2), 3);
+	audit_clean(all, 1);
+}
+END_TEST
+
 static Suite *lvpool_suite(void)
 {
 	Suite *s = suite_create("lvpool");
@@ -1051,6 +1075,7 @@ static Suite *lvpool_suite(void)
 	tcase_add_test(tc, test_full_then_room_again);
 	tcase_add_test(tc, test_use_and_unuse);
 	tcase_add_test(tc, test_random_takers_account);
+	tcase_add_test(tc, test_give_that_never_wins);
 	suite_add_tcase(s, tc);
 	tc = th_tcase("kills", 120);
 	tcase_add_loop_test(tc, test_killed_after_each_store, 0, sizeof(kills) / sizeof(kills[0]));
