@@ -241,9 +241,12 @@ int vl_lp_use(const struct vl_lp *p, uint32_t b, uint32_t tok, uint32_t file)
  * while its block is still ours (PENDING), and once a block is FREE its
  * link is not written again by us. Returns how many went; a block whose
  * word was not w[i] (not ours), or that a sweep stamped again while it
- * was FREE and unpushed (the sweep's now), is passed over.
+ * was FREE and unpushed (the sweep's now), is passed over. *left: how
+ * many are still ours, as they were, in blk[0..*left) (given up: the
+ * stack kept changing).
  */
-static uint32_t push(const struct vl_lp *p, uint32_t *blk, uint32_t *w, uint32_t n)
+static uint32_t push(const struct vl_lp *p, uint32_t *blk, uint32_t *w, uint32_t n,
+		     uint32_t *left)
 {
 	struct vl_lp_hdr *h = p->h;
 	uint64_t top = __atomic_load_n(&h->top, __ATOMIC_ACQUIRE);
@@ -265,6 +268,7 @@ static uint32_t push(const struct vl_lp *p, uint32_t *blk, uint32_t *w, uint32_t
 							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 			STEP();
 			__atomic_fetch_sub(&h->out, kept, __ATOMIC_RELAXED);
+			*left = 0;
 			return kept;
 		}
 		/* taken back, those still as we left them, and tried again on the new top */
@@ -278,13 +282,13 @@ static uint32_t push(const struct vl_lp *p, uint32_t *blk, uint32_t *w, uint32_t
 		}
 		n = kept;
 	}
-	/* (given up: what it holds stays PENDING of its owner, for a repair) */
+	*left = n;
 	return 0;
 }
 
 uint32_t vl_lp_give(const struct vl_lp *p, struct vl_lp_res *res, uint32_t keep)
 {
-	uint32_t w[VL_LP_RES_MAX], n, went;
+	uint32_t w[VL_LP_RES_MAX], n, went, left;
 
 	if (res->n > VL_LP_RES_MAX)
 		return 0;
@@ -293,8 +297,9 @@ uint32_t vl_lp_give(const struct vl_lp *p, struct vl_lp_res *res, uint32_t keep)
 	n = res->n - keep;
 	for (uint32_t i = 0; i < n; i++)
 		w[i] = VL_LP_WORD(VL_LP_PENDING, res->tok);
-	went = push(p, res->b + keep, w, n);
-	res->n = keep;
+	went = push(p, res->b + keep, w, n, &left);
+	/* given up: kept, still ours, for the next give (else lost while we live) */
+	res->n = keep + left;
 	return went;
 }
 
@@ -332,8 +337,12 @@ uint32_t vl_lp_repair(const struct vl_lp *p, uint32_t dead, uint32_t mine)
 		STEP();
 		if (res.n == VL_LP_RES_MAX)
 			went += vl_lp_give(p, &res, 0);
+		if (res.n == VL_LP_RES_MAX)
+			break; /* the stack will not take them: the rest for another repair */
 	}
-	return went + vl_lp_give(p, &res, 0);
+	went += vl_lp_give(p, &res, 0);
+	/* (still some: PENDING of mine, the caller's to give back: vl_lp_repair(p, mine, ...) when it is dead) */
+	return went;
 }
 
 /* ---- the sweep ---------------------------------------------------------- */

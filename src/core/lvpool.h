@@ -207,7 +207,8 @@ int vl_lp_unuse(const struct vl_lp *p, struct vl_lp_res *res, uint32_t b, uint32
  * Give back all but keep of res's blocks to the free stack, in one
  * compare-and-swap where no one else changes it meanwhile. Returns how
  * many went back; a block no longer PENDING of res->tok is dropped from
- * res (not ours: counted nowhere here).
+ * res (not ours: counted nowhere here). A stack that changes under every
+ * try makes it give up: the blocks stay in res.
  */
 uint32_t vl_lp_give(const struct vl_lp *p, struct vl_lp_res *res, uint32_t keep);
 
@@ -219,7 +220,9 @@ uint32_t vl_lp_give(const struct vl_lp *p, struct vl_lp_res *res, uint32_t keep)
  * token, and only then linked: two repairers of one token never write
  * one block's link, and a repairer killed leaves blocks of its own token.
  * Safe with takers, givers, other repairs and a sweep running. Returns
- * how many went back.
+ * how many went back; a stack that changes under every push makes it give
+ * up, leaving what it had taken PENDING of mine (repaired as mine's when
+ * mine is dead) and the rest of dead's where they were.
  */
 uint32_t vl_lp_repair(const struct vl_lp *p, uint32_t dead, uint32_t mine);
 
