@@ -458,6 +458,31 @@ static int sweep_take(const struct vl_region *r, uint32_t c, uint32_t since)
 	return sweep_take_idle(r, c, mine);
 }
 
+/*
+ * node_hwm and node_ready carry no sum, and a repair that trusted a
+ * lowered one would leave the file's ranges above it out, purged ones too
+ * (UNMARK would say 0 over punched bytes: fuzz-region's
+ * regress-repair-hwm-lowered). So the larger of the two (every chunk ever
+ * claimed lies below both, claims being made below node_ready: either
+ * intact is enough), then every chunk past that whose first node reads
+ * other than 0: one in use names its file there, a FREE one a nonzero
+ * stamp (stamp_ok), and only one never handed out reads 0. The pages
+ * below node_ready are present already; past it, one chunk is read more.
+ */
+uint32_t vl_nodes_used_end(const struct vl_region *r)
+{
+	const struct vl_counters *c = vl_counters(r);
+	uint32_t hwm = __atomic_load_n(&c->node_hwm, __ATOMIC_RELAXED);
+	uint32_t ready = __atomic_load_n(&c->node_ready, __ATOMIC_RELAXED);
+	uint32_t end = hwm > ready ? hwm : ready;
+
+	end = end < VL_CHUNK ? VL_CHUNK : end < r->node_cap ? chunk_of(end) : r->node_cap;
+	while (end + VL_CHUNK <= r->node_cap &&
+	       __atomic_load_n(&vl_node_at(r, end)->meta, __ATOMIC_RELAXED) != 0)
+		end += VL_CHUNK;
+	return end;
+}
+
 uint32_t vl_nodes_sweep(const struct vl_region *r)
 {
 	struct vl_counters *c = vl_counters(r);

@@ -48,6 +48,12 @@ void vl_node_free(const struct vl_region *r, uint32_t n);
  * whole chunks.
  */
 uint32_t vl_nodes_sweep(const struct vl_region *r);
+/*
+ * The end of the node slots ever used, for a walk that must meet every
+ * node in use (a repair): not below the chunks the counters' node_hwm and
+ * node_ready say, nor below a chunk past them that was ever handed out.
+ */
+uint32_t vl_nodes_used_end(const struct vl_region *r);
 
 
 /* File fi's unpurged ranges in age order, oldest first (its lock held). */

@@ -192,7 +192,6 @@ static void lru_rebuild(const struct vl_region *r, uint32_t fi, uint32_t now)
 void vl_file_repair(const struct vl_region *r, uint32_t fi, uint32_t now)
 {
 	struct vl_file *f = vl_file_at(r, fi);
-	struct vl_counters *c = vl_counters(r);
 	struct vl_change sum;
 	uint32_t i, hwm, nranges, npurged;
 	uint64_t vbytes, pbytes;
@@ -211,8 +210,7 @@ void vl_file_repair(const struct vl_region *r, uint32_t fi, uint32_t now)
 	/* its chunk stays: a hint, each node taken by compare-and-swap (pool.c) */
 	f->h.nranges = f->h.npurged = 0;
 	f->h.vbytes = f->h.pbytes = 0;
-	hwm = __atomic_load_n(&c->node_hwm, __ATOMIC_RELAXED);
-	hwm = hwm < r->node_cap ? hwm : r->node_cap;
+	hwm = vl_nodes_used_end(r);
 	for (i = 1; i < hwm; i++) {
 		struct vl_node *x = vl_node_at(r, i);
 		struct vl_change ch;
