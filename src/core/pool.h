@@ -178,6 +178,13 @@ static inline int vl_file_seems(const struct vl_region *r, uint32_t fi,
  * set when the slot was never used: initialise its lock before publishing.
  */
 uint32_t vl_file_take(const struct vl_region *r, int *fresh);
+/*
+ * The end of the file slots ever handed out: file_hwm, clamped to the
+ * table, and raised past every slot from there on that was (released or
+ * not): what a walk that must meet every record, and a new record's
+ * take, go by. The region lock held.
+ */
+uint32_t vl_files_used_end(const struct vl_region *r);
 /* Make slot fi (from vl_file_take) the LIVE record of id, in the table. */
 void vl_file_publish(const struct vl_region *r, uint32_t fi, const struct vl_ident *id);
 /* Take and publish at once, for callers that never lock the slot (tests). */

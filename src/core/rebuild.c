@@ -115,7 +115,8 @@ void vl_pool_rebuild(const struct vl_region *r)
 
 	VL_ASSERT_HELD(r, &r->hdr->lock);
 
-	c->file_hwm = c->file_hwm < 1 ? 1 : c->file_hwm > r->file_cap ? r->file_cap : c->file_hwm;
+	/* raised past any record a mark lowered by a stray write left above it (regress-rebuild-hwm-lowered) */
+	c->file_hwm = vl_files_used_end(r);
 	/*
 	 * files: table and free list again from the records. Slots at the top
 	 * that were never published (a create cut between raising the mark and
