@@ -552,7 +552,7 @@ static void op_unmark(struct fz *z, const struct vl_ident *id, uint64_t s, uint6
 	const struct vl_region *r = &z->r;
 	struct vl_change c;
 	uint32_t fi, spare = VL_NIL;
-	int err;
+	int err, tomb;
 
 	if (find_file(r, id, 0, &fi) != 0)
 		return;
@@ -561,6 +561,8 @@ static void op_unmark(struct fz *z, const struct vl_ident *id, uint64_t s, uint6
 		track_unmark(z, id, s, e, 0);
 		return;
 	}
+	/* as ops.c reads it, before the change: every UNMARK of such a record says 1 */
+	tomb = (vl_file_at(r, fi)->h.flags & VL_FF_TOMB) != 0;
 	snapshot(z);
 	err = COUNTED(r, vl_ranges_unmark(r, &vl_file_at(r, fi)->h.root, fi, s, e, VL_NIL, &c));
 	if (err)
@@ -576,7 +578,7 @@ static void op_unmark(struct fz *z, const struct vl_ident *id, uint64_t s, uint6
 	}
 	if (err == 0)
 		fail_if(c.punch_end != c.punch_start, "unmark punched");
-	track_unmark(z, id, s, e, err ? err : c.was_purged != 0);
+	track_unmark(z, id, s, e, err ? err : c.was_purged || tomb);
 	finish(r, fi, &c, err, spare);
 }
 
