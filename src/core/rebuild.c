@@ -179,6 +179,19 @@ static void lru_rebuild(const struct vl_region *r, uint32_t fi, uint32_t now)
 }
 
 /*
+ * A range of f the repair cannot put back: its extent unreadable (a stray
+ * write put its start at or past its end; no writer leaves a range so),
+ * or the tree refused it. Purged maybe, its bytes now in no range: every
+ * UNMARK of the file says 1 from now on, as one of a file the tombstones
+ * hold does (VL_FF_TOMB), never 0 over punched bytes
+ * (fuzz-region's regress-repair-drops-unreadable).
+ */
+static void lost_range(struct vl_file *f)
+{
+	__atomic_fetch_or(&f->h.flags, VL_FF_TOMB, __ATOMIC_RELAXED);
+}
+
+/*
  * A holder of file fi's lock died mid-change. Rebuild its tree from the
  * nodes that name it: PENDING ones were that holder's spares (a live
  * process only holds PENDING nodes of a file while holding its lock;
@@ -223,6 +236,8 @@ void vl_file_repair(const struct vl_region *r, uint32_t fi, uint32_t now)
 		if (st == VL_NODE_FREE || st == VL_NODE_IDLE || (m & VL_META_FILE_MASK) != fi)
 			continue;
 		if (st == VL_NODE_PENDING || f->h.state == VL_FILE_FREE || x->start >= x->end) {
+			if (st != VL_NODE_PENDING && f->h.state != VL_FILE_FREE)
+				lost_range(f);
 			vl_node_free(r, i);
 			continue;
 		}
@@ -254,6 +269,7 @@ void vl_file_repair(const struct vl_region *r, uint32_t fi, uint32_t now)
 		vl_set_next(r, i, VL_NIL);
 		VL_STEP("repair_file: a node taken back");
 		if (vl_ranges_absorb(r, &f->h.root, fi, i, &ch) != 0) {
+			lost_range(f);
 			vl_node_free(r, i);
 			continue;
 		}
