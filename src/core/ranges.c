@@ -70,9 +70,21 @@ static inline void set_range(const struct vl_region *r, uint32_t n, uint64_t sta
 
 	if (x == NULL)
 		return;
-	x->start = start;
-	VL_STEP("ranges: node half written");
-	x->end = end;
+	/*
+	 * The end first when the new start is not below the old end: so a
+	 * writer killed between the two leaves start below end, an extent a
+	 * repair takes as purged, never one it must drop
+	 * (rebuild.c lost_range).
+	 */
+	if (start < x->end) {
+		x->start = start;
+		VL_STEP("ranges: node half written");
+		x->end = end;
+	} else {
+		x->end = end;
+		VL_STEP("ranges: node half written");
+		x->start = start;
+	}
 	x->meta = (x->meta & ~VL_META_PURGED) | (purged ? VL_META_PURGED : 0);
 	VL_STEP("ranges: node written, not sealed");
 	vl_node_seal_at(x, n);

@@ -179,16 +179,19 @@ static void lru_rebuild(const struct vl_region *r, uint32_t fi, uint32_t now)
 }
 
 /*
- * A range of f the repair cannot put back: its extent unreadable (a stray
- * write put its start at or past its end; no writer leaves a range so),
- * or the tree refused it. Purged maybe, its bytes now in no range: every
- * UNMARK of the file says 1 from now on, as one of a file the tombstones
- * hold does (VL_FF_TOMB), never 0 over punched bytes
- * (fuzz-region's regress-repair-drops-unreadable).
+ * A range x of f the repair cannot put back: its extent unreadable (its
+ * start at or past its end: a writer killed between the two, or a stray
+ * write), or the tree refused it. If it says purged (a LIVE node's purged
+ * bit, once set, is never cleared: one that does not say so was never
+ * punched), its punched bytes are now in no range: every UNMARK of the
+ * file says 1 from now on, as one of a file the tombstones hold does
+ * (VL_FF_TOMB), never 0 over them (fuzz-region's
+ * regress-repair-drops-unreadable).
  */
-static void lost_range(struct vl_file *f)
+static void lost_range(struct vl_file *f, const struct vl_node *x)
 {
-	__atomic_fetch_or(&f->h.flags, VL_FF_TOMB, __ATOMIC_RELAXED);
+	if (vl_node_purged(x))
+		__atomic_fetch_or(&f->h.flags, VL_FF_TOMB, __ATOMIC_RELAXED);
 }
 
 /*
@@ -237,7 +240,7 @@ void vl_file_repair(const struct vl_region *r, uint32_t fi, uint32_t now)
 			continue;
 		if (st == VL_NODE_PENDING || f->h.state == VL_FILE_FREE || x->start >= x->end) {
 			if (st != VL_NODE_PENDING && f->h.state != VL_FILE_FREE)
-				lost_range(f);
+				lost_range(f, x);
 			vl_node_free(r, i);
 			continue;
 		}
@@ -269,7 +272,7 @@ void vl_file_repair(const struct vl_region *r, uint32_t fi, uint32_t now)
 		vl_set_next(r, i, VL_NIL);
 		VL_STEP("repair_file: a node taken back");
 		if (vl_ranges_absorb(r, &f->h.root, fi, i, &ch) != 0) {
-			lost_range(f);
+			lost_range(f, x);
 			vl_node_free(r, i);
 			continue;
 		}
