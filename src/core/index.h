@@ -121,17 +121,16 @@ static inline int vl_ix_empty(const struct vl_region *r, uint32_t fi)
 
 /*
  * Does a range of file fi (its lock held) hold a byte of [s, e), s < e?
- * 1, 0, or -EUCLEAN (the range found is not a sound one of the file).
+ * 1, 0, or -EUCLEAN (the range found, or the one its descent passed last,
+ * is not a sound one of the file: vl_rb_end_at_least_checked).
  */
 static inline int vl_ix_any_in(const struct vl_region *r, uint32_t fi, uint64_t s, uint64_t e)
 {
-	uint32_t n = vl_rb_end_at_least(r, vl_file_at(r, fi)->h.root, s, 1);
+	uint32_t n;
 
-	if (n == VL_NIL)
-		return 0;
-	if (!vl_range_ok(r, n, fi))
+	if (vl_rb_end_at_least_checked(r, vl_file_at(r, fi)->h.root, fi, s, 1, &n) != 0)
 		return -EUCLEAN;
-	return vl_node_at(r, n)->start < e;
+	return n != VL_NIL && vl_node_at(r, n)->start < e;
 }
 
 /* ---- in age order: a purge ---- */

@@ -301,9 +301,10 @@ struct vl_holder {
 #define VL_FF_ASHMEM 0x4u     /* an ashmem region: ash holds its state, never a path;
 				 the record lives until the file is gone, ranges or not */
 #define VL_FF_TOMB 0x8u       /* made for an identity the tombstones hold (tomb.h),
-				 or while the region served blind (DESIGN 16):
-				 every UNMARK of it says 1. Set before it is LIVE,
-				 never cleared while it is */
+				 or while the region served blind (DESIGN 16), or a
+				 repair lost a range of it (rebuild.c lost_range):
+				 every UNMARK of it says 1. Set before it is LIVE
+				 but for a repair's, never cleared while it is */
 
 /*
  * A file with volatile ranges. Guarded by the region lock: state, gen,

@@ -458,6 +458,31 @@ static int sweep_take(const struct vl_region *r, uint32_t c, uint32_t since)
 	return sweep_take_idle(r, c, mine);
 }
 
+/*
+ * node_hwm and node_ready carry no sum, and a repair that trusted a
+ * lowered one would leave the file's ranges above it out, purged ones too
+ * (UNMARK would say 0 over punched bytes: fuzz-region's
+ * regress-repair-hwm-lowered). So the larger of the two (every chunk ever
+ * claimed lies below both, claims being made below node_ready: either
+ * intact is enough), then every chunk past that whose first node reads
+ * other than 0: one in use names its file there, a FREE one a nonzero
+ * stamp (stamp_ok), and only one never handed out reads 0. The pages
+ * below node_ready are present already; past it, one chunk is read more.
+ */
+uint32_t vl_nodes_used_end(const struct vl_region *r)
+{
+	const struct vl_counters *c = vl_counters(r);
+	uint32_t hwm = __atomic_load_n(&c->node_hwm, __ATOMIC_RELAXED);
+	uint32_t ready = __atomic_load_n(&c->node_ready, __ATOMIC_RELAXED);
+	uint32_t end = hwm > ready ? hwm : ready;
+
+	end = end < VL_CHUNK ? VL_CHUNK : end < r->node_cap ? chunk_of(end) : r->node_cap;
+	while (end + VL_CHUNK <= r->node_cap &&
+	       __atomic_load_n(&vl_node_at(r, end)->meta, __ATOMIC_RELAXED) != 0)
+		end += VL_CHUNK;
+	return end;
+}
+
 uint32_t vl_nodes_sweep(const struct vl_region *r)
 {
 	struct vl_counters *c = vl_counters(r);
@@ -1114,6 +1139,27 @@ static void hash_remove(const struct vl_region *r, uint32_t fi)
 	}
 }
 
+/*
+ * Was file slot fi never handed out? Its state FREE and its gen, which
+ * every release bumps, 0. What the slots at and past file_hwm must be.
+ */
+static VL_INLINE int file_never_used(const struct vl_region *r, uint32_t fi)
+{
+	const struct vl_file *f = vl_file_at(r, fi);
+
+	return f->h.state == VL_FILE_FREE && f->h.gen == 0;
+}
+
+uint32_t vl_files_used_end(const struct vl_region *r)
+{
+	uint32_t end = vl_counters(r)->file_hwm;
+
+	end = end < 1 ? 1 : end > r->file_cap ? r->file_cap : end;
+	while (end < r->file_cap && !file_never_used(r, end))
+		end++;
+	return end;
+}
+
 uint32_t vl_file_take(const struct vl_region *r, int *fresh)
 {
 	struct vl_counters *c = vl_counters(r);
@@ -1122,13 +1168,21 @@ uint32_t vl_file_take(const struct vl_region *r, int *fresh)
 	*fresh = 0;
 	if (fi != VL_NIL && fi < r->file_cap && vl_file_at(r, fi)->h.state == VL_FILE_FREE) {
 		c->file_free = vl_file_at(r, fi)->h.next_free;
-	} else if (c->file_hwm != VL_NIL && c->file_hwm < r->file_cap &&
-		   c->files_used * 2 < r->hash_cap) {
-		c->file_free = VL_NIL;
-		fi = c->file_hwm++;
-		*fresh = 1;
 	} else {
-		return VL_NIL;
+		/*
+		 * The mark has no sum: lowered by a stray write it would name a
+		 * live record, handed out as new over its file's ranges
+		 * (regress-file-take-hwm-lowered). One look at the slot it names,
+		 * then, only if that one was used, past every used one.
+		 */
+		fi = c->file_hwm;
+		if (fi == VL_NIL || fi >= r->file_cap || !file_never_used(r, fi))
+			c->file_hwm = fi = vl_files_used_end(r);
+		if (fi >= r->file_cap || c->files_used * 2 >= r->hash_cap)
+			return VL_NIL;
+		c->file_free = VL_NIL;
+		c->file_hwm = fi + 1;
+		*fresh = 1;
 	}
 	VL_STEP("file_take: taken, not published");
 	return fi;

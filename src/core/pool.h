@@ -48,6 +48,12 @@ void vl_node_free(const struct vl_region *r, uint32_t n);
  * whole chunks.
  */
 uint32_t vl_nodes_sweep(const struct vl_region *r);
+/*
+ * The end of the node slots ever used, for a walk that must meet every
+ * node in use (a repair): not below the chunks the counters' node_hwm and
+ * node_ready say, nor below a chunk past them that was ever handed out.
+ */
+uint32_t vl_nodes_used_end(const struct vl_region *r);
 
 
 /* File fi's unpurged ranges in age order, oldest first (its lock held). */
@@ -172,6 +178,13 @@ static inline int vl_file_seems(const struct vl_region *r, uint32_t fi,
  * set when the slot was never used: initialise its lock before publishing.
  */
 uint32_t vl_file_take(const struct vl_region *r, int *fresh);
+/*
+ * The end of the file slots ever handed out: file_hwm, clamped to the
+ * table, and raised past every slot from there on that was (released or
+ * not): what a walk that must meet every record, and a new record's
+ * take, go by. The region lock held.
+ */
+uint32_t vl_files_used_end(const struct vl_region *r);
 /* Make slot fi (from vl_file_take) the LIVE record of id, in the table. */
 void vl_file_publish(const struct vl_region *r, uint32_t fi, const struct vl_ident *id);
 /* Take and publish at once, for callers that never lock the slot (tests). */

@@ -70,9 +70,21 @@ static inline void set_range(const struct vl_region *r, uint32_t n, uint64_t sta
 
 	if (x == NULL)
 		return;
-	x->start = start;
-	VL_STEP("ranges: node half written");
-	x->end = end;
+	/*
+	 * The end first when the new start is not below the old end: so a
+	 * writer killed between the two leaves start below end, an extent a
+	 * repair takes as purged, never one it must drop
+	 * (rebuild.c lost_range).
+	 */
+	if (start < x->end) {
+		x->start = start;
+		VL_STEP("ranges: node half written");
+		x->end = end;
+	} else {
+		x->end = end;
+		VL_STEP("ranges: node half written");
+		x->start = start;
+	}
 	x->meta = (x->meta & ~VL_META_PURGED) | (purged ? VL_META_PURGED : 0);
 	VL_STEP("ranges: node written, not sealed");
 	vl_node_seal_at(x, n);
@@ -129,18 +141,6 @@ struct run_walk {
 };
 
 /*
- * The range a descent passed last on its right (VL_NIL: none), sound:
- * the descent took it as ending before the call's bytes by its end, and
- * an end a stray write lowered (its sum left wrong) would hide a range
- * that holds them, purged maybe, from the MARK or UNMARK: an UNMARK would
- * say 0 over its punched bytes (tests/shell/scribbled-descent.sh).
- */
-static VL_INLINE int passed_ok(const struct vl_region *r, uint32_t before, uint32_t file)
-{
-	return before == VL_NIL || vl_range_ok(r, before, file);
-}
-
-/*
  * Where the walk starts: the first range that ends at s or after. One
  * that ends at s touches [s, e) on the left (m->left): the walk starts
  * after it, at *x (VL_NIL: no range). -EUCLEAN if the tree lies.
@@ -148,11 +148,8 @@ static VL_INLINE int passed_ok(const struct vl_region *r, uint32_t before, uint3
 static VL_INLINE int mark_start(const struct vl_region *r, uint32_t root, uint32_t file,
 				uint64_t s, struct run_walk *m, uint32_t *x)
 {
-	uint32_t before;
-
-	*x = vl_rb_end_at_least_after(r, root, s, 0, &before);
-	if (!passed_ok(r, before, file) ||
-	    (*x != VL_NIL && (!vl_range_ok(r, *x, file) || vl_node_at(r, *x)->end < s)))
+	if (vl_rb_end_at_least_checked(r, root, file, s, 0, x) != 0 ||
+	    (*x != VL_NIL && vl_node_at(r, *x)->end < s))
 		return -EUCLEAN;
 	if (*x != VL_NIL && vl_node_at(r, *x)->end == s) {
 		m->left = *x; /* the range after it may hold [s, e) */
@@ -465,14 +462,13 @@ static VL_INLINE int unmark_one(const struct vl_region *r, uint32_t *root, uint3
 static VL_INLINE int unmark(const struct vl_region *r, uint32_t *root, uint32_t file, uint64_t s,
 			    uint64_t e, uint32_t *spare_io, int take, struct vl_change *c)
 {
-	uint32_t first, before, x, steps = 0, spare;
+	uint32_t first, x, steps = 0, spare;
 	uint64_t after = 0;
 	int split = 0, err;
 
 	VL_ASSERT_HELD(r, &vl_file_at(r, file)->h.lock);
 	memset(c, 0, sizeof(*c));
-	first = vl_rb_end_at_least_after(r, *root, s, 1, &before);
-	if (!passed_ok(r, before, file) || (first != VL_NIL && !vl_range_ok(r, first, file)))
+	if (vl_rb_end_at_least_checked(r, *root, file, s, 1, &first) != 0)
 		return -EUCLEAN;
 	if (unmark_met(r, file, s, e, first, &steps, &split) != 0)
 		return -EUCLEAN;

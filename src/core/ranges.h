@@ -14,6 +14,7 @@
 #define VL_RANGES_H
 
 #include "layout.h"
+#include "rtree.h" /* vl_range_ok */
 
 struct vl_change {
 	uint32_t keep;          /* MARK, purge: the range that now holds the bytes */
@@ -81,17 +82,5 @@ int vl_ranges_clear(const struct vl_region *r, uint32_t *root, uint32_t file,
  */
 int vl_ranges_absorb(const struct vl_region *r, uint32_t *root, uint32_t file, uint32_t n,
 		     struct vl_change *c);
-
-/* Is node n a sound range of this file? */
-static inline int vl_range_ok(const struct vl_region *r, uint32_t n, uint32_t file)
-{
-	const struct vl_node *x;
-
-	if (n == VL_NIL || n >= r->node_cap)
-		return 0;
-	x = &r->nodes[n];
-	return x->check == vl_node_sum_at(x, n) && x->start < x->end &&
-	       vl_node_state(x) == VL_NODE_LIVE && vl_node_file(x) == file;
-}
 
 #endif

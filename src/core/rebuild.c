@@ -115,7 +115,8 @@ void vl_pool_rebuild(const struct vl_region *r)
 
 	VL_ASSERT_HELD(r, &r->hdr->lock);
 
-	c->file_hwm = c->file_hwm < 1 ? 1 : c->file_hwm > r->file_cap ? r->file_cap : c->file_hwm;
+	/* raised past any record a mark lowered by a stray write left above it (regress-rebuild-hwm-lowered) */
+	c->file_hwm = vl_files_used_end(r);
 	/*
 	 * files: table and free list again from the records. Slots at the top
 	 * that were never published (a create cut between raising the mark and
@@ -178,6 +179,22 @@ static void lru_rebuild(const struct vl_region *r, uint32_t fi, uint32_t now)
 }
 
 /*
+ * A range x of f the repair cannot put back: its extent unreadable (its
+ * start at or past its end: a writer killed between the two, or a stray
+ * write), or the tree refused it. If it says purged (a LIVE node's purged
+ * bit, once set, is never cleared: one that does not say so was never
+ * punched), its punched bytes are now in no range: every UNMARK of the
+ * file says 1 from now on, as one of a file the tombstones hold does
+ * (VL_FF_TOMB), never 0 over them (fuzz-region's
+ * regress-repair-drops-unreadable).
+ */
+static void lost_range(struct vl_file *f, const struct vl_node *x)
+{
+	if (vl_node_purged(x))
+		__atomic_fetch_or(&f->h.flags, VL_FF_TOMB, __ATOMIC_RELAXED);
+}
+
+/*
  * A holder of file fi's lock died mid-change. Rebuild its tree from the
  * nodes that name it: PENDING ones were that holder's spares (a live
  * process only holds PENDING nodes of a file while holding its lock;
@@ -192,7 +209,6 @@ static void lru_rebuild(const struct vl_region *r, uint32_t fi, uint32_t now)
 void vl_file_repair(const struct vl_region *r, uint32_t fi, uint32_t now)
 {
 	struct vl_file *f = vl_file_at(r, fi);
-	struct vl_counters *c = vl_counters(r);
 	struct vl_change sum;
 	uint32_t i, hwm, nranges, npurged;
 	uint64_t vbytes, pbytes;
@@ -211,8 +227,7 @@ void vl_file_repair(const struct vl_region *r, uint32_t fi, uint32_t now)
 	/* its chunk stays: a hint, each node taken by compare-and-swap (pool.c) */
 	f->h.nranges = f->h.npurged = 0;
 	f->h.vbytes = f->h.pbytes = 0;
-	hwm = __atomic_load_n(&c->node_hwm, __ATOMIC_RELAXED);
-	hwm = hwm < r->node_cap ? hwm : r->node_cap;
+	hwm = vl_nodes_used_end(r);
 	for (i = 1; i < hwm; i++) {
 		struct vl_node *x = vl_node_at(r, i);
 		struct vl_change ch;
@@ -224,6 +239,8 @@ void vl_file_repair(const struct vl_region *r, uint32_t fi, uint32_t now)
 		if (st == VL_NODE_FREE || st == VL_NODE_IDLE || (m & VL_META_FILE_MASK) != fi)
 			continue;
 		if (st == VL_NODE_PENDING || f->h.state == VL_FILE_FREE || x->start >= x->end) {
+			if (st != VL_NODE_PENDING && f->h.state != VL_FILE_FREE)
+				lost_range(f, x);
 			vl_node_free(r, i);
 			continue;
 		}
@@ -255,6 +272,7 @@ void vl_file_repair(const struct vl_region *r, uint32_t fi, uint32_t now)
 		vl_set_next(r, i, VL_NIL);
 		VL_STEP("repair_file: a node taken back");
 		if (vl_ranges_absorb(r, &f->h.root, fi, i, &ch) != 0) {
+			lost_range(f, x);
 			vl_node_free(r, i);
 			continue;
 		}

@@ -15,6 +15,8 @@
 
 #include "layout.h"
 
+#include <errno.h>
+
 /* A red-black tree of 2^31 nodes is at most 62 deep. */
 #define VL_RB_MAX_DEPTH 64
 
@@ -45,6 +47,44 @@ uint32_t vl_rb_end_at_least(const struct vl_region *r, uint32_t root, uint64_t x
  */
 uint32_t vl_rb_end_at_least_after(const struct vl_region *r, uint32_t root, uint64_t x,
 				  int strict, uint32_t *before);
+
+/* Is node n a sound range of this file? */
+static inline int vl_range_ok(const struct vl_region *r, uint32_t n, uint32_t file)
+{
+	const struct vl_node *x;
+
+	if (n == VL_NIL || n >= r->node_cap)
+		return 0;
+	x = &r->nodes[n];
+	return x->check == vl_node_sum_at(x, n) && x->start < x->end &&
+	       vl_node_state(x) == VL_NODE_LIVE && vl_node_file(x) == file;
+}
+
+/*
+ * The descent as every caller that acts on its answer takes it: the first
+ * range of file's tree whose end is >= x (strict: > x) into *n (VL_NIL:
+ * none), 0; or -EUCLEAN, the answer or the range the descent passed last
+ * on its right is not a sound range of the file. That range is checked
+ * because the descent took it, by its end alone, as ending before x: an
+ * end a stray write lowered (its sum left wrong) hides a range that holds
+ * the bytes, purged maybe, and MARK would not join it, UNMARK would say 0
+ * over its punched bytes, GET_PIN_STATUS would say pinned
+ * (tests/shell/scribbled-descent.sh, scribbled-pinstatus.sh; DESIGN 10).
+ * The last one is enough: after a range whose end was lowered every range
+ * the descent meets starts past its true end, beyond x, so none sound is
+ * passed on the right after it.
+ */
+static inline int vl_rb_end_at_least_checked(const struct vl_region *r, uint32_t root,
+					     uint32_t file, uint64_t x, int strict, uint32_t *n)
+{
+	uint32_t before;
+
+	*n = vl_rb_end_at_least_after(r, root, x, strict, &before);
+	if ((before != VL_NIL && !vl_range_ok(r, before, file)) ||
+	    (*n != VL_NIL && !vl_range_ok(r, *n, file)))
+		return -EUCLEAN;
+	return 0;
+}
 
 /*
  * Walk the whole tree and check it: links, colours, black height, order,

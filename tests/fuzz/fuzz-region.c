@@ -39,6 +39,16 @@
  *   - an operation of core/ranges.c that fails (-EUCLEAN, -ENOMEM) has
  *     changed no byte of the region (but its spare);
  *   - a purge punches exactly the extent of the range it flagged;
+ *   - DESIGN 4 and 18, byte by byte (struct track): in a region the input
+ *     did not write (the patched mode without a reseal: a region with
+ *     scribbles in it, or none), every punch, a purge's or a MARK's,
+ *     lies inside bytes marked in that file since they were last
+ *     unmarked, or, once the input scribbled, inside bytes ever marked
+ *     in that file (what DESIGN 18 promises of a stray write); and an
+ *     UNMARK over bytes punched since their MARK says 1, or fails, never
+ *     0 (the UNMARK of a file with no record too: tombstones are not
+ *     played here, and none is made for a record a scribble lost). But
+ *     for the scribbles DESIGN 18 lists as not defended (scribble_kind);
  *   - vl_pool_rebuild writes no node, and after it every sound file
  *     record is found by its identity;
  *   - after vl_file_repair of a live record: a tree that passes
@@ -62,6 +72,8 @@
 #include "model.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +97,26 @@ void model_fail(const char *msg)
 		if (cond)                                                         \
 			model_failf(__VA_ARGS__);                                 \
 	} while (0)
+
+/*
+ * FUZZ_REGION_TRACE=1 in the environment: each operation and each byte the
+ * input changed, on stderr, to read a finding by (tests/fuzz/fuzz-region FILE).
+ */
+static int tracing = -1;
+
+static void trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void trace(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (tracing < 0)
+		tracing = getenv("FUZZ_REGION_TRACE") != NULL;
+	if (!tracing)
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
 
 /* ---- steps ------------------------------------------------------------------ */
 
@@ -130,30 +162,119 @@ static void *base_image;
 static size_t base_size;
 static struct vl_geometry base_geo;
 
+/* ---- the oracle: what the program's calls marked, and what was punched ------ */
+
+/* The offsets the operations reach (run_op: s < 160, e < 208); the base's are below 128. */
+#define SPACE 208
+/* the base's files and one new identity a MARK at most */
+#define TRACKS (8 + NOPS_MAX)
+
+/* One file, by identity (vl_ident_same): its bytes, as its program's calls left them. */
+struct track {
+	struct vl_ident id;
+	uint8_t ever[SPACE];    /* marked once (by the base, or the input) */
+	uint8_t marked[SPACE];  /* marked since they were last unmarked */
+	uint8_t punched[SPACE]; /* punched since they were last unmarked */
+};
+
+/*
+ * What the input wrote over the base image (changed bytes only), by the
+ * kinds DESIGN 18 lists as not defended in format 9: each kind is excused
+ * from the assertion its expected failure shows broken, and no other.
+ */
+#define SCR_ANY 0x1    /* any byte: a punch need only lie in bytes ever marked */
+#define SCR_LINK 0x2   /* a tree link of a node, left, right or parent (scribbled-link.sh) */
+#define SCR_META 0x4   /* a node's meta: its file, state, purged bit (scribbled-meta.sh) */
+#define SCR_COUNT 0x8  /* a record's count of ranges (scribbled-count.sh) */
+#define SCR_RECORD 0x10 /* a record's summed fields, its identity (scribbled-record.sh) */
+/* an UNMARK may say 0 over punched bytes: all four XFAIL tests show it */
+#define SCR_UNMARK_EXCUSED (SCR_LINK | SCR_META | SCR_COUNT | SCR_RECORD)
+/* a repair may take a range into the slot's next file, which a purge punches (scribbled-count.sh) */
+#define SCR_PUNCH_EXCUSED SCR_COUNT
+
+static struct track base_tracks[TRACKS];
+static int base_ntracks;
+static size_t base_nodes_off, base_files_off;
+static uint32_t base_node_cap, base_file_cap;
+
+static struct track *track_find(struct track *t, int n, const struct vl_ident *id)
+{
+	for (int i = 0; i < n; i++)
+		if (vl_ident_same(&t[i].id, id))
+			return &t[i];
+	return NULL;
+}
+
+static void bytes_set(uint8_t *map, uint64_t s, uint64_t e, uint8_t v)
+{
+	for (uint64_t i = s; i < e && i < SPACE; i++)
+		map[i] = v;
+}
+
+/* A MARK of the base, recorded as ever marked by its file. */
+static void base_mark(struct world *w, int f, uint64_t s, uint64_t e)
+{
+	const struct vl_ident *id;
+	struct track *t;
+
+	do_mark(w, f, s, e);
+	id = &vl_file_at(w->r, w->fi[f])->h.ident;
+	t = track_find(base_tracks, base_ntracks, id);
+	if (t == NULL) {
+		t = &base_tracks[base_ntracks++];
+		t->id = *id;
+	}
+	bytes_set(t->ever, s, e, 1);
+}
+
+/* The base's ranges as its calls left them: marked, and punched where purged. */
+static void base_track_ranges(const struct vl_region *r)
+{
+	for (int i = 0; i < base_ntracks; i++) {
+		struct track *t = &base_tracks[i];
+		uint32_t fi, n;
+
+		if (vl_file_lookup(r, &t->id, &fi) != 0 || fi == VL_NIL)
+			continue;
+		for (n = vl_rb_first(r, vl_file_at(r, fi)->h.root); n != VL_NIL; n = vl_rb_next(r, n)) {
+			const struct vl_node *x = vl_node_at(r, n);
+
+			bytes_set(t->marked, x->start, x->end, 1);
+			if (vl_node_purged(x))
+				bytes_set(t->punched, x->start, x->end, 1);
+		}
+	}
+}
+
 /* A small region in a state a busy program leaves it in, checked by the model. */
 static void make_base(void)
 {
 	struct world *w = world_new_cap(16, 4, 128, 3);
 
-	do_mark(w, 0, 0, 10);
-	do_mark(w, 0, 20, 30);
-	do_mark(w, 0, 40, 50);
-	do_mark(w, 0, 60, 70);
-	do_mark(w, 0, 80, 120);
+	base_mark(w, 0, 0, 10);
+	base_mark(w, 0, 20, 30);
+	base_mark(w, 0, 40, 50);
+	base_mark(w, 0, 60, 70);
+	base_mark(w, 0, 80, 120);
 	do_unmark(w, 0, 90, 100); /* a split */
 	do_purge_oldest(w);
-	do_mark(w, 1, 5, 15);
-	do_mark(w, 1, 15, 25);
-	do_mark(w, 1, 30, 64);
+	base_mark(w, 1, 5, 15);
+	base_mark(w, 1, 15, 25);
+	base_mark(w, 1, 30, 64);
 	do_purge(w, 1, nth_node(w, 1, 1));
-	do_mark(w, 2, 0, 1);
+	base_mark(w, 2, 0, 1);
 	do_unmark(w, 2, 0, 1);
 	do_recycle(w, 2); /* a released record, then a new one in its slot */
-	do_mark(w, 2, 100, 128);
-	do_mark(w, 0, 1, 2); /* inside: nothing changes */
+	base_mark(w, 2, 100, 128);
+	base_mark(w, 0, 1, 2); /* inside: nothing changes */
 	do_unmark(w, 0, 20, 30); /* a node on the free list */
 	do_purge_oldest(w);
 	w->r->hdr->c.ages_tended = w->seq; /* the clock fz_now reads: the newest age */
+	base_track_ranges(w->r);
+	base_nodes_off = (size_t)((char *)w->r->nodes - (char *)w->t.base);
+	base_files_off = (size_t)((char *)w->r->files - (char *)w->t.base);
+	base_node_cap = w->r->node_cap;
+	base_file_cap = w->r->file_cap;
 	base_size = w->t.g.region_size;
 	base_image = malloc(base_size);
 	if (base_image == NULL)
@@ -161,6 +282,52 @@ static void make_base(void)
 	memcpy(base_image, w->t.base, base_size);
 	base_geo = ((const struct vl_header *)base_image)->geo;
 	world_free(w);
+}
+
+/* The kind of a byte of the base image at off, written with another value. */
+static unsigned scribble_kind(size_t off)
+{
+	size_t in;
+
+	if (off >= base_nodes_off && off - base_nodes_off < base_node_cap * sizeof(struct vl_node)) {
+		in = (off - base_nodes_off) % sizeof(struct vl_node);
+		if (in >= offsetof(struct vl_node, left) && in < offsetof(struct vl_node, meta))
+			return SCR_ANY | SCR_LINK;
+		if (in >= offsetof(struct vl_node, meta) && in < offsetof(struct vl_node, prev))
+			return SCR_ANY | SCR_META;
+		return SCR_ANY;
+	}
+	if (off >= base_files_off && off - base_files_off < base_file_cap * sizeof(struct vl_file)) {
+		in = (off - base_files_off) % sizeof(struct vl_file);
+		/*
+		 * ident, state, gen and check: any of them written makes the
+		 * record fail its sum, as scribbled-record.sh's changed identity
+		 * does, and the table's rebuild leaves it out the same way
+		 */
+		if (in >= offsetof(struct vl_file, h.ident) &&
+		    in < offsetof(struct vl_file, h.check) + sizeof(uint32_t))
+			return SCR_ANY | SCR_RECORD;
+		if (in >= offsetof(struct vl_file, h.nranges) &&
+		    in < offsetof(struct vl_file, h.nranges) + sizeof(uint32_t))
+			return SCR_ANY | SCR_COUNT;
+	}
+	return SCR_ANY;
+}
+
+/* Trace a byte the input changed: where it lies, and its kind. */
+static void trace_byte(size_t off, uint8_t v)
+{
+	if (off >= base_nodes_off && off - base_nodes_off < base_node_cap * sizeof(struct vl_node))
+		trace("scribble node %zu +%zu: %#x, kind %#x\n",
+		      (off - base_nodes_off) / sizeof(struct vl_node),
+		      (off - base_nodes_off) % sizeof(struct vl_node), v, scribble_kind(off));
+	else if (off >= base_files_off && off - base_files_off < base_file_cap * sizeof(struct vl_file))
+		trace("scribble file %zu +%zu: %#x, kind %#x\n",
+		      (off - base_files_off) / sizeof(struct vl_file),
+		      (off - base_files_off) % sizeof(struct vl_file), v, scribble_kind(off));
+	else
+		trace("scribble byte %zu (files at %zu, nodes at %zu): %#x\n", off, base_files_off,
+		      base_nodes_off, v);
 }
 
 /* ---- the region under test -------------------------------------------------- */
@@ -173,7 +340,76 @@ struct fz {
 	uint64_t purged;  /* bytes punched, to keep the work observable */
 	struct vl_node node0; /* slot 0 of each array at attach */
 	struct vl_file file0;
+	int judged;           /* the oracle holds: a region the input did not write */
+	unsigned scribbled;   /* SCR_*: what the input wrote over the base */
+	int ntracks;
+	struct track tracks[TRACKS];
 };
+
+/* The track of identity id, a new one if it has none (NULL: no room, not judged). */
+static struct track *track_of(struct fz *z, const struct vl_ident *id)
+{
+	struct track *t = track_find(z->tracks, z->ntracks, id);
+
+	if (t == NULL && z->ntracks < TRACKS) {
+		t = &z->tracks[z->ntracks++];
+		memset(t, 0, sizeof(*t));
+		t->id = *id;
+	}
+	return t;
+}
+
+/* id's MARK of [s, e) done. */
+static void track_mark(struct fz *z, const struct vl_ident *id, uint64_t s, uint64_t e)
+{
+	struct track *t = track_of(z, id);
+
+	if (t == NULL)
+		return;
+	bytes_set(t->ever, s, e, 1);
+	bytes_set(t->marked, s, e, 1);
+}
+
+/* [s, e) of id's file punched: only bytes its calls marked (DESIGN 4, 18). */
+static void track_punch(struct fz *z, const struct vl_ident *id, uint64_t s, uint64_t e,
+			const char *what)
+{
+	struct track *t = track_of(z, id);
+	int ever = (z->scribbled & SCR_ANY) != 0;
+
+	if (t == NULL || e <= s)
+		return;
+	if (z->judged && !(z->scribbled & SCR_PUNCH_EXCUSED))
+		for (uint64_t i = s; i < e; i++)
+			fail_if(i >= SPACE || !(ever ? t->ever[i] : t->marked[i]),
+				"%s punched [%llu,%llu) of file ino %llu: byte %llu was %s", what,
+				(unsigned long long)s, (unsigned long long)e,
+				(unsigned long long)id->ino, (unsigned long long)i,
+				ever ? "never marked" : "not marked since it was unmarked");
+	bytes_set(t->punched, s, e, 1);
+}
+
+/*
+ * id's UNMARK of [s, e) said `said` (1: some byte was purged; 0; <0 an
+ * error): never 0 over bytes punched since they were last unmarked. Those
+ * it took out are neither marked nor punched any more.
+ */
+static void track_unmark(struct fz *z, const struct vl_ident *id, uint64_t s, uint64_t e,
+			 int said)
+{
+	struct track *t = track_find(z->tracks, z->ntracks, id);
+
+	if (t == NULL || said < 0)
+		return;
+	if (z->judged && !(z->scribbled & SCR_UNMARK_EXCUSED))
+		for (uint64_t i = s; i < e && i < SPACE; i++)
+			fail_if(t->punched[i] && said == 0,
+				"unmark [%llu,%llu) of file ino %llu said 0, byte %llu was punched",
+				(unsigned long long)s, (unsigned long long)e,
+				(unsigned long long)id->ino, (unsigned long long)i);
+	bytes_set(t->marked, s, e, 0);
+	bytes_set(t->punched, s, e, 0);
+}
 
 /* The age clock a purger reads: a word of the image, so the input sets it too. */
 static uint32_t fz_now(const struct fz *z)
@@ -304,6 +540,10 @@ static void op_mark(struct fz *z, const struct vl_ident *id, uint64_t s, uint64_
 			"mark [%llu,%llu) into a purged range punched [%llu,%llu)",
 			(unsigned long long)s, (unsigned long long)e,
 			(unsigned long long)c.punch_start, (unsigned long long)c.punch_end);
+	if (err == 0) {
+		track_mark(z, id, s, e);
+		track_punch(z, id, c.punch_start, c.punch_end, "mark");
+	}
 	finish(r, fi, &c, err, spare);
 }
 
@@ -312,10 +552,17 @@ static void op_unmark(struct fz *z, const struct vl_ident *id, uint64_t s, uint6
 	const struct vl_region *r = &z->r;
 	struct vl_change c;
 	uint32_t fi, spare = VL_NIL;
-	int err;
+	int err, tomb;
 
-	if (find_file(r, id, 0, &fi) != 0 || fi == VL_NIL)
+	if (find_file(r, id, 0, &fi) != 0)
 		return;
+	if (fi == VL_NIL) {
+		/* no record: as UNMARK with no tombstone (none is played here), 0 */
+		track_unmark(z, id, s, e, 0);
+		return;
+	}
+	/* as ops.c reads it, before the change: every UNMARK of such a record says 1 */
+	tomb = (vl_file_at(r, fi)->h.flags & VL_FF_TOMB) != 0;
 	snapshot(z);
 	err = COUNTED(r, vl_ranges_unmark(r, &vl_file_at(r, fi)->h.root, fi, s, e, VL_NIL, &c));
 	if (err)
@@ -331,6 +578,7 @@ static void op_unmark(struct fz *z, const struct vl_ident *id, uint64_t s, uint6
 	}
 	if (err == 0)
 		fail_if(c.punch_end != c.punch_start, "unmark punched");
+	track_unmark(z, id, s, e, err ? err : c.was_purged || tomb);
 	finish(r, fi, &c, err, spare);
 }
 
@@ -426,6 +674,7 @@ static int visit(struct fz *z, uint8_t skip, struct skips *k)
 		"purge of [%llu,%llu) punched [%llu,%llu)", (unsigned long long)s,
 		(unsigned long long)e, (unsigned long long)c.punch_start,
 		(unsigned long long)c.punch_end);
+	track_punch(z, &f->h.ident, c.punch_start, c.punch_end, "purge");
 	COUNTED_V(r, vl_commit(r, fi, &c, VL_NIL));
 	r->hdr->c.purges++;
 	vl_u128_add(&r->hdr->c.purged_total, c.punch_end - c.punch_start);
@@ -456,6 +705,23 @@ static void op_pass(struct fz *z)
 			(unsigned long long)most, r->node_cap, r->file_cap);
 }
 
+/*
+ * id's ranges dropped: all of them (its file is gone: a new file starts
+ * afresh), or its unpurged ones (its program can no longer reach them:
+ * they are pinned again, and a punch of them would change its bytes).
+ */
+static void track_drop(struct fz *z, const struct vl_ident *id, int unpurged_only)
+{
+	struct track *t = track_find(z->tracks, z->ntracks, id);
+
+	if (t == NULL)
+		return;
+	for (int i = 0; i < SPACE; i++) {
+		t->marked[i] = unpurged_only && t->marked[i] && t->punched[i];
+		t->punched[i] = unpurged_only && t->punched[i];
+	}
+}
+
 /* vl_drop_file of src/purge.c */
 static void op_drop(struct fz *z, uint32_t fi, int unpurged_only)
 {
@@ -473,6 +739,7 @@ static void op_drop(struct fz *z, uint32_t fi, int unpurged_only)
 		unchanged_but(z, VL_NIL, unpurged_only ? "forget unpurged" : "clear", err);
 		return;
 	}
+	track_drop(z, &f->h.ident, unpurged_only);
 	COUNTED_V(r, vl_commit(r, fi, &c, VL_NIL));
 	if (f->h.nranges == 0)
 		COUNTED_V(r, vl_file_release(r, fi));
@@ -632,6 +899,30 @@ static void sentinels_check(const struct fz *z, const char *after)
 		"%s wrote into slot 0 of the files", after);
 }
 
+/* Trace each file's ranges as its tree holds them: node [start,end)p. */
+static void trace_files(const struct fz *z)
+{
+	const struct vl_region *r = &z->r;
+
+	if (!tracing)
+		return;
+	for (uint32_t fi = 1; fi < r->file_cap; fi++) {
+		uint32_t n, steps = 0;
+
+		if (!file_sound(r, fi))
+			continue;
+		trace("  file %u ino %llu:", fi, (unsigned long long)vl_file_at(r, fi)->h.ident.ino);
+		for (n = vl_rb_first(r, vl_file_at(r, fi)->h.root); n != VL_NIL && n < r->node_cap &&
+								    steps++ < r->node_cap;
+		     n = vl_rb_next(r, n))
+			trace(" %u[%llu,%llu)%s%s", n, (unsigned long long)r->nodes[n].start,
+			      (unsigned long long)r->nodes[n].end,
+			      vl_node_purged(&r->nodes[n]) ? "p" : "",
+			      vl_range_ok(r, n, fi) ? "" : "!");
+		trace("\n");
+	}
+}
+
 static void run_op(struct fz *z, const uint8_t *op)
 {
 	const struct vl_region *r = &z->r;
@@ -639,6 +930,8 @@ static void run_op(struct fz *z, const uint8_t *op)
 	uint64_t s = op[2] % 160, e = s + 1 + op[3] % 48;
 	uint32_t fi = op[1] % r->file_cap, found;
 
+	trace("op %u (%u %u %u): ident ino %llu, [%llu,%llu), slot %u\n", op[0] % 10, op[1], op[2],
+	      op[3], (unsigned long long)id.ino, (unsigned long long)s, (unsigned long long)e, fi);
 	switch (op[0] % 10) {
 	case 0:
 	case 1:
@@ -719,11 +1012,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				len = plen - i;
 			if (len > z.size - off)
 				len = z.size - off;
+			for (size_t k = 0; k < len; k++)
+				if (pay[i + k] != ((const uint8_t *)base_image)[off + k]) {
+					z.scribbled |= scribble_kind(off + k);
+					trace_byte(off + k, pay[i + k]);
+				}
 			memcpy((char *)z.mem + off, pay + i, len);
 			i += len;
 		}
 		if (flags & F_RESEAL)
 			reseal(&z);
+		/*
+		 * A region the input wrote whole, or resealed, is one of valid-looking
+		 * records written on purpose: DESIGN 18 promises nothing of it.
+		 */
+		z.judged = !(flags & F_RESEAL);
+		z.ntracks = base_ntracks;
+		memcpy(z.tracks, base_tracks, sizeof(base_tracks));
 	}
 
 	/* attach (region.c): the geometry against the file's size, then bind */
@@ -748,8 +1053,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (i = 1; i < z.r.file_cap; i++)
 			op_repair(&z, (uint32_t)i);
 	sentinels_check(&z, "the first repairs");
+	trace_files(&z);
 	for (i = 0; i < nops; i++) {
 		run_op(&z, ops + 4 * i);
+		trace_files(&z);
 		sentinels_check(&z, "an operation");
 	}
 	op_walk(&z);
