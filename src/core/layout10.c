@@ -233,9 +233,11 @@ int vl_geometry10_ok(const struct vl_geometry10 *g, uint64_t size)
 	    want.hash_off != g->hash_off || want.hash_cap != g->hash_cap ||
 	    want.lp_off != g->lp_off || want.slots_off != g->slots_off)
 		return -EUCLEAN;
-	if (g->blocks_off != round_up(g->slots_off + (uint64_t)g->block_cap * 8, PAGE) ||
+	if (g->blocks_off != round_up(g->slots_off + (uint64_t)g->block_cap *
+						  sizeof(struct vl_lp_slot), PAGE) ||
 	    g->procs_off != g->blocks_off + (uint64_t)g->block_cap * VL10_BLOCK ||
-	    g->region_size != round_up(g->procs_off + (uint64_t)g->proc_cap * 64, PAGE))
+	    g->region_size != round_up(g->procs_off + (uint64_t)g->proc_cap *
+						   sizeof(struct vl_proc), PAGE))
 		return -EUCLEAN;
 	return 0;
 }
