@@ -159,7 +159,11 @@ static int move_file(const struct vl_region *old, uint32_t fi, const struct vl_r
 	vl_ix_walk_init(&w, old, fi);
 	while (err == 0 && (got = vl_ix_walk_next(&w, &x)) != 0) {
 		if (got < 0) {
-			/* a range we cannot read: all of the file counts as purged */
+			/*
+			 * a range we cannot read, or a walk that did not end within
+			 * its bound (a loop hides what follows it): all of the file
+			 * counts as purged
+			 */
 			err = add_range(cur, to, 0, INT64_MAX, 1);
 			break;
 		}

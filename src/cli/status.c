@@ -73,20 +73,24 @@ static int32_t holder_pid(const struct vl_region *r, const struct vl_lock *l)
 
 /*
  * The ranges of file fi, as they are now (no lock: the caller checks vers
- * after), each with its MARK's stamp where its age goes (ages_now).
+ * after), each with its MARK's stamp where its age goes (ages_now). A walk
+ * that reached its bound lists none and says the index is unsound: what it
+ * read before is a loop's repeats, not the file's ranges.
  */
 static void copy_ranges(const struct vl_region *r, uint32_t fi, struct file_out *out)
 {
 	struct vl_ix_walk w;
 	struct vl_ix_range x;
 	size_t cap = 0;
+	int got;
 
 	free(out->ranges);
 	out->ranges = NULL;
 	out->n = 0;
+	out->unsound = 0;
 	/* an index changing under the walk is read as garbage, bounded, and thrown away */
 	vl_ix_peek_init(&w, r, fi);
-	while (vl_ix_peek_next(&w, &x)) {
+	while ((got = vl_ix_peek_next(&w, &x)) > 0) {
 		if (out->n == cap) {
 			cap = cap ? 2 * cap : 16;
 			out->ranges = grow(out->ranges, cap, sizeof(*out->ranges));
@@ -96,6 +100,10 @@ static void copy_ranges(const struct vl_region *r, uint32_t fi, struct file_out 
 		out->ranges[out->n].purged = x.purged;
 		out->ranges[out->n].age = x.age;
 		out->n++;
+	}
+	if (got < 0) {
+		out->n = 0;
+		out->unsound = 1;
 	}
 }
 
@@ -180,7 +188,7 @@ static int copy_file(const struct vl_region *r, uint32_t fi, struct file_out *ou
 		if (v1 == v2 && gen == __atomic_load_n(&f->h.gen, __ATOMIC_RELAXED) &&
 		    gen == out->t.gen) {
 			ages_now(r, out);
-			return out->n > 0 || out->ashmem;
+			return out->n > 0 || out->ashmem || out->unsound;
 		}
 		sleep_ms(1);
 		waited++;
@@ -196,7 +204,7 @@ static int copy_file(const struct vl_region *r, uint32_t fi, struct file_out *ou
 		if (f->h.state == VL_FILE_LIVE) {
 			copy_record(r, fi, out);
 			ages_now(r, out);
-			show = out->n > 0 || out->ashmem;
+			show = out->n > 0 || out->ashmem || out->unsound;
 		}
 		vl_unlock_file(r, fi);
 		return show;
@@ -283,7 +291,8 @@ void take_snapshot(struct snapshot *s)
 		if (copy_file(&r, fi, &s->files[s->nfiles])) {
 			if (!s->files[s->nfiles].unread)
 				look_at_holders(&s->files[s->nfiles]);
-			s->with_ranges += s->files[s->nfiles++].n > 0;
+			s->with_ranges += s->files[s->nfiles].n > 0 || s->files[s->nfiles].unsound;
+			s->nfiles++;
 		}
 	}
 	s->npurges = vl_purge_log_read(&r.hdr->log, s->purges, VL_PURGE_LOG);

@@ -31,6 +31,7 @@ struct file_out {
 	int holders_gone;                /* holders were recorded, all of them gone */
 	size_t n;
 	struct range_out *ranges;
+	int unsound;                     /* its index's walk passed its bound: no ranges read */
 	int ashmem;                      /* an ashmem region: its name and size */
 	char ash_name[VL_ASH_NAME_LEN];
 	uint64_t ash_size;

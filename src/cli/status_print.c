@@ -398,6 +398,7 @@ static void json_file(const struct file_out *f, int first)
 	       f->t.gone_since ? "true" : "false");
 	json_holders(f);
 	printf(", \"holders_gone\": %s, ", f->holders_gone ? "true" : "false");
+	printf("\"unsound\": %s, ", f->unsound ? "true" : "false");
 	json_ranges(f);
 	printf("}");
 }
@@ -587,7 +588,11 @@ static void text_file(const struct file_out *f, int all_ranges)
 		if (f->t.holders[h].pid > 0 && !f->holder_gone[h])
 			printf(" [pid %d fd %d]", f->t.holders[h].pid, f->t.holders[h].fd);
 	printf("\n");
-	print_ranges(f, all_ranges);
+	if (f->unsound)
+		printf("  ranges not read: its index does not end within its bound (a stray "
+		       "write made a loop of it?)\n");
+	else
+		print_ranges(f, all_ranges);
 }
 
 void print_text(const struct snapshot *s, const struct vl_config *cfg, int all_ranges)

@@ -67,15 +67,18 @@ static inline void vl_ix_walk_init(struct vl_ix_walk *w, const struct vl_region 
 }
 
 /*
- * The walk's next range into *x: 1; 0 at the end (or the bound);
- * -EUCLEAN, a range that is not a sound one of the file (the walk stays
- * there).
+ * The walk's next range into *x: 1; 0 at the end; -EUCLEAN, a range that
+ * is not a sound one of the file, or the bound reached with a range still
+ * ahead (the walk stays there). A file cannot hold more ranges than the
+ * region has nodes: a walk past that is in a loop, and what follows the
+ * loop it never reaches, so ending there quietly would pass for the end
+ * (DESIGN 18).
  */
 static inline int vl_ix_walk_next(struct vl_ix_walk *w, struct vl_ix_range *x)
 {
-	if (w->at == VL_NIL || w->left == 0)
+	if (w->at == VL_NIL)
 		return 0;
-	if (!vl_range_ok(w->r, w->at, w->file))
+	if (w->left == 0 || !vl_range_ok(w->r, w->at, w->file))
 		return -EUCLEAN;
 	vl_ix_copy(vl_node_at(w->r, w->at), x);
 	w->left--;
@@ -102,11 +105,17 @@ static inline void vl_ix_peek_init(struct vl_ix_walk *w, const struct vl_region 
 	w->left = r->node_cap == 0 ? 0 : bound < r->node_cap - 1 ? bound : r->node_cap - 1;
 }
 
-/* The next range as it reads now: 1, or 0 at the end or the bound. */
+/*
+ * The next range as it reads now: 1; 0 at the end; -EUCLEAN, the bound
+ * reached with a range still ahead: a loop, or a change under the walk
+ * (the caller's check of the version tells which).
+ */
 static inline int vl_ix_peek_next(struct vl_ix_walk *w, struct vl_ix_range *x)
 {
-	if (w->at == VL_NIL || w->left == 0)
+	if (w->at == VL_NIL)
 		return 0;
+	if (w->left == 0)
+		return -EUCLEAN;
 	vl_ix_copy(vl_node_at(w->r, w->at), x);
 	w->left--;
 	w->at = vl_rb_next(w->r, w->at);

@@ -15,7 +15,8 @@
 # flight in SCM_RIGHTS or with another user, and io_uring fixed files in
 # the dynamic one): the supervisor takes a caller's fd from the calling
 # thread's table, whatever moved there.
-# 3 s each; VL_LONG=1: 30 s each.
+# 3 s each, and on until each action has run once (30 s more at most:
+# tests/helpers/storm.c); VL_LONG=1: 30 s each.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/seccomp-lib.sh"
 STORM=$VL_TOP_BUILDDIR/tests/helpers/storm
