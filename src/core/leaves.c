@@ -399,8 +399,15 @@ static int cur_back(const struct vl_lv *t, cur_t *c)
 	return step_leaf(t, c, -1);
 }
 
-/* At the first range that starts at x or after: 1, 0 none, -EUCLEAN. */
-static int seek(const struct vl_lv *t, uint64_t x, cur_t *c)
+/*
+ * In the leaf whose interval holds x, at its first range that starts at x
+ * or after (or past its last): 0, or -EUCLEAN. A change's first look
+ * stands here, not at the next leaf's first range: the change at x is
+ * this leaf's (an insert at x, a join with the range before), so that its
+ * cursor serves the change too (replace_in_leaf, the hint of insert and
+ * rewrite) without a second descent.
+ */
+static int seek_leaf(const struct vl_lv *t, uint64_t x, cur_t *c)
 {
 	int err = descend(t, x, c);
 
@@ -408,7 +415,15 @@ static int seek(const struct vl_lv *t, uint64_t x, cur_t *c)
 		return err;
 	while (c->slot < c->L.n && c->L.r[c->slot].start < x)
 		c->slot++;
-	return cur_norm(t, c);
+	return 0;
+}
+
+/* At the first range that starts at x or after: 1, 0 none, -EUCLEAN. */
+static int seek(const struct vl_lv *t, uint64_t x, cur_t *c)
+{
+	int err = seek_leaf(t, x, c);
+
+	return err ? err : cur_norm(t, c);
 }
 
 /* ---- changes at a leaf --------------------------------------------------------------- */
@@ -901,9 +916,9 @@ struct run {
 
 /*
  * The first look of a merge of [s, e): the ranges it overlaps and the
- * neighbours either side, each checked. *c: at the first range that
- * starts at s or after, where a change that finds nothing else changed
- * starts (the hint of insert and rewrite).
+ * neighbours either side, each checked. *c: seek_leaf's place for s,
+ * where a change that finds nothing else changed starts (the hint of
+ * insert and rewrite).
  */
 static int merge_look(const struct vl_lv *t, uint64_t s, uint64_t e, struct run *m, cur_t *c,
 		      struct vl_lv_change *chg)
@@ -911,7 +926,7 @@ static int merge_look(const struct vl_lv *t, uint64_t s, uint64_t e, struct run 
 	uint64_t bound = (uint64_t)t->cap * VL_LV_CAP;
 	const range_t *x;
 	range_t b;
-	int r = seek(t, s, c);
+	int r = seek_leaf(t, s, c);
 
 	if (r < 0)
 		return r;
@@ -1061,7 +1076,7 @@ static int unmark_look(const struct vl_lv *t, uint64_t s, uint64_t e, struct cut
 {
 	uint64_t bound = (uint64_t)t->cap * VL_LV_CAP;
 	const range_t *x;
-	int r = seek(t, s, c);
+	int r = seek_leaf(t, s, c);
 
 	if (r < 0)
 		return r;
@@ -1138,7 +1153,7 @@ int vl_lv_unmark(const struct vl_lv *t, uint64_t s, uint64_t e, struct vl_lv_res
 			return err;
 	}
 	/* the common case, one range out and nothing cut: where the look stands */
-	if (!u.has_a && !u.has_z && u.ndel == 1)
+	if (!u.has_a && !u.has_z && u.ndel == 1 && at_range(&cur))
 		return remove_at(t, &cur, c);
 	/* cuts and removals all in the look's leaf, the cut right part's start in it too */
 	{
