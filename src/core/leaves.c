@@ -872,8 +872,15 @@ static int range_before(const struct vl_lv *t, const cur_t *c, uint32_t k, range
  * handed to `one` (at most `bound`); *after: the range after them, if
  * any (1), else 0. The cursor stays where it is; a copy of it steps to
  * other leaves. -EUCLEAN if a leaf or a step fails its check.
+ *
+ * past: the least key a range must start at or after to be of no use
+ * (re-read at each leaf's end): the next leaf is not read when this one's
+ * hi is past it, *after then left unfilled. That decides on this leaf's
+ * hi, under its line 0's check: the next leaf's ranges start at its lo,
+ * which must be this hi (step_leaf), and a next leaf that says otherwise
+ * fails its own check when it is read; a leaf not read decides nothing.
  */
-#define RUN_FROM(t, c, e, bound, after, has_after, x, body)                     \
+#define RUN_FROM(t, c, e, past, bound, after, has_after, x, body)               \
 	do {                                                                    \
 		cur_t far_, *w_ = (c);                                          \
 		uint32_t j_ = w_->slot;                                         \
@@ -881,6 +888,8 @@ static int range_before(const struct vl_lv *t, const cur_t *c, uint32_t k, range
 		int r_;                                                         \
 		for (;;) {                                                      \
 			if (j_ >= w_->L.n) {                                    \
+				if (w_->L.hi > (past))                          \
+					break;                                  \
 				if (w_ == (c)) {                                \
 					far_ = *(c);                            \
 					w_ = &far_;                             \
@@ -947,7 +956,9 @@ static int merge_look(const struct vl_lv *t, uint64_t s, uint64_t e, struct run 
 		m->left = b;
 		m->has_left = 1;
 	}
-	RUN_FROM(t, c, e, bound, &m->right, &m->has_right, x, {
+	/* what starts after both e and the run's end neither overlaps nor touches */
+	RUN_FROM(t, c, e, m->has_first && m->last.end > e ? m->last.end : e, bound, &m->right,
+		 &m->has_right, x, {
 		if (!m->has_first)
 			m->first = *x;
 		m->has_first = 1;
@@ -1087,7 +1098,8 @@ static int unmark_look(const struct vl_lv *t, uint64_t s, uint64_t e, struct cut
 		u->has_a = 1;
 		cut_off(chg, &u->a, s, e);
 	}
-	RUN_FROM(t, c, e, bound, &u->after, &u->has_after, x, {
+	/* UNMARK cuts what starts before e; the range after is of no use */
+	RUN_FROM(t, c, e, e - 1, bound, &u->after, &u->has_after, x, {
 		cut_off(chg, x, s, e);
 		if (x->end > e) {
 			u->z = *x;
