@@ -399,8 +399,15 @@ static int cur_back(const struct vl_lv *t, cur_t *c)
 	return step_leaf(t, c, -1);
 }
 
-/* At the first range that starts at x or after: 1, 0 none, -EUCLEAN. */
-static int seek(const struct vl_lv *t, uint64_t x, cur_t *c)
+/*
+ * In the leaf whose interval holds x, at its first range that starts at x
+ * or after (or past its last): 0, or -EUCLEAN. A change's first look
+ * stands here, not at the next leaf's first range: the change at x is
+ * this leaf's (an insert at x, a join with the range before), so that its
+ * cursor serves the change too (replace_in_leaf, the hint of insert and
+ * rewrite) without a second descent.
+ */
+static int seek_leaf(const struct vl_lv *t, uint64_t x, cur_t *c)
 {
 	int err = descend(t, x, c);
 
@@ -408,7 +415,15 @@ static int seek(const struct vl_lv *t, uint64_t x, cur_t *c)
 		return err;
 	while (c->slot < c->L.n && c->L.r[c->slot].start < x)
 		c->slot++;
-	return cur_norm(t, c);
+	return 0;
+}
+
+/* At the first range that starts at x or after: 1, 0 none, -EUCLEAN. */
+static int seek(const struct vl_lv *t, uint64_t x, cur_t *c)
+{
+	int err = seek_leaf(t, x, c);
+
+	return err ? err : cur_norm(t, c);
 }
 
 /* ---- changes at a leaf --------------------------------------------------------------- */
@@ -857,8 +872,15 @@ static int range_before(const struct vl_lv *t, const cur_t *c, uint32_t k, range
  * handed to `one` (at most `bound`); *after: the range after them, if
  * any (1), else 0. The cursor stays where it is; a copy of it steps to
  * other leaves. -EUCLEAN if a leaf or a step fails its check.
+ *
+ * past: the least key a range must start at or after to be of no use
+ * (re-read at each leaf's end): the next leaf is not read when this one's
+ * hi is past it, *after then left unfilled. That decides on this leaf's
+ * hi, under its line 0's check: the next leaf's ranges start at its lo,
+ * which must be this hi (step_leaf), and a next leaf that says otherwise
+ * fails its own check when it is read; a leaf not read decides nothing.
  */
-#define RUN_FROM(t, c, e, bound, after, has_after, x, body)                     \
+#define RUN_FROM(t, c, e, past, bound, after, has_after, x, body)               \
 	do {                                                                    \
 		cur_t far_, *w_ = (c);                                          \
 		uint32_t j_ = w_->slot;                                         \
@@ -866,6 +888,8 @@ static int range_before(const struct vl_lv *t, const cur_t *c, uint32_t k, range
 		int r_;                                                         \
 		for (;;) {                                                      \
 			if (j_ >= w_->L.n) {                                    \
+				if (w_->L.hi > (past))                          \
+					break;                                  \
 				if (w_ == (c)) {                                \
 					far_ = *(c);                            \
 					w_ = &far_;                             \
@@ -901,9 +925,9 @@ struct run {
 
 /*
  * The first look of a merge of [s, e): the ranges it overlaps and the
- * neighbours either side, each checked. *c: at the first range that
- * starts at s or after, where a change that finds nothing else changed
- * starts (the hint of insert and rewrite).
+ * neighbours either side, each checked. *c: seek_leaf's place for s,
+ * where a change that finds nothing else changed starts (the hint of
+ * insert and rewrite).
  */
 static int merge_look(const struct vl_lv *t, uint64_t s, uint64_t e, struct run *m, cur_t *c,
 		      struct vl_lv_change *chg)
@@ -911,7 +935,7 @@ static int merge_look(const struct vl_lv *t, uint64_t s, uint64_t e, struct run 
 	uint64_t bound = (uint64_t)t->cap * VL_LV_CAP;
 	const range_t *x;
 	range_t b;
-	int r = seek(t, s, c);
+	int r = seek_leaf(t, s, c);
 
 	if (r < 0)
 		return r;
@@ -932,7 +956,9 @@ static int merge_look(const struct vl_lv *t, uint64_t s, uint64_t e, struct run 
 		m->left = b;
 		m->has_left = 1;
 	}
-	RUN_FROM(t, c, e, bound, &m->right, &m->has_right, x, {
+	/* what starts after both e and the run's end neither overlaps nor touches */
+	RUN_FROM(t, c, e, m->has_first && m->last.end > e ? m->last.end : e, bound, &m->right,
+		 &m->has_right, x, {
 		if (!m->has_first)
 			m->first = *x;
 		m->has_first = 1;
@@ -1061,7 +1087,7 @@ static int unmark_look(const struct vl_lv *t, uint64_t s, uint64_t e, struct cut
 {
 	uint64_t bound = (uint64_t)t->cap * VL_LV_CAP;
 	const range_t *x;
-	int r = seek(t, s, c);
+	int r = seek_leaf(t, s, c);
 
 	if (r < 0)
 		return r;
@@ -1072,7 +1098,8 @@ static int unmark_look(const struct vl_lv *t, uint64_t s, uint64_t e, struct cut
 		u->has_a = 1;
 		cut_off(chg, &u->a, s, e);
 	}
-	RUN_FROM(t, c, e, bound, &u->after, &u->has_after, x, {
+	/* UNMARK cuts what starts before e; the range after is of no use */
+	RUN_FROM(t, c, e, e - 1, bound, &u->after, &u->has_after, x, {
 		cut_off(chg, x, s, e);
 		if (x->end > e) {
 			u->z = *x;
@@ -1138,7 +1165,7 @@ int vl_lv_unmark(const struct vl_lv *t, uint64_t s, uint64_t e, struct vl_lv_res
 			return err;
 	}
 	/* the common case, one range out and nothing cut: where the look stands */
-	if (!u.has_a && !u.has_z && u.ndel == 1)
+	if (!u.has_a && !u.has_z && u.ndel == 1 && at_range(&cur))
 		return remove_at(t, &cur, c);
 	/* cuts and removals all in the look's leaf, the cut right part's start in it too */
 	{

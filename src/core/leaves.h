@@ -60,7 +60,10 @@
  * checks, its magic, count <= 11, its ranges in order, non-empty, within
  * [lo, hi)); a descent checks lo <= x < hi on the leaf it reaches; a step
  * to a neighbour leaf checks that the two intervals meet and the ranges
- * stay in order across them; every loop is bounded (height <=
+ * stay in order across them. A leaf not read decides nothing: a change's
+ * first look steps to the next leaf only when this leaf's hi (under its
+ * line 0's check) does not already put every range there past what the
+ * change overlaps or touches. Every loop is bounded (height <=
  * VL_LV_HMAX, counts, the capacity). A check that fails gives -EUCLEAN.
  * A change first looks at everything it will change (the run of ranges
  * it merges or cuts), then changes; an inner node scribbled so that the
