@@ -14,26 +14,20 @@ unsigned long vl_walk_steps;
 
 #define PAGE 4096u
 
-static uint64_t round_up(uint64_t v, uint64_t to)
-{
-	return (v + to - 1) / to * to;
-}
-
 /*
  * Every size a process of another ABI could disagree on goes into the
  * format word (LMDB does the same), so a 32-bit process, another ABI's
  * alignment, or another version of this library sees EPROTO instead of
  * misreading the region.
  */
-uint32_t vl_format(void)
+uint32_t vl_format_abi(void)
 {
-	uint32_t f = VL_VERSION;
+	uint32_t f = 0;
 	union {
 		uint16_t u;
 		uint8_t b[2];
 	} endian = { .u = 1 };
 
-	f |= (uint32_t)(sizeof(struct vl_node) / 4) << 8;
 	f |= (uint32_t)(sizeof(struct vl_proc) / 4) << 14;
 	f |= (uint32_t)(sizeof(struct vl_file_hdr) / 8) << 20;
 	f |= (uint32_t)(sizeof(long) == 8) << 27;
@@ -42,9 +36,9 @@ uint32_t vl_format(void)
 	return f;
 }
 
-static uint32_t fold(uint64_t h)
+uint32_t vl_format(void)
 {
-	return (uint32_t)(h ^ (h >> 32));
+	return VL_VERSION | (uint32_t)(sizeof(struct vl_node) / 4) << 8 | vl_format_abi();
 }
 
 
@@ -59,7 +53,7 @@ uint32_t vl_file_sum_as(const struct vl_region *r, const struct vl_file *f, uint
 	h = vl_mix64(h ^ (uint64_t)f->h.ident.btime_sec ^ ((uint64_t)f->h.ident.igen << 32));
 	h = vl_mix64(h ^ f->h.ident.btime_nsec ^ ((uint64_t)state << 32));
 	h = vl_mix64(h ^ gen ^ (slot << 32));
-	return fold(h);
+	return vl_fold32(h);
 }
 
 uint32_t vl_file_sum(const struct vl_region *r, const struct vl_file *f)
@@ -80,21 +74,7 @@ uint32_t vl_geometry_sum(const struct vl_geometry *g)
 	h = vl_mix64(h ^ g->hash_off);
 	h = vl_mix64(h ^ g->nodes_off);
 	h = vl_mix64(h ^ g->procs_off);
-	return fold(h);
-}
-
-static uint32_t clamp(uint32_t v, uint32_t lo, uint32_t hi)
-{
-	return v < lo ? lo : v > hi ? hi : v;
-}
-
-static uint32_t pow2_at_least(uint64_t v)
-{
-	uint32_t p = 1;
-
-	while (p < v)
-		p <<= 1;
-	return p;
+	return vl_fold32(h);
 }
 
 void vl_geometry_plan(struct vl_geometry *g, uint32_t ranges, uint32_t files)
@@ -104,11 +84,11 @@ void vl_geometry_plan(struct vl_geometry *g, uint32_t ranges, uint32_t files)
 	g->format = vl_format();
 	g->header_size = sizeof(struct vl_header);
 	/* chunk 0 holds the sentinel; the rest are whole chunks */
-	g->node_cap = (uint32_t)round_up(clamp(ranges, VL_MIN_RANGES, VL_MAX_RANGES - VL_CHUNK) +
+	g->node_cap = (uint32_t)vl_round_up(vl_clamp32(ranges, VL_MIN_RANGES, VL_MAX_RANGES - VL_CHUNK) +
 					 VL_CHUNK, VL_CHUNK);
-	g->file_cap = clamp(files, 2, VL_MAX_FILES - 1) + 1;
+	g->file_cap = vl_clamp32(files, 2, VL_MAX_FILES - 1) + 1;
 	/* at most half full, so probe sequences stay short */
-	g->hash_cap = pow2_at_least(2ull * g->file_cap);
+	g->hash_cap = vl_pow2_at_least(2ull * g->file_cap);
 	/*
 	 * The tombstones go with the header: both are made real when the
 	 * region is laid out (region.c), as a read of a hole of a tmpfs file
@@ -118,9 +98,9 @@ void vl_geometry_plan(struct vl_geometry *g, uint32_t ranges, uint32_t files)
 	g->tomb_off = VL_TOMB_OFF;
 	g->files_off = g->tomb_off + VL_TOMB_BYTES;
 	g->hash_off = g->files_off + (uint64_t)g->file_cap * sizeof(struct vl_file);
-	g->nodes_off = round_up(g->hash_off + (uint64_t)g->hash_cap * sizeof(uint32_t), 64);
-	g->procs_off = round_up(g->nodes_off + (uint64_t)g->node_cap * sizeof(struct vl_node), 64);
-	g->region_size = round_up(g->procs_off + (uint64_t)VL_PROCS * sizeof(struct vl_proc), PAGE);
+	g->nodes_off = vl_round_up(g->hash_off + (uint64_t)g->hash_cap * sizeof(uint32_t), 64);
+	g->procs_off = vl_round_up(g->nodes_off + (uint64_t)g->node_cap * sizeof(struct vl_node), 64);
+	g->region_size = vl_round_up(g->procs_off + (uint64_t)VL_PROCS * sizeof(struct vl_proc), PAGE);
 	g->check = vl_geometry_sum(g);
 }
 

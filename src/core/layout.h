@@ -278,6 +278,33 @@ static inline uint64_t vl_mix64(uint64_t h)
 	return h;
 }
 
+/* a 64-bit mix folded to the 32 bits a sum keeps */
+static inline uint32_t vl_fold32(uint64_t h)
+{
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+/* ---- geometry arithmetic (both formats' plans, layout.c and layout10.c) --- */
+
+static inline uint64_t vl_round_up(uint64_t v, uint64_t to)
+{
+	return (v + to - 1) / to * to;
+}
+
+static inline uint32_t vl_clamp32(uint32_t v, uint32_t lo, uint32_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+static inline uint32_t vl_pow2_at_least(uint64_t v)
+{
+	uint32_t p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
 /*
  * The hash of a file's (dev, ino), the part of its identity known before
  * its generation and shared by twins (an inode number wrapped): the home
@@ -861,6 +888,8 @@ static inline uint32_t vl_meta(uint32_t file, unsigned state, int purged)
 /* ---- integrity --------------------------------------------------------- */
 
 uint32_t vl_format(void);
+/* the format word's bits that name this ABI, not a format (both formats') */
+uint32_t vl_format_abi(void);
 /*
  * Each word times its own odd constant (a bijection: a change of any one
  * word changes the sum of them all), folded to 32 bits. No mix after: a

@@ -11,47 +11,13 @@
 
 #define PAGE 4096u
 
-static uint64_t round_up(uint64_t v, uint64_t to)
-{
-	return (v + to - 1) / to * to;
-}
-
-static uint32_t clamp(uint32_t v, uint32_t lo, uint32_t hi)
-{
-	return v < lo ? lo : v > hi ? hi : v;
-}
-
-static uint32_t pow2_at_least(uint64_t v)
-{
-	uint32_t p = 1;
-
-	while (p < v)
-		p <<= 1;
-	return p;
-}
-
 uint32_t vl_format10(void)
 {
-	uint32_t f = VL10_VERSION;
-	union {
-		uint16_t u;
-		uint8_t b[2];
-	} endian = { .u = 1 };
+	uint32_t f = VL10_VERSION | (uint32_t)(VL10_BLOCK / 64) << 8 | vl_format_abi();
 
-	f |= (uint32_t)(VL10_BLOCK / 64) << 8;
-	f |= (uint32_t)(sizeof(struct vl_proc) / 4) << 14;
-	f |= (uint32_t)(sizeof(struct vl_file_hdr) / 8) << 20;
-	f |= (uint32_t)(sizeof(long) == 8) << 27;
-	f |= (uint32_t)(sizeof(struct vl_file) == VL_FILE_SIZE) << 28;
-	f |= (uint32_t)endian.b[0] << 29;
 	/* the allocator's parts, which format 9 has not */
 	f |= (uint32_t)(sizeof(struct vl_lp_slot) == 8 && sizeof(struct vl_lp_hdr) == 128) << 30;
 	return f;
-}
-
-static uint32_t fold(uint64_t h)
-{
-	return (uint32_t)(h ^ (h >> 32));
 }
 
 uint32_t vl_geometry10_sum(const struct vl_geometry10 *g)
@@ -70,7 +36,7 @@ uint32_t vl_geometry10_sum(const struct vl_geometry10 *g)
 	h = vl_mix64(h ^ g->slots_off);
 	h = vl_mix64(h ^ g->blocks_off);
 	h = vl_mix64(h ^ g->procs_off);
-	return fold(h);
+	return vl_fold32(h);
 }
 
 uint32_t vl_lv_worst_blocks(uint32_t r)
@@ -106,18 +72,18 @@ static uint32_t clamp_ranges(uint32_t ranges)
 
 static uint32_t clamp_files(uint32_t files)
 {
-	return clamp(files, 2, VL_MAX_FILES - 1);
+	return vl_clamp32(files, 2, VL_MAX_FILES - 1);
 }
 
 /* whole pages of process slots: a slot more or less changes region_size, so is seen */
 static uint32_t clamp_procs(uint32_t procs)
 {
-	return (uint32_t)round_up(clamp(procs, 2, VL10_MAX_PROCS), VL10_PAGE_PROCS);
+	return (uint32_t)vl_round_up(vl_clamp32(procs, 2, VL10_MAX_PROCS), VL10_PAGE_PROCS);
 }
 
 static uint64_t blocks_for(uint32_t ranges, uint32_t files, uint32_t procs)
 {
-	return round_up(1 + trees_worst(ranges, files) + (uint64_t)procs * VL_LV_RES_MAX,
+	return vl_round_up(1 + trees_worst(ranges, files) + (uint64_t)procs * VL_LV_RES_MAX,
 			VL10_PAGE_BLOCKS);
 }
 
@@ -141,19 +107,19 @@ void vl_geometry10_for(uint32_t ranges, uint32_t files, uint32_t procs, struct v
 	g->block_cap = vl_geometry10_blocks(ranges, files, procs);
 	g->file_cap = clamp_files(files) + 1;
 	/* at most half full, so probe sequences stay short (as format 9) */
-	g->hash_cap = pow2_at_least(2ull * g->file_cap);
+	g->hash_cap = vl_pow2_at_least(2ull * g->file_cap);
 	g->proc_cap = clamp_procs(procs);
 	/* the header and the tombstones are made real at creation (layout.c says why) */
 	g->tomb_off = VL_TOMB_OFF;
 	g->files_off = g->tomb_off + VL_TOMB_BYTES;
 	g->hash_off = g->files_off + (uint64_t)g->file_cap * sizeof(struct vl_file);
-	g->lp_off = round_up(g->hash_off + (uint64_t)g->hash_cap * sizeof(uint32_t), 64);
+	g->lp_off = vl_round_up(g->hash_off + (uint64_t)g->hash_cap * sizeof(uint32_t), 64);
 	g->slots_off = g->lp_off + sizeof(struct vl_lp_hdr);
 	/* a page: block b's 256 bytes never straddle one, and the first leaves' page is theirs */
-	g->blocks_off = round_up(g->slots_off + (uint64_t)g->block_cap * sizeof(struct vl_lp_slot),
+	g->blocks_off = vl_round_up(g->slots_off + (uint64_t)g->block_cap * sizeof(struct vl_lp_slot),
 				 PAGE);
 	g->procs_off = g->blocks_off + (uint64_t)g->block_cap * VL10_BLOCK;
-	g->region_size = round_up(g->procs_off + (uint64_t)g->proc_cap * sizeof(struct vl_proc),
+	g->region_size = vl_round_up(g->procs_off + (uint64_t)g->proc_cap * sizeof(struct vl_proc),
 				  PAGE);
 	g->check = vl_geometry10_sum(g);
 }
@@ -233,10 +199,10 @@ int vl_geometry10_ok(const struct vl_geometry10 *g, uint64_t size)
 	    want.hash_off != g->hash_off || want.hash_cap != g->hash_cap ||
 	    want.lp_off != g->lp_off || want.slots_off != g->slots_off)
 		return -EUCLEAN;
-	if (g->blocks_off != round_up(g->slots_off + (uint64_t)g->block_cap *
+	if (g->blocks_off != vl_round_up(g->slots_off + (uint64_t)g->block_cap *
 						  sizeof(struct vl_lp_slot), PAGE) ||
 	    g->procs_off != g->blocks_off + (uint64_t)g->block_cap * VL10_BLOCK ||
-	    g->region_size != round_up(g->procs_off + (uint64_t)g->proc_cap *
+	    g->region_size != vl_round_up(g->procs_off + (uint64_t)g->proc_cap *
 						   sizeof(struct vl_proc), PAGE))
 		return -EUCLEAN;
 	return 0;
