@@ -183,7 +183,7 @@ static int evict(const struct vl_region *r, const struct cand *c)
 		 * crash between the two leaves a tombstone and the record: a
 		 * false 1 at worst.
 		 */
-		int tomb = f->h.npurged != 0;
+		int tomb = f->h.npurged != 0 || vl_file_flagged(f);
 
 		if (tomb)
 			vl_tomb_add(r->tomb, &f->h.ident);
@@ -246,6 +246,9 @@ static int free_empty(const struct vl_region *r)
 		if (vl_trylock_region(r) == 0) {
 			if (f->h.state == VL_FILE_LIVE && f->h.nranges == 0 && !vl_file_holds_state(f) &&
 			    vl_file_ok(r, f)) {
+				/* nothing lost but what the flag stands for (vl_file_flagged) */
+				if (vl_file_flagged(f))
+					vl_tomb_add(r->tomb, &f->h.ident);
 				vl_file_release(r, fi);
 				freed++;
 			}
