@@ -25,7 +25,8 @@
  * never evicted: a table full of those still says ENOMEM.
  *
  * Why that keeps THE INVARIANT. Unpurged ranges may always be forgotten.
- * A record with purged ranges leaves its identity in the tombstones
+ * A record with purged ranges, or flagged (vl_file_flagged: a repair lost
+ * a purged range of it), leaves its identity in the tombstones
  * (core/tomb.h) under both its locks, before its slot is freed: from
  * then on an UNMARK of that identity that finds no record says 1, and a
  * record made for it again is flagged VL_FF_TOMB as it is made (pool.c),
@@ -183,7 +184,7 @@ static int evict(const struct vl_region *r, const struct cand *c)
 		 * crash between the two leaves a tombstone and the record: a
 		 * false 1 at worst.
 		 */
-		int tomb = f->h.npurged != 0;
+		int tomb = f->h.npurged != 0 || vl_file_flagged(f);
 
 		if (tomb)
 			vl_tomb_add(r->tomb, &f->h.ident);
@@ -246,6 +247,9 @@ static int free_empty(const struct vl_region *r)
 		if (vl_trylock_region(r) == 0) {
 			if (f->h.state == VL_FILE_LIVE && f->h.nranges == 0 && !vl_file_holds_state(f) &&
 			    vl_file_ok(r, f)) {
+				/* empty, but a flagged one's lost purged ranges need a tombstone */
+				if (vl_file_flagged(f))
+					vl_tomb_add(r->tomb, &f->h.ident);
 				vl_file_release(r, fi);
 				freed++;
 			}

@@ -243,9 +243,10 @@ int vl_drop_file_locked(const struct vl_region *r, uint32_t fi, uint32_t gen, in
 		 * the record still answers for the file (a crash in between
 		 * leaves both: a false 1 at worst). The count says whether one
 		 * is purged; what the clear met says it too, should the count
-		 * be wrong: before the slot is freed either way.
+		 * be wrong: before the slot is freed either way. A flagged record
+		 * leaves one too, whatever it holds (vl_file_flagged).
 		 */
-		int tomb = !unpurged_only && f->h.npurged != 0;
+		int tomb = (!unpurged_only && f->h.npurged != 0) || vl_file_flagged(f);
 
 		if (tomb)
 			vl_tomb_add(r->tomb, &f->h.ident);

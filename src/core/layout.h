@@ -428,6 +428,17 @@ static inline int vl_file_holds_state(const struct vl_file *f)
 	return (f->h.flags & VL_FF_ASHMEM) != 0;
 }
 
+/*
+ * Is the record flagged, every UNMARK of it saying 1 (VL_FF_TOMB)? When
+ * it goes, its identity must go to the tombstones then, purged ranges or
+ * not: a repair's lost range (rebuild.c lost_range) is known nowhere else,
+ * and a record made again unflagged would say 0 over its punched bytes.
+ */
+static inline int vl_file_flagged(const struct vl_file *f)
+{
+	return (__atomic_load_n(&f->h.flags, __ATOMIC_RELAXED) & VL_FF_TOMB) != 0;
+}
+
 /* ---- byte counts of the whole region ------------------------------------ */
 
 /*

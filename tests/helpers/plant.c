@@ -43,7 +43,7 @@
  *
  *   plant record FILE FIELD VALUE
  *       a field of FILE's record that no sum covers: nranges, npurged,
- *       pbytes or root.
+ *       pbytes, root or flags.
  */
 #include "core/layout.h"
 #include "core/pool.h"
@@ -213,6 +213,8 @@ static int scribble_record(const char *file, const char *field, uint64_t v)
 		f->h.pbytes = v;
 	else if (strcmp(field, "root") == 0)
 		f->h.root = (uint32_t)v;
+	else if (strcmp(field, "flags") == 0)
+		f->h.flags = (uint32_t)v;
 	else {
 		fprintf(stderr, "plant: no record field %s\n", field);
 		return 2;
