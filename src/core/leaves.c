@@ -11,6 +11,17 @@
 #include <errno.h>
 #include <string.h>
 
+/*
+ * A store to the tree done: a test's kill point (tests/unit/test-lvkill.c
+ * stops a change after its k-th store). Nothing in the library.
+ */
+#ifdef VL_LV_STORE_HOOK
+void vl_lv_store_hook(void);
+#define STORED() vl_lv_store_hook()
+#else
+#define STORED() ((void)0)
+#endif
+
 typedef struct vl_lv_range range_t;
 typedef struct vl_lv_leafcopy leaf_t;
 typedef struct vl_lv_cur cur_t;
@@ -148,6 +159,7 @@ static void leaf_write(const struct vl_lv *t, uint32_t b, const leaf_t *L, uint3
 		leaf_line(L, k, &x);
 		x.check = line_sum(&x, b, t->file, k);
 		l[k] = x;
+		STORED();
 	}
 }
 
@@ -210,6 +222,7 @@ static void fix_mins(const struct vl_lv *t, const cur_t *c, int lvl, uint32_t m)
 		if (in->minage[c->pos[lvl]] == m)
 			return;
 		in->minage[c->pos[lvl]] = m;
+		STORED();
 		m = inner_min(in);
 	}
 }
@@ -228,7 +241,9 @@ static uint32_t take(struct vl_lv_res *res, struct vl_lv_change *chg)
 static void let_go(const struct vl_lv *t, uint32_t b, struct vl_lv_change *chg)
 {
 	t->b[b].line[0].age[0] = 0;
+	STORED();
 	t->b[b].next_free = chg->freed;
+	STORED();
 	chg->freed = b;
 	chg->nfreed++;
 }
@@ -477,28 +492,45 @@ static int inner_insert(const struct vl_lv *t, cur_t *c, int lvl, uint64_t key, 
 			return -ENOMEM;
 		nn = &t->b[nb].in;
 		memset(nn, 0, sizeof(*nn));
+		STORED();
 		nn->hdr = VL_LV_INNER | h << 8 | 2;
+		STORED();
 		nn->key[0] = 0;
+		STORED();
 		nn->key[1] = key;
+		STORED();
 		nn->child[0] = t->root->block;
+		STORED();
 		nn->child[1] = child;
+		STORED();
 		nn->minage[0] = mleft;
+		STORED();
 		nn->minage[1] = mnew;
+		STORED();
 		*t->root = (struct vl_lv_root){ .block = nb, .height = h + 1 };
+		STORED();
 		return 0;
 	}
 	in = &t->b[c->blk[lvl]].in;
 	cnt = inner_count(in);
 	j = c->pos[lvl] + 1;
 	in->minage[c->pos[lvl]] = mleft;
+	STORED();
 	if (cnt < VL_LV_FAN) {
 		memmove(&in->key[j + 1], &in->key[j], (cnt - j) * sizeof(in->key[0]));
+		STORED();
 		memmove(&in->child[j + 1], &in->child[j], (cnt - j) * sizeof(in->child[0]));
+		STORED();
 		memmove(&in->minage[j + 1], &in->minage[j], (cnt - j) * sizeof(in->minage[0]));
+		STORED();
 		in->key[j] = key;
+		STORED();
 		in->child[j] = child;
+		STORED();
 		in->minage[j] = mnew;
+		STORED();
 		inner_set_count(in, cnt + 1);
+		STORED();
 		fix_mins(t, c, lvl, inner_min(in));
 		return 0;
 	}
@@ -519,14 +551,23 @@ static int inner_insert(const struct vl_lv *t, cur_t *c, int lvl, uint64_t key, 
 	half = (cnt + 1) / 2;
 	nn = &t->b[nb].in;
 	memset(nn, 0, sizeof(*nn));
+	STORED();
 	nn->hdr = (in->hdr & ~0xffu) | (cnt + 1 - half);
+	STORED();
 	memcpy(nn->key, &keys[half], (cnt + 1 - half) * sizeof(keys[0]));
+	STORED();
 	memcpy(nn->child, &kids[half], (cnt + 1 - half) * sizeof(kids[0]));
+	STORED();
 	memcpy(nn->minage, &mins[half], (cnt + 1 - half) * sizeof(mins[0]));
+	STORED();
 	memcpy(in->key, keys, half * sizeof(keys[0]));
+	STORED();
 	memcpy(in->child, kids, half * sizeof(kids[0]));
+	STORED();
 	memcpy(in->minage, mins, half * sizeof(mins[0]));
+	STORED();
 	inner_set_count(in, half);
+	STORED();
 	return inner_insert(t, c, lvl - 1, nn->key[0], nb, inner_min(in), inner_min(nn), res, chg);
 }
 
@@ -565,6 +606,7 @@ static int insert(const struct vl_lv *t, cur_t *hint, const range_t *r, struct v
 		own.L.r[0] = *r;
 		leaf_write(t, nb, &own.L, 0);
 		*t->root = (struct vl_lv_root){ .block = nb, .height = 1 };
+		STORED();
 		return 0;
 	}
 	c = cur_for(t, hint, r->start, &own, &err);
@@ -588,9 +630,13 @@ static void inner_remove(struct vl_lv_inner *in, uint32_t j)
 	uint32_t cnt = inner_count(in);
 
 	memmove(&in->key[j], &in->key[j + 1], (cnt - j - 1) * sizeof(in->key[0]));
+	STORED();
 	memmove(&in->child[j], &in->child[j + 1], (cnt - j - 1) * sizeof(in->child[0]));
+	STORED();
 	memmove(&in->minage[j], &in->minage[j + 1], (cnt - j - 1) * sizeof(in->minage[0]));
+	STORED();
 	inner_set_count(in, cnt - 1);
+	STORED();
 }
 
 /*
@@ -636,8 +682,11 @@ static int leaf_underflow(const struct vl_lv *t, cur_t *c, struct vl_lv_change *
 		leaf_write(t, to_right ? rb : lb, to_right ? rgt : lft, 0);
 		leaf_write(t, to_right ? lb : rb, to_right ? lft : rgt, 0);
 		in->key[left_sib ? i : i + 1] = rgt->lo;
+		STORED();
 		in->minage[left_sib ? i - 1 : i] = leaf_min(lft);
+		STORED();
 		in->minage[left_sib ? i : i + 1] = leaf_min(rgt);
+		STORED();
 		fix_mins(t, c, lvl, inner_min(in));
 		return 0;
 	}
@@ -647,6 +696,7 @@ static int leaf_underflow(const struct vl_lv *t, cur_t *c, struct vl_lv_change *
 	lft->hi = rgt->hi;
 	leaf_write(t, lb, lft, 0);
 	in->minage[left_sib ? i - 1 : i] = leaf_min(lft);
+	STORED();
 	inner_remove(in, left_sib ? i : i + 1);
 	let_go(t, rb, chg);
 	return inner_underflow(t, c, lvl, chg);
@@ -665,6 +715,7 @@ static int inner_underflow(const struct vl_lv *t, cur_t *c, int lvl, struct vl_l
 
 			*t->root = (struct vl_lv_root){ .block = in->child[0],
 							.height = c->h - 1 };
+			STORED();
 			let_go(t, old, chg);
 		}
 		return 0;
@@ -690,23 +741,38 @@ static int inner_underflow(const struct vl_lv *t, cur_t *c, int lvl, struct vl_l
 
 		if (left_sib) {
 			memmove(&rgt->key[1], &rgt->key[0], rn * sizeof(rgt->key[0]));
+			STORED();
 			memmove(&rgt->child[1], &rgt->child[0], rn * sizeof(rgt->child[0]));
+			STORED();
 			memmove(&rgt->minage[1], &rgt->minage[0], rn * sizeof(rgt->minage[0]));
+			STORED();
 			rgt->key[0] = lft->key[ln - 1];
+			STORED();
 			rgt->child[0] = lft->child[ln - 1];
+			STORED();
 			rgt->minage[0] = lft->minage[ln - 1];
+			STORED();
 			inner_set_count(rgt, rn + 1);
+			STORED();
 			inner_set_count(lft, ln - 1);
+			STORED();
 		} else {
 			lft->key[ln] = rgt->key[0];
+			STORED();
 			lft->child[ln] = rgt->child[0];
+			STORED();
 			lft->minage[ln] = rgt->minage[0];
+			STORED();
 			inner_set_count(lft, ln + 1);
+			STORED();
 			inner_remove(rgt, 0);
 		}
 		t->b[G].in.key[left_sib ? i : i + 1] = rgt->key[0];
+		STORED();
 		t->b[G].in.minage[left_sib ? i - 1 : i] = inner_min(lft);
+		STORED();
 		t->b[G].in.minage[left_sib ? i : i + 1] = inner_min(rgt);
+		STORED();
 		fix_mins(t, c, lvl - 1, inner_min(&t->b[G].in));
 		return 0;
 	}
@@ -714,10 +780,15 @@ static int inner_underflow(const struct vl_lv *t, cur_t *c, int lvl, struct vl_l
 		uint32_t ln = inner_count(lft), rn = inner_count(rgt);
 
 		memcpy(&lft->key[ln], rgt->key, rn * sizeof(rgt->key[0]));
+		STORED();
 		memcpy(&lft->child[ln], rgt->child, rn * sizeof(rgt->child[0]));
+		STORED();
 		memcpy(&lft->minage[ln], rgt->minage, rn * sizeof(rgt->minage[0]));
+		STORED();
 		inner_set_count(lft, ln + rn);
+		STORED();
 		t->b[G].in.minage[left_sib ? i - 1 : i] = inner_min(lft);
+		STORED();
 		inner_remove(&t->b[G].in, left_sib ? i : i + 1);
 		let_go(t, left_sib ? c->blk[lvl] : sb, chg);
 	}
@@ -734,6 +805,7 @@ static int leaf_done(const struct vl_lv *t, cur_t *c, uint32_t from, struct vl_l
 	if (c->h == 1) {
 		if (c->L.n == 0) {
 			*t->root = (struct vl_lv_root){ 0, 0 };
+			STORED();
 			let_go(t, c->blk[0], chg);
 			return 0;
 		}
@@ -1375,6 +1447,7 @@ int vl_lv_clear(const struct vl_lv *t, struct vl_lv_change *c)
 		return 0;
 	/* unlinked first: a writer killed below leaves blocks lost, never reachable half freed */
 	*t->root = (struct vl_lv_root){ 0, 0 };
+	STORED();
 	stack[0] = rt.block;
 	at[0] = 0;
 	/* the walk above went through every child of every inner node here */
