@@ -1546,3 +1546,380 @@ int vl_lv_count(const struct vl_lv *t, uint32_t *leaves, uint32_t *inner, uint64
 		return root_state(t);
 	return count_below(t, rt.block, rt.height - 1, leaves, inner, ranges);
 }
+
+/* ---- the repair (leaves.h "Kills"; doc/format10-plan.md step 3) ------------------------ */
+
+/* Ranges read and not yet written out: joined, in order (a window, never the whole file). */
+#define PEND_MAX 64
+
+struct repair {
+	const struct vl_lv *t;
+	uint32_t *blk;   /* the file's blocks: leaves first, sorted by lo */
+	uint32_t nleaf;  /* leaves among them */
+	uint32_t out;    /* leaves written out */
+	range_t pend[PEND_MAX];
+	uint32_t np;
+	leaf_t prev, cur; /* the last two output leaves, written once a third begins */
+	int has_prev;
+};
+
+/* Does line k of block b check as this file's? */
+static int line_sound(const struct vl_lv *t, uint32_t b, unsigned k)
+{
+	return t->b[b].line[k].check == line_sum(&t->b[b].line[k], b, t->file, k);
+}
+
+/* Is line 0 a sound leaf header of this file? */
+static int header_sound(const struct vl_lv *t, uint32_t b)
+{
+	const struct vl_lv_line *l = &t->b[b].line[0];
+
+	return line_sound(t, b, 0) && (l->age[0] & 0xffff0000u) == VL_LV_LEAF &&
+	       l->start[0] < l->end[0] && l->end[0] <= VL_LV_END;
+}
+
+/*
+ * Was block b a leaf of this file? Its header, or any line of it, checks
+ * keyed by its block and file: a block that held something else passes
+ * one by chance once in 2^32.
+ */
+static int leafish(const struct vl_lv *t, uint32_t b)
+{
+	unsigned k;
+
+	for (k = 0; k < VL_LV_LINES; k++)
+		if (line_sound(t, b, k))
+			return 1;
+	return 0;
+}
+
+/* The lower bound of block b's ranges, as the sort and the window take it. */
+static uint64_t leaf_key(const struct vl_lv *t, uint32_t b)
+{
+	return header_sound(t, b) ? t->b[b].line[0].start[0] : 0;
+}
+
+/*
+ * What can be read of block b, as ranges into out[] (at most VL_LV_CAP):
+ * a sound leaf as it is; else every slot that holds a range, flagged
+ * purged (it cannot be checked, or lies past the count: DESIGN 4 keeps
+ * what it cannot read as purged), cut to the header's interval when the
+ * header checks. The caller joins what overlaps.
+ */
+static uint32_t leaf_salvage(const struct vl_lv *t, uint32_t b, range_t *out)
+{
+	const struct vl_lv_line *l = t->b[b].line;
+	uint64_t lo = 0, hi = VL_LV_END;
+	uint32_t n = 0, hn = 0, s;
+	leaf_t L;
+
+	if (leaf_read(t, b, &L)) {
+		memcpy(out, L.r, L.n * sizeof(range_t));
+		return L.n;
+	}
+	if (header_sound(t, b)) {
+		lo = l[0].start[0];
+		hi = l[0].end[0];
+		hn = l[0].age[0] & 0xffffu;
+	}
+	for (s = 1; s < VL_LV_SLOTS; s++) {
+		const struct vl_lv_line *x = &l[s / 3];
+		unsigned j = s % 3;
+		range_t r;
+
+		r.start = x->start[j] & ~VL_LV_PURGED;
+		r.end = x->end[j];
+		r.age = x->age[j];
+		r.purged = (int)(x->start[j] >> 63);
+		if (r.end <= r.start || r.end > VL_LV_END || r.start >= hi || r.end <= lo)
+			continue;
+		if (r.start < lo)
+			r.start = lo;
+		if (s > hn || !line_sound(t, b, s / 3))
+			r.purged = 1;
+		out[n++] = r;
+	}
+	return n;
+}
+
+/* Join r into a (they overlap): the extent of both, purged if either was. */
+static void join_into(range_t *a, const range_t *r)
+{
+	if (r->start < a->start)
+		a->start = r->start;
+	if (r->end > a->end)
+		a->end = r->end;
+	if (!r->purged && (a->purged || r->age < a->age))
+		a->age = r->age;
+	a->purged |= r->purged;
+}
+
+/* Write output leaf L into the file's next block: every line, so none is stale. */
+static void repair_put_leaf(struct repair *p, const leaf_t *L)
+{
+	uint32_t b = p->blk[p->out++];
+	struct vl_lv_line x;
+	leaf_t W = *L;
+	unsigned k;
+
+	/* an interval that holds its ranges; repair_intervals makes them meet */
+	W.lo = W.r[0].start;
+	W.hi = VL_LV_END;
+	for (k = 0; k < VL_LV_LINES; k++) {
+		leaf_line(&W, k, &x);
+		x.check = line_sum(&x, b, p->t->file, k);
+		p->t->b[b].line[k] = x;
+	}
+}
+
+/* One range out, in key order: into the current output leaf, the one before written. */
+static void repair_emit(struct repair *p, const range_t *r)
+{
+	range_t a = *r;
+
+	/* a window that overflowed can hand one back out of order: joined into the last */
+	if (p->cur.n > 0 && a.start < p->cur.r[p->cur.n - 1].end) {
+		join_into(&p->cur.r[p->cur.n - 1], &a);
+		return;
+	}
+	if (p->cur.n == 0 && p->has_prev && a.start < p->prev.r[p->prev.n - 1].end) {
+		join_into(&p->prev.r[p->prev.n - 1], &a);
+		return;
+	}
+	if (p->cur.n == VL_LV_CAP) {
+		if (p->has_prev)
+			repair_put_leaf(p, &p->prev);
+		p->prev = p->cur;
+		p->has_prev = 1;
+		p->cur.n = 0;
+	}
+	p->cur.r[p->cur.n++] = a;
+}
+
+/* Add r to the window, joined with what it overlaps (equal ranges are one). */
+static void repair_pend(struct repair *p, const range_t *r)
+{
+	range_t a = *r;
+	uint32_t i = 0, j;
+
+	while (i < p->np && p->pend[i].end <= a.start)
+		i++;
+	j = i;
+	while (j < p->np && p->pend[j].start < a.end) {
+		join_into(&a, &p->pend[j]);
+		j++;
+	}
+	if (j == i && p->np == PEND_MAX) {
+		/* no room: the first goes out now (repair_emit keeps the order) */
+		repair_emit(p, &p->pend[0]);
+		memmove(&p->pend[0], &p->pend[1], (p->np - 1) * sizeof(range_t));
+		p->np--;
+		if (i > 0)
+			i--;
+		j = i;
+	}
+	memmove(&p->pend[i + 1], &p->pend[j], (p->np - j) * sizeof(range_t));
+	p->pend[i] = a;
+	p->np = p->np - (j - i) + 1;
+}
+
+/* Out of the window, every range no later leaf can overlap (they start at bound or after). */
+static void repair_flush(struct repair *p, uint64_t bound)
+{
+	uint32_t k = 0;
+
+	while (k < p->np && p->pend[k].end <= bound)
+		repair_emit(p, &p->pend[k++]);
+	memmove(&p->pend[0], &p->pend[k], (p->np - k) * sizeof(range_t));
+	p->np -= k;
+}
+
+/* The last two output leaves evened to the least fill, and written. */
+static void repair_close(struct repair *p)
+{
+	if (p->has_prev && p->cur.n < VL_LV_MIN) {
+		uint32_t all = p->prev.n + p->cur.n, nl = all / 2, k = p->prev.n - nl;
+
+		memmove(&p->cur.r[k], &p->cur.r[0], p->cur.n * sizeof(range_t));
+		memcpy(&p->cur.r[0], &p->prev.r[nl], k * sizeof(range_t));
+		p->cur.n = all - nl;
+		p->prev.n = nl;
+	}
+	if (p->has_prev)
+		repair_put_leaf(p, &p->prev);
+	if (p->cur.n > 0 || !p->has_prev)
+		repair_put_leaf(p, &p->cur);
+}
+
+/* Heap sort of blk[0..n) by leaf_key: the list is the caller's memory, nothing else used. */
+static void sift(const struct vl_lv *t, uint32_t *blk, uint32_t i, uint32_t n)
+{
+	for (;;) {
+		uint32_t c = 2 * i + 1, x;
+
+		if (c >= n)
+			return;
+		if (c + 1 < n && leaf_key(t, blk[c + 1]) > leaf_key(t, blk[c]))
+			c++;
+		if (leaf_key(t, blk[c]) <= leaf_key(t, blk[i]))
+			return;
+		x = blk[c];
+		blk[c] = blk[i];
+		blk[i] = x;
+		i = c;
+	}
+}
+
+static void sort_leaves(const struct vl_lv *t, uint32_t *blk, uint32_t n)
+{
+	uint32_t i, x;
+
+	for (i = n / 2; i-- > 0;)
+		sift(t, blk, i, n);
+	for (i = n; i-- > 1;) {
+		x = blk[0];
+		blk[0] = blk[i];
+		blk[i] = x;
+		sift(t, blk, 0, i);
+	}
+}
+
+/* The output leaves' intervals made to partition [0, 2^63): each its successor's lo. */
+static void repair_intervals(struct repair *p)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->out; i++) {
+		leaf_t L;
+		uint32_t b = p->blk[i];
+		struct vl_lv_line x;
+
+		/* leaves just written: read back, not trusted less than on the first read */
+		if (!leaf_read(p->t, b, &L))
+			continue;
+		L.lo = i == 0 ? 0 : L.r[0].start;
+		L.hi = VL_LV_END;
+		if (i + 1 < p->out)
+			L.hi = p->t->b[p->blk[i + 1]].line[0].start[1] & ~VL_LV_PURGED;
+		leaf_line(&L, 0, &x);
+		x.check = line_sum(&x, b, p->t->file, 0);
+		p->t->b[b].line[0] = x;
+	}
+}
+
+/* The least age below block b of level lvl (0: a leaf) and its lo, as just built. */
+static void node_sum(const struct vl_lv *t, uint32_t b, uint32_t lvl, uint64_t *lo, uint32_t *min)
+{
+	if (lvl == 0) {
+		leaf_t L;
+
+		*lo = 0;
+		*min = VL_LV_NOAGE;
+		if (leaf_read(t, b, &L)) {
+			*lo = L.lo;
+			*min = leaf_min(&L);
+		}
+		return;
+	}
+	*lo = t->b[b].in.key[0];
+	*min = inner_min(&t->b[b].in);
+}
+
+/*
+ * The inner levels over the m nodes blk[at..at+m) of level lvl, bottom-up,
+ * into the blocks from blk[*next] on, then the reservation's: the root,
+ * or 0 if short of blocks.
+ */
+static uint32_t build_levels(const struct vl_lv *t, uint32_t *blk, uint32_t nblk, uint32_t room,
+			     uint32_t m, uint32_t *next, uint32_t *height, struct vl_lv_res *res,
+			     struct vl_lv_change *chg)
+{
+	uint32_t lvl = 0, at = 0;
+
+	while (m > 1) {
+		uint32_t k = (m + VL_LV_FAN - 1) / VL_LV_FAN, q, first = *next, c = at;
+
+		if (lvl + 2 > VL_LV_HMAX)
+			return 0;
+		for (q = 0; q < k; q++) {
+			/* evenly: k nodes of m / k or one more, >= 7 when m > 15 */
+			uint32_t cnt = m / k + (q < m % k), i, nb;
+			struct vl_lv_inner *in;
+
+			if (*next < nblk) {
+				nb = blk[(*next)++];
+			} else {
+				nb = *next < room ? take(res, chg) : 0;
+				if (nb == 0)
+					return 0;
+				blk[(*next)++] = nb; /* in the list's room: a parent names it below */
+			}
+			in = &t->b[nb].in;
+			memset(in, 0, sizeof(*in));
+			in->hdr = VL_LV_INNER | (lvl + 1) << 8 | cnt;
+			for (i = 0; i < cnt; i++, c++) {
+				in->child[i] = blk[c];
+				node_sum(t, blk[c], lvl, &in->key[i], &in->minage[i]);
+			}
+		}
+		at = first;
+		m = k;
+		lvl++;
+	}
+	*height = lvl + 1;
+	return blk[at];
+}
+
+int vl_lv_repair(const struct vl_lv *t, uint32_t *blk, uint32_t n, uint32_t room,
+		 struct vl_lv_res *res, struct vl_lv_change *chg)
+{
+	struct repair p;
+	uint32_t i, nleaf = 0, next, root, height = 0, x;
+	range_t got[VL_LV_CAP];
+
+	memset(chg, 0, sizeof(*chg));
+	if (room < n)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (!blk_ok(t, blk[i]))
+			return -EINVAL;
+	/* the leaves first, sorted by lo; the other blocks after them */
+	for (i = 0; i < n; i++) {
+		if (leafish(t, blk[i])) {
+			x = blk[nleaf];
+			blk[nleaf++] = blk[i];
+			blk[i] = x;
+		}
+	}
+	sort_leaves(t, blk, nleaf);
+	memset(&p, 0, sizeof(p));
+	p.t = t;
+	p.blk = blk;
+	p.nleaf = nleaf;
+	/* leaf i is read before output leaf i is written: each holds at most 11 */
+	for (i = 0; i < nleaf; i++) {
+		uint32_t k, ng = leaf_salvage(t, blk[i], got);
+
+		for (k = 0; k < ng; k++)
+			repair_pend(&p, &got[k]);
+		repair_flush(&p, i + 1 < nleaf ? leaf_key(t, blk[i + 1]) : VL_LV_END);
+	}
+	repair_flush(&p, VL_LV_END);
+	if (p.cur.n == 0 && !p.has_prev) {
+		*t->root = (struct vl_lv_root){ 0, 0 };
+		next = 0;
+		root = 0;
+	} else {
+		repair_close(&p);
+		repair_intervals(&p);
+		next = p.out;
+		root = build_levels(t, blk, n, room, p.out, &next, &height, res, chg);
+		if (root == 0)
+			return -ENOMEM;
+		*t->root = (struct vl_lv_root){ .block = root, .height = height };
+	}
+	/* what is left of the file's blocks goes back, wiped */
+	for (i = next; i < n; i++)
+		let_go(t, blk[i], chg);
+	return 0;
+}

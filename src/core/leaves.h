@@ -272,6 +272,27 @@ int vl_lv_any_in(const struct vl_lv *t, uint64_t s, uint64_t e);
 void vl_lv_walk_init(struct vl_lv_walk *w, const struct vl_lv *t);
 int vl_lv_walk_next(struct vl_lv_walk *w, struct vl_lv_range *out);
 
+/*
+ * Make the tree sound again after a writer died at any store, or a stray
+ * write (-EUCLEAN), in place: the "Kills" above. blk[0..n): every block
+ * the file owns (the allocator's USED blocks of the file, and a dead
+ * writer's reservation), in the caller's memory of `room` entries, which
+ * the repair reorders. Every sound leaf's ranges are kept; what it cannot
+ * check is kept purged; ranges seen twice are one, overlaps joined
+ * (purged wins); the leaves rewritten full into the same blocks, the
+ * inner levels built from the others, the root word stored last; the
+ * blocks left over wiped and chained in c->freed. Blocks beyond the
+ * file's are taken from res only when its own are too few for the inner
+ * levels (every inner node's block lost from the list): at most
+ * (leaves - 1) / 14 + 1 a level, entries of room past n for them.
+ * 0, -EINVAL (a block out of range, room < n), -ENOMEM (res short:
+ * nothing is lost, the leaves are written and a second call with more
+ * finishes). Not itself safe to kill: the caller holds the file's lock
+ * and a dead repairer's file is repaired from its blocks as they are.
+ */
+int vl_lv_repair(const struct vl_lv *t, uint32_t *blk, uint32_t n, uint32_t room,
+		 struct vl_lv_res *res, struct vl_lv_change *c);
+
 /* The blocks of the tree (leaves, inner nodes) and its ranges: 0, or -EUCLEAN. */
 int vl_lv_count(const struct vl_lv *t, uint32_t *leaves, uint32_t *inner, uint64_t *ranges);
 

@@ -289,10 +289,31 @@ static void build(struct kt *x, unsigned n, uint32_t *age)
 
 /* ---- the repair, when there is one ------------------------------------------------ */
 
-/* What a kill's caller does before anyone reads the tree again: nothing yet. */
+/*
+ * What follows a kill before anyone reads the tree again: the repair,
+ * given every block the allocator does not hold (the tree's, and those
+ * the dead writer took from its reservation), and what is left of the
+ * reservation; what it lets go, back to the allocator.
+ */
 static const char *mend(struct kt *x)
 {
-	(void)x;
+	static uint32_t list[CAP];
+	static unsigned char held[CAP];
+	struct vl_lv t = tree_of(x);
+	struct vl_lv_change c;
+	uint32_t i, n = 0;
+
+	memset(held, 0, sizeof(held));
+	for (i = 0; i < x->nfree; i++)
+		held[x->free[i]] = 1;
+	for (i = 0; i < x->res.n; i++)
+		held[x->res.blk[i]] = 1;
+	for (i = 1; i < CAP; i++)
+		if (!held[i])
+			list[n++] = i;
+	if (vl_lv_repair(&t, list, n, CAP, &x->res, &c) != 0)
+		return "the repair fails";
+	kt_commit(x, c.freed, c.nfreed);
 	return NULL;
 }
 
