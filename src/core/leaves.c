@@ -16,8 +16,8 @@
  * stops a change after its k-th store). Nothing in the library.
  */
 #ifdef VL_LV_STORE_HOOK
-void vl_lv_store_hook(void);
-#define STORED() vl_lv_store_hook()
+void vl_lv_store_hook(int line);
+#define STORED() vl_lv_store_hook(__LINE__)
 #else
 #define STORED() ((void)0)
 #endif
@@ -143,24 +143,69 @@ static void leaf_line(const leaf_t *L, unsigned k, struct vl_lv_line *out)
 /*
  * Write leaf L into block b: line 0 (the header) and the lines from range
  * `from` on (those before it did not change), each sealed as it is
- * written: a writer killed between two lines leaves lines that each
- * check (leaves.h says what the repair makes of that). Slots past the
- * last range are not read (leaf_read): a line holding none is not written.
+ * written. The order keeps every range that stays in the leaf in some
+ * slot at every store, so that a writer killed between two lines loses
+ * none (the repair reads every slot, leaves.h "Kills"): where ranges
+ * shift right, into later lines, the lines go from the last down and the
+ * header last; else the header first and the lines up. A line past the
+ * last that held ranges is written empty: no slot past the count holds a
+ * range but one a dead writer left.
  */
+static void leaf_write_line(const struct vl_lv *t, uint32_t b, const leaf_t *L, unsigned k)
+{
+	struct vl_lv_line x;
+
+	leaf_line(L, k, &x);
+	x.check = line_sum(&x, b, t->file, k);
+	t->b[b].line[k] = x;
+	STORED();
+}
+
+/*
+ * Do the ranges that stay move to later slots? The first old range (read
+ * as it is) that is not where it was and is still in L says; one taken
+ * out says nothing.
+ */
+static int shifts_right(const struct vl_lv_line *l, const leaf_t *L, uint32_t was)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < was; i++) {
+		const struct vl_lv_line *x = &l[(i + 1) / 3];
+		unsigned s = (i + 1) % 3;
+		uint64_t st = x->start[s] & ~VL_LV_PURGED;
+
+		if (i < L->n && st == L->r[i].start)
+			continue;
+		for (j = 0; j < L->n; j++)
+			if (L->r[j].start == st)
+				return j > i;
+	}
+	return 0;
+}
+
 static void leaf_write(const struct vl_lv *t, uint32_t b, const leaf_t *L, uint32_t from)
 {
-	struct vl_lv_line *l = t->b[b].line;
-	struct vl_lv_line x;
-	unsigned k, last = L->n / 3;
+	const struct vl_lv_line *l = t->b[b].line;
+	uint32_t was = l[0].age[0] & 0xffffu;
+	unsigned k, first = (from + 1) / 3, last = L->n / 3, top;
 
-	for (k = 0; k <= last; k++) {
-		if (k != 0 && k < (from + 1) / 3)
-			continue;
-		leaf_line(L, k, &x);
-		x.check = line_sum(&x, b, t->file, k);
-		l[k] = x;
-		STORED();
+	if (was > VL_LV_CAP || (l[0].age[0] & 0xffff0000u) != VL_LV_LEAF)
+		was = VL_LV_CAP; /* a new block's or a scribbled count: every line written */
+	top = was / 3 > last ? was / 3 : last;
+	if (top >= VL_LV_LINES)
+		top = VL_LV_LINES - 1;
+	if (first == 0)
+		first = 1;
+	if (shifts_right(l, L, was)) {
+		for (k = top; k >= first; k--)
+			leaf_write_line(t, b, L, k);
+		leaf_write_line(t, b, L, 0);
+		return;
 	}
+	leaf_write_line(t, b, L, 0);
+	for (k = first; k <= top; k++)
+		leaf_write_line(t, b, L, k);
 }
 
 static uint32_t leaf_min(const leaf_t *L)
@@ -1593,36 +1638,49 @@ static int leafish(const struct vl_lv *t, uint32_t b)
 	return 0;
 }
 
+static uint32_t leaf_salvage(const struct vl_lv *t, uint32_t b, range_t *out);
+
 /* The lower bound of block b's ranges, as the sort and the window take it. */
 static uint64_t leaf_key(const struct vl_lv *t, uint32_t b)
 {
-	return header_sound(t, b) ? t->b[b].line[0].start[0] : 0;
+	range_t r[VL_LV_CAP];
+	uint64_t m = VL_LV_END;
+	uint32_t n, i;
+
+	if (header_sound(t, b))
+		return t->b[b].line[0].start[0];
+	n = leaf_salvage(t, b, r);
+	for (i = 0; i < n; i++)
+		if (r[i].start < m)
+			m = r[i].start;
+	return m;
 }
 
 /*
  * What can be read of block b, as ranges into out[] (at most VL_LV_CAP):
- * a sound leaf as it is; else every slot that holds a range, flagged
- * purged (it cannot be checked, or lies past the count: DESIGN 4 keeps
- * what it cannot read as purged), cut to the header's interval when the
- * header checks. The caller joins what overlaps.
+ * the ranges of a sound leaf as they are; every other slot that holds a
+ * range flagged purged (its line does not check, or it lies past the
+ * count, where only a dead writer leaves one: DESIGN 4 keeps what it
+ * cannot trust as purged), cut to the header's interval when the header
+ * checks. The caller joins what overlaps.
  */
 static uint32_t leaf_salvage(const struct vl_lv *t, uint32_t b, range_t *out)
 {
 	const struct vl_lv_line *l = t->b[b].line;
 	uint64_t lo = 0, hi = VL_LV_END;
-	uint32_t n = 0, hn = 0, s;
+	uint32_t n = 0, s;
 	leaf_t L;
 
 	if (leaf_read(t, b, &L)) {
 		memcpy(out, L.r, L.n * sizeof(range_t));
-		return L.n;
-	}
-	if (header_sound(t, b)) {
+		n = L.n;
+		lo = L.lo;
+		hi = L.hi;
+	} else if (header_sound(t, b)) {
 		lo = l[0].start[0];
-		hi = l[0].end[0];
-		hn = l[0].age[0] & 0xffffu;
+		hi = l[0].end[0]; /* its count decides nothing: every slot purged */
 	}
-	for (s = 1; s < VL_LV_SLOTS; s++) {
+	for (s = n + 1; s < VL_LV_SLOTS; s++) {
 		const struct vl_lv_line *x = &l[s / 3];
 		unsigned j = s % 3;
 		range_t r;
@@ -1630,13 +1688,11 @@ static uint32_t leaf_salvage(const struct vl_lv *t, uint32_t b, range_t *out)
 		r.start = x->start[j] & ~VL_LV_PURGED;
 		r.end = x->end[j];
 		r.age = x->age[j];
-		r.purged = (int)(x->start[j] >> 63);
+		r.purged = 1;
 		if (r.end <= r.start || r.end > VL_LV_END || r.start >= hi || r.end <= lo)
 			continue;
 		if (r.start < lo)
 			r.start = lo;
-		if (s > hn || !line_sound(t, b, s / 3))
-			r.purged = 1;
 		out[n++] = r;
 	}
 	return n;
@@ -1677,12 +1733,20 @@ static void repair_emit(struct repair *p, const range_t *r)
 {
 	range_t a = *r;
 
-	/* a window that overflowed can hand one back out of order: joined into the last */
+	/*
+	 * a window that overflowed can hand one back out of order: joined into
+	 * the last, from its start on (what lies before it is the one cost of
+	 * an overflow, which only leaves scribbled to overlap 64 ranges make)
+	 */
 	if (p->cur.n > 0 && a.start < p->cur.r[p->cur.n - 1].end) {
+		if (a.start < p->cur.r[p->cur.n - 1].start)
+			a.start = p->cur.r[p->cur.n - 1].start;
 		join_into(&p->cur.r[p->cur.n - 1], &a);
 		return;
 	}
 	if (p->cur.n == 0 && p->has_prev && a.start < p->prev.r[p->prev.n - 1].end) {
+		if (a.start < p->prev.r[p->prev.n - 1].start)
+			a.start = p->prev.r[p->prev.n - 1].start;
 		join_into(&p->prev.r[p->prev.n - 1], &a);
 		return;
 	}

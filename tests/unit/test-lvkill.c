@@ -23,10 +23,13 @@ static long store_count;
 static long store_kill; /* 0: never */
 static jmp_buf killed;
 
-void vl_lv_store_hook(void);
-void vl_lv_store_hook(void)
+static int store_line; /* leaves.c's line of the last store */
+
+void vl_lv_store_hook(int line);
+void vl_lv_store_hook(int line)
 {
 	store_count++;
+	store_line = line;
 	if (store_kill != 0 && store_count == store_kill)
 		longjmp(killed, 1);
 }
@@ -321,6 +324,7 @@ static const char *mend(struct kt *x)
 
 struct tally {
 	long kills, unsound, lost, unread;
+	long gone_lost; /* of lost: a unit purged before and after, not purged now */
 	char first[200];
 };
 
@@ -332,11 +336,14 @@ static int unit_ok(unsigned char was, unsigned char will, unsigned char now)
 	return now == GONE && (was == VOL || will == VOL);
 }
 
+static int kill_line;
+
 static void note(struct tally *t, const char *what, int kind, long k, long n)
 {
+	store_line = kill_line;
 	if (t->first[0] == 0)
-		snprintf(t->first, sizeof(t->first), "%s after store %ld of %ld of a %s", what, k,
-			 n, kname[kind]);
+		snprintf(t->first, sizeof(t->first), "%s after store %ld of %ld of a %s (leaves.c:%d)",
+			 what, k, n, kname[kind], store_line);
 }
 
 static void kill_every_store(struct kt *x0, const struct op *o, struct tally *ty)
@@ -364,6 +371,7 @@ static void kill_every_store(struct kt *x0, const struct op *o, struct tally *ty
 			ck_abort_msg("%s did not reach store %ld", kname[o->kind], k);
 		}
 		store_kill = 0;
+		kill_line = store_line;
 		ty[o->kind].kills++;
 		why = mend(&x);
 		if (why == NULL)
@@ -386,6 +394,10 @@ static void kill_every_store(struct kt *x0, const struct op *o, struct tally *ty
 			snprintf(m, sizeof(m), "unit %u was %d, would be %d, is %d", u, was[u],
 				 will[u], now[u]);
 			ty[o->kind].lost++;
+			for (u = 0; u < SPACE; u++)
+				if (was[u] == GONE && will[u] == GONE && now[u] != GONE)
+					break;
+			ty[o->kind].gone_lost += u < SPACE;
 			note(&ty[o->kind], m, o->kind, k, n);
 		}
 	}
@@ -416,9 +428,10 @@ START_TEST(kills)
 		}
 	}
 	for (kind = 0; kind < K_N; kind++) {
-		printf("%-8s %6ld kills: %5ld unsound, %5ld unreadable, %5ld wrong%s%s\n",
+		printf("%-8s %6ld kills: %5ld unsound, %5ld unreadable, %5ld wrong (%ld a purged unit lost)%s%s\n",
 		       kname[kind], ty[kind].kills, ty[kind].unsound, ty[kind].unread,
-		       ty[kind].lost, ty[kind].first[0] ? "; first: " : "", ty[kind].first);
+		       ty[kind].lost, ty[kind].gone_lost, ty[kind].first[0] ? "; first: " : "",
+		       ty[kind].first);
 		bad += ty[kind].unsound + ty[kind].unread + ty[kind].lost;
 	}
 	fflush(stdout);
