@@ -1818,20 +1818,31 @@ static void repair_close(struct repair *p)
 /* Heap sort of blk[0..n) by leaf_key: the list is the caller's memory, nothing else used. */
 static void sift(const struct vl_lv *t, uint32_t *blk, uint32_t i, uint32_t n)
 {
+	uint32_t x = blk[i];
+	uint64_t kx = leaf_key(t, x);
+
+	/* the moving block's key computed once: each key costs a line's check */
 	for (;;) {
-		uint32_t c = 2 * i + 1, x;
+		uint32_t c = 2 * i + 1;
+		uint64_t kc;
 
 		if (c >= n)
-			return;
-		if (c + 1 < n && leaf_key(t, blk[c + 1]) > leaf_key(t, blk[c]))
-			c++;
-		if (leaf_key(t, blk[c]) <= leaf_key(t, blk[i]))
-			return;
-		x = blk[c];
-		blk[c] = blk[i];
-		blk[i] = x;
+			break;
+		kc = leaf_key(t, blk[c]);
+		if (c + 1 < n) {
+			uint64_t k2 = leaf_key(t, blk[c + 1]);
+
+			if (k2 > kc) {
+				c++;
+				kc = k2;
+			}
+		}
+		if (kc <= kx)
+			break;
+		blk[i] = blk[c];
 		i = c;
 	}
+	blk[i] = x;
 }
 
 static void sort_leaves(const struct vl_lv *t, uint32_t *blk, uint32_t n)
