@@ -190,14 +190,17 @@ static void leaf_write(const struct vl_lv *t, uint32_t b, const leaf_t *L, uint3
 	uint32_t was = l[0].age[0] & 0xffffu;
 	unsigned k, first = (from + 1) / 3, last = L->n / 3, top;
 
-	if (was > VL_LV_CAP || (l[0].age[0] & 0xffff0000u) != VL_LV_LEAF)
-		was = VL_LV_CAP; /* a new block's or a scribbled count: every line written */
+	int fresh = was > VL_LV_CAP || (l[0].age[0] & 0xffff0000u) != VL_LV_LEAF;
+
+	/* a new block (or a scribbled count): every line, the header last, as it has none yet */
+	if (fresh)
+		was = VL_LV_CAP;
 	top = was / 3 > last ? was / 3 : last;
 	if (top >= VL_LV_LINES)
 		top = VL_LV_LINES - 1;
 	if (first == 0)
 		first = 1;
-	if (shifts_right(l, L, was)) {
+	if (fresh || shifts_right(l, L, was)) {
 		for (k = top; k >= first; k--)
 			leaf_write_line(t, b, L, k);
 		leaf_write_line(t, b, L, 0);
@@ -875,6 +878,61 @@ static int remove_at(const struct vl_lv *t, cur_t *c, struct vl_lv_change *chg)
 }
 
 /*
+ * The ranges starting in [fin.start, fin.end), `want` of them (what the
+ * first look found), replaced by fin across leaves. fin goes in first,
+ * over those of its own leaf, and those of the leaves after it come out
+ * after, a leaf at a time: a writer killed between leaves fin overlapping
+ * ranges it covers (the repair joins them, purged wins), never a byte in
+ * no range, as taking them out before writing fin did. Fin's leaf may
+ * fall short of ranges meanwhile (a fill, not a check): mended last.
+ */
+static int join_across(const struct vl_lv *t, cur_t *hint, const range_t *fin, uint64_t want,
+		       struct vl_lv_res *res, struct vl_lv_change *chg)
+{
+	cur_t own, *c, d;
+	uint64_t got, k;
+	uint32_t i, j;
+	int err = 0;
+
+	c = cur_for(t, hint, fin->start, &own, &err);
+	if (c == NULL)
+		return err;
+	for (i = 0; i < c->L.n && c->L.r[i].start < fin->start; i++)
+		;
+	for (j = i; j < c->L.n && c->L.r[j].start < fin->end; j++)
+		;
+	got = j - i;
+	memmove(&c->L.r[i + 1], &c->L.r[j], (c->L.n - j) * sizeof(range_t));
+	c->L.r[i] = *fin;
+	c->L.n = c->L.n - (j - i) + 1;
+	err = leaf_commit(t, c, i, res, chg);
+	for (k = 0; err == 0 && got < want && k < want; k++) {
+		err = descend(t, fin->start, &d);
+		if (err || d.L.hi >= fin->end)
+			break;
+		err = descend(t, d.L.hi, &d);
+		if (err)
+			break;
+		for (j = 0; j < d.L.n && d.L.r[j].start < fin->end; j++)
+			;
+		if (j == 0)
+			break;
+		got += j;
+		memmove(&d.L.r[0], &d.L.r[j], (d.L.n - j) * sizeof(range_t));
+		d.L.n -= j;
+		err = leaf_done(t, &d, 0, chg);
+	}
+	if (err)
+		return err;
+	if (got != want)
+		return -EUCLEAN; /* not what the first look saw */
+	err = descend(t, fin->start, &d);
+	if (err == 0 && d.h > 1 && d.L.n < VL_LV_MIN)
+		err = leaf_underflow(t, &d, chg);
+	return err;
+}
+
+/*
  * The ranges of the cursor's leaf that start in [lo, hi], exactly `want`
  * of them (what the first look found: else 0, the slow way), replaced by
  * the `nput` ranges put[]: one change of one leaf, no other descent. 1 if
@@ -1096,8 +1154,8 @@ static int merge_in(const struct vl_lv *t, uint64_t s, uint64_t e, int p, uint32
 		    struct vl_lv_res *res, struct vl_lv_change *chg)
 {
 	struct run m;
-	range_t fin, got;
-	uint64_t ms, me, x, i, ndel;
+	range_t fin;
+	uint64_t ms, me, ndel;
 	cur_t c, *hint = NULL;
 	int lj, rj, keep_first, err;
 
@@ -1146,14 +1204,8 @@ static int merge_in(const struct vl_lv *t, uint64_t s, uint64_t e, int p, uint32
 	    replace_in_leaf(t, hint, fin.start, rj ? m.right.start : m.last.start, ndel + 1, &fin,
 			    1, chg, &err))
 		return err;
-	x = keep_first ? ms + 1 : ms;
-	for (i = 0; i < ndel; i++) {
-		err = remove_from(t, x, me, &got, chg);
-		if (err)
-			return err;
-		x = got.start;
-		hint = NULL; /* the tree changed under it */
-	}
+	if (ndel > 0)
+		return join_across(t, hint, &fin, ndel + (uint64_t)(lj || keep_first), res, chg);
 	if (lj || keep_first)
 		return rewrite(t, hint, fin.start, &fin, res, chg);
 	return insert(t, hint, &fin, res, chg);
@@ -1656,44 +1708,89 @@ static uint64_t leaf_key(const struct vl_lv *t, uint32_t b)
 	return m;
 }
 
+/* Slot s of line x as a range, cut to [lo, hi): 1, or 0 if it holds none there. */
+static int slot_range(const struct vl_lv_line *x, unsigned j, uint64_t lo, uint64_t hi,
+		      range_t *r)
+{
+	r->start = x->start[j] & ~VL_LV_PURGED;
+	r->end = x->end[j];
+	r->age = x->age[j];
+	r->purged = 1;
+	if (r->end <= r->start || r->end > VL_LV_END || r->start >= hi || r->end <= lo)
+		return 0;
+	if (r->start < lo)
+		r->start = lo;
+	return 1;
+}
+
 /*
  * What can be read of block b, as ranges into out[] (at most VL_LV_CAP):
  * the ranges of a sound leaf as they are; every other slot that holds a
- * range flagged purged (its line does not check, or it lies past the
- * count, where only a dead writer leaves one: DESIGN 4 keeps what it
- * cannot trust as purged), cut to the header's interval when the header
- * checks. The caller joins what overlaps.
+ * range flagged purged (it lies past the count, where only a dead writer
+ * leaves one, or the leaf's ranges are out of order), cut to the
+ * header's interval. A line whose check fails is trusted for nothing: a
+ * stray write may have cut a range's end or moved its start, so what
+ * lies between the ranges of the sound lines around it is taken as one
+ * purged range (DESIGN 4: what cannot be read is kept purged; leaves.h).
+ * The caller joins what overlaps.
  */
 static uint32_t leaf_salvage(const struct vl_lv *t, uint32_t b, range_t *out)
 {
 	const struct vl_lv_line *l = t->b[b].line;
-	uint64_t lo = 0, hi = VL_LV_END;
-	uint32_t n = 0, s;
+	uint64_t lo = 0, hi = VL_LV_END, gap_lo;
+	uint32_t n = 0, s, k, j;
+	int ok[VL_LV_LINES], in_gap = 0, let_go_hdr;
+	range_t r;
 	leaf_t L;
 
 	if (leaf_read(t, b, &L)) {
 		memcpy(out, L.r, L.n * sizeof(range_t));
-		n = L.n;
-		lo = L.lo;
-		hi = L.hi;
-	} else if (header_sound(t, b)) {
-		lo = l[0].start[0];
-		hi = l[0].end[0]; /* its count decides nothing: every slot purged */
+		for (s = L.n + 1; s < VL_LV_SLOTS; s++)
+			if (slot_range(&l[s / 3], s % 3, L.lo, L.hi, &r))
+				out[L.n + n++] = r;
+		return L.n + n;
 	}
-	for (s = n + 1; s < VL_LV_SLOTS; s++) {
-		const struct vl_lv_line *x = &l[s / 3];
-		unsigned j = s % 3;
-		range_t r;
-
-		r.start = x->start[j] & ~VL_LV_PURGED;
-		r.end = x->end[j];
-		r.age = x->age[j];
-		r.purged = 1;
-		if (r.end <= r.start || r.end > VL_LV_END || r.start >= hi || r.end <= lo)
+	ok[0] = header_sound(t, b);
+	if (ok[0]) {
+		lo = l[0].start[0];
+		hi = l[0].end[0];
+	}
+	/*
+	 * a block let go has its header word zeroed and its check word
+	 * chained over, and a new one has its header stored last: lines
+	 * that fail there are left from the block's earlier use, no gap
+	 */
+	let_go_hdr = l[0].age[0] == 0;
+	for (k = 1; k < VL_LV_LINES; k++)
+		ok[k] = line_sound(t, b, k);
+	gap_lo = lo;
+	for (k = 0; k < VL_LV_LINES; k++) {
+		if (!ok[k]) {
+			/* from the end of the last sound range on */
+			in_gap |= !let_go_hdr;
 			continue;
-		if (r.start < lo)
-			r.start = lo;
-		out[n++] = r;
+		}
+		for (j = k == 0; j < 3; j++) {
+			if (!slot_range(&l[k], j, lo, hi, &r))
+				continue;
+			if (in_gap && gap_lo < r.start)
+				out[n++] = (range_t){ gap_lo, r.start, 0, 1 };
+			in_gap = 0;
+			out[n++] = r;
+			if (r.end > gap_lo)
+				gap_lo = r.end;
+		}
+	}
+	if (in_gap) {
+		/* the last range may end past hi: as far as any end the failing lines read */
+		uint64_t end = hi;
+
+		for (k = 0; k < VL_LV_LINES; k++)
+			for (j = k == 0; j < 3 && !ok[k]; j++)
+				if (l[k].end[j] > end && l[k].end[j] <= VL_LV_END)
+					end = l[k].end[j];
+		if (gap_lo < end)
+			out[n++] = (range_t){ gap_lo, end, 0, 1 };
 	}
 	return n;
 }
