@@ -166,18 +166,19 @@ static void leaf_write_line(const struct vl_lv *t, uint32_t b, const leaf_t *L, 
  * as it is) that is not where it was and is still in L says; one taken
  * out says nothing.
  */
-static int shifts_right(const struct vl_lv_line *l, const leaf_t *L, uint32_t was)
+static int shifts_right(const struct vl_lv_line *l, const leaf_t *L, uint32_t was, uint32_t from)
 {
 	uint32_t i, j;
 
-	for (i = 0; i < was; i++) {
+	/* those before `from` did not change (leaf_write's contract) */
+	for (i = from; i < was; i++) {
 		const struct vl_lv_line *x = &l[(i + 1) / 3];
 		unsigned s = (i + 1) % 3;
 		uint64_t st = x->start[s] & ~VL_LV_PURGED;
 
 		if (i < L->n && st == L->r[i].start)
 			continue;
-		for (j = 0; j < L->n; j++)
+		for (j = from; j < L->n; j++)
 			if (L->r[j].start == st)
 				return j > i;
 	}
@@ -200,7 +201,7 @@ static void leaf_write(const struct vl_lv *t, uint32_t b, const leaf_t *L, uint3
 		top = VL_LV_LINES - 1;
 	if (first == 0)
 		first = 1;
-	if (fresh || shifts_right(l, L, was)) {
+	if (fresh || shifts_right(l, L, was, from)) {
 		for (k = top; k >= first; k--)
 			leaf_write_line(t, b, L, k);
 		leaf_write_line(t, b, L, 0);
