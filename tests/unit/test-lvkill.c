@@ -222,6 +222,8 @@ static uint64_t rnd(void)
 	return rng;
 }
 
+static struct vl_lv_change last; /* the last change run() made */
+
 /* Run op on x: its result; the change given back to the allocator when it returns. */
 static int run(struct kt *x, const struct op *o)
 {
@@ -259,6 +261,7 @@ static int run(struct kt *x, const struct op *o)
 	}
 	if (r >= 0)
 		kt_commit(x, c.freed, c.nfreed);
+	last = c;
 	return r;
 }
 
@@ -271,23 +274,32 @@ static void random_op(struct op *o, int kind, uint32_t age)
 	o->age = kind == K_RESTAMP ? age / 2 : age;
 }
 
-/* A tree of about n ranges, a third of them purged. */
-static void build(struct kt *x, unsigned n, uint32_t *age)
+static const char *mend(struct kt *x);
+
+/*
+ * A tree of about n ranges, a third of them purged; packed: rewritten by
+ * the repair, leaves full and inner nodes even, so that the next range
+ * in splits a leaf, a full root, and grows the tree.
+ */
+static void build(struct kt *x, unsigned n, int packed, uint32_t *age)
 {
 	struct op o;
 	unsigned i;
 
 	kt_init(x);
 	for (i = 0; i < n; i++) {
-		uint64_t s = rnd() % (SPACE - 8);
+		uint64_t s = packed ? (uint64_t)i * (SPACE / (n + 1)) + 1 : rnd() % (SPACE - 8);
 
-		o = (struct op){ K_MARK, s, s + 1 + rnd() % 3, 0, ++*age };
+		/* packed: n ranges apart, exactly */
+		o = (struct op){ K_MARK, s, s + 1 + (packed ? 0 : rnd() % 3), 0, ++*age };
 		th_check(run(x, &o) == 0);
 		if (rnd() % 3 == 0) {
 			o.kind = K_PURGE;
 			th_check(run(x, &o) == 0);
 		}
 	}
+	if (packed)
+		th_check(mend(x) == NULL && kt_shape(x) == NULL);
 }
 
 /* ---- the repair, when there is one ------------------------------------------------ */
@@ -320,6 +332,36 @@ static const char *mend(struct kt *x)
 	return NULL;
 }
 
+/*
+ * The repaired tree goes on: MARK, UNMARK, purge and ABSORB, each
+ * answering, UNMARK saying 1 over a purged unit, the shape sound after.
+ */
+static const char *go_on(struct kt *x, uint32_t age)
+{
+	static unsigned char st[SPACE];
+	static const int kinds[] = { K_MARK, K_UNMARK, K_PURGE, K_ABSORB };
+	unsigned i;
+
+	for (i = 0; i < 6; i++) {
+		struct op o;
+		uint64_t u;
+		int gone = 0;
+
+		random_op(&o, kinds[rnd() % 4], age + 1 + i);
+		if (units_of(x, st) != 0)
+			return "a repaired tree's walk fails";
+		for (u = o.s; u < o.e; u++)
+			gone |= st[u] == GONE;
+		if (run(x, &o) < 0)
+			return "a change on a repaired tree fails";
+		if (o.kind == K_UNMARK && gone && !last.was_purged)
+			return "UNMARK says 0 over a purged unit of a repaired tree";
+		if (kt_shape(x) != NULL)
+			return "a change on a repaired tree leaves it unsound";
+	}
+	return NULL;
+}
+
 /* ---- every kill ---------------------------------------------------------------- */
 
 struct tally {
@@ -337,6 +379,7 @@ static int unit_ok(unsigned char was, unsigned char will, unsigned char now)
 }
 
 static int kill_line;
+static unsigned char site_hit[8192]; /* leaves.c's lines a kill stopped at */
 
 static void note(struct tally *t, const char *what, int kind, long k, long n)
 {
@@ -372,6 +415,8 @@ static void kill_every_store(struct kt *x0, const struct op *o, struct tally *ty
 		}
 		store_kill = 0;
 		kill_line = store_line;
+		if (store_line > 0 && store_line < 8192)
+			site_hit[store_line] = 1;
 		ty[o->kind].kills++;
 		why = mend(&x);
 		if (why == NULL)
@@ -388,6 +433,10 @@ static void kill_every_store(struct kt *x0, const struct op *o, struct tally *ty
 		for (u = 0; u < SPACE; u++)
 			if (!unit_ok(was[u], will[u], now[u]))
 				break;
+		if (why == NULL && (why = go_on(&x, o->age + 1)) != NULL) {
+			ty[o->kind].unsound++;
+			note(&ty[o->kind], why, o->kind, k, n);
+		}
 		if (u < SPACE) {
 			char m[120];
 
@@ -406,7 +455,9 @@ static void kill_every_store(struct kt *x0, const struct op *o, struct tally *ty
 START_TEST(kills)
 {
 	static struct kt x0;
-	static const unsigned sizes[] = { 4, 9, 30, 60, 200, 400 };
+	/* heights 1 to 3; packed: an empty tree, one full leaf, a root of 15 full leaves */
+	static const unsigned sizes[] = { 4, 9, 30, 60, 200, 400, 0, 11, 165 };
+	static const int packed[] = { 0, 0, 0, 0, 0, 0, 1, 1, 1 };
 	struct tally ty[K_N];
 	long bad = 0;
 	unsigned si, rep;
@@ -415,10 +466,10 @@ START_TEST(kills)
 	memset(ty, 0, sizeof(ty));
 	rng = 0x9e3779b97f4a7c15ull;
 	for (si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
-		for (rep = 0; rep < 12; rep++) {
+		for (rep = 0; rep < 40; rep++) {
 			uint32_t age = 1;
 
-			build(&x0, sizes[si], &age);
+			build(&x0, sizes[si], packed[si], &age);
 			for (kind = 0; kind < K_N; kind++) {
 				struct op o;
 
@@ -434,6 +485,13 @@ START_TEST(kills)
 		       ty[kind].first);
 		bad += ty[kind].unsound + ty[kind].unread + ty[kind].lost;
 	}
+	for (si = 0, rep = 0; si < 8192; si++)
+		rep += site_hit[si];
+	printf("kills stopped at %u of leaves.c's store sites\n", rep);
+	if (getenv("LVKILL_SITES"))
+		for (si = 0; si < 8192; si++)
+			if (site_hit[si])
+				printf("site %u\n", si);
 	fflush(stdout);
 	ck_assert_msg(bad == 0, "%ld kills leave the tree unsound or a range wrong", bad);
 }
