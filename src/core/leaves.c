@@ -11,6 +11,17 @@
 #include <errno.h>
 #include <string.h>
 
+/*
+ * A store to the tree done: a test's kill point (tests/unit/test-lvkill.c
+ * stops a change after its k-th store). Nothing in the library.
+ */
+#ifdef VL_LV_STORE_HOOK
+void vl_lv_store_hook(int line);
+#define STORED() vl_lv_store_hook(__LINE__)
+#else
+#define STORED() ((void)0)
+#endif
+
 typedef struct vl_lv_range range_t;
 typedef struct vl_lv_leafcopy leaf_t;
 typedef struct vl_lv_cur cur_t;
@@ -132,23 +143,73 @@ static void leaf_line(const leaf_t *L, unsigned k, struct vl_lv_line *out)
 /*
  * Write leaf L into block b: line 0 (the header) and the lines from range
  * `from` on (those before it did not change), each sealed as it is
- * written: a writer killed between two lines leaves lines that each
- * check (leaves.h says what the repair makes of that). Slots past the
- * last range are not read (leaf_read): a line holding none is not written.
+ * written. The order keeps every range that stays in the leaf in some
+ * slot at every store, so that a writer killed between two lines loses
+ * none (the repair reads every slot, leaves.h "Kills"): where ranges
+ * shift right, into later lines, the lines go from the last down and the
+ * header last; else the header first and the lines up. A line past the
+ * last that held ranges is written empty: no slot past the count holds a
+ * range but one a dead writer left.
  */
+static void leaf_write_line(const struct vl_lv *t, uint32_t b, const leaf_t *L, unsigned k)
+{
+	struct vl_lv_line x;
+
+	leaf_line(L, k, &x);
+	x.check = line_sum(&x, b, t->file, k);
+	t->b[b].line[k] = x;
+	STORED();
+}
+
+/*
+ * Do the ranges that stay move to later slots? The first old range (read
+ * as it is) that is not where it was and is still in L says; one taken
+ * out says nothing.
+ */
+static int shifts_right(const struct vl_lv_line *l, const leaf_t *L, uint32_t was, uint32_t from)
+{
+	uint32_t i, j;
+
+	/* those before `from` did not change (leaf_write's contract) */
+	for (i = from; i < was; i++) {
+		const struct vl_lv_line *x = &l[(i + 1) / 3];
+		unsigned s = (i + 1) % 3;
+		uint64_t st = x->start[s] & ~VL_LV_PURGED;
+
+		if (i < L->n && st == L->r[i].start)
+			continue;
+		for (j = from; j < L->n; j++)
+			if (L->r[j].start == st)
+				return j > i;
+	}
+	return 0;
+}
+
 static void leaf_write(const struct vl_lv *t, uint32_t b, const leaf_t *L, uint32_t from)
 {
-	struct vl_lv_line *l = t->b[b].line;
-	struct vl_lv_line x;
-	unsigned k, last = L->n / 3;
+	const struct vl_lv_line *l = t->b[b].line;
+	uint32_t was = l[0].age[0] & 0xffffu;
+	unsigned k, first = (from + 1) / 3, last = L->n / 3, top;
 
-	for (k = 0; k <= last; k++) {
-		if (k != 0 && k < (from + 1) / 3)
-			continue;
-		leaf_line(L, k, &x);
-		x.check = line_sum(&x, b, t->file, k);
-		l[k] = x;
+	int fresh = was > VL_LV_CAP || (l[0].age[0] & 0xffff0000u) != VL_LV_LEAF;
+
+	/* a new block (or a scribbled count): every line, the header last, as it has none yet */
+	if (fresh)
+		was = VL_LV_CAP;
+	top = was / 3 > last ? was / 3 : last;
+	if (top >= VL_LV_LINES)
+		top = VL_LV_LINES - 1;
+	if (first == 0)
+		first = 1;
+	if (fresh || shifts_right(l, L, was, from)) {
+		for (k = top; k >= first; k--)
+			leaf_write_line(t, b, L, k);
+		leaf_write_line(t, b, L, 0);
+		return;
 	}
+	leaf_write_line(t, b, L, 0);
+	for (k = first; k <= top; k++)
+		leaf_write_line(t, b, L, k);
 }
 
 static uint32_t leaf_min(const leaf_t *L)
@@ -210,6 +271,7 @@ static void fix_mins(const struct vl_lv *t, const cur_t *c, int lvl, uint32_t m)
 		if (in->minage[c->pos[lvl]] == m)
 			return;
 		in->minage[c->pos[lvl]] = m;
+		STORED();
 		m = inner_min(in);
 	}
 }
@@ -228,7 +290,9 @@ static uint32_t take(struct vl_lv_res *res, struct vl_lv_change *chg)
 static void let_go(const struct vl_lv *t, uint32_t b, struct vl_lv_change *chg)
 {
 	t->b[b].line[0].age[0] = 0;
+	STORED();
 	t->b[b].next_free = chg->freed;
+	STORED();
 	chg->freed = b;
 	chg->nfreed++;
 }
@@ -477,28 +541,45 @@ static int inner_insert(const struct vl_lv *t, cur_t *c, int lvl, uint64_t key, 
 			return -ENOMEM;
 		nn = &t->b[nb].in;
 		memset(nn, 0, sizeof(*nn));
+		STORED();
 		nn->hdr = VL_LV_INNER | h << 8 | 2;
+		STORED();
 		nn->key[0] = 0;
+		STORED();
 		nn->key[1] = key;
+		STORED();
 		nn->child[0] = t->root->block;
+		STORED();
 		nn->child[1] = child;
+		STORED();
 		nn->minage[0] = mleft;
+		STORED();
 		nn->minage[1] = mnew;
+		STORED();
 		*t->root = (struct vl_lv_root){ .block = nb, .height = h + 1 };
+		STORED();
 		return 0;
 	}
 	in = &t->b[c->blk[lvl]].in;
 	cnt = inner_count(in);
 	j = c->pos[lvl] + 1;
 	in->minage[c->pos[lvl]] = mleft;
+	STORED();
 	if (cnt < VL_LV_FAN) {
 		memmove(&in->key[j + 1], &in->key[j], (cnt - j) * sizeof(in->key[0]));
+		STORED();
 		memmove(&in->child[j + 1], &in->child[j], (cnt - j) * sizeof(in->child[0]));
+		STORED();
 		memmove(&in->minage[j + 1], &in->minage[j], (cnt - j) * sizeof(in->minage[0]));
+		STORED();
 		in->key[j] = key;
+		STORED();
 		in->child[j] = child;
+		STORED();
 		in->minage[j] = mnew;
+		STORED();
 		inner_set_count(in, cnt + 1);
+		STORED();
 		fix_mins(t, c, lvl, inner_min(in));
 		return 0;
 	}
@@ -519,14 +600,23 @@ static int inner_insert(const struct vl_lv *t, cur_t *c, int lvl, uint64_t key, 
 	half = (cnt + 1) / 2;
 	nn = &t->b[nb].in;
 	memset(nn, 0, sizeof(*nn));
+	STORED();
 	nn->hdr = (in->hdr & ~0xffu) | (cnt + 1 - half);
+	STORED();
 	memcpy(nn->key, &keys[half], (cnt + 1 - half) * sizeof(keys[0]));
+	STORED();
 	memcpy(nn->child, &kids[half], (cnt + 1 - half) * sizeof(kids[0]));
+	STORED();
 	memcpy(nn->minage, &mins[half], (cnt + 1 - half) * sizeof(mins[0]));
+	STORED();
 	memcpy(in->key, keys, half * sizeof(keys[0]));
+	STORED();
 	memcpy(in->child, kids, half * sizeof(kids[0]));
+	STORED();
 	memcpy(in->minage, mins, half * sizeof(mins[0]));
+	STORED();
 	inner_set_count(in, half);
+	STORED();
 	return inner_insert(t, c, lvl - 1, nn->key[0], nb, inner_min(in), inner_min(nn), res, chg);
 }
 
@@ -565,6 +655,7 @@ static int insert(const struct vl_lv *t, cur_t *hint, const range_t *r, struct v
 		own.L.r[0] = *r;
 		leaf_write(t, nb, &own.L, 0);
 		*t->root = (struct vl_lv_root){ .block = nb, .height = 1 };
+		STORED();
 		return 0;
 	}
 	c = cur_for(t, hint, r->start, &own, &err);
@@ -588,9 +679,13 @@ static void inner_remove(struct vl_lv_inner *in, uint32_t j)
 	uint32_t cnt = inner_count(in);
 
 	memmove(&in->key[j], &in->key[j + 1], (cnt - j - 1) * sizeof(in->key[0]));
+	STORED();
 	memmove(&in->child[j], &in->child[j + 1], (cnt - j - 1) * sizeof(in->child[0]));
+	STORED();
 	memmove(&in->minage[j], &in->minage[j + 1], (cnt - j - 1) * sizeof(in->minage[0]));
+	STORED();
 	inner_set_count(in, cnt - 1);
+	STORED();
 }
 
 /*
@@ -636,8 +731,11 @@ static int leaf_underflow(const struct vl_lv *t, cur_t *c, struct vl_lv_change *
 		leaf_write(t, to_right ? rb : lb, to_right ? rgt : lft, 0);
 		leaf_write(t, to_right ? lb : rb, to_right ? lft : rgt, 0);
 		in->key[left_sib ? i : i + 1] = rgt->lo;
+		STORED();
 		in->minage[left_sib ? i - 1 : i] = leaf_min(lft);
+		STORED();
 		in->minage[left_sib ? i : i + 1] = leaf_min(rgt);
+		STORED();
 		fix_mins(t, c, lvl, inner_min(in));
 		return 0;
 	}
@@ -647,6 +745,7 @@ static int leaf_underflow(const struct vl_lv *t, cur_t *c, struct vl_lv_change *
 	lft->hi = rgt->hi;
 	leaf_write(t, lb, lft, 0);
 	in->minage[left_sib ? i - 1 : i] = leaf_min(lft);
+	STORED();
 	inner_remove(in, left_sib ? i : i + 1);
 	let_go(t, rb, chg);
 	return inner_underflow(t, c, lvl, chg);
@@ -665,6 +764,7 @@ static int inner_underflow(const struct vl_lv *t, cur_t *c, int lvl, struct vl_l
 
 			*t->root = (struct vl_lv_root){ .block = in->child[0],
 							.height = c->h - 1 };
+			STORED();
 			let_go(t, old, chg);
 		}
 		return 0;
@@ -690,23 +790,38 @@ static int inner_underflow(const struct vl_lv *t, cur_t *c, int lvl, struct vl_l
 
 		if (left_sib) {
 			memmove(&rgt->key[1], &rgt->key[0], rn * sizeof(rgt->key[0]));
+			STORED();
 			memmove(&rgt->child[1], &rgt->child[0], rn * sizeof(rgt->child[0]));
+			STORED();
 			memmove(&rgt->minage[1], &rgt->minage[0], rn * sizeof(rgt->minage[0]));
+			STORED();
 			rgt->key[0] = lft->key[ln - 1];
+			STORED();
 			rgt->child[0] = lft->child[ln - 1];
+			STORED();
 			rgt->minage[0] = lft->minage[ln - 1];
+			STORED();
 			inner_set_count(rgt, rn + 1);
+			STORED();
 			inner_set_count(lft, ln - 1);
+			STORED();
 		} else {
 			lft->key[ln] = rgt->key[0];
+			STORED();
 			lft->child[ln] = rgt->child[0];
+			STORED();
 			lft->minage[ln] = rgt->minage[0];
+			STORED();
 			inner_set_count(lft, ln + 1);
+			STORED();
 			inner_remove(rgt, 0);
 		}
 		t->b[G].in.key[left_sib ? i : i + 1] = rgt->key[0];
+		STORED();
 		t->b[G].in.minage[left_sib ? i - 1 : i] = inner_min(lft);
+		STORED();
 		t->b[G].in.minage[left_sib ? i : i + 1] = inner_min(rgt);
+		STORED();
 		fix_mins(t, c, lvl - 1, inner_min(&t->b[G].in));
 		return 0;
 	}
@@ -714,10 +829,15 @@ static int inner_underflow(const struct vl_lv *t, cur_t *c, int lvl, struct vl_l
 		uint32_t ln = inner_count(lft), rn = inner_count(rgt);
 
 		memcpy(&lft->key[ln], rgt->key, rn * sizeof(rgt->key[0]));
+		STORED();
 		memcpy(&lft->child[ln], rgt->child, rn * sizeof(rgt->child[0]));
+		STORED();
 		memcpy(&lft->minage[ln], rgt->minage, rn * sizeof(rgt->minage[0]));
+		STORED();
 		inner_set_count(lft, ln + rn);
+		STORED();
 		t->b[G].in.minage[left_sib ? i - 1 : i] = inner_min(lft);
+		STORED();
 		inner_remove(&t->b[G].in, left_sib ? i : i + 1);
 		let_go(t, left_sib ? c->blk[lvl] : sb, chg);
 	}
@@ -734,6 +854,7 @@ static int leaf_done(const struct vl_lv *t, cur_t *c, uint32_t from, struct vl_l
 	if (c->h == 1) {
 		if (c->L.n == 0) {
 			*t->root = (struct vl_lv_root){ 0, 0 };
+			STORED();
 			let_go(t, c->blk[0], chg);
 			return 0;
 		}
@@ -755,6 +876,61 @@ static int remove_at(const struct vl_lv *t, cur_t *c, struct vl_lv_change *chg)
 		(c->L.n - c->slot - 1) * sizeof(range_t));
 	c->L.n--;
 	return leaf_done(t, c, c->slot, chg);
+}
+
+/*
+ * The ranges starting in [fin.start, fin.end), `want` of them (what the
+ * first look found), replaced by fin across leaves. fin goes in first,
+ * over those of its own leaf, and those of the leaves after it come out
+ * after, a leaf at a time: a writer killed between leaves fin overlapping
+ * ranges it covers (the repair joins them, purged wins), never a byte in
+ * no range, as taking them out before writing fin did. Fin's leaf may
+ * fall short of ranges meanwhile (a fill, not a check): mended last.
+ */
+static int join_across(const struct vl_lv *t, cur_t *hint, const range_t *fin, uint64_t want,
+		       struct vl_lv_res *res, struct vl_lv_change *chg)
+{
+	cur_t own, *c, d;
+	uint64_t got, k;
+	uint32_t i, j;
+	int err = 0;
+
+	c = cur_for(t, hint, fin->start, &own, &err);
+	if (c == NULL)
+		return err;
+	for (i = 0; i < c->L.n && c->L.r[i].start < fin->start; i++)
+		;
+	for (j = i; j < c->L.n && c->L.r[j].start < fin->end; j++)
+		;
+	got = j - i;
+	memmove(&c->L.r[i + 1], &c->L.r[j], (c->L.n - j) * sizeof(range_t));
+	c->L.r[i] = *fin;
+	c->L.n = c->L.n - (j - i) + 1;
+	err = leaf_commit(t, c, i, res, chg);
+	for (k = 0; err == 0 && got < want && k < want; k++) {
+		err = descend(t, fin->start, &d);
+		if (err || d.L.hi >= fin->end)
+			break;
+		err = descend(t, d.L.hi, &d);
+		if (err)
+			break;
+		for (j = 0; j < d.L.n && d.L.r[j].start < fin->end; j++)
+			;
+		if (j == 0)
+			break;
+		got += j;
+		memmove(&d.L.r[0], &d.L.r[j], (d.L.n - j) * sizeof(range_t));
+		d.L.n -= j;
+		err = leaf_done(t, &d, 0, chg);
+	}
+	if (err)
+		return err;
+	if (got != want)
+		return -EUCLEAN; /* not what the first look saw */
+	err = descend(t, fin->start, &d);
+	if (err == 0 && d.h > 1 && d.L.n < VL_LV_MIN)
+		err = leaf_underflow(t, &d, chg);
+	return err;
 }
 
 /*
@@ -979,8 +1155,8 @@ static int merge_in(const struct vl_lv *t, uint64_t s, uint64_t e, int p, uint32
 		    struct vl_lv_res *res, struct vl_lv_change *chg)
 {
 	struct run m;
-	range_t fin, got;
-	uint64_t ms, me, x, i, ndel;
+	range_t fin;
+	uint64_t ms, me, ndel;
 	cur_t c, *hint = NULL;
 	int lj, rj, keep_first, err;
 
@@ -1029,14 +1205,8 @@ static int merge_in(const struct vl_lv *t, uint64_t s, uint64_t e, int p, uint32
 	    replace_in_leaf(t, hint, fin.start, rj ? m.right.start : m.last.start, ndel + 1, &fin,
 			    1, chg, &err))
 		return err;
-	x = keep_first ? ms + 1 : ms;
-	for (i = 0; i < ndel; i++) {
-		err = remove_from(t, x, me, &got, chg);
-		if (err)
-			return err;
-		x = got.start;
-		hint = NULL; /* the tree changed under it */
-	}
+	if (ndel > 0)
+		return join_across(t, hint, &fin, ndel + (uint64_t)(lj || keep_first), res, chg);
 	if (lj || keep_first)
 		return rewrite(t, hint, fin.start, &fin, res, chg);
 	return insert(t, hint, &fin, res, chg);
@@ -1375,6 +1545,7 @@ int vl_lv_clear(const struct vl_lv *t, struct vl_lv_change *c)
 		return 0;
 	/* unlinked first: a writer killed below leaves blocks lost, never reachable half freed */
 	*t->root = (struct vl_lv_root){ 0, 0 };
+	STORED();
 	stack[0] = rt.block;
 	at[0] = 0;
 	/* the walk above went through every child of every inner node here */
@@ -1472,4 +1643,456 @@ int vl_lv_count(const struct vl_lv *t, uint32_t *leaves, uint32_t *inner, uint64
 	if (root_state(t) <= 0)
 		return root_state(t);
 	return count_below(t, rt.block, rt.height - 1, leaves, inner, ranges);
+}
+
+/* ---- the repair (leaves.h "Kills"; doc/format10-plan.md step 3) ------------------------ */
+
+/* Ranges read and not yet written out: joined, in order (a window, never the whole file). */
+#define PEND_MAX 64
+
+struct repair {
+	const struct vl_lv *t;
+	uint32_t *blk;   /* the file's blocks: leaves first, sorted by lo */
+	uint32_t nleaf;  /* leaves among them */
+	uint32_t out;    /* leaves written out */
+	range_t pend[PEND_MAX];
+	uint32_t np;
+	leaf_t prev, cur; /* the last two output leaves, written once a third begins */
+	int has_prev;
+};
+
+/* Does line k of block b check as this file's? */
+static int line_sound(const struct vl_lv *t, uint32_t b, unsigned k)
+{
+	return t->b[b].line[k].check == line_sum(&t->b[b].line[k], b, t->file, k);
+}
+
+/* Is line 0 a sound leaf header of this file? */
+static int header_sound(const struct vl_lv *t, uint32_t b)
+{
+	const struct vl_lv_line *l = &t->b[b].line[0];
+
+	return line_sound(t, b, 0) && (l->age[0] & 0xffff0000u) == VL_LV_LEAF &&
+	       l->start[0] < l->end[0] && l->end[0] <= VL_LV_END;
+}
+
+/*
+ * Was block b a leaf of this file? Its header, or any line of it, checks
+ * keyed by its block and file: a block that held something else passes
+ * one by chance once in 2^32.
+ */
+static int leafish(const struct vl_lv *t, uint32_t b)
+{
+	unsigned k;
+
+	for (k = 0; k < VL_LV_LINES; k++)
+		if (line_sound(t, b, k))
+			return 1;
+	return 0;
+}
+
+static uint32_t leaf_salvage(const struct vl_lv *t, uint32_t b, range_t *out);
+
+/* The lower bound of block b's ranges, as the sort and the window take it. */
+static uint64_t leaf_key(const struct vl_lv *t, uint32_t b)
+{
+	range_t r[VL_LV_CAP];
+	uint64_t m = VL_LV_END;
+	uint32_t n, i;
+
+	if (header_sound(t, b))
+		return t->b[b].line[0].start[0];
+	n = leaf_salvage(t, b, r);
+	for (i = 0; i < n; i++)
+		if (r[i].start < m)
+			m = r[i].start;
+	return m;
+}
+
+/* Slot s of line x as a range, cut to [lo, hi): 1, or 0 if it holds none there. */
+static int slot_range(const struct vl_lv_line *x, unsigned j, uint64_t lo, uint64_t hi,
+		      range_t *r)
+{
+	r->start = x->start[j] & ~VL_LV_PURGED;
+	r->end = x->end[j];
+	r->age = x->age[j];
+	r->purged = 1;
+	if (r->end <= r->start || r->end > VL_LV_END || r->start >= hi || r->end <= lo)
+		return 0;
+	if (r->start < lo)
+		r->start = lo;
+	return 1;
+}
+
+/*
+ * What can be read of block b, as ranges into out[] (at most VL_LV_CAP):
+ * the ranges of a sound leaf as they are; every other slot that holds a
+ * range flagged purged (it lies past the count, where only a dead writer
+ * leaves one, or the leaf's ranges are out of order), cut to the
+ * header's interval. A line whose check fails is trusted for nothing: a
+ * stray write may have cut a range's end or moved its start, so what
+ * lies between the ranges of the sound lines around it is taken as one
+ * purged range (DESIGN 4: what cannot be read is kept purged; leaves.h).
+ * The caller joins what overlaps.
+ */
+static uint32_t leaf_salvage(const struct vl_lv *t, uint32_t b, range_t *out)
+{
+	const struct vl_lv_line *l = t->b[b].line;
+	uint64_t lo = 0, hi = VL_LV_END, gap_lo;
+	uint32_t n = 0, s, k, j;
+	int ok[VL_LV_LINES], in_gap = 0, let_go_hdr;
+	range_t r;
+	leaf_t L;
+
+	if (leaf_read(t, b, &L)) {
+		memcpy(out, L.r, L.n * sizeof(range_t));
+		for (s = L.n + 1; s < VL_LV_SLOTS; s++)
+			if (slot_range(&l[s / 3], s % 3, L.lo, L.hi, &r))
+				out[L.n + n++] = r;
+		return L.n + n;
+	}
+	ok[0] = header_sound(t, b);
+	if (ok[0]) {
+		lo = l[0].start[0];
+		hi = l[0].end[0];
+	}
+	/*
+	 * a block let go has its header word zeroed and its check word
+	 * chained over, and a new one has its header stored last: lines
+	 * that fail there are left from the block's earlier use, no gap
+	 */
+	let_go_hdr = l[0].age[0] == 0;
+	for (k = 1; k < VL_LV_LINES; k++)
+		ok[k] = line_sound(t, b, k);
+	gap_lo = lo;
+	for (k = 0; k < VL_LV_LINES; k++) {
+		if (!ok[k]) {
+			/* from the end of the last sound range on */
+			in_gap |= !let_go_hdr;
+			continue;
+		}
+		for (j = k == 0; j < 3; j++) {
+			if (!slot_range(&l[k], j, lo, hi, &r))
+				continue;
+			if (in_gap && gap_lo < r.start)
+				out[n++] = (range_t){ gap_lo, r.start, 0, 1 };
+			in_gap = 0;
+			out[n++] = r;
+			if (r.end > gap_lo)
+				gap_lo = r.end;
+		}
+	}
+	if (in_gap) {
+		/* the last range may end past hi: as far as any end the failing lines read */
+		uint64_t end = hi;
+
+		for (k = 0; k < VL_LV_LINES; k++)
+			for (j = k == 0; j < 3 && !ok[k]; j++)
+				if (l[k].end[j] > end && l[k].end[j] <= VL_LV_END)
+					end = l[k].end[j];
+		if (gap_lo < end)
+			out[n++] = (range_t){ gap_lo, end, 0, 1 };
+	}
+	return n;
+}
+
+/* Join r into a (they overlap): the extent of both, purged if either was. */
+static void join_into(range_t *a, const range_t *r)
+{
+	if (r->start < a->start)
+		a->start = r->start;
+	if (r->end > a->end)
+		a->end = r->end;
+	if (!r->purged && (a->purged || r->age < a->age))
+		a->age = r->age;
+	a->purged |= r->purged;
+}
+
+/* Write output leaf L into the file's next block: every line, so none is stale. */
+static void repair_put_leaf(struct repair *p, const leaf_t *L)
+{
+	uint32_t b = p->blk[p->out++];
+	struct vl_lv_line x;
+	leaf_t W = *L;
+	unsigned k;
+
+	/* an interval that holds its ranges; repair_intervals makes them meet */
+	W.lo = W.r[0].start;
+	W.hi = VL_LV_END;
+	for (k = 0; k < VL_LV_LINES; k++) {
+		leaf_line(&W, k, &x);
+		x.check = line_sum(&x, b, p->t->file, k);
+		p->t->b[b].line[k] = x;
+	}
+}
+
+/* One range out, in key order: into the current output leaf, the one before written. */
+static void repair_emit(struct repair *p, const range_t *r)
+{
+	range_t a = *r;
+
+	/*
+	 * a window that overflowed can hand one back out of order: joined into
+	 * the last, from its start on (what lies before it is the one cost of
+	 * an overflow, which only leaves scribbled to overlap 64 ranges make)
+	 */
+	if (p->cur.n > 0 && a.start < p->cur.r[p->cur.n - 1].end) {
+		if (a.start < p->cur.r[p->cur.n - 1].start)
+			a.start = p->cur.r[p->cur.n - 1].start;
+		join_into(&p->cur.r[p->cur.n - 1], &a);
+		return;
+	}
+	if (p->cur.n == 0 && p->has_prev && a.start < p->prev.r[p->prev.n - 1].end) {
+		if (a.start < p->prev.r[p->prev.n - 1].start)
+			a.start = p->prev.r[p->prev.n - 1].start;
+		join_into(&p->prev.r[p->prev.n - 1], &a);
+		return;
+	}
+	if (p->cur.n == VL_LV_CAP) {
+		if (p->has_prev)
+			repair_put_leaf(p, &p->prev);
+		p->prev = p->cur;
+		p->has_prev = 1;
+		p->cur.n = 0;
+	}
+	p->cur.r[p->cur.n++] = a;
+}
+
+/* Add r to the window, joined with what it overlaps (equal ranges are one). */
+static void repair_pend(struct repair *p, const range_t *r)
+{
+	range_t a = *r;
+	uint32_t i = 0, j;
+
+	while (i < p->np && p->pend[i].end <= a.start)
+		i++;
+	j = i;
+	while (j < p->np && p->pend[j].start < a.end) {
+		join_into(&a, &p->pend[j]);
+		j++;
+	}
+	if (j == i && p->np == PEND_MAX) {
+		/* no room: the first goes out now (repair_emit keeps the order) */
+		repair_emit(p, &p->pend[0]);
+		memmove(&p->pend[0], &p->pend[1], (p->np - 1) * sizeof(range_t));
+		p->np--;
+		if (i > 0)
+			i--;
+		j = i;
+	}
+	memmove(&p->pend[i + 1], &p->pend[j], (p->np - j) * sizeof(range_t));
+	p->pend[i] = a;
+	p->np = p->np - (j - i) + 1;
+}
+
+/* Out of the window, every range no later leaf can overlap (they start at bound or after). */
+static void repair_flush(struct repair *p, uint64_t bound)
+{
+	uint32_t k = 0;
+
+	while (k < p->np && p->pend[k].end <= bound)
+		repair_emit(p, &p->pend[k++]);
+	memmove(&p->pend[0], &p->pend[k], (p->np - k) * sizeof(range_t));
+	p->np -= k;
+}
+
+/* The last two output leaves evened to the least fill, and written. */
+static void repair_close(struct repair *p)
+{
+	if (p->has_prev && p->cur.n < VL_LV_MIN) {
+		uint32_t all = p->prev.n + p->cur.n, nl = all / 2, k = p->prev.n - nl;
+
+		memmove(&p->cur.r[k], &p->cur.r[0], p->cur.n * sizeof(range_t));
+		memcpy(&p->cur.r[0], &p->prev.r[nl], k * sizeof(range_t));
+		p->cur.n = all - nl;
+		p->prev.n = nl;
+	}
+	if (p->has_prev)
+		repair_put_leaf(p, &p->prev);
+	if (p->cur.n > 0 || !p->has_prev)
+		repair_put_leaf(p, &p->cur);
+}
+
+/* Heap sort of blk[0..n) by leaf_key: the list is the caller's memory, nothing else used. */
+static void sift(const struct vl_lv *t, uint32_t *blk, uint32_t i, uint32_t n)
+{
+	uint32_t x = blk[i];
+	uint64_t kx = leaf_key(t, x);
+
+	/* the moving block's key computed once: each key costs a line's check */
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		uint64_t kc;
+
+		if (c >= n)
+			break;
+		kc = leaf_key(t, blk[c]);
+		if (c + 1 < n) {
+			uint64_t k2 = leaf_key(t, blk[c + 1]);
+
+			if (k2 > kc) {
+				c++;
+				kc = k2;
+			}
+		}
+		if (kc <= kx)
+			break;
+		blk[i] = blk[c];
+		i = c;
+	}
+	blk[i] = x;
+}
+
+static void sort_leaves(const struct vl_lv *t, uint32_t *blk, uint32_t n)
+{
+	uint32_t i, x;
+
+	for (i = n / 2; i-- > 0;)
+		sift(t, blk, i, n);
+	for (i = n; i-- > 1;) {
+		x = blk[0];
+		blk[0] = blk[i];
+		blk[i] = x;
+		sift(t, blk, 0, i);
+	}
+}
+
+/* The output leaves' intervals made to partition [0, 2^63): each its successor's lo. */
+static void repair_intervals(struct repair *p)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->out; i++) {
+		leaf_t L;
+		uint32_t b = p->blk[i];
+		struct vl_lv_line x;
+
+		/* leaves just written: read back, not trusted less than on the first read */
+		if (!leaf_read(p->t, b, &L))
+			continue;
+		L.lo = i == 0 ? 0 : L.r[0].start;
+		L.hi = VL_LV_END;
+		if (i + 1 < p->out)
+			L.hi = p->t->b[p->blk[i + 1]].line[0].start[1] & ~VL_LV_PURGED;
+		leaf_line(&L, 0, &x);
+		x.check = line_sum(&x, b, p->t->file, 0);
+		p->t->b[b].line[0] = x;
+	}
+}
+
+/* The least age below block b of level lvl (0: a leaf) and its lo, as just built. */
+static void node_sum(const struct vl_lv *t, uint32_t b, uint32_t lvl, uint64_t *lo, uint32_t *min)
+{
+	if (lvl == 0) {
+		leaf_t L;
+
+		*lo = 0;
+		*min = VL_LV_NOAGE;
+		if (leaf_read(t, b, &L)) {
+			*lo = L.lo;
+			*min = leaf_min(&L);
+		}
+		return;
+	}
+	*lo = t->b[b].in.key[0];
+	*min = inner_min(&t->b[b].in);
+}
+
+/*
+ * The inner levels over the m nodes blk[at..at+m) of level lvl, bottom-up,
+ * into the blocks from blk[*next] on, then the reservation's: the root,
+ * or 0 if short of blocks.
+ */
+static uint32_t build_levels(const struct vl_lv *t, uint32_t *blk, uint32_t nblk, uint32_t room,
+			     uint32_t m, uint32_t *next, uint32_t *height, struct vl_lv_res *res,
+			     struct vl_lv_change *chg)
+{
+	uint32_t lvl = 0, at = 0;
+
+	while (m > 1) {
+		uint32_t k = (m + VL_LV_FAN - 1) / VL_LV_FAN, q, first = *next, c = at;
+
+		if (lvl + 2 > VL_LV_HMAX)
+			return 0;
+		for (q = 0; q < k; q++) {
+			/* evenly: k nodes of m / k or one more, >= 7 when m > 15 */
+			uint32_t cnt = m / k + (q < m % k), i, nb;
+			struct vl_lv_inner *in;
+
+			if (*next < nblk) {
+				nb = blk[(*next)++];
+			} else {
+				nb = *next < room ? take(res, chg) : 0;
+				if (nb == 0)
+					return 0;
+				blk[(*next)++] = nb; /* in the list's room: a parent names it below */
+			}
+			in = &t->b[nb].in;
+			memset(in, 0, sizeof(*in));
+			in->hdr = VL_LV_INNER | (lvl + 1) << 8 | cnt;
+			for (i = 0; i < cnt; i++, c++) {
+				in->child[i] = blk[c];
+				node_sum(t, blk[c], lvl, &in->key[i], &in->minage[i]);
+			}
+		}
+		at = first;
+		m = k;
+		lvl++;
+	}
+	*height = lvl + 1;
+	return blk[at];
+}
+
+int vl_lv_repair(const struct vl_lv *t, uint32_t *blk, uint32_t n, uint32_t room,
+		 struct vl_lv_res *res, struct vl_lv_change *chg)
+{
+	struct repair p;
+	uint32_t i, nleaf = 0, next, root, height = 0, x;
+	range_t got[VL_LV_CAP];
+
+	memset(chg, 0, sizeof(*chg));
+	if (room < n)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (!blk_ok(t, blk[i]))
+			return -EINVAL;
+	/* the leaves first, sorted by lo; the other blocks after them */
+	for (i = 0; i < n; i++) {
+		if (leafish(t, blk[i])) {
+			x = blk[nleaf];
+			blk[nleaf++] = blk[i];
+			blk[i] = x;
+		}
+	}
+	sort_leaves(t, blk, nleaf);
+	memset(&p, 0, sizeof(p));
+	p.t = t;
+	p.blk = blk;
+	p.nleaf = nleaf;
+	/* leaf i is read before output leaf i is written: each holds at most 11 */
+	for (i = 0; i < nleaf; i++) {
+		uint32_t k, ng = leaf_salvage(t, blk[i], got);
+
+		for (k = 0; k < ng; k++)
+			repair_pend(&p, &got[k]);
+		repair_flush(&p, i + 1 < nleaf ? leaf_key(t, blk[i + 1]) : VL_LV_END);
+	}
+	repair_flush(&p, VL_LV_END);
+	if (p.cur.n == 0 && !p.has_prev) {
+		*t->root = (struct vl_lv_root){ 0, 0 };
+		next = 0;
+		root = 0;
+	} else {
+		repair_close(&p);
+		repair_intervals(&p);
+		next = p.out;
+		root = build_levels(t, blk, n, room, p.out, &next, &height, res, chg);
+		if (root == 0)
+			return -ENOMEM;
+		*t->root = (struct vl_lv_root){ .block = root, .height = height };
+	}
+	/* what is left of the file's blocks goes back, wiped */
+	for (i = next; i < n; i++)
+		let_go(t, blk[i], chg);
+	return 0;
 }
