@@ -194,8 +194,8 @@ struct track {
 
 static struct track base_tracks[TRACKS];
 static int base_ntracks;
-static size_t base_nodes_off, base_files_off;
-static uint32_t base_node_cap, base_file_cap;
+static size_t base_nodes_off, base_files_off, base_hash_off;
+static uint32_t base_node_cap, base_file_cap, base_hash_cap;
 
 static struct track *track_find(struct track *t, int n, const struct vl_ident *id)
 {
@@ -273,6 +273,8 @@ static void make_base(void)
 	base_track_ranges(w->r);
 	base_nodes_off = (size_t)((char *)w->r->nodes - (char *)w->t.base);
 	base_files_off = (size_t)((char *)w->r->files - (char *)w->t.base);
+	base_hash_off = (size_t)((char *)w->r->hash - (char *)w->t.base);
+	base_hash_cap = w->r->hash_cap;
 	base_node_cap = w->r->node_cap;
 	base_file_cap = w->r->file_cap;
 	base_size = w->t.g.region_size;
@@ -297,6 +299,14 @@ static unsigned scribble_kind(size_t off)
 			return SCR_ANY | SCR_META;
 		return SCR_ANY;
 	}
+	/*
+	 * an entry of the file table: the lookup misses the record and the
+	 * next MARK makes a second one for the file, whose UNMARK says 0 over
+	 * the first's purged ranges: a record out of the table, the kind of
+	 * scribbled-record.sh (an expected failure; DESIGN 18, not defended)
+	 */
+	if (off >= base_hash_off && off - base_hash_off < base_hash_cap * sizeof(uint32_t))
+		return SCR_ANY | SCR_RECORD;
 	if (off >= base_files_off && off - base_files_off < base_file_cap * sizeof(struct vl_file)) {
 		in = (off - base_files_off) % sizeof(struct vl_file);
 		/*
