@@ -130,7 +130,7 @@ int proc_ns_link(int nsdir, pid_t tid, const char *name, char *buf, size_t size)
 #include <time.h>
 #define MAX_DAEMONS 4
 struct daemon_seen {
-	char kind[16];           /* "user": the user's own */
+	char kind[16];           /* "user": the user's own; "machine": DESIGN 22 */
 	char file[PATH_MAX + 16];
 	pid_t pid;
 	long long since;         /* s since 1970; 0: not known */

@@ -670,12 +670,22 @@ static void detach(int *ready)
 static int stop_daemons(void)
 {
 	struct daemon_seen d[MAX_DAEMONS];
-	int n = daemons_serving(d, MAX_DAEMONS), status = 0;
+	int n = daemons_serving(d, MAX_DAEMONS), status = 0, users = 0;
 
+	for (int i = 0; i < n; i++)
+		users += strcmp(d[i].kind, "user") == 0;
 	if (n == 0)
 		printf("no daemon serves region %s\n", vl_config()->region);
+	else if (users == 0)
+		printf("no daemon of the user's serves region %s (the machine's, pid %d, is "
+		       "stopped by root: systemctl stop volatile-system)\n",
+		       vl_config()->region, (int)d[0].pid);
 	for (int i = 0; i < n; i++) {
-		int err = daemon_stop(&d[i]);
+		int err;
+
+		if (strcmp(d[i].kind, "user") != 0)
+			continue; /* the machine's is systemd's to stop (DESIGN 22) */
+		err = daemon_stop(&d[i]);
 
 		if (err == 0) {
 			printf("stopped the daemon of region %s (pid %d)\n", vl_config()->region,

@@ -13,11 +13,14 @@
  * (device and inode). A dead pid, or one reused by another
  * process, fails that, and nothing is listed. No lock is taken to look:
  * a look that took one, even for a moment, could make a daemon starting
- * then exit as a second one.
+ * then exit as a second one. The machine's daemon (DESIGN 22) is listed
+ * too, for a region at its default place.
  */
 #include "cli.h"
 
+#include "default_place.h"
 #include "sys.h"
+#include "system.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -148,14 +151,79 @@ static int daemon_at(const char *kind, const char *path, struct daemon_seen *d)
 	return 0;
 }
 
+/*
+ * Does /proc/locks show pid holding an flock for writing on file? The
+ * machine's daemon is root's: another user may not read its fdinfo, but
+ * every user may read the table of locks, whose lines are fdinfo's "lock:"
+ * lines without that word (pids as the reader's pid namespace has them).
+ */
+static int locks_show(pid_t pid, const struct stat *file)
+{
+	struct lock_look look = { file, 0 };
+	char prefix[32];
+	int n = snprintf(prefix, sizeof(prefix), " WRITE %d ", (int)pid);
+	FILE *f = fopen("/proc/locks", "re");
+	char line[256], as_fdinfo[sizeof(line) + 8];
+
+	if (f == NULL)
+		return 0;
+	while (!look.held && fgets(line, sizeof(line), f) != NULL) {
+		if (strstr(line, prefix) == NULL || n <= 0)
+			continue;
+		snprintf(as_fdinfo, sizeof(as_fdinfo), "lock:\t%s", line);
+		on_fdinfo_line(&look, as_fdinfo);
+	}
+	fclose(f);
+	return look.held;
+}
+
+/*
+ * The machine's daemon (DESIGN 22), if one runs: its file is root's, in
+ * root's /run, readable by all and written by root alone, and its pid must
+ * hold the flock on it (locks_show). It serves default regions only.
+ */
+static int system_daemon_at(struct daemon_seen *d)
+{
+	char text[64], *end;
+	struct stat st;
+	ssize_t n = -1;
+	long pid;
+	int fd;
+
+	memset(d, 0, sizeof(*d));
+	fd = open(VL_SYS_DAEMON_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
+	    (st.st_mode & (S_IWGRP | S_IWOTH)) == 0 && st.st_nlink == 1)
+		n = pread(fd, text, sizeof(text) - 1, 0);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	text[n] = '\0';
+	pid = strtol(text, &end, 10);
+	if (end == text || *end != '\n' || pid <= 0 || pid > INT_MAX || !locks_show((pid_t)pid, &st))
+		return -1;
+	snprintf(d->kind, sizeof(d->kind), "machine");
+	snprintf(d->file, sizeof(d->file), "%s", VL_SYS_DAEMON_FILE);
+	d->pid = (pid_t)pid;
+	d->since = strtoll(end + 1, NULL, 10);
+	d->woke = st.st_mtim;
+	d->dev = st.st_dev;
+	d->ino = st.st_ino;
+	return 0;
+}
+
 int daemons_serving(struct daemon_seen *out, int max)
 {
 	char path[PATH_MAX + 16];
 	int n = 0;
 
-	/* the user's; the machine's comes in another place, listed here too */
 	daemon_file(path, sizeof(path));
 	if (n < max && daemon_at("user", path, &out[n]) == 0)
+		n++;
+	/* the machine's serves the regions at their default places alone (DESIGN 22) */
+	if (n < max && vl_is_default_name(region_path()) && system_daemon_at(&out[n]) == 0)
 		n++;
 	return n;
 }

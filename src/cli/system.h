@@ -26,6 +26,13 @@
 
 #include "core/sysorder.h"
 
+/*
+ * The machine's daemon's file: root's, mode 0644 (every user's `status`
+ * reads it), "PID\nSINCE\n", flock'ed by the daemon while it runs, its
+ * mtime the last wake-up (as the user's, daemons.c).
+ */
+#define VL_SYS_DAEMON_FILE "/run/libvolatile-system.daemon"
+
 /* `volatile system-worker`: serve asks on VL_SYS_FD until it closes (syswork.c). */
 int cmd_system_worker(int argc, char **argv);
 
