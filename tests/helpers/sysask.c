@@ -197,10 +197,12 @@ static int one(char **a)
 	if (a[1] == NULL)
 		usage("an ask lacks its argument");
 	if (strcmp(a[0], "purge") == 0) {
+		uint32_t until;
+
 		if (a[2] == NULL)
 			usage("purge UNTIL BYTES");
-		ask(VL_SYS_PURGE, strcmp(a[1], "oldest") == 0 ? last_oldest : (uint32_t)number(a[1]),
-		    strcmp(a[2], "all") == 0 ? UINT64_MAX : number(a[2]));
+		until = strcmp(a[1], "oldest") == 0 ? last_oldest : (uint32_t)number(a[1]);
+		ask(VL_SYS_PURGE, until, strcmp(a[2], "all") == 0 ? UINT64_MAX : number(a[2]));
 		return 3;
 	}
 	if (strcmp(a[0], "op") == 0)

@@ -5,7 +5,7 @@
 # is a library user like any other), driven by tests/helpers/sysask
 # playing root's side of the protocol (core/sysorder.h):
 #   1. Not started by root's way (fd 3 not a SOCK_SEQPACKET socket): exit
-#      2; not in --help.
+#      2; not in `volatile --help`, its own --help as every command's.
 #   2. The age limit: files a and b, a's two ranges marked before b's two,
 #      a clock tick apart each (vt apart). A REPORT gives a's oldest and
 #      the unpurged bytes; a PURGE with that age as its limit purges that
@@ -54,6 +54,12 @@ run nofd "$VOLATILE_CMD" system-worker 3<&-
 [ "$rc" -eq 2 ] || { show nofd; fail "system-worker without fd 3: exit $rc, want 2"; }
 run notsock "$VOLATILE_CMD" system-worker 3</dev/null
 [ "$rc" -eq 2 ] || { show notsock; fail "system-worker with a file as fd 3: exit $rc, want 2"; }
+run self-help vol system-worker --help
+[ "$rc" -eq 0 ] && [ ! -s "$WORK/self-help.err" ] &&
+	head -n 1 "$WORK/self-help.out" | grep -q '^Usage: volatile system-worker$' ||
+	{ show self-help; fail "'volatile system-worker --help': want exit 0 and its usage"; }
+run args vol system-worker x 3<&-
+[ "$rc" -eq 2 ] || { show args; fail "system-worker with an argument: exit $rc, want 2"; }
 ok help vol --help
 expect_no_line help "  system-worker"
 grep -q system-worker "$WORK/help.out" && fail "volatile --help names system-worker"
