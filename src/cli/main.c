@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include "punch.h"
+#include "system.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +46,8 @@ static const struct {
 } commands[] = {
 	{ "run", cmd_run },       { "status", cmd_status }, { "purge", cmd_purge },
 	{ "mark", cmd_mark },     { "unmark", cmd_unmark }, { "daemon", cmd_daemon },
+	/* root's daemon starts it (DESIGN 22): not in the usage */
+	{ "system-worker", cmd_system_worker },
 };
 
 /*
