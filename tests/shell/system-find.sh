@@ -63,9 +63,6 @@ sorted() {
 ok all sys
 sorted all
 expect_out all <<EOF
-refused $RU/61008: owned by uid 61099, not 61008
-refused $RU/61009: a symlink
-refused $RU/61011: writable by group or others
 refused $SHM/libvolatile.061007: a uid with a leading zero
 refused $SHM/libvolatile.4294967295: not a uid
 refused $SHM/libvolatile.61002: a symlink
@@ -74,6 +71,9 @@ refused $SHM/libvolatile.61004: mode 0644, not 0600
 refused $SHM/libvolatile.61005: not a regular file
 refused $SHM/libvolatile.61006: 2 links, not 1
 refused $SHM/libvolatile.61013: not a regular file
+refused $RU/61008: owned by uid 61099, not 61008
+refused $RU/61009: a symlink
+refused $RU/61011: writable by group or others
 user 0 gid 0 $T/run/libvolatile.0
 user 61001 gid 61077 $SHM/libvolatile.61001
 user 61010 gid 61010 $RU/61010/libvolatile
