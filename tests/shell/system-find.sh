@@ -113,6 +113,28 @@ run release env VOLATILE_FAULT_SYS_ROOT="$T" timeout "$VL_TIMEOUT" "$VOLATILE_RE
 grep -F "$T" "$WORK/release.out" "$WORK/release.err" &&
 	fail "the installed command read VOLATILE_FAULT_SYS_ROOT"
 
+# more users than are served (4096): the lowest uids, each of the rest refused
+if command -v "$PYTHON" >/dev/null 2>&1; then
+	T2=$WORK/m
+	mkdir -p "$T2/dev/shm" && chmod 0755 "$T2" && chmod 1777 "$T2/dev/shm" || fail "cannot make $T2"
+	"$PYTHON" - "$T2/dev/shm" <<'PY' || fail "cannot make 4100 regions"
+import os, sys
+for uid in range(70000, 74100):
+    p = os.path.join(sys.argv[1], "libvolatile.%d" % uid)
+    os.close(os.open(p, os.O_CREAT | os.O_WRONLY, 0o600))
+    os.chown(p, uid, uid)
+PY
+	run many env VOLATILE_FAULT_SYS_ROOT="$T2" timeout "$VL_TIMEOUT" "$VOLATILE_FAULT_CMD" status --system
+	[ "$rc" -eq 0 ] || { show many; fail "4100 users: exit status $rc"; }
+	grep '^user ' "$WORK/many.out" | awk '{ print $2 }' >"$WORK/many.uids"
+	seq 70000 74095 | cmp -s - "$WORK/many.uids" ||
+		fail "4100 users: not the 4096 lowest uids in order ($(head -1 "$WORK/many.uids")..$(tail -1 "$WORK/many.uids"), $(wc -l <"$WORK/many.uids"))"
+	for uid in 74096 74097 74098 74099; do
+		expect_line many "refused $T2/dev/shm/libvolatile.$uid: beyond the 4096 users served (the lowest uids)"
+	done
+	[ "$(grep -c '^refused' "$WORK/many.out")" -eq 4 ] || { show many; fail "4100 users: not 4 refused"; }
+fi
+
 # as another user: one line, exit status 2
 share_build 61001
 run user setpriv --reuid=61001 --regid=61001 --clear-groups -- env VOLATILE_FAULT_SYS_ROOT="$T" \
