@@ -24,6 +24,8 @@ static const char usage[] =
 	"  status [--ranges] [--json] [--watch [--count N]]\n"
 	"                         show the region: files, ranges, bytes, budget, memory,\n"
 	"                         the last purges; --watch redraws it once a second\n"
+	"  status --system [--uid UID]...\n"
+	"                         (root) the users with a region in a default place\n"
 	"  purge [--all | --bytes SIZE]\n"
 	"                         purge volatile ranges now, oldest first\n"
 	"  mark FILE OFFSET LEN   mark bytes of a tmpfs file volatile\n"
