@@ -13,12 +13,6 @@
 #include "sys.h"
 #include "this_process.h"
 
-/*
- * Room beyond VOLATILE_MIN_AVAILABLE that a memory purge makes (at
- * least; vl_purge_need), so that the next look does not purge at once.
- */
-#define MEMORY_ROOM (1u << 20)
-
 int vl_relieve_memory(const struct vl_region *r, const struct vl_cgroup *cg,
 		      const struct vl_hint *hint, int thorough, struct vl_memstate *ms,
 		      uint64_t *threshold, struct vl_purge_report *rep)
@@ -31,7 +25,7 @@ int vl_relieve_memory(const struct vl_region *r, const struct vl_cgroup *cg,
 	if (err)
 		return err;
 	*threshold = vl_threshold_bytes(&vl_config()->min_available, ms->total);
-	g.bytes = vl_purge_need(ms->available, *threshold, MEMORY_ROOM);
+	g.bytes = vl_purge_need(ms->available, *threshold, VL_MEMORY_ROOM);
 	if (g.bytes == 0)
 		return 0;
 	vl_purge(r, &g, hint, rep);

@@ -39,6 +39,13 @@
 #define VL_DAEMON_MEMORY_ROUNDS 8
 
 /*
+ * Room beyond VOLATILE_MIN_AVAILABLE that a memory purge makes (at
+ * least; vl_purge_need), so that the next look does not purge at once:
+ * the library's and the machine's daemon's (cli/system.c).
+ */
+#define VL_MEMORY_ROOM (1u << 20)
+
+/*
  * The region's unpurged bytes as this process can tell them at once: the
  * shared total plus its own slot's deltas (core/pool.h vl_totals_read).
  * Its callers (a budget's) have made the region's totals shared
