@@ -55,8 +55,10 @@
 #define PURGE_MS 1000
 /*
  * A worker's first answer comes after an exec and the open of its region:
- * on a loaded machine more than REPORT_MS. A worker that never answers
- * costs this once per spawn, and spawns are 10 s apart at least (BUSY_MS).
+ * on a loaded machine more than REPORT_MS. purge --system, which runs one
+ * pass, waits this long for it. The daemon does not: a worker that never
+ * answered would hold up every user's pass by this much once per spawn
+ * (every BUSY_MS); one late to its first pass is asked again at the next.
  */
 #define START_MS 2000
 #define BUSY_MS 10000
@@ -121,6 +123,7 @@ struct machine {
 	int refused;          /* names refused at the last look */
 	int quiet_refusals;   /* the daemon logs refusals when their count changes */
 	int to_stderr;        /* purge --system: refusals are the command's own errors */
+	unsigned first_ms;    /* how long a worker's first answer is waited for */
 };
 
 static struct worker workers[VL_SYS_USERS_MAX];
@@ -266,7 +269,7 @@ static void send_ask(struct machine *m, struct worker *w, uint32_t op, uint32_t 
 	}
 	w->waiting = 1;
 	w->asked_ms = now;
-	w->deadline_ms = now + (w->answered || ms >= START_MS ? ms : START_MS);
+	w->deadline_ms = now + (w->answered || ms >= m->first_ms ? ms : m->first_ms);
 }
 
 /*
@@ -569,6 +572,7 @@ static void machine_init(struct machine *m)
 	m->seen = seen;
 	m->only = only_uids;
 	m->last = -1;
+	m->first_ms = REPORT_MS;
 }
 
 static const char *why_not(int err)
@@ -617,6 +621,7 @@ int cmd_purge_system(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	vl_age_attach();
 	m.to_stderr = 1;
+	m.first_ms = START_MS;
 	scan(&m);
 	pass(&m, need, &nothing);
 	close_workers(&m);
@@ -767,8 +772,9 @@ int cmd_daemon_system(int argc, char **argv)
 	scanned = vl_now_ms();
 	m.quiet_refusals = 1;
 	daemon_say("watching the machine's memory: purging when available memory < %s, "
-		   "across %d user%s' regions", threshold_text(&vl_config()->min_available, a,
-							       sizeof(a)), m.n, plural((uint64_t)m.n));
+		   "across the regions of %d user%s",
+		   threshold_text(&vl_config()->min_available, a, sizeof(a)), m.n,
+		   plural((uint64_t)m.n));
 	if (ready >= 0) {
 		if (write(ready, "", 1) != 1) {
 			/* the parent is gone: nothing to tell */

@@ -4,13 +4,17 @@
 # that always holds (VOLATILE_MIN_AVAILABLE=100%), it purges every user's
 # ranges through one worker per user; each worker runs as exactly its
 # user (uids, gids, no supplementary group, no capability, no new
-# privileges); SIGTERM: the daemon exits 0, and its workers are gone.
+# privileges). A user who stops their own worker (SIGSTOP: it is theirs to
+# signal) holds up no one else: U1's next range is purged all the same,
+# and U2's worker, busy for 10 s, is killed and spawned again. SIGTERM:
+# the daemon exits 0, and its workers are gone.
 . "$(dirname "$0")/system-root-lib.sh"
 
 f1=$WORK/u$U1/f
 f2=$WORK/u$U2/f
-holder h1 $U1 open "$f1" rwc fill 0 64K A mark 0 4K touch "$CUE/u1-marked" wait "$CUE/end" \
-	unmark 0 4K expect 4K 60K A
+holder h1 $U1 open "$f1" rwc fill 0 64K A mark 0 4K touch "$CUE/u1-marked" wait "$CUE/u1-more" \
+	mark 16K 4K touch "$CUE/u1-more-marked" wait "$CUE/end" \
+	unmark 0 4K unmark 16K 4K expect 4K 12K A expect 20K 44K A
 holder h2 $U2 open "$f2" rwc fill 0 64K B mark 8K 8K touch "$CUE/u2-marked" wait "$CUE/end" \
 	unmark 8K 8K expect 0 8K B expect 16K 48K B
 wait_file "$CUE/u1-marked"
@@ -19,21 +23,35 @@ wait_file "$CUE/u2-marked"
 bg d env VOLATILE_MIN_AVAILABLE=100% "$VOLATILE_CMD" daemon --system --foreground --uid $U1 --uid $U2
 dpid=$BG_d
 
-# until both users' status says purged (60 s at most)
-i=0
-while [ "$(purged_of s1 $U1) $(purged_of s2 $U2)" != "true true" ]; do
-	i=$((i + 1))
-	[ "$i" -le 1200 ] || { show d; fail "the daemon did not purge both users' ranges in 60 s"; }
-	kill -0 "$dpid" 2>/dev/null || { show d; fail "the daemon exited"; }
-	sleep 0.05
-done
+# until_within NAME SECONDS CONDITION...: until CONDITION holds, or fail
+until_within() {
+	_un=$1
+	_end=$(($(date +%s) + $2))
+	shift 2
+	until "$@"; do
+		[ "$(date +%s)" -le "$_end" ] || { show d; fail "$_un: not within $2 s"; }
+		kill -0 "$dpid" 2>/dev/null || { show d; fail "$_un: the daemon exited"; }
+		sleep 0.05
+	done
+}
+# the daemon's children (its workers), and the one of a uid
+children() {
+	for _p in /proc/[0-9]*; do
+		[ "$(sed 's/^.*) //' "$_p/stat" 2>/dev/null | cut -d' ' -f2)" = "$dpid" ] && echo "${_p#/proc/}"
+	done
+}
+worker_of() {
+	for _w in $(children); do
+		[ "$(awk '$1 == "Uid:" { print $2 }' "/proc/$_w/status" 2>/dev/null)" = "$1" ] && echo "$_w"
+	done
+}
+purged_both() {
+	[ "$(purged_of s1 $U1) $(purged_of s2 $U2)" = "true true" ]
+}
+until_within "both users' ranges purged" 60 purged_both
 
-# its workers: its children, one per user, each exactly that user
-workers=
-for p in /proc/[0-9]*; do
-	[ "$(sed 's/^.*) //' "$p/stat" 2>/dev/null | cut -d' ' -f2)" = "$dpid" ] || continue
-	workers="$workers ${p#/proc/}"
-done
+# its workers: one per user, each exactly that user
+workers=$(children)
 uids=
 for w in $workers; do
 	st=/proc/$w/status
@@ -48,6 +66,29 @@ for w in $workers; do
 done
 expect_eq "the workers' uids" "$(echo $uids | tr ' ' '\n' | sort -n | tr '\n' ' ')" "$U1 $U2 "
 
+# ---- U2 stops its own worker ----------------------------------------------------------
+w2=$(worker_of $U2)
+ok stop2 as_user $U2 kill -STOP "$w2"
+touch "$CUE/u1-more"
+wait_file "$CUE/u1-more-marked"
+u1_next_purged() {
+	[ "$(purged_of s3 $U1)" = "true true" ]
+}
+until_within "U1's next range purged while U2's worker is stopped" 60 u1_next_purged
+w2_gone() {
+	[ ! -e "/proc/$w2" ]
+}
+until_within "U2's stopped worker killed and reaped" 60 w2_gone
+w2_again() {
+	_n=$(worker_of $U2)
+	[ -n "$_n" ] && [ "$_n" != "$w2" ]
+}
+until_within "a worker spawned again for U2" 60 w2_again
+grep -q "^volatile daemon: uid $U2: its worker (pid $w2) is busy for 10 s: killed$" "$WORK/d.err" ||
+	{ show d; fail "no line saying U2's worker was killed"; }
+
+# ---- SIGTERM ------------------------------------------------------------------------
+workers=$(children)
 kill -TERM "$dpid"
 wait_bg d
 [ "$rc" -eq 0 ] || { show d; fail "daemon --system: exit status $rc on SIGTERM (want 0)"; }
@@ -62,5 +103,6 @@ wait_bg h1
 wait_bg h2
 [ "$rc" -eq 0 ] || { show h2; fail "U2's holder: exit status $rc"; }
 expect_line h1 "unmark 0 4K = 1"
+expect_line h1 "unmark 16K 4K = 1"
 expect_line h2 "unmark 8K 8K = 1"
-say "both users' ranges purged by the daemon; it and its workers gone on SIGTERM"
+say "both users purged; a stopped worker held up no one, was killed and spawned again"
