@@ -134,6 +134,7 @@ static int rank(const struct find *f, const char *path)
 	return PLACE_DEV_SHM;
 }
 
+/* the call being sorted, for by_uid (qsort gives its comparator nothing else) */
 static const struct find *sorting;
 
 /* by uid, then by place: a uid's first place first */

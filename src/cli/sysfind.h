@@ -35,7 +35,8 @@ struct vl_sys_user {
  * uids alone, nothing else looked at or refused. refused (may be NULL):
  * called for each name of that form that does not count, with the reason
  * (at most 64 times a call, then once more for the number left unsaid).
- * Returns the number of users found.
+ * Returns the number of users found. One call at a time in a process (its
+ * sort's comparator reads the call's roots from a static).
  */
 int vl_sys_find(struct vl_sys_user *out, int max, const uint32_t *only, int nonly,
 		void (*refused)(const char *path, const char *why, void *ctx), void *ctx);
