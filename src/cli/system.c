@@ -45,7 +45,6 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <syslog.h>
 #include <time.h>
@@ -136,7 +135,7 @@ static void close_from(int first)
 {
 	struct rlimit rl;
 
-	if (syscall(SYS_close_range, (unsigned)first, ~0u, 0) == 0)
+	if (vl_raw_close_range((unsigned)first, ~0u, 0) == 0)
 		return;
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur > 1u << 20)
 		rl.rlim_cur = 1u << 20;
@@ -348,7 +347,7 @@ static void collect(struct machine *m)
  * Between passes: late answers read and dropped (the worker is free
  * again), one busy for BUSY_MS killed, the dead reaped, and a worker
  * spawned for each user found that has none (not more often than once
- * every RESPAWN_MS).
+ * every RESPAWN_MS; RESCAN_MS after one that never answered).
  */
 static void tend(struct machine *m)
 {
@@ -372,7 +371,10 @@ static void tend(struct machine *m)
 			w->pid = 0;
 			lost(w, w->err ? w->err : EPIPE);
 		}
-		if (w->found && w->pid == 0 && (w->spawned_ms == 0 || now - w->spawned_ms >= RESPAWN_MS))
+		/* one that never answered (its exec failed?) is tried again at the look's pace */
+		if (w->found && w->pid == 0 &&
+		    (w->spawned_ms == 0 ||
+		     now - w->spawned_ms >= (w->answered ? RESPAWN_MS : RESCAN_MS)))
 			spawn(m, w, now);
 	}
 }

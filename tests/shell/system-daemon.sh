@@ -8,6 +8,7 @@
 # signal) holds up no one else: U1's next range is purged all the same,
 # and U2's worker, busy for 10 s, is killed and spawned again. SIGTERM:
 # the daemon exits 0, and its workers are gone.
+SYS_UIDS="61107 61108"
 . "$(dirname "$0")/system-root-lib.sh"
 
 f1=$WORK/u$U1/f
@@ -26,10 +27,11 @@ dpid=$BG_d
 # until_within NAME SECONDS CONDITION...: until CONDITION holds, or fail
 until_within() {
 	_un=$1
-	_end=$(($(date +%s) + $2))
+	_secs=$2
+	_end=$(($(date +%s) + _secs))
 	shift 2
 	until "$@"; do
-		[ "$(date +%s)" -le "$_end" ] || { show d; fail "$_un: not within $2 s"; }
+		[ "$(date +%s)" -le "$_end" ] || { show d; fail "$_un: not within $_secs s"; }
 		kill -0 "$dpid" 2>/dev/null || { show d; fail "$_un: the daemon exited"; }
 		sleep 0.05
 	done

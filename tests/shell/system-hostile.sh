@@ -8,6 +8,7 @@
 # Each time `volatile purge --system --bytes 4K` ends within a bound
 # (timeout 30 s), purges U1's oldest unpurged range and nothing else of
 # U1's (status as U1 after each), and U1's UNMARKs say so at the end.
+SYS_UIDS="61105 61106"
 . "$(dirname "$0")/system-root-lib.sh"
 
 f1=$WORK/u$U1/f

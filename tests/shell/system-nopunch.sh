@@ -11,6 +11,7 @@
 #   user's own purge does when it cannot punch, DESIGN 13: UNMARK then
 #   says 1 over intact bytes, which DESIGN 4 allows; never 0 over punched
 #   ones.)
+SYS_UIDS="61103 61104"
 . "$(dirname "$0")/system-root-lib.sh"
 
 f=$WORK/u$U1/f

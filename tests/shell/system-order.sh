@@ -9,6 +9,7 @@
 #   their status says); --bytes 8K then U2's; --bytes 12K then U1's new.
 #   Each purge prints what it purged per uid and a total. Checked at the
 #   end by UNMARK as each user: every range purged.
+SYS_UIDS="61101 61102"
 . "$(dirname "$0")/system-root-lib.sh"
 
 f1=$WORK/u$U1/f

@@ -7,13 +7,15 @@
 # that uid can reach, through a long-running holder (vt, scripted to mark
 # and unmark on cue: `wait PATH`). Root only; the regions are removed at
 # exit. Every --system run names its uids (--uid): the machine's other
-# regions are never touched.
+# regions are never touched. SYS_UIDS="U1 U2": the test's two uids.
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" -eq 0 ] || skip "not root: --system runs as root, and the test needs two other users"
 command -v setpriv >/dev/null 2>&1 || skip "setpriv (util-linux) is not installed: cannot run as the test users"
-U1=61101
-U2=61102
+# each test its own two uids (SYS_UIDS, set before this is sourced): make
+# check runs tests side by side, and the regions are the uids' own
+U1=${SYS_UIDS% *}
+U2=${SYS_UIDS#* }
 share_build $U1
 share_build $U2
 need_cmd
