@@ -4,10 +4,10 @@
 # that always holds (VOLATILE_MIN_AVAILABLE=100%), it purges every user's
 # ranges through one worker per user; each worker runs as exactly its
 # user (uids, gids, no supplementary group, no capability, no new
-# privileges). A user who stops their own worker (SIGSTOP: it is theirs to
-# signal) holds up no one else: U1's next range is purged all the same,
-# and U2's worker, busy for 10 s, is killed and spawned again. SIGTERM:
-# the daemon exits 0, and its workers are gone.
+# privileges); each user's status names it. A user who stops their own
+# worker (SIGSTOP: it is theirs to signal) holds up no one else: U1's next
+# range is purged all the same, and U2's worker, busy for 10 s, is killed
+# and spawned again. SIGTERM: the daemon exits 0, its workers gone.
 SYS_UIDS="61107 61108"
 . "$(dirname "$0")/system-root-lib.sh"
 
@@ -51,6 +51,9 @@ purged_both() {
 	[ "$(purged_of s1 $U1) $(purged_of s2 $U2)" = "true true" ]
 }
 until_within "both users' ranges purged" 60 purged_both
+# each user's status names it: its file root's, its lock in /proc/locks (daemons.c)
+expect_eq "the daemons U1's status lists" "$(jq_py s1 '[[x["kind"], x["pid"]] for x in d["daemons"]]')" \
+	"[[\"machine\", $dpid]]"
 
 # its workers: one per user, each exactly that user
 workers=$(children)
