@@ -15,8 +15,9 @@
 #      region's log names the purges "system".
 #   3. No region: ENOENT, and no region made; one made while the worker
 #      waits is opened at the next ask.
-#   4. A wrong ask (a datagram of another size, a wrong magic, an unknown
-#      op): the worker exits 2 at once, the helper sees the socket closed.
+#   4. A wrong ask (a datagram of another size, an empty one too, a wrong
+#      magic, an unknown op): the worker exits 2 at once, the helper sees
+#      the socket closed.
 #   5. A scribbled region (its magic zeroed): EUCLEAN, nothing punched.
 #   6. The refusals of DESIGN 9 answered with their errno, never a crash:
 #      mode 0644 (EACCES), a symlink (EACCES), a FIFO (EACCES), a directory
@@ -140,7 +141,7 @@ worker exit 0
 EOF
 
 # ---- 4. a wrong ask: the worker exits 2 at once -----------------------------------------
-for wrong in "raw 7" "raw 25" "raw 24" "op 0" "op 3"; do
+for wrong in "raw 0" "raw 7" "raw 25" "raw 24" "op 0" "op 3"; do
 	# shellcheck disable=SC2086 # $wrong: words
 	ask wrong report $wrong report
 	sed 's/oldest=[0-9]*/oldest=N/' "$WORK/wrong.out" >"$WORK/wrong-n.out"
@@ -151,7 +152,7 @@ closed
 worker exit 2
 EOF
 done
-say "a datagram of 7, 25 or 24 garbage bytes, an op 0 or 3: the worker exited 2"
+say "a datagram of 0, 7, 25 or 24 garbage bytes, an op 0 or 3: the worker exited 2"
 
 # ---- 5. a scribbled region: EUCLEAN, nothing punched ------------------------------------
 new_region
