@@ -7,7 +7,8 @@
  * the library's own purge, as any process of the user could, and exits 0
  * when root closes the socket. An ask that is not one (its size, its
  * magic, its op) ends it at once with status 2: root then sees the socket
- * close. It prints nothing; VOLATILE_DEBUG gives the library's log.
+ * close. It prints nothing while it serves; VOLATILE_DEBUG gives the
+ * library's log (root's daemon passes it on with --debug).
  */
 #include "cli.h"
 
@@ -21,6 +22,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,11 +55,19 @@ static int started_by_root(void)
 	       type == SOCK_SEQPACKET;
 }
 
+/* Has root closed its end (a recv of 0 bytes: that, or an empty datagram)? */
+static int root_gone(void)
+{
+	struct pollfd p = { .fd = VL_SYS_FD, .events = POLLIN | POLLRDHUP };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLRDHUP)) != 0;
+}
+
 /*
  * The next ask in *q: 1, or 0 once root closed the socket. Anything but
- * an ask (another size, magic or op; a failed recv) ends the worker with
- * status 2: what sent it is not root's daemon, or no longer speaks its
- * protocol.
+ * an ask (another size, an empty datagram included, magic or op; a
+ * failed recv) ends the worker with status 2: what sent it is not root's
+ * daemon, or no longer speaks its protocol.
  */
 static int next_ask(struct vl_sys_ask *q)
 {
@@ -70,7 +80,7 @@ static int next_ask(struct vl_sys_ask *q)
 	do
 		n = recv(VL_SYS_FD, &got, sizeof(got), MSG_TRUNC);
 	while (n < 0 && errno == EINTR);
-	if (n == 0)
+	if (n == 0 && root_gone())
 		return 0;
 	if (n != (ssize_t)sizeof(*q) || got.q.magic != VL_SYS_MAGIC ||
 	    (got.q.op != VL_SYS_REPORT && got.q.op != VL_SYS_PURGE)) {

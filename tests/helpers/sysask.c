@@ -17,16 +17,18 @@
  *   wait PATH          until PATH exists, 60 s at most (no ask)
  *
  * An answer prints "err=E oldest=A unpurged=U purged=P ranges=R" (E 0 or
- * an errno's name), or "closed" once the worker closed its end; then
- * every answer is checked: its size, magic and seq, pad 0 (what sysorder.c's
- * vl_sys_answer_ok checks besides these is for root's tests). A wrong
- * answer prints "bad answer: WHY" and exits 1; no answer in 20 s
- * "timeout", exit 1. At the end the socket is closed and the worker
- * waited for: "worker exit N" (or "worker signal N"). Exit 0.
+ * an errno's name), or "closed" once the worker closed its end; and every
+ * answer is checked as root checks it (core/sysorder.c vl_sys_answer_ok,
+ * against this process's age clock, VOLATILE_FAULT_AGE_SHIFT seconds on
+ * as the test build's worker's is): one that fails prints "bad answer"
+ * and its fields and exits 1; no answer in 20 s "timeout", exit 1. At the
+ * end the socket is closed and the worker waited for: "worker exit N" (or
+ * "worker signal N"). Exit 0.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "age.h"
 #include "core/sysorder.h"
 #include "say.h"
 
@@ -42,6 +44,7 @@ static int sock = -1;
 static int closed;
 static uint32_t seq;
 static uint32_t last_oldest;
+static uint64_t age_shift_ms; /* VOLATILE_FAULT_AGE_SHIFT, as the worker's test build reads it */
 
 static void usage(const char *why)
 {
@@ -98,26 +101,22 @@ static void send_bytes(const void *buf, size_t len)
 	}
 }
 
-static void bad(const char *why)
+/* Root's check of answer a (len bytes) to q: else the fields, and exit 1. */
+static void check(const struct vl_sys_ask *q, const struct vl_sys_answer *a, ssize_t len)
 {
-	printf("bad answer: %s\n", why);
+	uint32_t now = vl_age_now_of(vl_now_ms() + age_shift_ms);
+
+	if (len >= 0 && vl_sys_answer_ok(q, a, (size_t)len, now))
+		return;
+	printf("bad answer: %zd bytes, magic %#x seq %u (ask's %u) err %d oldest %u (now %u) "
+	       "unpurged %llu purged %llu ranges %u pad %u\n",
+	       len, a->magic, a->seq, q->seq, a->err, a->oldest, now,
+	       (unsigned long long)a->unpurged, (unsigned long long)a->purged, a->ranges, a->pad);
 	exit(1);
 }
 
-static void check(const struct vl_sys_answer *a, ssize_t len)
-{
-	if (len != (ssize_t)sizeof(*a))
-		bad("not the size of an answer");
-	if (a->magic != VL_SYS_MAGIC)
-		bad("magic");
-	if (a->seq != seq)
-		bad("not the ask's seq");
-	if (a->pad != 0)
-		bad("pad");
-}
-
-/* The answer to the last ask: printed and checked, or "closed". */
-static void answer(void)
+/* The answer to ask q: printed and checked, or "closed". */
+static void answer(const struct vl_sys_ask *q)
 {
 	struct vl_sys_answer a[2]; /* room for more than an answer: a long one is seen */
 	struct pollfd p = { .fd = sock, .events = POLLIN };
@@ -145,7 +144,7 @@ static void answer(void)
 		printf("closed\n");
 		return;
 	}
-	check(&a[0], len);
+	check(q, &a[0], len);
 	last_oldest = a[0].oldest;
 	printf("err=%s oldest=%u unpurged=%llu purged=%llu ranges=%u\n",
 	       a[0].err == 0 ? "0" : ename(a[0].err), a[0].oldest,
@@ -158,20 +157,20 @@ static void ask(uint32_t op, uint32_t until, uint64_t bytes)
 				.bytes = bytes };
 
 	send_bytes(&q, sizeof(q));
-	answer();
+	answer(&q);
 }
 
 static void garbage(size_t n)
 {
 	unsigned char buf[4096];
+	struct vl_sys_ask q = { .seq = ++seq }; /* no answer passes: the worker is to exit */
 
 	if (n > sizeof(buf))
 		usage("raw: at most 4096 bytes");
 	for (size_t i = 0; i < n; i++)
 		buf[i] = (unsigned char)(0xa5 ^ (i * 37));
-	seq++;
 	send_bytes(buf, n);
-	answer();
+	answer(&q);
 }
 
 static void wait_path(const char *path)
@@ -220,13 +219,16 @@ static int one(char **a)
 
 int main(int argc, char **argv)
 {
-	const char *cmd = getenv("VOLATILE_CMD");
+	const char *cmd = getenv("VOLATILE_CMD"), *shift = getenv("VOLATILE_FAULT_AGE_SHIFT");
 	pid_t pid;
 	int st;
 
 	if (cmd == NULL || argc < 2)
 		usage("VOLATILE_CMD names the command; asks follow");
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	vl_age_attach();
+	if (shift != NULL)
+		age_shift_ms = number(shift) * 1000;
 	signal(SIGPIPE, SIG_IGN);
 	pid = start_worker(cmd);
 	for (char **a = argv + 1; *a != NULL;)

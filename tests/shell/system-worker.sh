@@ -15,8 +15,9 @@
 #      region's log names the purges "system".
 #   3. No region: ENOENT, and no region made; one made while the worker
 #      waits is opened at the next ask.
-#   4. A wrong ask (a datagram of another size, a wrong magic, an unknown
-#      op): the worker exits 2 at once, the helper sees the socket closed.
+#   4. A wrong ask (a datagram of another size, an empty one too, a wrong
+#      magic, an unknown op): the worker exits 2 at once, the helper sees
+#      the socket closed.
 #   5. A scribbled region (its magic zeroed): EUCLEAN, nothing punched.
 #   6. The refusals of DESIGN 9 answered with their errno, never a crash:
 #      mode 0644 (EACCES), a symlink (EACCES), a FIFO (EACCES), a directory
@@ -24,9 +25,17 @@
 #      another uid (EACCES).
 #   7. The region's name moved while the worker has it open: the worker
 #      follows it to the region new processes find, its records moved there.
+#   8. Ages older than root's window (2^31 ms, 24.8 days: vl_sys_answer_ok):
+#      told as a little younger than that (its answers pass root's check),
+#      and a PURGE limited to that age takes every range older than it.
+#      Ranges of d, e and f marked at days 0, 4 and 29 of the test build's
+#      age clock (VOLATILE_FAULT_AGE_SHIFT), the worker's at day 30: d's
+#      and e's purged, f's (a day old) left.
 . "$(dirname "$0")/lib.sh"
 need_cmd
 need_python
+need_fault_lib
+[ -x "$VOLATILE_FAULT_CMD" ] || fail "$VOLATILE_FAULT_CMD is not built (make check builds it)"
 
 SYSASK=$VL_TOP_BUILDDIR/tests/helpers/sysask
 [ -x "$SYSASK" ] || fail "$SYSASK is not built (make check builds it)"
@@ -132,7 +141,7 @@ worker exit 0
 EOF
 
 # ---- 4. a wrong ask: the worker exits 2 at once -----------------------------------------
-for wrong in "raw 7" "raw 25" "raw 24" "op 0" "op 3"; do
+for wrong in "raw 0" "raw 7" "raw 25" "raw 24" "op 0" "op 3"; do
 	# shellcheck disable=SC2086 # $wrong: words
 	ask wrong report $wrong report
 	sed 's/oldest=[0-9]*/oldest=N/' "$WORK/wrong.out" >"$WORK/wrong-n.out"
@@ -143,7 +152,7 @@ closed
 worker exit 2
 EOF
 done
-say "a datagram of 7, 25 or 24 garbage bytes, an op 0 or 3: the worker exited 2"
+say "a datagram of 0, 7, 25 or 24 garbage bytes, an op 0 or 3: the worker exited 2"
 
 # ---- 5. a scribbled region: EUCLEAN, nothing punched ------------------------------------
 new_region
@@ -233,4 +242,27 @@ ok fu svt open "$c" rw unmark 0 4K unmark 8K 4K
 expect_line fu "unmark 0 4K = 1"
 expect_line fu "unmark 8K 4K = 0"
 say "the region's name moved: the worker followed it, the records with it"
+
+# ---- 8. ages older than root's window ------------------------------------------------------
+new_region
+DAY=86400
+for x in d e f; do
+	mkfile "$WORK/$x" 64K "$(echo "$x" | tr a-z A-Z)"
+done
+shifted day0 0 open "$WORK/d" rw mark 0 4K
+shifted day4 $((4 * DAY)) open "$WORK/e" rw mark 0 4K
+shifted day29 $((29 * DAY)) open "$WORK/f" rw mark 0 4K
+ok day30 env VOLATILE_FAULT_AGE_SHIFT=$((30 * DAY)) VOLATILE_CMD="$VOLATILE_FAULT_CMD" \
+	timeout "$VL_TIMEOUT" "$SYSASK" report purge oldest all
+sed 's/oldest=[1-9][0-9]*/oldest=N/' "$WORK/day30.out" >"$WORK/day30-n.out"
+expect_out day30-n <<EOF
+err=0 oldest=N unpurged=12288 purged=0 ranges=0
+err=0 oldest=N unpurged=4096 purged=8192 ranges=2
+worker exit 0
+EOF
+shifted day30u $((30 * DAY)) open "$WORK/d" rw unmark 0 4K open "$WORK/e" rw unmark 0 4K \
+	open "$WORK/f" rw unmark 0 4K expect 4K 60K F
+expect_eq "UNMARK of d, e and f after the PURGE" \
+	"$(sed -n 's/^unmark 0 4K = //p' "$WORK/day30u.out" | tr '\n' ' ')" "1 1 0 "
+say "ranges 30 and 26 days old told as 24.6 days old, and purged by that limit; one a day old left"
 exit 0
