@@ -13,12 +13,6 @@
 #include "sys.h"
 #include "this_process.h"
 
-/*
- * Room beyond VOLATILE_MIN_AVAILABLE that a memory purge makes (at
- * least; vl_purge_need), so that the next look does not purge at once.
- */
-#define MEMORY_ROOM (1u << 20)
-
 int vl_relieve_memory(const struct vl_region *r, const struct vl_cgroup *cg,
 		      const struct vl_hint *hint, int thorough, struct vl_memstate *ms,
 		      uint64_t *threshold, struct vl_purge_report *rep)
@@ -31,7 +25,7 @@ int vl_relieve_memory(const struct vl_region *r, const struct vl_cgroup *cg,
 	if (err)
 		return err;
 	*threshold = vl_threshold_bytes(&vl_config()->min_available, ms->total);
-	g.bytes = vl_purge_need(ms->available, *threshold, MEMORY_ROOM);
+	g.bytes = vl_purge_need(ms->available, *threshold, VL_MEMORY_ROOM);
 	if (g.bytes == 0)
 		return 0;
 	vl_purge(r, &g, hint, rep);
@@ -59,7 +53,7 @@ int vl_relieve_tmpfs(const struct vl_region *r, uint64_t dev, uint64_t free_byte
 struct choosing {
 	const struct vl_region *r;
 	const struct vl_goal *g;
-	uint32_t now;
+	uint32_t now, age_now;
 	int (*set_aside)(void *ctx, uint32_t fi);
 	void *ctx;
 };
@@ -78,14 +72,15 @@ static int left_out(void *ctx, uint32_t fi)
 	const struct choosing *c = ctx;
 
 	return c->set_aside(c->ctx, fi) || resting(c->r, fi, c->now) ||
-	       vl_goal_excludes(c->r, c->g, fi);
+	       vl_goal_excludes(c->r, c->g, fi, c->age_now);
 }
 
 uint32_t vl_choose_file(const struct vl_region *r, const struct vl_goal *g, uint32_t now,
 			uint32_t age_now, int (*set_aside)(void *ctx, uint32_t fi), void *ctx,
 			uint32_t last, uint32_t *age, uint32_t *second)
 {
-	struct choosing c = { .r = r, .g = g, .now = now, .set_aside = set_aside, .ctx = ctx };
+	struct choosing c = { .r = r, .g = g, .now = now, .age_now = age_now,
+			      .set_aside = set_aside, .ctx = ctx };
 
 	return vl_pick_oldest(r, age_now, left_out, &c, last, age, second);
 }
@@ -107,6 +102,27 @@ struct vl_u128 vl_volatile_guess(const struct vl_region *r)
 	return t.volatile_bytes;
 }
 
+uint32_t vl_region_oldest(const struct vl_region *r, uint64_t *unpurged)
+{
+	struct vl_totals t;
+	uint32_t age, second;
+
+	vl_age_attach();
+	if (vl_pick_oldest(r, vl_age_now_of(vl_now_ms()), NULL, NULL, VL_NIL, &age, &second) ==
+	    VL_NIL) {
+		*unpurged = 0;
+		return 0;
+	}
+	/*
+	 * Every process's slot read, not this one's alone (vl_volatile_guess):
+	 * its caller, a worker, commits nothing, and what it reports is all
+	 * root knows of the region.
+	 */
+	vl_totals_read(r, NULL, &t);
+	*unpurged = vl_u128_sat(&t.volatile_bytes);
+	return age;
+}
+
 int vl_choice_stands(const struct vl_region *r, uint32_t fi, uint32_t age)
 {
 	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
@@ -124,10 +140,13 @@ int vl_goal_met(const struct vl_region *r, const struct vl_goal *g,
 	return rep->bytes >= g->bytes;
 }
 
-int vl_goal_excludes(const struct vl_region *r, const struct vl_goal *g, uint32_t fi)
+int vl_goal_excludes(const struct vl_region *r, const struct vl_goal *g, uint32_t fi,
+		     uint32_t now)
 {
-	return g->use_dev &&
-	       __atomic_load_n(&vl_file_at(r, fi)->h.ident.dev, __ATOMIC_RELAXED) != g->dev;
+	const struct vl_file *f = vl_file_at(r, fi);
+
+	return (g->use_dev && __atomic_load_n(&f->h.ident.dev, __ATOMIC_RELAXED) != g->dev) ||
+	       vl_goal_too_young(g, __atomic_load_n(&f->h.oldest, __ATOMIC_RELAXED), now);
 }
 
 int vl_batch_more(const struct vl_region *r, const struct vl_goal *g,

@@ -39,6 +39,13 @@
 #define VL_DAEMON_MEMORY_ROUNDS 8
 
 /*
+ * Room beyond VOLATILE_MIN_AVAILABLE that a memory purge makes (at
+ * least; vl_purge_need), so that the next look does not purge at once:
+ * the library's and the machine's daemon's (cli/system.c).
+ */
+#define VL_MEMORY_ROOM (1u << 20)
+
+/*
  * The region's unpurged bytes as this process can tell them at once: the
  * shared total plus its own slot's deltas (core/pool.h vl_totals_read).
  * Its callers (a budget's) have made the region's totals shared
@@ -48,6 +55,15 @@
  * a reader between a carry's two adds sees it 2^64 short (layout.h).
  */
 struct vl_u128 vl_volatile_guess(const struct vl_region *r);
+
+/*
+ * The region's oldest unpurged age (the oldest any LIVE file publishes,
+ * vl_pick_oldest) and in *unpurged its unpurged volatile bytes
+ * (saturated), both read with no lock: what a user's worker reports to
+ * the machine's daemon (DESIGN 22). 0 and *unpurged 0 when no file
+ * publishes an age. A guess: the purge checks it under the locks.
+ */
+uint32_t vl_region_oldest(const struct vl_region *r, uint64_t *unpurged);
 
 /*
  * Is the region over this process's budget (vl_volatile_guess; file fi's
@@ -117,7 +133,8 @@ static inline void vl_after_mark(const struct vl_region *r, const struct vl_hint
  * unpurged range is the oldest of all (each file publishes its oldest
  * range's age, pool.h), among the files worth trying: not set aside by the
  * pass (set_aside(ctx, fi): skipped), not found unreachable less than
- * VL_RECHECK seconds before now, not outside the goal. *age: the age it
+ * VL_RECHECK seconds before now, not outside the goal (its device, its
+ * age limit: vl_goal_excludes, against age_now). *age: the age it
  * published; *second: the next oldest file's oldest (0: none), up to which
  * the visit may take more of its ranges (vl_batch_next). VL_NIL: none. A
  * guess, checked under the file's lock (vl_choice_stands).
@@ -140,8 +157,32 @@ int vl_choice_stands(const struct vl_region *r, uint32_t fi, uint32_t age);
 int vl_goal_met(const struct vl_region *r, const struct vl_goal *g,
 		const struct vl_purge_report *rep);
 
-/* Is file fi outside the goal (another device than the full tmpfs's)? No lock: a guess. */
-int vl_goal_excludes(const struct vl_region *r, const struct vl_goal *g, uint32_t fi);
+/*
+ * Is file fi outside the goal: another device than the full tmpfs's, or
+ * its oldest unpurged range (the age it publishes) younger than the
+ * goal's age limit for a reader whose age clock reads now? No lock: a
+ * guess (purge.c checks the age it chose by again).
+ */
+int vl_goal_excludes(const struct vl_region *r, const struct vl_goal *g, uint32_t fi,
+		     uint32_t now);
+
+/* Is a range of this age younger than the goal's age limit (none: no)? Ties are not. */
+static inline int vl_goal_too_young(const struct vl_goal *g, uint32_t age, uint32_t now)
+{
+	return g->use_until && vl_age_older(g->until, age, now);
+}
+
+/*
+ * How far a visit's batch may go in age (vl_batch_more's second): the
+ * older of second (the next oldest file's oldest; 0: none) and the
+ * goal's age limit, so that a batch stops at a range younger than either.
+ */
+static inline uint32_t vl_goal_second(const struct vl_goal *g, uint32_t second, uint32_t now)
+{
+	if (!g->use_until || (second != 0 && !vl_age_older(g->until, second, now)))
+		return second;
+	return g->until;
+}
 
 /*
  * Ranges flagged in one visit to a file: the oldest, and the ranges that

@@ -560,6 +560,15 @@ static int choose(struct pass *p, const struct vl_goal *g, struct visit *v,
 			    p->hint != NULL ? p->hint->fi : VL_NIL, &v->age, &v->second);
 	if (fi == VL_NIL)
 		return STOP;
+	/*
+	 * The age limit (DESIGN 22) on the age chosen by, which the file's
+	 * head is checked to have under its lock (vl_choice_stands): the
+	 * leave-out read the age once before, and it may have changed since
+	 * (another caller's change: choose again). The batch stops at the limit.
+	 */
+	if (vl_goal_too_young(g, v->age, p->age_now))
+		return RETRY;
+	v->second = vl_goal_second(g, v->second, p->age_now);
 	v->f = vl_file_at(r, fi);
 	gen = __atomic_load_n(&v->f->h.gen, __ATOMIC_ACQUIRE);
 	if (vl_lock_region(r) != 0)

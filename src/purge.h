@@ -14,6 +14,8 @@ struct vl_goal {
 	int use_ceiling;
 	int use_dev;         /* only files of this device (a full tmpfs) */
 	uint64_t dev;
+	int use_until;       /* only ranges not younger than until, an age (age.h, never 0): */
+	uint32_t until;      /* the machine's order (DESIGN 22); ties taken (DESIGN 6) */
 	int thorough;        /* tools: may search a tmpfs for a renamed file */
 	int bounded;         /* inside a MARK: cheap routes only (file_route.h) */
 	uint32_t reason;     /* enum vl_purge_reason: what the region's log says */

@@ -103,6 +103,8 @@ const char *threshold_text(const struct vl_threshold *t, char *buf, size_t size)
  * 0 and *r mapped, -ENOENT if it does not exist (and !create), or dies.
  */
 int open_region(struct vl_region *r, int create);
+/* The same, never made, never dying: 0, or -errno (-ENOENT: none; -EACCES, -EUCLEAN...). */
+int try_open_region(struct vl_region *r);
 
 /*
  * Number nth (0: the first) of the line of a /proc status file that begins

@@ -26,6 +26,8 @@
  * Each purge is logged in one line: what, how much, why.
  */
 #include "cli.h"
+#include "daemon.h"
+#include "system.h"
 
 #include "core/parse.h"
 #include "core/pool.h"
@@ -57,10 +59,12 @@
 static const char help[] =
 	"Usage: volatile daemon [--foreground] [--cgroup DIR] [--interval MS]\n"
 	"       volatile daemon --stop\n"
+	"       volatile daemon --system [--foreground] [--uid UID]... [--debug]\n"
 	"Watch memory and purge volatile ranges, oldest first, when available memory\n"
 	"falls below VOLATILE_MIN_AVAILABLE (default 10%: of the memory, or of the\n"
 	"cgroup's limit) or a tmpfs's free space below VOLATILE_TMPFS_MIN_FREE\n"
-	"(default 10% of it). Runs as the user, for the user's region.\n"
+	"(default 10% of it). Runs as the user, for the user's region; --system\n"
+	"(root): the machine's daemon, for every user's region (--system --help).\n"
 	"\n"
 	"  --foreground    stay in the foreground and log to stderr (for systemd);\n"
 	"                  otherwise detach and log to syslog\n"
@@ -81,10 +85,8 @@ static const char help[] =
 	"                  gone, 10 s at most: exit 0 once it is gone or if none ran\n"
 	"                  (as systemctl stop), 1 if it is still there\n";
 
-/* the longest sleep with something to purge (memory far above the threshold) */
-#define FAR_MS 1000
-/* ... and with nothing to purge */
-#define IDLE_MS 1000
+#define FAR_MS DAEMON_FAR_MS
+#define IDLE_MS DAEMON_IDLE_MS
 /*
  * The fastest fall of available memory (and of a tmpfs's free space) the
  * poll is planned for, in bytes a second: faster than one thread faults
@@ -99,15 +101,14 @@ static const char help[] =
 /* cgroup v2 levels whose memory.events.local are watched */
 #define MAX_EVENTS 8
 
-static int use_syslog;
+int daemon_use_syslog;
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
+void daemon_say(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	if (use_syslog) {
+	if (daemon_use_syslog) {
 		vsyslog(LOG_INFO, fmt, ap);
 	} else {
 		fputs("volatile daemon: ", stderr);
@@ -126,8 +127,7 @@ struct watch {
 	int sfd, psi, v1_level, v1_usage;
 	int v2_events[MAX_EVENTS], n_events;
 	uint64_t usage_armed; /* the v1 usage threshold registered, 0: none */
-	uint64_t last_avail;  /* available memory at the last look, and when (ns) */
-	uint64_t last_look;
+	struct daemon_fall fall;
 	uint32_t last_collect;
 	uint32_t last_follow;
 };
@@ -142,14 +142,14 @@ static uint64_t mono_ns(void)
 
 /* ---- what wakes us ---------------------------------------------------------- */
 
-static int psi_trigger(const struct watch *w)
+int daemon_psi_trigger(const char *cgroup_dir)
 {
 	static const char trig[] = "some 150000 2000000";
 	char path[PATH_MAX + 32];
 	int fd;
 
-	if (w->have_cg && w->cg.version == 2)
-		snprintf(path, sizeof(path), "%s/memory.pressure", w->cg.dir);
+	if (cgroup_dir != NULL)
+		snprintf(path, sizeof(path), "%s/memory.pressure", cgroup_dir);
 	else
 		snprintf(path, sizeof(path), "/proc/pressure/memory");
 	fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
@@ -157,11 +157,11 @@ static int psi_trigger(const struct watch *w)
 		return -1;
 	/* the kernel wants the NUL too */
 	if (write(fd, trig, sizeof(trig)) < 0) {
-		say("no PSI trigger on %s (%s): polling", path, strerror(errno));
+		daemon_say("no PSI trigger on %s (%s): polling", path, strerror(errno));
 		close(fd);
 		return -1;
 	}
-	say("PSI trigger on %s: %s", path, trig);
+	daemon_say("PSI trigger on %s: %s", path, trig);
 	return fd;
 }
 
@@ -269,6 +269,21 @@ static void drain(int fd)
 
 /* ---- what we do when woken ---------------------------------------------------- */
 
+uint64_t daemon_fall_rate(const struct daemon_fall *f, uint64_t available, uint64_t now_ns)
+{
+	return vl_fall_rate(f->last_avail, available,
+			    f->last_look != 0 && now_ns > f->last_look ? now_ns - f->last_look : 0,
+			    FALL_RATE);
+}
+
+unsigned daemon_memory_sleep(struct daemon_fall *f, uint64_t available, uint64_t threshold,
+			     uint64_t rate, unsigned min_ms)
+{
+	f->last_avail = available;
+	f->last_look = mono_ns();
+	return vl_poll_ms(available > threshold ? available - threshold : 0, rate, min_ms, FAR_MS);
+}
+
 /*
  * The low-memory rule. Returns how long to sleep as far as memory goes:
  * the time available memory takes to fall to the threshold at FALL_RATE,
@@ -290,13 +305,11 @@ static unsigned relieve_memory(struct watch *w)
 		looked = 1;
 		if (round == 0) {
 			arm_usage(w, &ms, threshold);
-			rate = vl_fall_rate(w->last_avail, ms.available,
-					    w->last_look != 0 && now > w->last_look ? now - w->last_look : 0,
-					    FALL_RATE);
+			rate = daemon_fall_rate(&w->fall, ms.available, now);
 		}
 		if (purged == 0 || (rep.ranges == 0 && rep.files_dropped == 0))
 			break; /* not low, or nothing (left) to purge */
-		say("purged %u range%s, %llu bytes: %s %llu bytes available < %llu", rep.ranges,
+		daemon_say("purged %u range%s, %llu bytes: %s %llu bytes available < %llu", rep.ranges,
 		    rep.ranges == 1 ? "" : "s", (unsigned long long)rep.bytes,
 		    ms.by_cgroup ? "cgroup" : "memory", (unsigned long long)ms.available,
 		    (unsigned long long)threshold);
@@ -304,10 +317,7 @@ static unsigned relieve_memory(struct watch *w)
 	if (!looked)
 		return FAR_MS; /* /proc/meminfo unreadable: nothing to plan with */
 	/* the last look: after a purge, what is available once it is done */
-	w->last_avail = ms.available;
-	w->last_look = mono_ns();
-	return vl_poll_ms(ms.available > threshold ? ms.available - threshold : 0, rate,
-			  w->min_ms, FAR_MS);
+	return daemon_memory_sleep(&w->fall, ms.available, threshold, rate, w->min_ms);
 }
 
 /*
@@ -406,7 +416,7 @@ static unsigned relieve_tmpfs(struct watch *w)
 			/* purged (or nothing left to purge): look again soon */
 			free_bytes = 0;
 			if (rep.ranges)
-				say("purged %u range%s, %llu bytes: tmpfs of %s: %llu bytes free < %llu",
+				daemon_say("purged %u range%s, %llu bytes: tmpfs of %s: %llu bytes free < %llu",
 				    rep.ranges, rep.ranges == 1 ? "" : "s",
 				    (unsigned long long)rep.bytes, way,
 				    (unsigned long long)((uint64_t)sf.f_bavail * sf.f_bsize),
@@ -434,7 +444,7 @@ static void collect(struct watch *w)
 	w->last_collect = (uint32_t)ts.tv_sec;
 	vl_collect(&w->r, &rep);
 	if (rep.files_dropped)
-		say("forgot the records of %u file%s", rep.files_dropped,
+		daemon_say("forgot the records of %u file%s", rep.files_dropped,
 		    rep.files_dropped == 1 ? " that is gone" : "s that are gone");
 }
 
@@ -461,14 +471,14 @@ static void follow(struct watch *w)
 	if (err == 0)
 		err = vl_region_move(&w->r, &next);
 	if (err) {
-		say("the region %s is no longer the one new processes find; cannot move its "
+		daemon_say("the region %s is no longer the one new processes find; cannot move its "
 		    "records to %s: %s", w->r.path, path, strerror(-err));
 		if (next.hdr != NULL)
 			vl_region_unmap(&next);
 		return;
 	}
 	vl_region_settle(&next);
-	say("the region %s is no longer the one new processes find: its records are moved to %s",
+	daemon_say("the region %s is no longer the one new processes find: its records are moved to %s",
 	    w->r.path, path);
 	vl_region_unmap(&w->r);
 	w->r = next;
@@ -570,7 +580,7 @@ static void setup(struct watch *w, const char *cgroup)
 	 * Environment= would leave the default threshold in force unseen.
 	 */
 	if (vl_env_refused(bad, sizeof(bad)))
-		say("%s: ignored", bad);
+		daemon_say("%s: ignored", bad);
 	open_region(&w->r, 1);
 	if (cgroup != NULL) {
 		err = vl_cgroup_at(cgroup, &w->cg);
@@ -588,18 +598,18 @@ static void setup(struct watch *w, const char *cgroup)
 	w->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (w->sfd < 0)
 		die("daemon: %s", strerror(errno));
-	w->psi = psi_trigger(w);
+	w->psi = daemon_psi_trigger(w->have_cg && w->cg.version == 2 ? w->cg.dir : NULL);
 	w->v1_level = w->v1_usage = -1;
 	if (w->have_cg && w->cg.version == 1) {
 		w->v1_level = v1_event(w, "memory.pressure_level", "low");
-		say("cgroup v1 %s: pressure events %s", w->cg.dir,
+		daemon_say("cgroup v1 %s: pressure events %s", w->cg.dir,
 		    w->v1_level >= 0 ? "on" : "unavailable");
 	} else if (w->have_cg) {
 		v2_events(w);
-		say("cgroup v2 %s: events of %d level%s", w->cg.dir, w->n_events,
+		daemon_say("cgroup v2 %s: events of %d level%s", w->cg.dir, w->n_events,
 		    w->n_events == 1 ? "" : "s");
 	}
-	say("watching region %s: purging when available memory < %s, tmpfs free < %s",
+	daemon_say("watching region %s: purging when available memory < %s, tmpfs free < %s",
 	    cfg->region, threshold_text(&cfg->min_available, a, sizeof(a)),
 	    threshold_text(&cfg->tmpfs_min_free, b, sizeof(b)));
 }
@@ -634,12 +644,12 @@ static int keep_name(int lock)
 	}
 	close(lock);
 	daemon_register(fd);
-	say("%s was removed or replaced: made again", path);
+	daemon_say("%s was removed or replaced: made again", path);
 	return fd;
 }
 
 /* Fork into the background; the parent returns once the child is set up. */
-static void detach(int *ready)
+void daemon_detach(int *ready)
 {
 	int p[2];
 	pid_t pid;
@@ -700,7 +710,7 @@ static int stop_daemons(void)
 	return status;
 }
 
-static void quiet_stdio(void)
+void daemon_quiet_stdio(void)
 {
 	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 
@@ -728,6 +738,10 @@ int cmd_daemon(int argc, char **argv)
 	const char *cgroup = NULL;
 	int c, foreground = 0, ready = -1, lock, stop = 0, other = 0;
 
+	/* the machine's daemon is another program's worth of options (system.c) */
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--system") == 0)
+			return cmd_daemon_system(argc, argv);
 	memset(&w, 0, sizeof(w));
 	w.min_ms = 20;
 	optind = 1;
@@ -755,10 +769,10 @@ int cmd_daemon(int argc, char **argv)
 		return stop_daemons();
 	lock = single();
 	if (!foreground) {
-		detach(&ready);
+		daemon_detach(&ready);
 		openlog("volatile", LOG_PID, LOG_DAEMON);
-		use_syslog = 1;
-		quiet_stdio();
+		daemon_use_syslog = 1;
+		daemon_quiet_stdio();
 	}
 	daemon_register(lock);
 	setup(&w, cgroup);
@@ -786,7 +800,7 @@ int cmd_daemon(int argc, char **argv)
 		if (poll(pfd, 4 + (nfds_t)w.n_events, (int)w.sleep_ms) < 0 && errno != EINTR)
 			die("daemon: poll: %s", strerror(errno));
 		if (pfd[0].revents) {
-			say("exiting on a signal");
+			daemon_say("exiting on a signal");
 			return 0;
 		}
 		/*
@@ -795,7 +809,7 @@ int cmd_daemon(int argc, char **argv)
 		 * rather than wake at once, again and again.
 		 */
 		if (pfd[1].revents & (POLLERR | POLLNVAL | POLLHUP)) {
-			say("the PSI trigger is gone (its cgroup removed?): polling");
+			daemon_say("the PSI trigger is gone (its cgroup removed?): polling");
 			close(w.psi);
 			w.psi = -1;
 		}
@@ -806,7 +820,7 @@ int cmd_daemon(int argc, char **argv)
 				rearm(&w, i, pfd[4 + i].revents);
 		lock = keep_name(lock);
 		if (lock < 0) {
-			say("another daemon serves region %s now: exiting", vl_config()->region);
+			daemon_say("another daemon serves region %s now: exiting", vl_config()->region);
 			return 0;
 		}
 		daemon_woke(lock);

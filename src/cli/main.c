@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include "punch.h"
+#include "system.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,13 +24,19 @@ static const char usage[] =
 	"  status [--ranges] [--json] [--watch [--count N]]\n"
 	"                         show the region: files, ranges, bytes, budget, memory,\n"
 	"                         the last purges; --watch redraws it once a second\n"
+	"  status --system [--uid UID]...\n"
+	"                         (root) the users with a region in a default place\n"
 	"  purge [--all | --bytes SIZE]\n"
 	"                         purge volatile ranges now, oldest first\n"
+	"  purge --system [--all | --bytes SIZE] [--uid UID]... [--debug]\n"
+	"                         (root) the machine's oldest first, every user's region\n"
 	"  mark FILE OFFSET LEN   mark bytes of a tmpfs file volatile\n"
 	"  unmark FILE OFFSET LEN unmark them; prints 'intact' (exit 0) or 'purged' (exit 1)\n"
 	"  daemon [--foreground] [--cgroup DIR] [--interval MS]\n"
 	"                         purge under memory pressure, in the background\n"
 	"  daemon --stop          stop the region's daemon ('status' names it)\n"
+	"  daemon --system [--foreground] [--uid UID]... [--debug]\n"
+	"                         (root) the machine's daemon, for every user's region\n"
 	"\n"
 	"SIZE, OFFSET and LEN take K, M, G and T suffixes (powers of 1024).\n"
 	"The region is VOLATILE_REGION, or the user's default (status names it).\n"
@@ -45,6 +52,8 @@ static const struct {
 } commands[] = {
 	{ "run", cmd_run },       { "status", cmd_status }, { "purge", cmd_purge },
 	{ "mark", cmd_mark },     { "unmark", cmd_unmark }, { "daemon", cmd_daemon },
+	/* root's daemon starts it (DESIGN 22): not in the usage */
+	{ "system-worker", cmd_system_worker },
 };
 
 /*

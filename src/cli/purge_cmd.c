@@ -3,20 +3,25 @@
  * purge.c - `volatile purge [--all | --bytes SIZE]`.
  */
 #include "cli.h"
+#include "system.h"
 
 #include "purge.h"
 #include "region.h"
 
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 static const char help[] =
 	"Usage: volatile purge [--all | --bytes SIZE]\n"
+	"       volatile purge --system [--all | --bytes SIZE] [--uid UID]... [--debug]\n"
 	"Purge volatile ranges of the region now, oldest first, whole ranges at a\n"
 	"time: all of them (--all, the default), or until at least SIZE bytes\n"
 	"(K, M, G suffixes) have been purged. Prints what was purged.\n"
 	"Then looks at every file with volatile ranges and forgets the records of\n"
-	"those that are gone (a file found gone twice, some seconds apart).\n";
+	"those that are gone (a file found gone twice, some seconds apart).\n"
+	"With --system (root): the machine's oldest ranges first, across every\n"
+	"user's region (volatile purge --system --help).\n";
 
 int cmd_purge(int argc, char **argv)
 {
@@ -29,6 +34,10 @@ int cmd_purge(int argc, char **argv)
 	struct vl_region r;
 	int c, all = 0, bytes = 0;
 
+	/* the machine's purge is another program's worth of options (system.c) */
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--system") == 0)
+			return cmd_purge_system(argc, argv);
 	optind = 1;
 	while ((c = next_opt(argc, argv, "+ab:h", opts, help)) != -1) {
 		if (c == 'a') {

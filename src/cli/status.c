@@ -11,6 +11,7 @@
  */
 #include "cli.h"
 #include "status.h"
+#include "sysfind.h"
 #include "age.h"
 
 #include "env.h"
@@ -36,6 +37,7 @@
 
 static const char help[] =
 	"Usage: volatile status [--ranges] [--json] [--watch [--count N]]\n"
+	"       volatile status --system [--uid UID]...\n"
 	"Show the region: its files with volatile ranges, each with a summary and its\n"
 	"oldest ranges (offset, length, purged or not, age in ms since its MARK), the\n"
 	"volatile and purged bytes, capacity, the budget in force for this\n"
@@ -47,7 +49,10 @@ static const char help[] =
 	"  --watch  redraw once a second: the totals, memory against the threshold,\n"
 	"           the files with the most volatile bytes, the last purges and why\n"
 	"           (plain frames when the output is not a terminal; Ctrl-C ends it)\n"
-	"  --count N  with --watch: stop after N frames\n";
+	"  --count N  with --watch: stop after N frames\n"
+	"  --system (root) every user with a region in a default place, and each\n"
+	"           name there refused, with why\n"
+	"  --uid UID  with --system: only this user (repeatable)\n";
 
 /* ranges a file shows in the text without --ranges: its oldest */
 #define OLDEST_SHOWN 5
@@ -415,20 +420,34 @@ static int watch(uint64_t count)
 	return 0;
 }
 
+static void uid_option(const char *s, uint32_t *uids, int *n)
+{
+	const char *why = vl_sys_uid_of(s, strlen(s), &uids[*n]);
+
+	if (why != NULL)
+		die("status: --uid '%s': %s", s, why);
+	if (*n == VL_SYS_USERS_MAX)
+		die("status: more than %d --uid", VL_SYS_USERS_MAX);
+	(*n)++;
+}
+
 int cmd_status(int argc, char **argv)
 {
 	static const struct option opts[] = { { "json", no_argument, NULL, 'j' },
 					      { "ranges", no_argument, NULL, 'r' },
 					      { "watch", no_argument, NULL, 'w' },
 					      { "count", required_argument, NULL, 'n' },
+					      { "system", no_argument, NULL, 's' },
+					      { "uid", required_argument, NULL, 'u' },
 					      { "help", no_argument, NULL, 'h' },
 					      { 0 } };
+	static uint32_t uids[VL_SYS_USERS_MAX];
 	struct snapshot s;
-	int c, json = 0, all_ranges = 0, watching = 0;
+	int c, json = 0, all_ranges = 0, watching = 0, system = 0, nuids = 0;
 	uint64_t count = 0;
 
 	optind = 1;
-	while ((c = next_opt(argc, argv, "+jrwn:h", opts, help)) != -1) {
+	while ((c = next_opt(argc, argv, "+jrwn:su:h", opts, help)) != -1) {
 		if (c == 'j')
 			json = 1;
 		else if (c == 'r')
@@ -437,9 +456,20 @@ int cmd_status(int argc, char **argv)
 			watching = 1;
 		else if (c == 'n' && (count = size_arg("count", optarg)) == 0)
 			die("status: --count must be 1 or more frames");
+		else if (c == 's')
+			system = 1;
+		else if (c == 'u')
+			uid_option(optarg, uids, &nuids);
 	}
 	if (optind != argc)
 		die("status takes no arguments (try 'volatile status --help')");
+	if (nuids > 0 && !system)
+		die("status: --uid goes with --system");
+	if (system) {
+		if (json || all_ranges || watching || count)
+			die("status --system takes none of --json, --ranges, --watch");
+		return status_system(uids, nuids);
+	}
 	/* a look, not a wait: a lock a live process keeps is reported, not waited for */
 	setenv("VOLATILE_LOCK_WAIT", STATUS_WAIT_MS, 1);
 	vl_config_reload();

@@ -147,12 +147,29 @@ const char *region_path(void)
 	return path;
 }
 
+/* The region at path, made if create; once open, one made anew looks for older ones (move.c). */
+static int open_at(const char *path, struct vl_region *r, int create)
+{
+	const struct vl_config *cfg = vl_config();
+	int err = vl_region_open(path,
+				 create ? VL_OPEN_CREATE | (cfg->region_chosen ? VL_OPEN_CHOSEN : 0) : 0,
+				 cfg->create_ranges, cfg->create_files, r);
+
+	if (err == 0)
+		vl_region_settle(r);
+	return err;
+}
+
+int try_open_region(struct vl_region *r)
+{
+	/* a relative name: vl_region_open's EINVAL */
+	return open_at(vl_config()->region, r, 0);
+}
+
 int open_region(struct vl_region *r, int create)
 {
 	const struct vl_config *cfg = vl_config();
-	int err = vl_region_open(region_path(),
-				 create ? VL_OPEN_CREATE | (cfg->region_chosen ? VL_OPEN_CHOSEN : 0) : 0,
-				 cfg->create_ranges, cfg->create_files, r);
+	int err = open_at(region_path(), r, create);
 	char why[160];
 
 	if (err == -ENOENT && !create)
@@ -169,8 +186,6 @@ int open_region(struct vl_region *r, int create)
 		    cfg->region, strerror(EPROTO));
 	if (err)
 		die("region %s: %s", cfg->region, strerror(-err));
-	/* a region made anew looks for older ones to take in (move.c) */
-	vl_region_settle(r);
 	return 0;
 }
 

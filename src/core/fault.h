@@ -20,7 +20,11 @@
  * VOLATILE_FAULT_EVICT_AGE=S, the seconds of silence after which a full
  * table may evict a record (src/evict.c; a minute otherwise), and
  * VOLATILE_FAULT_GONE_GRACE=S, the seconds between the two sightings of
- * a gone file (src/purge.c; 3 otherwise).
+ * a gone file (src/purge.c; 3 otherwise). And one place:
+ * VOLATILE_FAULT_SYS_ROOT=DIR, under which `volatile status --system`
+ * looks for users' regions (DIR/run, DIR/run/user, DIR/dev/shm: cli/sysfind.c)
+ * instead of the machine's, so that a test makes its users in a tree of
+ * its own (system-find.sh).
  *
  * VOLATILE_FAULT_REPORT=PATH appends one line per fault injected
  * ("kill N WHERE", "syscall N WHERE ERRNO"), so that a test walking N

@@ -235,7 +235,7 @@ int vl_purge_log_read(const struct vl_purge_log *l, struct vl_purge_entry *out, 
 const char *vl_purge_reason_name(uint32_t reason)
 {
 	static const char *const names[] = { "other",	"budget", "memory", "tmpfs",
-					     "command", "api",	  "ashmem" };
+					     "command", "api",	  "ashmem", "system" };
 
 	return reason < sizeof(names) / sizeof(names[0]) ? names[reason] : "other";
 }

@@ -659,6 +659,7 @@ enum vl_purge_reason {
 	VL_PURGE_COMMAND = 4, /* volatile purge */
 	VL_PURGE_API = 5,     /* volatile_purge() */
 	VL_PURGE_ASHMEM = 6,  /* ASHMEM_PURGE_ALL_CACHES */
+	VL_PURGE_SYSTEM = 7,  /* the machine's daemon, through the user's worker (DESIGN 22) */
 };
 
 #define VL_PURGE_LOG 32

@@ -623,6 +623,7 @@ START_TEST(test_purge_log)
 	ck_assert_int_eq(n, VL_PURGE_LOG - 2);
 	ck_assert_uint_eq(out[0].at_ms, 10000 + 3 * VL_PURGE_LOG - 3);
 	ck_assert_str_eq(vl_purge_reason_name(99), "other");
+	ck_assert_str_eq(vl_purge_reason_name(VL_PURGE_SYSTEM), "system");
 }
 END_TEST
 
