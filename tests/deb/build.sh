@@ -15,8 +15,8 @@
 # 4. As root, and only if none of the packages is on the machine yet:
 #    installs the three .debs, checks `volatile --help`, `volatile run`,
 #    pkg-config, a program built with `cc $(pkg-config --cflags --libs
-#    libvolatile)`, the manual pages and the user unit, then purges the
-#    packages again.
+#    libvolatile)`, the manual pages, the user unit, the system unit and
+#    that it is enabled, then purges the packages again.
 #
 # OUTDIR (default: a new directory in /tmp) keeps the logs; the .debs are in
 # OUTDIR/build. Ends with one line "deb: N passed, N failed" and exits
@@ -164,6 +164,9 @@ for page in volatile libvolatile volatile_purge volatile_stats; do
 	step "man -w $page" check_man "$page"
 done
 step "user unit in /usr/lib/systemd/user" test -f /usr/lib/systemd/user/volatile-daemon.service
+step "system unit in /lib/systemd/system" test -f /lib/systemd/system/volatile-system.service
+# enabled by the package (deb-systemd-helper makes the link even where systemd does not run)
+step "system unit enabled" test -L /etc/systemd/system/multi-user.target.wants/volatile-system.service
 
 trap - EXIT
 if purge && ! installed_any; then
