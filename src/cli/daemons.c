@@ -117,40 +117,6 @@ static int holds_lock_on(pid_t pid, const struct stat *file)
 	return look.held;
 }
 
-/* The daemon of the file at path, checked, in *d: 0, or -1 (none runs). */
-static int daemon_at(const char *kind, const char *path, struct daemon_seen *d)
-{
-	char text[64], why[160], *end;
-	struct stat st;
-	ssize_t n;
-	long pid;
-	int fd;
-
-	memset(d, 0, sizeof(*d));
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return -1;
-	n = -1;
-	/* a file another user put there names no daemon of ours */
-	if (fstat(fd, &st) == 0 && not_private_file(&st, why, sizeof(why)) == NULL)
-		n = pread(fd, text, sizeof(text) - 1, 0);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	text[n] = '\0';
-	pid = strtol(text, &end, 10);
-	if (end == text || *end != '\n' || pid <= 0 || !holds_lock_on((pid_t)pid, &st))
-		return -1;
-	snprintf(d->kind, sizeof(d->kind), "%s", kind);
-	snprintf(d->file, sizeof(d->file), "%s", path);
-	d->pid = (pid_t)pid;
-	d->since = strtoll(end + 1, NULL, 10);
-	d->woke = st.st_mtim;
-	d->dev = st.st_dev;
-	d->ino = st.st_ino;
-	return 0;
-}
-
 /*
  * Does /proc/locks show pid holding an flock for writing on file? The
  * machine's daemon is root's: another user may not read its fdinfo, but
@@ -177,12 +143,32 @@ static int locks_show(pid_t pid, const struct stat *file)
 	return look.held;
 }
 
-/*
- * The machine's daemon (DESIGN 22), if one runs: its file is root's, in
- * root's /run, readable by all and written by root alone, and its pid must
- * hold the flock on it (locks_show). It serves default regions only.
- */
-static int system_daemon_at(struct daemon_seen *d)
+/* The user's daemon's file: a private file of this user (a file another user put there names none). */
+static int users_file(const struct stat *st)
+{
+	char why[160];
+
+	return not_private_file(st, why, sizeof(why)) == NULL;
+}
+
+/* The machine's (DESIGN 22): root's, in root's /run, readable by all, written by root alone. */
+static int machines_file(const struct stat *st)
+{
+	return S_ISREG(st->st_mode) && st->st_uid == 0 && (st->st_mode & (S_IWGRP | S_IWOTH)) == 0 &&
+	       st->st_nlink == 1;
+}
+
+struct daemon_kind {
+	const char *name;
+	int (*file_ok)(const struct stat *st);
+	int (*holds)(pid_t pid, const struct stat *file); /* the pid holds the file's flock */
+};
+
+static const struct daemon_kind user_kind = { "user", users_file, holds_lock_on };
+static const struct daemon_kind machine_kind = { "machine", machines_file, locks_show };
+
+/* The daemon of kind k whose file is at path, checked, in *d: 0, or -1 (none runs). */
+static int daemon_at(const struct daemon_kind *k, const char *path, struct daemon_seen *d)
 {
 	char text[64], *end;
 	struct stat st;
@@ -191,21 +177,20 @@ static int system_daemon_at(struct daemon_seen *d)
 	int fd;
 
 	memset(d, 0, sizeof(*d));
-	fd = open(VL_SYS_DAEMON_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
-	    (st.st_mode & (S_IWGRP | S_IWOTH)) == 0 && st.st_nlink == 1)
+	if (fstat(fd, &st) == 0 && k->file_ok(&st))
 		n = pread(fd, text, sizeof(text) - 1, 0);
 	close(fd);
 	if (n <= 0)
 		return -1;
 	text[n] = '\0';
 	pid = strtol(text, &end, 10);
-	if (end == text || *end != '\n' || pid <= 0 || pid > INT_MAX || !locks_show((pid_t)pid, &st))
+	if (end == text || *end != '\n' || pid <= 0 || pid > INT_MAX || !k->holds((pid_t)pid, &st))
 		return -1;
-	snprintf(d->kind, sizeof(d->kind), "machine");
-	snprintf(d->file, sizeof(d->file), "%s", VL_SYS_DAEMON_FILE);
+	snprintf(d->kind, sizeof(d->kind), "%s", k->name);
+	snprintf(d->file, sizeof(d->file), "%s", path);
 	d->pid = (pid_t)pid;
 	d->since = strtoll(end + 1, NULL, 10);
 	d->woke = st.st_mtim;
@@ -220,10 +205,11 @@ int daemons_serving(struct daemon_seen *out, int max)
 	int n = 0;
 
 	daemon_file(path, sizeof(path));
-	if (n < max && daemon_at("user", path, &out[n]) == 0)
+	if (n < max && daemon_at(&user_kind, path, &out[n]) == 0)
 		n++;
 	/* the machine's serves the regions at their default places alone (DESIGN 22) */
-	if (n < max && vl_is_default_name(region_path()) && system_daemon_at(&out[n]) == 0)
+	if (n < max && vl_is_default_name(region_path()) &&
+	    daemon_at(&machine_kind, VL_SYS_DAEMON_FILE, &out[n]) == 0)
 		n++;
 	return n;
 }

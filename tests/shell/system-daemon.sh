@@ -11,6 +11,12 @@
 SYS_UIDS="61107 61108"
 . "$(dirname "$0")/system-root-lib.sh"
 
+# one a machine: where the machine's daemon already runs (the package's service, another
+# test run), this one could not start
+sysfile=/run/libvolatile-system.daemon
+[ -e "$sysfile" ] && ! flock -n "$sysfile" true 2>/dev/null &&
+	skip "the machine's daemon already runs here (pid $(head -n 1 "$sysfile")): one a machine"
+
 f1=$WORK/u$U1/f
 f2=$WORK/u$U2/f
 holder h1 $U1 open "$f1" rwc fill 0 64K A mark 0 4K touch "$CUE/u1-marked" wait "$CUE/u1-more" \
