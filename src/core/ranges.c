@@ -611,7 +611,8 @@ static int absorb_look(const struct vl_region *r, uint32_t root, uint32_t file,
 {
 	uint32_t x;
 
-	w->first = vl_rb_end_at_least(r, root, w->ms, 1);
+	if (vl_rb_end_at_least_checked(r, root, file, w->ms, 1, &w->first) != 0)
+		return -EUCLEAN;
 	w->left = w->first != VL_NIL ? prev_ok(r, w->first, file) : vl_rb_last(r, root);
 	for (x = w->first; x != VL_NIL && vl_node_at(r, x)->start < w->me; x = next_ok(r, x, file)) {
 		if (x == BAD || !vl_range_ok(r, x, file) || ++w->steps >= r->node_cap ||
