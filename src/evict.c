@@ -184,14 +184,14 @@ static int evict(const struct vl_region *r, const struct cand *c)
 		 * crash between the two leaves a tombstone and the record: a
 		 * false 1 at worst.
 		 */
-		int tomb = f->h.npurged != 0 || vl_file_flagged(f);
+		int tomb = vl_file_tomb_before(f, 0);
 
 		if (tomb)
 			vl_tomb_add(r->tomb, &f->h.ident);
 		VL_STEP("evict: tombstone set, record kept");
 		err = vl_ix_clear(r, c->fi, &ch);
 		/* a purged range the count missed: its tombstone, still before the slot goes */
-		if (err == 0 && !tomb && ch.d_purged != 0)
+		if (err == 0 && vl_file_tomb_after(tomb, 0, ch.d_purged))
 			vl_tomb_add(r->tomb, &f->h.ident);
 		if (err == 0) {
 			vl_ix_commit(r, c->fi, &ch);
@@ -248,7 +248,7 @@ static int free_empty(const struct vl_region *r)
 			if (f->h.state == VL_FILE_LIVE && f->h.nranges == 0 && !vl_file_holds_state(f) &&
 			    vl_file_ok(r, f)) {
 				/* empty, but a flagged one's lost purged ranges need a tombstone */
-				if (vl_file_flagged(f))
+				if (vl_file_tomb_before(f, 0))
 					vl_tomb_add(r->tomb, &f->h.ident);
 				vl_file_release(r, fi);
 				freed++;

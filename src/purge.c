@@ -246,13 +246,13 @@ int vl_drop_file_locked(const struct vl_region *r, uint32_t fi, uint32_t gen, in
 		 * be wrong: before the slot is freed either way. A flagged record
 		 * leaves one too, whatever it holds (vl_file_flagged).
 		 */
-		int tomb = (!unpurged_only && f->h.npurged != 0) || vl_file_flagged(f);
+		int tomb = vl_file_tomb_before(f, unpurged_only);
 
 		if (tomb)
 			vl_tomb_add(r->tomb, &f->h.ident);
 		VL_STEP("drop: tombstone set (if purged), record kept");
 		err = unpurged_only ? vl_ix_forget_unpurged(r, fi, &c) : vl_ix_clear(r, fi, &c);
-		if (err == 0 && !tomb && !unpurged_only && c.d_purged != 0)
+		if (err == 0 && vl_file_tomb_after(tomb, unpurged_only, c.d_purged))
 			vl_tomb_add(r->tomb, &f->h.ident);
 		if (err == 0) {
 			vl_ix_commit(r, fi, &c);

@@ -439,6 +439,29 @@ static inline int vl_file_flagged(const struct vl_file *f)
 	return (__atomic_load_n(&f->h.flags, __ATOMIC_RELAXED) & VL_FF_TOMB) != 0;
 }
 
+/*
+ * Must the record's identity go to the tombstones before its ranges go
+ * (DESIGN 15; the one rule of evict.c, purge.c's drop and the release of
+ * empty records)? When a purged one is among those that go, as its count
+ * says (unpurged_only: none of them is purged), or when it is flagged.
+ * Its caller looks again after the clear (vl_file_tomb_after): the count
+ * may be wrong.
+ */
+static inline int vl_file_tomb_before(const struct vl_file *f, int unpurged_only)
+{
+	return (!unpurged_only && __atomic_load_n(&f->h.npurged, __ATOMIC_RELAXED) != 0) ||
+	       vl_file_flagged(f);
+}
+
+/*
+ * And after a clear that met d_purged purged ranges: a tombstone still
+ * owed (none was put before: tomb_before 0), before the slot is freed.
+ */
+static inline int vl_file_tomb_after(int tomb_before, int unpurged_only, int64_t d_purged)
+{
+	return !tomb_before && !unpurged_only && d_purged != 0;
+}
+
 /* ---- byte counts of the whole region ------------------------------------ */
 
 /*
