@@ -253,6 +253,21 @@ need_plant() {
 	[ -x "$PLANT" ] || fail "$PLANT is not built (make check builds it)"
 }
 
+# flag_by_repair FILE: FILE (64K, made here) gets [8K, 12K) marked and
+# purged, its node's end written below its start without its sum, its lock
+# made a dead holder's; the UNMARK of [32K, 36K), never marked, then
+# repairs the file, the repair drops the range it cannot read and flags
+# the record (DESIGN 11): that UNMARK says 1. The region is the test's.
+flag_by_repair() {
+	mkfile "$1" 64K F
+	ok fr-m svt open "$1" rw mark 8K 4K
+	ok fr-p vol purge --all
+	ok fr-e "$PLANT" end "$1" 8192 4096
+	ok fr-l "$PLANT" lockword "$1" dead
+	ok fr-u svt open "$1" rw unmark 32K 4K
+	expect_line fr-u "unmark 32K 4K = 1"
+}
+
 # never_zero NAME OFF LEN: NAME's UNMARK of OFF LEN over punched bytes said
 # 1, or failed with EUCLEAN; never 0 (DESIGN 4), nor anything else.
 never_zero() {

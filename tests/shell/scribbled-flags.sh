@@ -19,13 +19,7 @@ need_plant
 
 F=$WORK/F
 new_region
-mkfile "$F" 64K F
-ok m1 svt open "$F" rw mark 8K 4K
-ok p vol purge --all
-ok e "$PLANT" end "$F" 8192 4096
-ok l "$PLANT" lockword "$F" dead
-ok u1 svt open "$F" rw unmark 32K 4K
-expect_line u1 "unmark 32K 4K = 1"
+flag_by_repair "$F"
 ok s "$PLANT" record "$F" flags 0
 ok u2 svt open "$F" rw unmark 8K 4K
 if ! grep -qx "unmark 8K 4K = 1" "$WORK/u2.out"; then

@@ -23,13 +23,7 @@ need_plant
 F=$WORK/F
 new_region
 export VOLATILE_REGION_FILES=8
-mkfile "$F" 64K F
-ok m1 svt open "$F" rw mark 8K 4K
-ok p vol purge --all
-ok e "$PLANT" end "$F" 8192 4096
-ok l "$PLANT" lockword "$F" dead
-ok u1 svt open "$F" rw unmark 32K 4K
-expect_line u1 "unmark 32K 4K = 1"
+flag_by_repair "$F"
 args=
 i=0
 while [ "$i" -lt 40 ]; do
