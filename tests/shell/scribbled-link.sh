@@ -10,7 +10,8 @@
 #   a. An UNMARK of [0, 20K) must say 1 (it covers the purged range), or
 #      fail (EUCLEAN), never 0 over the punched bytes.
 #   b. The region's records moved into a new one (DESIGN 16) by P, a user
-#      of the region, after its name is removed: the move must carry every
+#      of the region (it mapped it: a MARK of its own before), after its
+#      name is removed: the move must carry every
 #      purged range as purged, whatever the links say; then an UNMARK of
 #      [8K, 12K) must say 1.
 #   c. The root's left link cleared: [0, 4K) is cut off from the tree (it
@@ -50,12 +51,14 @@ fi
 
 # ---- b. the region moved ----
 scribbled_file 0 right 16384
-bg P svt open "$F" rw touch "$WORK/p-ready" wait "$WORK/p-go" mark 32K 4K
+# P maps the region (its MARK of [40K, 44K)) before the name goes: the move is its
+bg P svt open "$F" rw mark 40K 4K touch "$WORK/p-ready" wait "$WORK/p-go" mark 32K 4K
 wait_file "$WORK/p-ready"
 rm "$VOLATILE_REGION" || fail "rm $VOLATILE_REGION"
 touch "$WORK/p-go"
 wait_bg P
 [ "$rc" -eq 0 ] || { show P; fail "b: P: exit status $rc"; }
+expect_line P "mark 40K 4K = 0"
 expect_line P "mark 32K 4K = 0"
 ok u svt open "$F" rw unmark 8K 4K
 if ! grep -qx "unmark 8K 4K = 1" "$WORK/u.out"; then
