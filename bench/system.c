@@ -38,6 +38,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -488,8 +489,11 @@ static uint64_t mem_available(uint64_t *total)
 
 /* ---- 1: the reaction ------------------------------------------------------------------ */
 
-/* One trial: ms from the crossing to the first range purged; -1 not seen in 3 s, -2 spoiled. */
-static double one_reaction(uint64_t threshold, long long *purged)
+/*
+ * One trial: ms from the crossing to the first range purged; -1 not seen
+ * in 3 s, -2 spoiled, -3 a holder failed. The daemon is stopped in it.
+ */
+static double one_reaction(uint64_t threshold, long long *purged, pid_t daemon, int err_fd)
 {
 	static void *pieces[2048];
 	uint64_t t0 = 0, t1 = 0;
@@ -527,6 +531,8 @@ static double one_reaction(uint64_t threshold, long long *purged)
 	}
 	for (int i = 0; i < np; i++)
 		munmap(pieces[i], R_STEP);
+	/* before the ranges are put back: else it may purge them again, spoiling the next trial */
+	stop_sys_daemon(daemon, err_fd);
 	/* what UNMARK says: the ranges purged (put back, and marked again) */
 	for (int u = 0; u < SYS_USERS; u++) {
 		long long n = tell(&holders[u], "renew", 30000);
@@ -566,8 +572,7 @@ static void reaction(struct figure *f, int trials)
 		if (d < 0)
 			break;
 		snooze_ms(200); /* past its first look */
-		r = one_reaction(threshold, &purged);
-		stop_sys_daemon(d, efd);
+		r = one_reaction(threshold, &purged, d, efd);
 		if (r == -3)
 			break;
 		if (r == -2) {
@@ -746,7 +751,8 @@ static double purge_by_users(int users)
 }
 
 /*
- * The workers' start as root's: each forked, exactly its user, its socket
+ * The workers' start as root's: each forked, its passwd entry looked up
+ * (there is none), exactly its user, its socket
  * on fd 3, `volatile system-worker` exec'd, and asked one REPORT (it opens
  * its region). ms until all 100 answered, or -1; *end_ms: then until all
  * exited on their socket's close and were reaped.
@@ -772,6 +778,9 @@ static double start_workers(double *end_ms)
 			int null = open("/dev/null", O_RDWR);
 
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			/* root's worker looks its user up first (system.c drop_to): none here */
+			if (getpwuid(SYS_UID0 + (uid_t)u) != NULL)
+				_exit(127);
 			dup2(null, 0);
 			dup2(null, 1);
 			dup2(null, 2);
