@@ -73,6 +73,7 @@ struct holder {
 };
 
 static struct holder holders[SYS_USERS];
+static pid_t running_daemon; /* the daemon --system started, until stopped */
 static const char *vbin;
 static char self[1024];
 
@@ -214,6 +215,12 @@ static void stop_holders(void)
 
 static void cleanup(void)
 {
+	/* its workers die with it (PR_SET_PDEATHSIG) */
+	if (running_daemon > 0) {
+		kill(running_daemon, SIGKILL);
+		waitpid(running_daemon, NULL, 0);
+		running_daemon = 0;
+	}
 	stop_holders();
 	remove_regions();
 }
@@ -393,6 +400,7 @@ static pid_t start_sys_daemon_once(uint64_t threshold, int *err_fd, char *why, s
 		_exit(127);
 	}
 	close(e[1]);
+	running_daemon = pid;
 	snprintf(why, size, "the daemon did not start");
 	while (get_line(e[0], line, sizeof(line), 5000) == 0) {
 		if (strstr(line, "already running")) {
@@ -416,6 +424,7 @@ static pid_t start_sys_daemon_once(uint64_t threshold, int *err_fd, char *why, s
 	close(e[0]);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+	running_daemon = 0;
 	return -1;
 }
 
@@ -437,6 +446,7 @@ static void stop_sys_daemon(pid_t pid, int err_fd)
 {
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
+	running_daemon = 0;
 	close(err_fd);
 }
 
