@@ -19,8 +19,9 @@
  * --volatile names the `volatile` command, for the daemon's reaction time
  * (bench/reaction.c); without it that figure is skipped. --only runs one
  * group: passthrough, purge, pair, procs, counts, files, ranges, million,
- * llmiss, seccomp, ashmem, reach or reaction (million: the ranges group's
- * random spot in CPU time and its bytes per range, without the steps).
+ * llmiss, seccomp, ashmem, reach, reaction or system (million: the ranges
+ * group's random spot in CPU time and its bytes per range, without the
+ * steps; system: the machine's daemon, bench/system.c, root only).
  */
 #include "bench.h"
 
@@ -1029,6 +1030,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "--holder") == 0)
 		return holder_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "--sys-holder") == 0)
+		return sys_holder_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "--marker") == 0)
 		return marker_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "--pairs") == 0)
@@ -1132,6 +1135,10 @@ int main(int argc, char **argv)
 	if (wanted(only, "reaction")) {
 		fprintf(stderr, "bench: the daemon's reaction\n");
 		bench_reaction(volatile_bin, trials);
+	}
+	if (wanted(only, "system")) {
+		fprintf(stderr, "bench: the machine's daemon among 100 users' regions\n");
+		bench_system(volatile_bin, trials);
 	}
 
 	print_table(stdout, machine);

@@ -55,6 +55,10 @@ void bench_seccomp(const char *volatile_bin);
 int supervised_main(int argc, char **argv);
 /* bench --threads N PAIRS, run under `volatile run`; returns the exit status. */
 int threads_main(int argc, char **argv);
+/* The machine's daemon among 100 users' regions (bench/system.c); root only. */
+void bench_system(const char *volatile_bin, int trials);
+/* A user's holder there (bench --sys-holder ...); returns the exit status. */
+int sys_holder_main(int argc, char **argv);
 /* The process that holds the cache (bench --holder ...); returns the exit status. */
 int holder_main(int argc, char **argv);
 
