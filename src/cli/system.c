@@ -194,9 +194,6 @@ static void become_worker(const struct vl_sys_user *u, int sock, int debug, pid_
 	char *envp[] = { path_env, debug ? debug_env : NULL, NULL };
 	sigset_t none;
 
-	/* root's process gone (killed, even): its workers go too */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
-		_exit(127);
 	/* what the daemon blocks and ignores would be the worker's across the exec */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -204,6 +201,13 @@ static void become_worker(const struct vl_sys_user *u, int sock, int debug, pid_
 	if (worker_fds(sock) != 0)
 		_exit(127);
 	if (u->uid != 0 && drop_to(u) != 0)
+		_exit(127);
+	/*
+	 * Root's process gone (killed, even): its workers go too. Asked after
+	 * the drop: a change of uids or gids clears the parent-death signal
+	 * (system-pdeath.sh); the parent checked after, as it may be gone by then.
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
 		_exit(127);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || chdir("/") != 0)
 		_exit(127);
