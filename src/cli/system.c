@@ -200,6 +200,13 @@ static void become_worker(const struct vl_sys_user *u, int sock, int debug, pid_
 	signal(SIGPIPE, SIG_DFL);
 	if (worker_fds(sock) != 0)
 		_exit(127);
+	/*
+	 * A session of its own: no controlling terminal. In root's, a worker
+	 * (its user's to ptrace) could open /dev/tty, root's terminal when the
+	 * daemon runs from one (system-ctty.sh).
+	 */
+	if (setsid() < 0)
+		_exit(127);
 	if (u->uid != 0 && drop_to(u) != 0)
 		_exit(127);
 	/*
