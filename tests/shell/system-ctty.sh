@@ -9,6 +9,7 @@
 # write to root's screen.
 SYS_UIDS="62003 62004"
 . "$(dirname "$0")/system-root-lib.sh"
+sys_daemon_turn
 
 f2=$WORK/u$U2/f
 holder h2 $U2 open "$f2" rwc fill 0 64K B mark 8K 8K touch "$CUE/u2-marked" wait "$CUE/end"

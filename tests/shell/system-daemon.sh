@@ -10,6 +10,7 @@
 # and spawned again. SIGTERM: the daemon exits 0, its workers gone.
 SYS_UIDS="61107 61108"
 . "$(dirname "$0")/system-root-lib.sh"
+sys_daemon_turn
 
 f1=$WORK/u$U1/f
 f2=$WORK/u$U2/f

@@ -7,6 +7,7 @@
 # gids change, so it must be asked for after the drop to the user.
 SYS_UIDS="62001 62002"
 . "$(dirname "$0")/system-root-lib.sh"
+sys_daemon_turn
 
 f2=$WORK/u$U2/f
 holder h2 $U2 open "$f2" rwc fill 0 64K B mark 8K 8K touch "$CUE/u2-marked" wait "$CUE/end"
