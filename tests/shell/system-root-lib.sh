@@ -90,4 +90,12 @@ sys_daemon_turn() {
 	command -v flock >/dev/null 2>&1 || skip "flock (util-linux) is not installed: cannot take turns at the machine's daemon"
 	exec 9>>/run/libvolatile-system-test.turn
 	flock -w 600 9 || fail "no turn at the machine's daemon within 600 s"
+	# and one another tree's tests started (they take no turns) gone
+	_i=0
+	while [ -e /run/libvolatile-system.daemon ] &&
+		! flock -n /run/libvolatile-system.daemon true 2>/dev/null; do
+		_i=$((_i + 1))
+		[ "$_i" -le 6000 ] || fail "the machine's daemon still runs after 600 s"
+		sleep 0.1
+	done
 }
