@@ -520,7 +520,8 @@ static uint64_t pass(struct machine *m, uint64_t need, int *nothing)
 		if (m->seen[i].usable)
 			*nothing = 0;
 	}
-	while (done < need) {
+	/* --all (need UINT64_MAX): to the end, whatever a worker said it purged */
+	while (need == UINT64_MAX || done < need) {
 		uint32_t until;
 		int i = vl_sys_pick(m->seen, m->n, m->last, vl_age_now_of(vl_now_ms()), &until);
 		struct worker *w;
@@ -685,8 +686,8 @@ int cmd_purge_system(int argc, char **argv)
 			printf("uid %u: purged %llu range%s, %llu bytes\n", w->u.uid,
 			       (unsigned long long)w->ranges, plural(w->ranges),
 			       (unsigned long long)w->bytes);
-		ranges += w->ranges;
-		bytes += w->bytes;
+		ranges = add_sat(ranges, w->ranges);
+		bytes = add_sat(bytes, w->bytes);
 	}
 	printf("purged %llu range%s, %llu bytes\n", (unsigned long long)ranges, plural(ranges),
 	       (unsigned long long)bytes);
