@@ -123,6 +123,7 @@ struct machine {
 	int quiet_refusals;   /* the daemon logs refusals when their count changes */
 	int to_stderr;        /* purge --system: refusals are the command's own errors */
 	unsigned first_ms;    /* how long a worker's first answer is waited for */
+	int measured;         /* the daemon: a PURGE counts as far as memory shows it */
 };
 
 static struct worker workers[VL_SYS_USERS_MAX];
@@ -200,12 +201,19 @@ static void become_worker(const struct vl_sys_user *u, int sock, int debug, pid_
 	signal(SIGPIPE, SIG_DFL);
 	if (worker_fds(sock) != 0)
 		_exit(127);
+	/*
+	 * A session of its own: no controlling terminal. In root's, a worker
+	 * (its user's to ptrace) could open /dev/tty, root's terminal when the
+	 * daemon runs from one (system-ctty.sh).
+	 */
+	if (setsid() < 0)
+		_exit(127);
 	if (u->uid != 0 && drop_to(u) != 0)
 		_exit(127);
 	/*
-	 * Root's process gone (killed, even, while its user has stopped the
-	 * worker): its workers go too. Set after the drop, which clears it
-	 * (a change of the effective ids: prctl(2)); the exec keeps it.
+	 * Root's process gone (killed, even): its workers go too. Asked after
+	 * the drop: a change of uids or gids clears the parent-death signal
+	 * (system-pdeath.sh); the parent checked after, as it may be gone by then.
 	 */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
 		_exit(127);
@@ -447,15 +455,48 @@ static void scan(struct machine *m)
 			lost(&m->w[i], 0);
 }
 
+/* MemAvailable now (0: unreadable). */
+static uint64_t available_now(void)
+{
+	struct vl_memstate ms;
+
+	return vl_memstate_read(NULL, &ms) == 0 ? ms.available : 0;
+}
+
+/*
+ * What w's answer to a PURGE counts toward the pass's need, MemAvailable
+ * having been before when it was asked. A worker is its user's, who may
+ * say any number (DESIGN 22): by hand (purge --system) its word is taken;
+ * the daemon, whose need is the machine's memory, counts no more than the
+ * memory freed meanwhile shows, so that no user's word (nor ranges over
+ * holes) ends the others' turn (system-liar.sh).
+ */
+static uint64_t purge_credit(const struct machine *m, const struct worker *w, uint64_t before)
+{
+	uint64_t after, rise;
+
+	if (!m->measured)
+		return w->got.purged;
+	after = available_now();
+	rise = after > before ? after - before : 0;
+	return w->got.purged < rise ? w->got.purged : rise;
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return b > UINT64_MAX - a ? UINT64_MAX : a + b;
+}
+
 /*
  * One pass (DESIGN 22): a REPORT to every free worker at once, then the
  * oldest region first, PURGE up to the next one's oldest age, until need
- * bytes are purged or no region can give more. Returns the bytes purged;
+ * bytes are purged (as purge_credit counts them) or no region can give
+ * more. Returns the bytes purged as the workers said (saturated);
  * *nothing: no region reported anything unpurged.
  */
 static uint64_t pass(struct machine *m, uint64_t need, int *nothing)
 {
-	uint64_t done = 0;
+	uint64_t done = 0, said = 0;
 
 	tend(m);
 	*nothing = 1;
@@ -479,10 +520,12 @@ static uint64_t pass(struct machine *m, uint64_t need, int *nothing)
 		if (m->seen[i].usable)
 			*nothing = 0;
 	}
-	while (done < need) {
+	/* --all (need UINT64_MAX): to the end, whatever a worker said it purged */
+	while (need == UINT64_MAX || done < need) {
 		uint32_t until;
 		int i = vl_sys_pick(m->seen, m->n, m->last, vl_age_now_of(vl_now_ms()), &until);
 		struct worker *w;
+		uint64_t before;
 
 		if (i < 0)
 			break;
@@ -492,6 +535,7 @@ static uint64_t pass(struct machine *m, uint64_t need, int *nothing)
 		if (w->sock < 0 || w->waiting || w->asks >= PURGE_ASKS_MAX)
 			continue;
 		w->asks++;
+		before = m->measured ? available_now() : 0;
 		send_ask(m, w, VL_SYS_PURGE, until, need == UINT64_MAX ? UINT64_MAX : need - done,
 			 PURGE_MS);
 		collect(m);
@@ -500,14 +544,16 @@ static uint64_t pass(struct machine *m, uint64_t need, int *nothing)
 				w->err = w->got.err;
 			continue;
 		}
-		done = w->got.purged > UINT64_MAX - done ? UINT64_MAX : done + w->got.purged;
-		w->bytes += w->got.purged;
-		w->ranges += w->got.ranges;
+		done = add_sat(done, purge_credit(m, w, before));
+		said = add_sat(said, w->got.purged);
+		/* what it says, for the log: saturated, as a worker may say 2^64 - 1 */
+		w->bytes = add_sat(w->bytes, w->got.purged);
+		w->ranges = add_sat(w->ranges, w->got.ranges);
 		/* purged nothing: set aside for the pass, as the answers say it is done */
 		m->seen[i] = (struct vl_sys_seen){ w->got.oldest, w->got.unpurged,
 						   w->got.purged != 0 && w->got.oldest != 0 };
 	}
-	return done;
+	return said;
 }
 
 /* Every worker's socket closed (it exits on EOF), waited for, killed past CLOSE_MS. */
@@ -640,8 +686,8 @@ int cmd_purge_system(int argc, char **argv)
 			printf("uid %u: purged %llu range%s, %llu bytes\n", w->u.uid,
 			       (unsigned long long)w->ranges, plural(w->ranges),
 			       (unsigned long long)w->bytes);
-		ranges += w->ranges;
-		bytes += w->bytes;
+		ranges = add_sat(ranges, w->ranges);
+		bytes = add_sat(bytes, w->bytes);
 	}
 	printf("purged %llu range%s, %llu bytes\n", (unsigned long long)ranges, plural(ranges),
 	       (unsigned long long)bytes);
@@ -777,6 +823,7 @@ int cmd_daemon_system(int argc, char **argv)
 	scan(&m);
 	scanned = vl_now_ms();
 	m.quiet_refusals = 1;
+	m.measured = 1;
 	daemon_say("watching the machine's memory: purging when available memory < %s, "
 		   "across the regions of %d user%s",
 		   threshold_text(&vl_config()->min_available, a, sizeof(a)), m.n,

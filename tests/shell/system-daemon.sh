@@ -10,12 +10,7 @@
 # and spawned again. SIGTERM: the daemon exits 0, its workers gone.
 SYS_UIDS="61107 61108"
 . "$(dirname "$0")/system-root-lib.sh"
-
-# one a machine: where the machine's daemon already runs (the package's service, another
-# test run), this one could not start
-sysfile=/run/libvolatile-system.daemon
-[ -e "$sysfile" ] && ! flock -n "$sysfile" true 2>/dev/null &&
-	skip "the machine's daemon already runs here (pid $(head -n 1 "$sysfile")): one a machine"
+sys_daemon_turn
 
 f1=$WORK/u$U1/f
 f2=$WORK/u$U2/f

@@ -82,3 +82,22 @@ sys_purge() {
 	run "$_sn" timeout 30 "$VOLATILE_CMD" purge --system --uid $U1 --uid $U2 "$@"
 	[ "$rc" -eq 0 ] || { show "$_sn"; fail "$_sn: purge --system: exit status $rc"; }
 }
+
+# sys_daemon_turn: wait for this test's turn to run `daemon --system` (one
+# per machine: a second exits "already running"), and hold it until exit:
+# make check runs the tests that start one side by side
+sys_daemon_turn() {
+	command -v flock >/dev/null 2>&1 || skip "flock (util-linux) is not installed: cannot take turns at the machine's daemon"
+	exec 9>>/run/libvolatile-system-test.turn
+	flock -w 600 9 || fail "no turn at the machine's daemon within 600 s"
+	# and one another tree's tests started (they take no turns) gone; one
+	# that stays is the machine's own (the package's service): one a machine
+	_i=0
+	while [ -e /run/libvolatile-system.daemon ] &&
+		! flock -n /run/libvolatile-system.daemon true 2>/dev/null; do
+		_i=$((_i + 1))
+		[ "$_i" -le 600 ] ||
+			skip "the machine's daemon runs here (pid $(head -n 1 /run/libvolatile-system.daemon)), for 60 s: a second cannot start"
+		sleep 0.1
+	done
+}

@@ -1,0 +1,106 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# A user who lies through their own worker cannot stop the machine's
+# purge of the others (DESIGN 22, 18). U2 takes its worker's socket (as
+# ptrace lets it: the test does it as root, with pidfd_getfd, then acts
+# as U2) and stops the worker; from then on U2 answers root's asks with
+# answers that pass every check root can make: its oldest age an hour
+# back (so it is always picked first), and every PURGE "done", 2^62 bytes
+# of one range, though nothing was purged. root's daemon, under a
+# threshold that always holds (VOLATILE_MIN_AVAILABLE=100%), must still
+# purge U1's range, marked after the lie began, within 60 s: no
+# purged byte the daemon cannot see in the machine's memory ends its pass.
+SYS_UIDS="62005 62006"
+. "$(dirname "$0")/system-root-lib.sh"
+sys_daemon_turn
+
+f1=$WORK/u$U1/f
+f2=$WORK/u$U2/f
+holder h2 $U2 open "$f2" rwc fill 0 64K B mark 8K 8K touch "$CUE/u2-marked" wait "$CUE/end"
+wait_file "$CUE/u2-marked"
+
+bg d env VOLATILE_MIN_AVAILABLE=100% "$VOLATILE_CMD" daemon --system --foreground --uid $U1 --uid $U2
+dpid=$BG_d
+w2=
+liar_cleanup() {
+	[ -n "$w2" ] && kill -KILL "$w2" 2>/dev/null
+	sys_cleanup
+}
+trap liar_cleanup EXIT
+
+worker_of() {
+	for _p in /proc/[0-9]*; do
+		[ "$(sed 's/^.*) //' "$_p/stat" 2>/dev/null | cut -d' ' -f2)" = "$dpid" ] || continue
+		[ "$(awk '$1 == "Uid:" { print $2 }' "$_p/status" 2>/dev/null)" = "$1" ] && echo "${_p#/proc/}"
+	done
+}
+# until_within NAME SECONDS CONDITION...
+until_within() {
+	_un=$1
+	_secs=$2
+	_end=$(($(date +%s) + _secs))
+	shift 2
+	until "$@"; do
+		[ "$(date +%s)" -le "$_end" ] || { show d; show liar; fail "$_un: not within $_secs s"; }
+		kill -0 "$dpid" 2>/dev/null || { show d; fail "$_un: the daemon exited"; }
+		sleep 0.05
+	done
+}
+u2_purged() {
+	[ "$(purged_of s2 $U2)" = true ]
+}
+# U2's worker up and answering: its range purged honestly
+until_within "U2's range purged" 60 u2_purged
+w2=$(worker_of $U2)
+[ -n "$w2" ] || fail "no worker for uid $U2"
+
+# U2 takes the socket, stops the worker, and lies
+bg liar "$PYTHON" -c '
+import ctypes, os, signal, socket, struct, sys, time
+w, uid, count = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+libc = ctypes.CDLL(None, use_errno=True)
+pidfd = os.pidfd_open(w)
+fd = libc.syscall(438, pidfd, 3, 0)  # pidfd_getfd: what ptrace gives its user
+if fd < 0:
+    sys.exit("pidfd_getfd: " + os.strerror(ctypes.get_errno()))
+os.setgroups([])
+os.setresgid(uid, uid, uid)
+os.setresuid(uid, uid, uid)
+os.kill(w, signal.SIGSTOP)
+s = socket.socket(fileno=fd)
+asks = {1: 0, 2: 0}
+open(count, "w").write("ready\n")
+while True:
+    q = s.recv(64)
+    if len(q) != 24:
+        break
+    magic, op, seq, until, nbytes = struct.unpack("=IIIIQ", q)
+    asks[op] = asks.get(op, 0) + 1
+    # CLOCK_MONOTONIC_COARSE (6): the age clock, in the host time namespace
+    now = int(time.clock_gettime(6) * 1000)
+    oldest = (now - 3600 * 1000) & 0xffffffff or 1
+    purged, ranges = (1 << 62, 1) if op == 2 else (0, 0)
+    s.send(struct.pack("=IIiIQQII", magic, seq, 0, oldest, 1 << 40, purged, ranges, 0))
+    open(count, "w").write("report %d purge %d\n" % (asks[1], asks[2]))
+' "$w2" $U2 "$CUE/liar.count"
+wait_file "$CUE/liar.count"
+liar_asked() {
+	grep -q "purge [1-9]" "$CUE/liar.count"
+}
+
+# U1 marks after the lie began: root finds U1 at its next look for users
+holder h1 $U1 open "$f1" rwc fill 0 64K A mark 0 4K touch "$CUE/u1-marked" wait "$CUE/end" \
+	unmark 0 4K expect 4K 60K A
+wait_file "$CUE/u1-marked"
+until_within "the lying worker asked to purge" 60 liar_asked
+u1_purged() {
+	[ "$(purged_of s1 $U1)" = true ]
+}
+until_within "U1's range purged while U2 lies ($(cat "$CUE/liar.count"))" 60 u1_purged
+kill -TERM "$dpid"
+wait_bg d
+touch "$CUE/end"
+wait_bg h1
+[ "$rc" -eq 0 ] || { show h1; fail "U1's holder: exit status $rc"; }
+expect_line h1 "unmark 0 4K = 1"
+say "U2's lies cost U1 nothing: its range purged all the same"
