@@ -76,7 +76,9 @@ static const char purge_help[] =
 	"the total; names refused on stderr.\n"
 	"\n"
 	"  --uid UID   only this user (repeatable)\n"
-	"  --debug     the workers log to the command's stderr (VOLATILE_DEBUG)\n";
+	"  --debug     the workers run with VOLATILE_DEBUG=1; their stderr is /dev/null\n"
+	"              (a user's process gets no descriptor of root's): strace -e write\n"
+	"              a worker to read it\n";
 
 static const char daemon_help[] =
 	"Usage: volatile daemon --system [--foreground] [--uid UID]... [--debug]\n"
@@ -89,7 +91,8 @@ static const char daemon_help[] =
 	"  --foreground  stay in the foreground and log to stderr; otherwise detach\n"
 	"                and log to syslog\n"
 	"  --uid UID     only this user (repeatable)\n"
-	"  --debug       the workers run with VOLATILE_DEBUG=1\n"
+	"  --debug       the workers run with VOLATILE_DEBUG=1 (their stderr is\n"
+	"                /dev/null: strace -e write a worker to read it)\n"
 	"SIGTERM or SIGINT: it closes its workers and exits, status 0.\n";
 
 struct worker {
