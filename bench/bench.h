@@ -5,6 +5,7 @@
 #ifndef VL_BENCH_H
 #define VL_BENCH_H
 
+#include <sys/types.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -36,6 +37,8 @@ int met_if(int ok);
 void bench_ashmem(void);
 /* The daemon's reaction: fills figures itself, or "skipped: why". */
 void bench_reaction(const char *volatile_bin, int trials);
+/* A process's voluntary context switches, all its threads: the sleeps it woke from (reaction.c). */
+long long proc_wakeups(pid_t pid);
 /*
  * A MARK whose budget purge must reach a file only a forked child holds,
  * with many fds open on the machine (bench/reach.c).

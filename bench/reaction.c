@@ -471,7 +471,7 @@ static void trials(struct run *r, struct figure *f, int n, const char *level, ui
 }
 
 /* A process's voluntary context switches, all its threads: the sleeps it woke from. */
-static long long wakeups(pid_t pid)
+long long proc_wakeups(pid_t pid)
 {
 	char path[300], line[128];
 	long long sum = 0, v;
@@ -548,9 +548,9 @@ static void idle_wakeups(struct run *r, struct figure *f)
 		goto out;
 	}
 	sleep_ns(200000000ull); /* past its first look */
-	w0 = wakeups(d);
+	w0 = proc_wakeups(d);
 	sleep_ns(IDLE_S * 1000000000ull);
-	w1 = wakeups(d);
+	w1 = proc_wakeups(d);
 	stop(d);
 	close(efd);
 	f->value = (double)(w1 - w0);

@@ -450,36 +450,6 @@ static void stop_sys_daemon(pid_t pid, int err_fd)
 	close(err_fd);
 }
 
-/* voluntary context switches of a process, all its threads (reaction.c's count) */
-static long long switches(pid_t pid)
-{
-	char path[300], line[128];
-	long long sum = 0, v;
-	struct dirent *e;
-	DIR *dir;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	dir = opendir(path);
-	if (dir == NULL)
-		return 0;
-	while ((e = readdir(dir)) != NULL) {
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/status", (int)pid, e->d_name);
-		f = fopen(path, "re");
-		if (f == NULL)
-			continue;
-		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, "voluntary_ctxt_switches: %lld", &v) == 1)
-				sum += v;
-		fclose(f);
-	}
-	closedir(dir);
-	return sum;
-}
-
 static uint64_t mem_available(uint64_t *total)
 {
 	char buf[4096], *p;
@@ -631,13 +601,13 @@ static void wakeups(struct figure *fd, struct figure *fw)
 	}
 	snooze_ms(200); /* past its first look */
 	nw = workers_of(d, w, SYS_USERS);
-	d0 = switches(d);
+	d0 = proc_wakeups(d);
 	for (int i = 0; i < nw; i++)
-		w0 += switches(w[i]);
+		w0 += proc_wakeups(w[i]);
 	snooze_ms(IDLE_S * 1000);
-	d1 = switches(d);
+	d1 = proc_wakeups(d);
 	for (int i = 0; i < nw; i++)
-		w1 += switches(w[i]);
+		w1 += proc_wakeups(w[i]);
 	stop_sys_daemon(d, efd);
 	fd->value = (double)(d1 - d0);
 	fw->value = (double)(w1 - w0);
