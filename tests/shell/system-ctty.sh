@@ -42,18 +42,8 @@ dpid=$(cat "$WORK/daemon.pid")
 stat_field() {
 	sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f"$2"
 }
-worker_of() {
-	for _p in /proc/[0-9]*; do
-		[ "$(stat_field "${_p#/proc/}" 2)" = "$dpid" ] || continue
-		[ "$(awk '$1 == "Uid:" { print $2 }' "$_p/status" 2>/dev/null)" = "$1" ] && echo "${_p#/proc/}"
-	done
-}
-_end=$(($(date +%s) + 60))
-until w2=$(worker_of $U2) && [ -n "$w2" ]; do
-	[ "$(date +%s)" -le "$_end" ] || { show d; fail "no worker for uid $U2 within 60 s"; }
-	kill -0 "$dpid" 2>/dev/null || { show d; fail "the daemon exited"; }
-	sleep 0.05
-done
+sys_wait_worker $U2
+w2=$w_found
 dtty=$(stat_field "$dpid" 5)
 dsid=$(stat_field "$dpid" 4)
 [ "$dtty" != 0 ] || fail "the daemon has no controlling terminal: the test proves nothing"

@@ -22,42 +22,18 @@ holder h2 $U2 open "$f2" rwc fill 0 64K B mark 8K 8K touch "$CUE/u2-marked" wait
 wait_file "$CUE/u1-marked"
 wait_file "$CUE/u2-marked"
 
-bg d env VOLATILE_MIN_AVAILABLE=100% "$VOLATILE_CMD" daemon --system --foreground --uid $U1 --uid $U2
-dpid=$BG_d
+sys_daemon_start
 
-# until_within NAME SECONDS CONDITION...: until CONDITION holds, or fail
-until_within() {
-	_un=$1
-	_secs=$2
-	_end=$(($(date +%s) + _secs))
-	shift 2
-	until "$@"; do
-		[ "$(date +%s)" -le "$_end" ] || { show d; fail "$_un: not within $_secs s"; }
-		kill -0 "$dpid" 2>/dev/null || { show d; fail "$_un: the daemon exited"; }
-		sleep 0.05
-	done
-}
-# the daemon's children (its workers), and the one of a uid
-children() {
-	for _p in /proc/[0-9]*; do
-		[ "$(sed 's/^.*) //' "$_p/stat" 2>/dev/null | cut -d' ' -f2)" = "$dpid" ] && echo "${_p#/proc/}"
-	done
-}
-worker_of() {
-	for _w in $(children); do
-		[ "$(awk '$1 == "Uid:" { print $2 }' "/proc/$_w/status" 2>/dev/null)" = "$1" ] && echo "$_w"
-	done
-}
 purged_both() {
 	[ "$(purged_of s1 $U1) $(purged_of s2 $U2)" = "true true" ]
 }
-until_within "both users' ranges purged" 60 purged_both
+sys_until_within "both users' ranges purged" 60 purged_both
 # each user's status names it: its file root's, its lock in /proc/locks (daemons.c)
 expect_eq "the daemons U1's status lists" "$(jq_py s1 '[[x["kind"], x["pid"]] for x in d["daemons"]]')" \
 	"[[\"machine\", $dpid]]"
 
 # its workers: one per user, each exactly that user
-workers=$(children)
+workers=$(sys_children)
 uids=
 for w in $workers; do
 	st=/proc/$w/status
@@ -73,28 +49,28 @@ done
 expect_eq "the workers' uids" "$(echo $uids | tr ' ' '\n' | sort -n | tr '\n' ' ')" "$U1 $U2 "
 
 # ---- U2 stops its own worker ----------------------------------------------------------
-w2=$(worker_of $U2)
+w2=$(sys_worker_of $U2)
 ok stop2 as_user $U2 kill -STOP "$w2"
 touch "$CUE/u1-more"
 wait_file "$CUE/u1-more-marked"
 u1_next_purged() {
 	[ "$(purged_of s3 $U1)" = "true true" ]
 }
-until_within "U1's next range purged while U2's worker is stopped" 60 u1_next_purged
+sys_until_within "U1's next range purged while U2's worker is stopped" 60 u1_next_purged
 w2_gone() {
 	[ ! -e "/proc/$w2" ]
 }
-until_within "U2's stopped worker killed and reaped" 60 w2_gone
+sys_until_within "U2's stopped worker killed and reaped" 60 w2_gone
 w2_again() {
-	_n=$(worker_of $U2)
+	_n=$(sys_worker_of $U2)
 	[ -n "$_n" ] && [ "$_n" != "$w2" ]
 }
-until_within "a worker spawned again for U2" 60 w2_again
+sys_until_within "a worker spawned again for U2" 60 w2_again
 grep -q "^volatile daemon: uid $U2: its worker (pid $w2) is busy for 10 s: killed$" "$WORK/d.err" ||
 	{ show d; fail "no line saying U2's worker was killed"; }
 
 # ---- SIGTERM ------------------------------------------------------------------------
-workers=$(children)
+workers=$(sys_children)
 kill -TERM "$dpid"
 wait_bg d
 [ "$rc" -eq 0 ] || { show d; fail "daemon --system: exit status $rc on SIGTERM (want 0)"; }

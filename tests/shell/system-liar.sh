@@ -19,8 +19,8 @@ f2=$WORK/u$U2/f
 holder h2 $U2 open "$f2" rwc fill 0 64K B mark 8K 8K touch "$CUE/u2-marked" wait "$CUE/end"
 wait_file "$CUE/u2-marked"
 
-bg d env VOLATILE_MIN_AVAILABLE=100% "$VOLATILE_CMD" daemon --system --foreground --uid $U1 --uid $U2
-dpid=$BG_d
+sys_daemon_start
+SYS_SHOW=liar
 w2=
 liar_cleanup() {
 	[ -n "$w2" ] && kill -KILL "$w2" 2>/dev/null
@@ -28,30 +28,12 @@ liar_cleanup() {
 }
 trap liar_cleanup EXIT
 
-worker_of() {
-	for _p in /proc/[0-9]*; do
-		[ "$(sed 's/^.*) //' "$_p/stat" 2>/dev/null | cut -d' ' -f2)" = "$dpid" ] || continue
-		[ "$(awk '$1 == "Uid:" { print $2 }' "$_p/status" 2>/dev/null)" = "$1" ] && echo "${_p#/proc/}"
-	done
-}
-# until_within NAME SECONDS CONDITION...
-until_within() {
-	_un=$1
-	_secs=$2
-	_end=$(($(date +%s) + _secs))
-	shift 2
-	until "$@"; do
-		[ "$(date +%s)" -le "$_end" ] || { show d; show liar; fail "$_un: not within $_secs s"; }
-		kill -0 "$dpid" 2>/dev/null || { show d; fail "$_un: the daemon exited"; }
-		sleep 0.05
-	done
-}
 u2_purged() {
 	[ "$(purged_of s2 $U2)" = true ]
 }
 # U2's worker up and answering: its range purged honestly
-until_within "U2's range purged" 60 u2_purged
-w2=$(worker_of $U2)
+sys_until_within "U2's range purged" 60 u2_purged
+w2=$(sys_worker_of $U2)
 [ -n "$w2" ] || fail "no worker for uid $U2"
 
 # U2 takes the socket, stops the worker, and lies
@@ -92,11 +74,11 @@ liar_asked() {
 holder h1 $U1 open "$f1" rwc fill 0 64K A mark 0 4K touch "$CUE/u1-marked" wait "$CUE/end" \
 	unmark 0 4K expect 4K 60K A
 wait_file "$CUE/u1-marked"
-until_within "the lying worker asked to purge" 60 liar_asked
+sys_until_within "the lying worker asked to purge" 60 liar_asked
 u1_purged() {
 	[ "$(purged_of s1 $U1)" = true ]
 }
-until_within "U1's range purged while U2 lies ($(cat "$CUE/liar.count"))" 60 u1_purged
+sys_until_within "U1's range purged while U2 lies ($(cat "$CUE/liar.count"))" 60 u1_purged
 kill -TERM "$dpid"
 wait_bg d
 touch "$CUE/end"

@@ -13,8 +13,7 @@ f2=$WORK/u$U2/f
 holder h2 $U2 open "$f2" rwc fill 0 64K B mark 8K 8K touch "$CUE/u2-marked" wait "$CUE/end"
 wait_file "$CUE/u2-marked"
 
-bg d env VOLATILE_MIN_AVAILABLE=100% "$VOLATILE_CMD" daemon --system --foreground --uid $U1 --uid $U2
-dpid=$BG_d
+sys_daemon_start
 w2=
 pdeath_cleanup() {
 	[ -n "$w2" ] && kill -KILL "$w2" 2>/dev/null
@@ -22,24 +21,13 @@ pdeath_cleanup() {
 }
 trap pdeath_cleanup EXIT
 
-# the daemon's worker of uid $1
-worker_of() {
-	for _p in /proc/[0-9]*; do
-		[ "$(sed 's/^.*) //' "$_p/stat" 2>/dev/null | cut -d' ' -f2)" = "$dpid" ] || continue
-		[ "$(awk '$1 == "Uid:" { print $2 }' "$_p/status" 2>/dev/null)" = "$1" ] && echo "${_p#/proc/}"
-	done
-}
 # gone, or dead and not yet reaped by whoever inherited it
 gone() {
 	_st=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)
 	[ -z "$_st" ] || [ "$_st" = Z ] || [ "$_st" = X ]
 }
-_end=$(($(date +%s) + 60))
-until w2=$(worker_of $U2) && [ -n "$w2" ]; do
-	[ "$(date +%s)" -le "$_end" ] || { show d; fail "no worker for uid $U2 within 60 s"; }
-	kill -0 "$dpid" 2>/dev/null || { show d; fail "the daemon exited"; }
-	sleep 0.05
-done
+sys_wait_worker $U2
+w2=$w_found
 ok stop2 as_user $U2 kill -STOP "$w2"
 kill -KILL "$dpid"
 wait_bg d

@@ -101,3 +101,54 @@ sys_daemon_turn() {
 		sleep 0.1
 	done
 }
+
+# ---- the machine's daemon of a test (after sys_daemon_turn) ----------------------------
+
+# sys_daemon_start: `daemon --system --foreground` for U1 and U2 in the
+# background (bg d), under a threshold that always holds; dpid its pid
+sys_daemon_start() {
+	bg d env VOLATILE_MIN_AVAILABLE=100% "$VOLATILE_CMD" daemon --system --foreground --uid $U1 --uid $U2
+	dpid=$BG_d
+}
+
+# sys_children: the daemon's ($dpid) children, its workers
+sys_children() {
+	for _p in /proc/[0-9]*; do
+		[ "$(sed 's/^.*) //' "$_p/stat" 2>/dev/null | cut -d' ' -f2)" = "$dpid" ] && echo "${_p#/proc/}"
+	done
+}
+
+# sys_worker_of UID: the daemon's worker of uid UID (none: nothing)
+sys_worker_of() {
+	for _w in $(sys_children); do
+		[ "$(awk '$1 == "Uid:" { print $2 }' "/proc/$_w/status" 2>/dev/null)" = "$1" ] && echo "$_w"
+	done
+}
+
+# sys_until_within NAME SECONDS CONDITION...: until CONDITION holds, or
+# fail, showing d and the outputs named in SYS_SHOW; fail too if the
+# daemon exits
+sys_until_within() {
+	_un=$1
+	_secs=$2
+	_end=$(($(date +%s) + _secs))
+	shift 2
+	until "$@"; do
+		if [ "$(date +%s)" -gt "$_end" ]; then
+			for _s in d $SYS_SHOW; do show "$_s"; done
+			fail "$_un: not within $_secs s"
+		fi
+		kill -0 "$dpid" 2>/dev/null || { show d; fail "$_un: the daemon exited"; }
+		sleep 0.05
+	done
+}
+
+# sys_wait_worker UID: the daemon's worker of uid UID, once it runs (60 s), in w_found
+sys_has_worker() {
+	w_found=$(sys_worker_of "$1")
+	[ -n "$w_found" ]
+}
+sys_wait_worker() {
+	sys_until_within "a worker for uid $1" 60 sys_has_worker "$1"
+}
+
