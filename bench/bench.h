@@ -39,6 +39,8 @@ void bench_ashmem(void);
 void bench_reaction(const char *volatile_bin, int trials);
 /* A process's voluntary context switches, all its threads: the sleeps it woke from (reaction.c). */
 long long proc_wakeups(pid_t pid);
+/* Read a line from fd within ms milliseconds, without its newline; 0 on success (reaction.c). */
+int read_line(int fd, char *buf, size_t size, int ms);
 /*
  * A MARK whose budget purge must reach a file only a forked child holds,
  * with many fds open on the machine (bench/reach.c).

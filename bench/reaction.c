@@ -277,7 +277,7 @@ static int write_file(const char *dir, const char *name, unsigned long long v)
 }
 
 /* Read a line from fd within ms milliseconds; 0 on success. */
-static int read_line(int fd, char *buf, size_t size, int ms)
+int read_line(int fd, char *buf, size_t size, int ms)
 {
 	size_t have = 0;
 

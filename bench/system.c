@@ -168,25 +168,6 @@ static void remove_regions(void)
 		}
 }
 
-/* Read a line within ms milliseconds; 0 on success. */
-static int get_line(int fd, char *buf, size_t size, int ms)
-{
-	size_t have = 0;
-
-	while (have < size - 1) {
-		struct pollfd p = { fd, POLLIN, 0 };
-		char c;
-
-		if (poll(&p, 1, ms) <= 0 || read(fd, &c, 1) != 1)
-			return -1;
-		if (c == '\n')
-			break;
-		buf[have++] = c;
-	}
-	buf[have] = '\0';
-	return 0;
-}
-
 /* Exactly uid (gid the same number, no groups), as root's worker for a uid with no passwd entry */
 static int become(uid_t uid)
 {
@@ -262,7 +243,7 @@ static int start_holder(struct holder *h, uid_t uid, uint64_t nr, uint64_t range
 	close(out[1]);
 	h->to = in[1];
 	h->from = out[0];
-	if (h->pid < 0 || get_line(h->from, line, sizeof(line), 60000) != 0 ||
+	if (h->pid < 0 || read_line(h->from, line, sizeof(line), 60000) != 0 ||
 	    sscanf(line, "ready %u", &fd) != 1)
 		return -1;
 	snprintf(path, sizeof(path), "/proc/%d/fd/%u", (int)h->pid, fd);
@@ -276,7 +257,7 @@ static long long tell(struct holder *h, const char *cmd, int ms)
 	char line[64];
 	long long n = 0;
 
-	if (dprintf(h->to, "%s\n", cmd) < 0 || get_line(h->from, line, sizeof(line), ms) != 0 ||
+	if (dprintf(h->to, "%s\n", cmd) < 0 || read_line(h->from, line, sizeof(line), ms) != 0 ||
 	    strncmp(line, "ok", 2) != 0)
 		return -1;
 	if (line[2] == ' ')
@@ -402,7 +383,7 @@ static pid_t start_sys_daemon_once(uint64_t threshold, int *err_fd, char *why, s
 	close(e[1]);
 	running_daemon = pid;
 	snprintf(why, size, "the daemon did not start");
-	while (get_line(e[0], line, sizeof(line), 5000) == 0) {
+	while (read_line(e[0], line, sizeof(line), 5000) == 0) {
 		if (strstr(line, "already running")) {
 			/* the machine's own daemon: one a machine */
 			snprintf(why, size, "a machine's daemon already runs here");
