@@ -757,7 +757,8 @@ static double start_workers(double *end_ms)
 		struct vl_sys_ask q = { .magic = VL_SYS_MAGIC, .op = VL_SYS_REPORT,
 					.seq = (uint32_t)u + 1 };
 
-		if (sock[u] < 0 || send(sock[u], &q, sizeof(q), MSG_NOSIGNAL) != sizeof(q))
+		if (sock[u] < 0 ||
+		    send(sock[u], &q, vl_sys_ask_len(&q), MSG_NOSIGNAL) != (ssize_t)vl_sys_ask_len(&q))
 			ok = 0;
 	}
 	for (int u = 0; u < SYS_USERS && ok; u++) {

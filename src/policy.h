@@ -64,6 +64,13 @@ struct vl_u128 vl_volatile_guess(const struct vl_region *r);
  * publishes an age. A guess: the purge checks it under the locks.
  */
 uint32_t vl_region_oldest(const struct vl_region *r, uint64_t *unpurged);
+/*
+ * The same over the files g leaves in (g->held_by: a cgroup's holders'),
+ * *unpurged the sum of their unpurged bytes (saturated; every file slot
+ * in use read once, a bounded walk). g NULL: vl_region_oldest.
+ */
+uint32_t vl_region_oldest_of(const struct vl_region *r, const struct vl_goal *g,
+			     uint64_t *unpurged);
 
 /*
  * Is the region over this process's budget (vl_volatile_guess; file fi's

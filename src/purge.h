@@ -16,6 +16,15 @@ struct vl_goal {
 	uint64_t dev;
 	int use_until;       /* only ranges not younger than until, an age (age.h, never 0): */
 	uint32_t until;      /* the machine's order (DESIGN 22); ties taken (DESIGN 6) */
+	/*
+	 * Only files with a recorded holder (DESIGN 10) that held_by accepts,
+	 * given its pid (> 0): the machine's daemon relieving one memory
+	 * cgroup with its own holders' ranges (DESIGN 22). NULL: any file.
+	 * The holders are the region's word, a pid unchecked: this only
+	 * chooses among volatile ranges, every one of which may go.
+	 */
+	int (*held_by)(void *ctx, int32_t pid);
+	void *held_ctx;
 	int thorough;        /* tools: may search a tmpfs for a renamed file */
 	int bounded;         /* inside a MARK: cheap routes only (file_route.h) */
 	uint32_t reason;     /* enum vl_purge_reason: what the region's log says */

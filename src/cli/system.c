@@ -272,8 +272,8 @@ static void send_ask(struct machine *m, struct worker *w, uint32_t op, uint32_t 
 	w->ask = (struct vl_sys_ask){ .magic = VL_SYS_MAGIC, .op = op, .seq = m->seq,
 				      .until = until, .bytes = bytes };
 	w->got_ok = 0;
-	if (send(w->sock, &w->ask, sizeof(w->ask), MSG_DONTWAIT | MSG_NOSIGNAL) !=
-	    (ssize_t)sizeof(w->ask)) {
+	if (send(w->sock, &w->ask, vl_sys_ask_len(&w->ask), MSG_DONTWAIT | MSG_NOSIGNAL) !=
+	    (ssize_t)vl_sys_ask_len(&w->ask)) {
 		/* a full socket: its worker reads no asks, as good as busy */
 		if (errno != EAGAIN)
 			lost(w, EPIPE);

@@ -65,8 +65,8 @@ static int root_gone(void)
 
 /*
  * The next ask in *q: 1, or 0 once root closed the socket. Anything but
- * an ask (another size, an empty datagram included, magic or op; a
- * failed recv) ends the worker with status 2: what sent it is not root's
+ * an ask (vl_sys_ask_ok: an empty datagram included; a failed recv)
+ * ends the worker with status 2: what sent it is not root's
  * daemon, or no longer speaks its protocol.
  */
 static int next_ask(struct vl_sys_ask *q)
@@ -82,8 +82,7 @@ static int next_ask(struct vl_sys_ask *q)
 	while (n < 0 && errno == EINTR);
 	if (n == 0 && root_gone())
 		return 0;
-	if (n != (ssize_t)sizeof(*q) || got.q.magic != VL_SYS_MAGIC ||
-	    (got.q.op != VL_SYS_REPORT && got.q.op != VL_SYS_PURGE)) {
+	if (n < 0 || !vl_sys_ask_ok(&got.q, (size_t)n)) {
 		vl_log("system-worker: not an ask (%zd bytes): exiting", n);
 		exit(EXIT_USAGE);
 	}

@@ -22,13 +22,51 @@ enum vl_sys_op {
 	VL_SYS_PURGE = 2,  /* purge oldest first: `bytes`, ranges not younger than `until` */
 };
 
+/* the longest memory cgroup path an ask may name, as /proc/PID/cgroup writes it */
+#define VL_SYS_CGROUP_MAX 4096
+
+/*
+ * An ask is one datagram of exactly vl_sys_ask_len() bytes: the fixed
+ * part and cg_len bytes of cgroup[] (no NUL). With a cgroup, a REPORT
+ * and a PURGE see only the files with a recorded holder (DESIGN 10)
+ * whose memory cgroup is that one or below it (DESIGN 22): that cgroup
+ * at its limit is relieved by its own holders' ranges.
+ */
 struct vl_sys_ask {
 	uint32_t magic;
 	uint32_t op;     /* enum vl_sys_op */
 	uint32_t seq;    /* echoed in the answer: a late answer is told from the current one */
 	uint32_t until;  /* PURGE: only ranges whose age is not younger than this (0: any) */
 	uint64_t bytes;  /* PURGE: stop once this many bytes are purged (UINT64_MAX: all) */
+	uint32_t cg_version; /* 0: the whole region; 1: a cgroup v1 memory controller's
+				path; 2: a cgroup v2 path (the "0::" line) */
+	uint32_t cg_len;     /* bytes of cgroup[] used: 0 exactly when cg_version is 0 */
+	char cgroup[VL_SYS_CGROUP_MAX]; /* "/", or "/a/b" with no "//", no NUL, no "/" last */
 };
+
+/* The bytes ask q takes on the wire: its fixed part and cg_len bytes of path. */
+static inline size_t vl_sys_ask_len(const struct vl_sys_ask *q)
+{
+	return offsetof(struct vl_sys_ask, cgroup) + q->cg_len;
+}
+
+/*
+ * Is q (len bytes received) an ask? The magic, a known op, len exactly
+ * vl_sys_ask_len (cg_len checked first against VL_SYS_CGROUP_MAX), and
+ * the cgroup as struct vl_sys_ask says. 1 if it passes, else 0. The worker
+ * checks every ask with it: what is on its fd 3 is root's, but a worker
+ * keeps no promise on an ask it does not understand.
+ */
+int vl_sys_ask_ok(const struct vl_sys_ask *q, size_t len);
+
+/*
+ * Is a process whose /proc/PID/cgroup reads text (len bytes) in the
+ * cgroup q names, or below it? v1: the line whose controller list holds
+ * "memory"; v2: the "0::" line. Below: the path equal to q's, or q's
+ * followed by "/" (q's "/": every path). 1 yes, 0 no (no such line, or
+ * text cut short). Pure: the worker reads the file, this decides.
+ */
+int vl_sys_cgroup_holds(const struct vl_sys_ask *q, const char *text, size_t len);
 
 struct vl_sys_answer {
 	uint32_t magic;

@@ -156,7 +156,7 @@ static void ask(uint32_t op, uint32_t until, uint64_t bytes)
 	struct vl_sys_ask q = { .magic = VL_SYS_MAGIC, .op = op, .seq = ++seq, .until = until,
 				.bytes = bytes };
 
-	send_bytes(&q, sizeof(q));
+	send_bytes(&q, vl_sys_ask_len(&q));
 	answer(&q);
 }
 

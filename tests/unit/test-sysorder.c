@@ -14,7 +14,7 @@
 
 static struct vl_sys_ask ask_of(uint32_t op, uint32_t seq)
 {
-	struct vl_sys_ask q = { VL_SYS_MAGIC, op, seq, 0, UINT64_MAX };
+	struct vl_sys_ask q = { .magic = VL_SYS_MAGIC, .op = op, .seq = seq, .bytes = UINT64_MAX };
 
 	return q;
 }
