@@ -146,6 +146,16 @@ static void ages_now(const struct vl_region *r, struct file_out *out)
 		out->ranges[k].age = vl_age_back(out->ranges[k].age, now);
 }
 
+/*
+ * Is the file listed? Ranges, an ashmem region, ranges not read, or a
+ * record flagged TOMB with none: its next UNMARK says 1, and a user
+ * asking why finds it here (DESIGN 11, 15).
+ */
+static int shown(const struct file_out *out)
+{
+	return out->n > 0 || out->ashmem || out->unsound || (out->t.flags & VL_FF_TOMB);
+}
+
 static void sleep_ms(long ms)
 {
 	struct timespec ts = { 0, ms * 1000000L };
@@ -193,7 +203,7 @@ static int copy_file(const struct vl_region *r, uint32_t fi, struct file_out *ou
 		if (v1 == v2 && gen == __atomic_load_n(&f->h.gen, __ATOMIC_RELAXED) &&
 		    gen == out->t.gen) {
 			ages_now(r, out);
-			return out->n > 0 || out->ashmem || out->unsound;
+			return shown(out);
 		}
 		sleep_ms(1);
 		waited++;
@@ -209,7 +219,7 @@ static int copy_file(const struct vl_region *r, uint32_t fi, struct file_out *ou
 		if (f->h.state == VL_FILE_LIVE) {
 			copy_record(r, fi, out);
 			ages_now(r, out);
-			show = out->n > 0 || out->ashmem || out->unsound;
+			show = shown(out);
 		}
 		vl_unlock_file(r, fi);
 		return show;

@@ -399,6 +399,7 @@ static void json_file(const struct file_out *f, int first)
 	json_holders(f);
 	printf(", \"holders_gone\": %s, ", f->holders_gone ? "true" : "false");
 	printf("\"unsound\": %s, ", f->unsound ? "true" : "false");
+	printf("\"unmark_says_purged\": %s, ", (f->t.flags & VL_FF_TOMB) ? "true" : "false");
 	json_ranges(f);
 	printf("}");
 }
@@ -584,6 +585,8 @@ static void text_file(const struct file_out *f, int all_ranges)
 		     : f->t.checked_at ? " (unreachable)" : "");
 	if (f->holders_gone)
 		printf(" (holders gone)");
+	if (f->t.flags & VL_FF_TOMB)
+		printf(" (every UNMARK says 1: a repair or a tombstone)");
 	for (int h = 0; h < VL_HOLDERS; h++)
 		if (f->t.holders[h].pid > 0 && !f->holder_gone[h])
 			printf(" [pid %d fd %d]", f->t.holders[h].pid, f->t.holders[h].fd);

@@ -176,7 +176,13 @@ static void refuse_beyond(struct find *f, const char *path)
  */
 static void found(struct find *f, uint32_t uid, gid_t gid, const char *path)
 {
-	struct vl_sys_user u = { uid, gid, "" };
+	/*
+	 * Uid 0 aside, a file of group 0 is root's chown, not a group its
+	 * owner was in: a worker of a uid with no passwd entry takes the
+	 * file's group, and root's would give it more than its user had
+	 * (system-gid0.sh).
+	 */
+	struct vl_sys_user u = { uid, gid == 0 && uid != 0 ? VL_SYS_NOGROUP : gid, "" };
 	int i;
 
 	snprintf(u.path, sizeof(u.path), "%s", path);

@@ -14,9 +14,13 @@
 /* At most this many users are served (the lowest uids); the rest are refused */
 #define VL_SYS_USERS_MAX 4096
 
+/* the overflow group, Debian's "nogroup": a worker's group when the file's is root's */
+#define VL_SYS_NOGROUP 65534
+
 struct vl_sys_user {
 	uint32_t uid;
-	gid_t gid;     /* the region file's st_gid */
+	gid_t gid;     /* the region file's st_gid; VL_SYS_NOGROUP for root's group
+			  (what root's `chown UID FILE` leaves: never a user's) */
 	char path[64]; /* where it was found (the worker opens its own default) */
 };
 
