@@ -851,7 +851,10 @@ static int cg_state(const struct watched *c, struct vl_memstate *ms, uint64_t *t
 	return 0;
 }
 
-/* v1: the usage threshold at its limit minus its threshold, armed again if that moved. */
+/*
+ * v1: the usage threshold at its limit minus its threshold (armed again
+ * at each wake-up, relieve_cgroups, if that moved).
+ */
 static void cg_arm(struct watched *c)
 {
 	struct vl_memstate ms;
@@ -957,7 +960,9 @@ static void look_at_cgroups(struct machine *m, struct cgroups *cs)
 	struct vl_memstate ms;
 	int k, watch, n = 0;
 
-	if (vl_memstate_read(NULL, &ms) != 0 || vl_sys_cg_find(&found_cgs, ms.mem_total) != 0)
+	/* the threshold off: no cgroup is relieved, none is worth its workers' REPORTs */
+	if (!vl_threshold_on(&vl_config()->min_available) || vl_memstate_read(NULL, &ms) != 0 ||
+	    vl_sys_cg_find(&found_cgs, ms.mem_total) != 0)
 		found_cgs.n = found_cgs.more = found_cgs.cut = 0;
 	if (found_cgs.more + found_cgs.cut != cs->unkept && found_cgs.more + found_cgs.cut != 0)
 		daemon_say("memory cgroups: %d limited ones kept (at most %d), %d more not; the walk %s",
@@ -1017,7 +1022,6 @@ static int relieve_cgroups(struct machine *m, struct cgroups *cs)
 	for (int j = 0; j < cs->n; j++) {
 		struct watched *c = &cs->w[j];
 
-		cg_arm(c);
 		for (int round = 0; round < VL_DAEMON_MEMORY_ROUNDS; round++) {
 			struct vl_memstate ms;
 			uint64_t threshold, need, got;
@@ -1025,6 +1029,8 @@ static int relieve_cgroups(struct machine *m, struct cgroups *cs)
 
 			if (cg_state(c, &ms, &threshold) != 0)
 				break;
+			if (round == 0 && c->cg.version == 1)
+				daemon_v1_usage(c->at.dir, ms.cg_limit, threshold, &c->efd, &c->armed);
 			need = vl_purge_need(ms.cg_headroom, threshold, VL_MEMORY_ROOM);
 			if (need == 0)
 				break;
