@@ -12,7 +12,7 @@
 # always holds (VOLATILE_MIN_AVAILABLE=100%), must purge U1's range,
 # marked after the lie began, within 8 s: a PURGE whose memory rise is
 # less than the worker said sets that region aside for the wake-up.
-SYS_UIDS="62007 62008"
+SYS_UIDS="62201 62202"
 . "$(dirname "$0")/system-root-lib.sh"
 sys_daemon_turn
 
