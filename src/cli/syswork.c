@@ -6,9 +6,9 @@
  * it answers each ask (core/sysorder.h) from the user's own region with
  * the library's own purge, as any process of the user could, and exits 0
  * when root closes the socket. An ask naming a memory cgroup looks only
- * at the files a holder of which is in it (DESIGN 22). An ask that is not one (its size, its
- * magic, its op) ends it at once with status 2: root then sees the socket
- * close. It prints nothing while it serves; VOLATILE_DEBUG gives the
+ * at the files a holder of which is in it (DESIGN 22). An ask that is not
+ * one (vl_sys_ask_ok) ends it at once with status 2: root then sees the
+ * socket close. It prints nothing while it serves; VOLATILE_DEBUG gives the
  * library's log (root's daemon passes it on with --debug).
  */
 #include "cli.h"
