@@ -123,6 +123,49 @@ uint32_t vl_region_oldest(const struct vl_region *r, uint64_t *unpurged)
 	return age;
 }
 
+/* What vl_region_oldest_of leaves out, and the unpurged bytes of what it leaves in. */
+struct oldest_of {
+	const struct vl_region *r;
+	const struct vl_goal *g;
+	uint32_t age_now;
+	uint64_t unpurged;
+};
+
+/*
+ * vl_pick_oldest's callback: calls it once for each LIVE file that
+ * publishes an age, so the bytes of those the goal leaves in are summed
+ * in the same bounded walk (a file with no age has no unpurged range).
+ */
+static int not_of(void *ctx, uint32_t fi)
+{
+	struct oldest_of *o = ctx;
+	uint64_t v;
+
+	if (vl_goal_excludes(o->r, o->g, fi, o->age_now))
+		return 1;
+	v = __atomic_load_n(&vl_file_at(o->r, fi)->h.vbytes, __ATOMIC_RELAXED);
+	o->unpurged = v > UINT64_MAX - o->unpurged ? UINT64_MAX : o->unpurged + v;
+	return 0;
+}
+
+uint32_t vl_region_oldest_of(const struct vl_region *r, const struct vl_goal *g,
+			     uint64_t *unpurged)
+{
+	struct oldest_of o = { .r = r, .g = g };
+	uint32_t age, second;
+
+	if (g == NULL)
+		return vl_region_oldest(r, unpurged);
+	vl_age_attach();
+	o.age_now = vl_age_now_of(vl_now_ms());
+	if (vl_pick_oldest(r, o.age_now, not_of, &o, VL_NIL, &age, &second) == VL_NIL) {
+		*unpurged = 0;
+		return 0;
+	}
+	*unpurged = o.unpurged;
+	return age;
+}
+
 int vl_choice_stands(const struct vl_region *r, uint32_t fi, uint32_t age)
 {
 	VL_ASSERT_HELD(r, &vl_file_at(r, fi)->h.lock);
@@ -140,13 +183,30 @@ int vl_goal_met(const struct vl_region *r, const struct vl_goal *g,
 	return rep->bytes >= g->bytes;
 }
 
+/*
+ * Is one of f's recorded holders one g->held_by accepts? Read with no
+ * lock, each pid once: a pid the region's users wrote (DESIGN 22 says why
+ * that is enough here); 0 or less is an empty slot.
+ */
+static int held(const struct vl_file *f, const struct vl_goal *g)
+{
+	for (int k = 0; k < VL_HOLDERS; k++) {
+		int32_t pid = __atomic_load_n(&f->h.holders[k].pid, __ATOMIC_RELAXED);
+
+		if (pid > 0 && g->held_by(g->held_ctx, pid))
+			return 1;
+	}
+	return 0;
+}
+
 int vl_goal_excludes(const struct vl_region *r, const struct vl_goal *g, uint32_t fi,
 		     uint32_t now)
 {
 	const struct vl_file *f = vl_file_at(r, fi);
 
 	return (g->use_dev && __atomic_load_n(&f->h.ident.dev, __ATOMIC_RELAXED) != g->dev) ||
-	       vl_goal_too_young(g, __atomic_load_n(&f->h.oldest, __ATOMIC_RELAXED), now);
+	       vl_goal_too_young(g, __atomic_load_n(&f->h.oldest, __ATOMIC_RELAXED), now) ||
+	       (g->held_by != NULL && !held(f, g));
 }
 
 int vl_batch_more(const struct vl_region *r, const struct vl_goal *g,

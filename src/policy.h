@@ -165,10 +165,12 @@ int vl_goal_met(const struct vl_region *r, const struct vl_goal *g,
 		const struct vl_purge_report *rep);
 
 /*
- * Is file fi outside the goal: another device than the full tmpfs's, or
- * its oldest unpurged range (the age it publishes) younger than the
- * goal's age limit for a reader whose age clock reads now? No lock: a
- * guess (purge.c checks the age it chose by again).
+ * Is file fi outside the goal: another device than the full tmpfs's, its
+ * oldest unpurged range (the age it publishes) younger than the goal's
+ * age limit for a reader whose age clock reads now, or, with held_by,
+ * none of its recorded holders accepted by it? No lock: a guess (purge.c
+ * checks the age it chose by again; a holder is only ever the region's
+ * word, DESIGN 22).
  */
 int vl_goal_excludes(const struct vl_region *r, const struct vl_goal *g, uint32_t fi,
 		     uint32_t now);

@@ -119,6 +119,8 @@ struct worker {
 	int got_ok;
 	int err;              /* why it was set aside in the last pass (0: it was not) */
 	int asks;             /* PURGE asks in this pass */
+	int doubted;          /* the daemon: set aside until the wake-up ends (pass, relieve) */
+	uint64_t purge_ms;    /* the daemon: how long its PURGEs took in this wake-up */
 	uint64_t bytes;       /* purged, over the command's run */
 	uint64_t ranges;
 };
@@ -535,7 +537,7 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
  */
 static uint64_t pass(struct machine *m, uint64_t need, int *nothing, const struct watched *cg)
 {
-	uint64_t done = 0, said = 0;
+	uint64_t done = 0, said = 0, credit;
 
 	m->cg = cg;
 	tend(m);
@@ -556,8 +558,9 @@ static uint64_t pass(struct machine *m, uint64_t need, int *nothing, const struc
 		if (w->got_ok && w->got.err != 0)
 			w->err = w->got.err;
 		m->seen[i] = (struct vl_sys_seen){ ok ? w->got.oldest : 0, ok ? w->got.unpurged : 0,
-						   ok && w->got.oldest != 0 };
-		if (m->seen[i].usable)
+						   ok && w->got.oldest != 0 && !w->doubted };
+		/* one doubted still holds something: the wake-up is not idle */
+		if (ok && w->got.oldest != 0)
 			*nothing = 0;
 	}
 	/* --all (need UINT64_MAX): to the end, whatever a worker said it purged */
@@ -584,14 +587,27 @@ static uint64_t pass(struct machine *m, uint64_t need, int *nothing, const struc
 				w->err = w->got.err;
 			continue;
 		}
-		done = add_sat(done, purge_credit(m, w, before));
+		credit = purge_credit(m, w, before);
+		w->purge_ms += vl_now_ms() - w->asked_ms;
+		/*
+		 * Memory showed less than it said (a liar, or memory taken
+		 * meanwhile), or its PURGEs took PURGE_MS in all: not asked
+		 * again this wake-up. A worker answering "purged" slowly would
+		 * else be asked PURGE_ASKS_MAX times a pass while the others
+		 * wait (system-liar-slow.sh); the time, since a busy machine's
+		 * memory may rise as much as a small lie says.
+		 */
+		if (m->measured && (credit < w->got.purged || w->purge_ms >= PURGE_MS))
+			w->doubted = 1;
+		done = add_sat(done, credit);
 		said = add_sat(said, w->got.purged);
 		/* what it says, for the log: saturated, as a worker may say 2^64 - 1 */
 		w->bytes = add_sat(w->bytes, w->got.purged);
 		w->ranges = add_sat(w->ranges, w->got.ranges);
 		/* purged nothing: set aside for the pass, as the answers say it is done */
 		m->seen[i] = (struct vl_sys_seen){ w->got.oldest, w->got.unpurged,
-						   w->got.purged != 0 && w->got.oldest != 0 };
+						   w->got.purged != 0 && w->got.oldest != 0 &&
+							   !w->doubted };
 	}
 	return said;
 }
@@ -780,6 +796,11 @@ static unsigned relieve(struct machine *m, struct daemon_fall *fall, unsigned mi
 	uint64_t threshold = 0, rate = 0;
 	int nothing = 0;
 
+	/* a region doubted (pass) is asked again at the next wake-up */
+	for (int i = 0; i < m->n; i++) {
+		m->w[i].doubted = 0;
+		m->w[i].purge_ms = 0;
+	}
 	for (int round = 0; round < VL_DAEMON_MEMORY_ROUNDS; round++) {
 		uint64_t need, got;
 

@@ -5,9 +5,10 @@
  * environment and a SOCK_SEQPACKET socket as fd 3 (VL_SYS_FD), and asks;
  * it answers each ask (core/sysorder.h) from the user's own region with
  * the library's own purge, as any process of the user could, and exits 0
- * when root closes the socket. An ask that is not one (its size, its
- * magic, its op) ends it at once with status 2: root then sees the socket
- * close. It prints nothing while it serves; VOLATILE_DEBUG gives the
+ * when root closes the socket. An ask naming a memory cgroup looks only
+ * at the files a holder of which is in it (DESIGN 22). An ask that is not
+ * one (vl_sys_ask_ok) ends it at once with status 2: root then sees the
+ * socket close. It prints nothing while it serves; VOLATILE_DEBUG gives the
  * library's log (root's daemon passes it on with --debug).
  */
 #include "cli.h"
@@ -21,12 +22,15 @@
 #include "system.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 /*
  * Root checks that an age is at most 2^31 - 1 ms behind its clock
@@ -171,31 +175,121 @@ static uint32_t told_age(uint32_t age, uint32_t now)
 }
 
 /*
- * PURGE: oldest first, until q->bytes are purged, of the ranges not
- * younger than q->until (0: any; ties taken). Thorough: a worker runs
- * outside any MARK, and may look at every process for a way to a file.
+ * An ask's answers for the pids it looked at: each pid's /proc read once
+ * an ask while there is room, then read each time (bounded either way:
+ * a region has VL_HOLDERS pids a file).
  */
-static int purge(struct worker *w, const struct vl_sys_ask *q, struct vl_sys_answer *a)
-{
-	struct vl_goal g = { .bytes = q->bytes, .use_until = q->until != 0, .until = q->until,
-			      .thorough = 1, .reason = VL_PURGE_SYSTEM };
-	struct vl_purge_report rep;
-	int err = vl_purge(&w->r, &g, NULL, &rep);
+#define HELD_CACHE 64
+/* /proc/PID/cgroup read in one read: a v1 machine's is well under 1 KiB */
+#define CGROUP_TEXT_MAX 8192
 
+struct held_cache {
+	const struct vl_sys_ask *q;
+	int n;
+	struct {
+		int32_t pid;
+		int yes;
+	} e[HELD_CACHE];
+};
+
+/*
+ * Is process pid in the cgroup q names (vl_sys_cgroup_holds)? One read
+ * of its /proc/PID/cgroup: gone, unreadable, or longer than the read
+ * (cut short) is not held. The pid is the region's word: this is all
+ * that is done with it.
+ */
+static int pid_in_cgroup(const struct vl_sys_ask *q, int32_t pid)
+{
+	static char text[CGROUP_TEXT_MAX];
+	char path[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	do
+		n = read(fd, text, sizeof(text));
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n <= 0 || (size_t)n == sizeof(text))
+		return 0;
+	return vl_sys_cgroup_holds(q, text, (size_t)n);
+}
+
+/* vl_goal's held_by for an ask naming a cgroup: pid_in_cgroup, through the cache. */
+static int held_by(void *ctx, int32_t pid)
+{
+	struct held_cache *c = ctx;
+	int yes;
+
+	for (int i = 0; i < c->n; i++)
+		if (c->e[i].pid == pid)
+			return c->e[i].yes;
+	yes = pid_in_cgroup(c->q, pid);
+	if (c->n < HELD_CACHE) {
+		c->e[c->n].pid = pid;
+		c->e[c->n++].yes = yes;
+	}
+	return yes;
+}
+
+/*
+ * The goal an ask's look at the region has: with a cgroup, only files
+ * a holder of which is in it (DESIGN 22); else the whole region.
+ */
+static void ask_goal(const struct vl_sys_ask *q, struct held_cache *c, struct vl_goal *g)
+{
+	memset(g, 0, sizeof(*g));
+	c->q = q;
+	c->n = 0;
+	if (q->cg_version != 0) {
+		g->held_by = held_by;
+		g->held_ctx = c;
+	}
+}
+
+/*
+ * PURGE: oldest first, until q->bytes are purged, of the ranges not
+ * younger than q->until (0: any; ties taken), of g's files. Thorough: a
+ * worker runs outside any MARK, and may look at every process for a way
+ * to a file.
+ */
+static int purge(struct worker *w, const struct vl_sys_ask *q, struct vl_goal *g,
+		 struct vl_sys_answer *a)
+{
+	struct vl_purge_report rep;
+	int err;
+
+	g->bytes = q->bytes;
+	g->use_until = q->until != 0;
+	g->until = q->until;
+	g->thorough = 1;
+	g->reason = VL_PURGE_SYSTEM;
+	err = vl_purge(&w->r, g, NULL, &rep);
 	a->purged = rep.bytes;
 	a->ranges = rep.ranges;
 	return err;
 }
 
-/* The answer to q in *a: what was done, then the region as it is after it. */
+/*
+ * The answer to q in *a: what was done, then the region as it is after
+ * it (with a cgroup, what of it the cgroup's holders hold).
+ */
 static void serve(struct worker *w, const struct vl_sys_ask *q, struct vl_sys_answer *a)
 {
+	static struct held_cache cache;
+	struct vl_goal g;
 	int err = have_region(w);
 
+	ask_goal(q, &cache, &g);
 	if (err == 0 && q->op == VL_SYS_PURGE)
-		err = purge(w, q, a);
+		err = purge(w, q, &g, a);
 	if (w->open) {
-		uint32_t age = vl_region_oldest(&w->r, &a->unpurged);
+		struct vl_goal look = { .held_by = g.held_by, .held_ctx = g.held_ctx };
+		uint32_t age = q->cg_version != 0 ? vl_region_oldest_of(&w->r, &look, &a->unpurged)
+						  : vl_region_oldest(&w->r, &a->unpurged);
 
 		a->oldest = told_age(age, vl_age_now_of(vl_now_ms()));
 	}

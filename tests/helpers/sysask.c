@@ -12,6 +12,10 @@
  *                      the last answer gave), BYTES a number (K, M
  *                      suffixes) or "all"
  *   op N               an ask of op N, otherwise well formed
+ *   cgroup V PATH      the asks that follow name memory cgroup PATH of
+ *                      version V (1: v1, 2: v2), as given (unchecked: a
+ *                      bad one is the worker's to refuse); V 0: none (PATH
+ *                      not read, "-" say)
  *   raw N              N bytes of garbage, as one datagram
  *   touch PATH         make PATH (no ask: the test's cue)
  *   wait PATH          until PATH exists, 60 s at most (no ask)
@@ -45,6 +49,9 @@ static int closed;
 static uint32_t seq;
 static uint32_t last_oldest;
 static uint64_t age_shift_ms; /* VOLATILE_FAULT_AGE_SHIFT, as the worker's test build reads it */
+static uint32_t cg_version; /* the cgroup the asks name (cgroup V PATH) */
+static char cg_path[VL_SYS_CGROUP_MAX];
+static uint32_t cg_len;
 
 static void usage(const char *why)
 {
@@ -153,9 +160,11 @@ static void answer(const struct vl_sys_ask *q)
 
 static void ask(uint32_t op, uint32_t until, uint64_t bytes)
 {
-	struct vl_sys_ask q = { .magic = VL_SYS_MAGIC, .op = op, .seq = ++seq, .until = until,
-				.bytes = bytes };
+	static struct vl_sys_ask q;
 
+	q = (struct vl_sys_ask){ .magic = VL_SYS_MAGIC, .op = op, .seq = ++seq, .until = until,
+				 .bytes = bytes, .cg_version = cg_version, .cg_len = cg_len };
+	memcpy(q.cgroup, cg_path, cg_len);
 	send_bytes(&q, vl_sys_ask_len(&q));
 	answer(&q);
 }
@@ -202,6 +211,16 @@ static int one(char **a)
 			usage("purge UNTIL BYTES");
 		until = strcmp(a[1], "oldest") == 0 ? last_oldest : (uint32_t)number(a[1]);
 		ask(VL_SYS_PURGE, until, strcmp(a[2], "all") == 0 ? UINT64_MAX : number(a[2]));
+		return 3;
+	}
+	if (strcmp(a[0], "cgroup") == 0) {
+		if (a[2] == NULL)
+			usage("cgroup V PATH");
+		cg_version = (uint32_t)number(a[1]);
+		cg_len = cg_version == 0 ? 0 : (uint32_t)strlen(a[2]);
+		if (cg_len > sizeof(cg_path))
+			usage("cgroup: a path longer than VL_SYS_CGROUP_MAX");
+		memcpy(cg_path, a[2], cg_len);
 		return 3;
 	}
 	if (strcmp(a[0], "op") == 0)

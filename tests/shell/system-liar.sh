@@ -53,10 +53,11 @@ s = socket.socket(fileno=fd)
 asks = {1: 0, 2: 0}
 open(count, "w").write("ready\n")
 while True:
-    q = s.recv(64)
-    if len(q) != 24:
+    # an ask: its fixed part (struct vl_sys_ask up to cgroup[]), then cg_len bytes of path
+    q = s.recv(8192)
+    if len(q) < 32:
         break
-    magic, op, seq, until, nbytes = struct.unpack("=IIIIQ", q)
+    magic, op, seq, until, nbytes, cg_version, cg_len = struct.unpack("=IIIIQII", q[:32])
     asks[op] = asks.get(op, 0) + 1
     # CLOCK_MONOTONIC_COARSE (6): the age clock, in the host time namespace
     now = int(time.clock_gettime(6) * 1000)
