@@ -165,16 +165,15 @@ int daemon_psi_trigger(const char *cgroup_dir)
 	return fd;
 }
 
-/* cgroup v1: an eventfd signalled by `file` per `args`, via cgroup.event_control. */
-static int v1_event(const struct watch *w, const char *file, const char *args)
+int daemon_v1_event(const char *dir, const char *file, const char *args)
 {
 	char path[PATH_MAX + 64], line[128];
 	int efd, ffd, cfd, ok = 0;
 
 	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	snprintf(path, sizeof(path), "%s/%s", w->cg.dir, file);
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	ffd = open(path, O_RDONLY | O_CLOEXEC);
-	snprintf(path, sizeof(path), "%s/cgroup.event_control", w->cg.dir);
+	snprintf(path, sizeof(path), "%s/cgroup.event_control", dir);
 	cfd = open(path, O_WRONLY | O_CLOEXEC);
 	if (efd >= 0 && ffd >= 0 && cfd >= 0) {
 		int n = snprintf(line, sizeof(line), "%d %d %s", efd, ffd, args);
@@ -192,23 +191,54 @@ static int v1_event(const struct watch *w, const char *file, const char *args)
 	return efd;
 }
 
-/* Re-arm the v1 usage threshold at limit - threshold (it fires when crossed). */
-static void arm_usage(struct watch *w, const struct vl_memstate *ms, uint64_t threshold)
+void daemon_v1_usage(const char *dir, uint64_t limit, uint64_t threshold, int *fd,
+		     uint64_t *armed)
 {
 	char args[32];
 	uint64_t at;
 
-	if (!w->have_cg || w->cg.version != 1 || ms->cg_limit == VL_UNLIMITED ||
-	    threshold >= ms->cg_limit)
+	if (limit == VL_UNLIMITED || threshold >= limit)
 		return;
-	at = ms->cg_limit - threshold;
-	if (at == w->usage_armed)
+	at = limit - threshold;
+	if (at == *armed && *fd >= 0)
 		return;
-	if (w->v1_usage >= 0)
-		close(w->v1_usage);
+	if (*fd >= 0)
+		close(*fd);
 	snprintf(args, sizeof(args), "%llu", (unsigned long long)at);
-	w->v1_usage = v1_event(w, "memory.usage_in_bytes", args);
-	w->usage_armed = w->v1_usage >= 0 ? at : 0;
+	*fd = daemon_v1_event(dir, "memory.usage_in_bytes", args);
+	*armed = *fd >= 0 ? at : 0;
+}
+
+/* Re-arm the v1 usage threshold at limit - threshold (it fires when crossed). */
+static void arm_usage(struct watch *w, const struct vl_memstate *ms, uint64_t threshold)
+{
+	if (w->have_cg && w->cg.version == 1)
+		daemon_v1_usage(w->cg.dir, ms->cg_limit, threshold, &w->v1_usage, &w->usage_armed);
+}
+
+int daemon_events_open(const char *path)
+{
+	char buf[256];
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	/* flagged until read once */
+	if (fd >= 0 && pread(fd, buf, sizeof(buf), 0) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+int daemon_events_reread(int fd, short revents)
+{
+	char buf[256];
+
+	if ((revents & (POLLERR | POLLNVAL)) || pread(fd, buf, sizeof(buf), 0) < 0) {
+		/* it would stay flagged: stop watching it rather than spin */
+		close(fd);
+		return -1;
+	}
+	return 0;
 }
 
 /*
@@ -220,7 +250,7 @@ static void arm_usage(struct watch *w, const struct vl_memstate *ms, uint64_t th
  */
 static void v2_events(struct watch *w)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 32], buf[256];
+	char dir[PATH_MAX], path[PATH_MAX + 32];
 	size_t mlen = strlen(w->cg.mnt);
 
 	snprintf(dir, sizeof(dir), "%s", w->cg.dir);
@@ -229,12 +259,9 @@ static void v2_events(struct watch *w)
 		int fd;
 
 		snprintf(path, sizeof(path), "%s/memory.events.local", dir);
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-		/* flagged until read once */
-		if (fd >= 0 && pread(fd, buf, sizeof(buf), 0) >= 0)
+		fd = daemon_events_open(path);
+		if (fd >= 0)
 			w->v2_events[w->n_events++] = fd;
-		else if (fd >= 0)
-			close(fd);
 		if (strlen(dir) <= mlen || (slash = strrchr(dir, '/')) == NULL ||
 		    (size_t)(slash - dir) < mlen)
 			break;
@@ -242,20 +269,11 @@ static void v2_events(struct watch *w)
 	}
 }
 
-/*
- * Read a flagged memory.events.local again, so that poll waits for the
- * next change. A file of a removed cgroup polls POLLERR for good, and
- * its read fails.
- */
+/* A flagged memory.events.local read again (daemon_events_reread), or dropped. */
 static void rearm(struct watch *w, int i, short revents)
 {
-	char buf[256];
-
-	if ((revents & (POLLERR | POLLNVAL)) || pread(w->v2_events[i], buf, sizeof(buf), 0) < 0) {
-		/* it would stay flagged: stop watching it rather than spin */
-		close(w->v2_events[i]);
+	if (daemon_events_reread(w->v2_events[i], revents) != 0)
 		w->v2_events[i] = -1;
-	}
 }
 
 static void drain(int fd)
@@ -601,7 +619,7 @@ static void setup(struct watch *w, const char *cgroup)
 	w->psi = daemon_psi_trigger(w->have_cg && w->cg.version == 2 ? w->cg.dir : NULL);
 	w->v1_level = w->v1_usage = -1;
 	if (w->have_cg && w->cg.version == 1) {
-		w->v1_level = v1_event(w, "memory.pressure_level", "low");
+		w->v1_level = daemon_v1_event(w->cg.dir, "memory.pressure_level", "low");
 		daemon_say("cgroup v1 %s: pressure events %s", w->cg.dir,
 		    w->v1_level >= 0 ? "on" : "unavailable");
 	} else if (w->have_cg) {

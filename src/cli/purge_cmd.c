@@ -14,7 +14,8 @@
 
 static const char help[] =
 	"Usage: volatile purge [--all | --bytes SIZE]\n"
-	"       volatile purge --system [--all | --bytes SIZE] [--uid UID]... [--debug]\n"
+	"       volatile purge --system [--all | --bytes SIZE] [--cgroup DIR] [--uid UID]...\n"
+	"                               [--debug]\n"
 	"Purge volatile ranges of the region now, oldest first, whole ranges at a\n"
 	"time: all of them (--all, the default), or until at least SIZE bytes\n"
 	"(K, M, G suffixes) have been purged. Prints what was purged.\n"

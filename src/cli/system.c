@@ -18,6 +18,7 @@
  */
 #include "cli.h"
 #include "daemon.h"
+#include "syscg.h"
 #include "sysfind.h"
 #include "system.h"
 
@@ -66,27 +67,36 @@
 #define RESPAWN_MS 1000
 /* the workers' exit once their sockets close, before they are killed */
 #define CLOSE_MS 1000
+/* memory cgroups watched at once (DESIGN 22): the oldest holders' first */
+#define WATCHED_MAX 32
 
 static const char purge_help[] =
-	"Usage: volatile purge --system [--all | --bytes SIZE] [--uid UID]... [--debug]\n"
+	"Usage: volatile purge --system [--all | --bytes SIZE] [--cgroup DIR] [--uid UID]...\n"
+	"                              [--debug]\n"
 	"Root only: purge the machine's oldest volatile ranges first, across every\n"
 	"user's region in its default place, through a worker running as each user\n"
 	"(root punches no user's file): all of them (--all, the default), or until\n"
 	"at least SIZE bytes have been purged. Prints what was purged per user, and\n"
 	"the total; names refused on stderr.\n"
 	"\n"
-	"  --uid UID   only this user (repeatable)\n"
-	"  --debug     the workers run with VOLATILE_DEBUG=1; their stderr is /dev/null\n"
-	"              (a user's process gets no descriptor of root's): strace -e write\n"
-	"              a worker to read it\n";
+	"  --cgroup DIR  only the ranges of files whose recorded holders are in this\n"
+	"                memory cgroup or below it (a directory under /sys/fs/cgroup)\n"
+	"  --uid UID     only this user (repeatable)\n"
+	"  --debug       the workers run with VOLATILE_DEBUG=1; their stderr is\n"
+	"                /dev/null (a user's process gets no descriptor of root's):\n"
+	"                strace -e write a worker to read it\n";
 
 static const char daemon_help[] =
 	"Usage: volatile daemon --system [--foreground] [--uid UID]... [--debug]\n"
 	"Root only: the machine's daemon. Watches the machine's memory and, when\n"
 	"MemAvailable falls below VOLATILE_MIN_AVAILABLE (default 10%), purges the\n"
 	"machine's oldest volatile ranges first, across every user's region in its\n"
-	"default place, through a worker running as each user. Users are looked for\n"
-	"again every 10 s. One per machine (" VL_SYS_DAEMON_FILE ").\n"
+	"default place, through a worker running as each user. It watches too each\n"
+	"memory cgroup with a limit that holds some user's volatile ranges (32 at\n"
+	"most): one whose headroom falls below VOLATILE_MIN_AVAILABLE of its limit\n"
+	"gives up first the ranges its own processes hold. Users, and the cgroups\n"
+	"they hold ranges in, are looked for again every 10 s. One per machine\n"
+	"(" VL_SYS_DAEMON_FILE ").\n"
 	"\n"
 	"  --foreground  stay in the foreground and log to stderr; otherwise detach\n"
 	"                and log to syslog\n"
@@ -129,6 +139,22 @@ struct machine {
 	int to_stderr;        /* purge --system: refusals are the command's own errors */
 	unsigned first_ms;    /* how long a worker's first answer is waited for */
 	int measured;         /* the daemon: a PURGE counts as far as memory shows it */
+	const struct watched *cg; /* the pass's memory cgroup; NULL: the whole machine */
+};
+
+/*
+ * A memory cgroup with a limit (syscg.h): one the daemon watches once a
+ * worker reports unpurged bytes held in it, or the one a command names.
+ */
+struct watched {
+	struct vl_sys_cg cg;
+	struct vl_cgroup at; /* its directory alone: its own limit, not its parents' */
+	int users;           /* workers that reported unpurged bytes held in it */
+	uint32_t oldest;     /* the oldest age they reported */
+	int efd;             /* v1 the usage threshold's eventfd, v2 memory.events; -1 */
+	int psi;             /* v2 a PSI trigger on its memory.pressure; -1 */
+	uint64_t armed;      /* v1: the usage the threshold is armed at (0: none) */
+	int found;           /* found again at the last look */
 };
 
 static struct worker workers[VL_SYS_USERS_MAX];
@@ -273,6 +299,12 @@ static void send_ask(struct machine *m, struct worker *w, uint32_t op, uint32_t 
 		m->seq = 1;
 	w->ask = (struct vl_sys_ask){ .magic = VL_SYS_MAGIC, .op = op, .seq = m->seq,
 				      .until = until, .bytes = bytes };
+	if (m->cg != NULL) {
+		/* syscg.c checked it is a path an ask may carry */
+		w->ask.cg_version = (uint32_t)m->cg->cg.version;
+		w->ask.cg_len = m->cg->cg.len;
+		memcpy(w->ask.cgroup, m->cg->cg.path, m->cg->cg.len);
+	}
 	w->got_ok = 0;
 	if (send(w->sock, &w->ask, vl_sys_ask_len(&w->ask), MSG_DONTWAIT | MSG_NOSIGNAL) !=
 	    (ssize_t)vl_sys_ask_len(&w->ask)) {
@@ -460,11 +492,13 @@ static void scan(struct machine *m)
 			lost(&m->w[i], 0);
 }
 
-/* MemAvailable now (0: unreadable). */
-static uint64_t available_now(void)
+/* MemAvailable now, or the headroom of the pass's cgroup (0: unreadable). */
+static uint64_t available_now(const struct machine *m)
 {
 	struct vl_memstate ms;
 
+	if (m->cg != NULL)
+		return vl_memstate_read(&m->cg->at, &ms) == 0 ? ms.cg_headroom : 0;
 	return vl_memstate_read(NULL, &ms) == 0 ? ms.available : 0;
 }
 
@@ -482,7 +516,7 @@ static uint64_t purge_credit(const struct machine *m, const struct worker *w, ui
 
 	if (!m->measured)
 		return w->got.purged;
-	after = available_now();
+	after = available_now(m);
 	rise = after > before ? after - before : 0;
 	return w->got.purged < rise ? w->got.purged : rise;
 }
@@ -496,13 +530,16 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
  * One pass (DESIGN 22): a REPORT to every free worker at once, then the
  * oldest region first, PURGE up to the next one's oldest age, until need
  * bytes are purged (as purge_credit counts them) or no region can give
- * more. Returns the bytes purged as the workers said (saturated);
- * *nothing: no region reported anything unpurged.
+ * more. With cg, every ask names that memory cgroup: its holders' ranges
+ * only, and a PURGE counts as far as its headroom rose. Returns the bytes
+ * purged as the workers said (saturated); *nothing: no region reported
+ * anything unpurged.
  */
-static uint64_t pass(struct machine *m, uint64_t need, int *nothing)
+static uint64_t pass(struct machine *m, uint64_t need, int *nothing, const struct watched *cg)
 {
 	uint64_t done = 0, said = 0, credit;
 
+	m->cg = cg;
 	tend(m);
 	*nothing = 1;
 	for (int i = 0; i < m->n; i++) {
@@ -541,7 +578,7 @@ static uint64_t pass(struct machine *m, uint64_t need, int *nothing)
 		if (w->sock < 0 || w->waiting || w->asks >= PURGE_ASKS_MAX)
 			continue;
 		w->asks++;
-		before = m->measured ? available_now() : 0;
+		before = m->measured ? available_now(m) : 0;
 		send_ask(m, w, VL_SYS_PURGE, until, need == UINT64_MAX ? UINT64_MAX : need - done,
 			 PURGE_MS);
 		collect(m);
@@ -662,10 +699,13 @@ int cmd_purge_system(int argc, char **argv)
 	static const struct option opts[] = { { "system", no_argument, NULL, 's' },
 					      { "all", no_argument, NULL, 'a' },
 					      { "bytes", required_argument, NULL, 'b' },
+					      { "cgroup", required_argument, NULL, 'c' },
 					      { "uid", required_argument, NULL, 'u' },
 					      { "debug", no_argument, NULL, 'd' },
 					      { "help", no_argument, NULL, 'h' },
 					      { 0 } };
+	static struct watched cg; /* some KiB: not on the stack */
+	const char *cgroup = NULL;
 	struct machine m;
 	uint64_t need = UINT64_MAX, ranges = 0, bytes = 0;
 	int c, all = 0, by_bytes = 0, nothing;
@@ -678,6 +718,8 @@ int cmd_purge_system(int argc, char **argv)
 		} else if (c == 'b') {
 			by_bytes = 1;
 			need = size_arg("size", optarg);
+		} else if (c == 'c') {
+			cgroup = optarg;
 		} else if (c == 'u') {
 			uid_option("purge", optarg, &m);
 		} else if (c == 'd') {
@@ -689,12 +731,19 @@ int cmd_purge_system(int argc, char **argv)
 	if (all && by_bytes)
 		die("purge: --all and --bytes exclude each other");
 	root_only("purge");
+	if (cgroup != NULL) {
+		int err = vl_sys_cg_at(cgroup, &cg.cg);
+
+		if (err)
+			die("purge: --cgroup %s: not a memory cgroup directory (%s)", cgroup,
+			    strerror(-err));
+	}
 	signal(SIGPIPE, SIG_IGN);
 	vl_age_attach();
 	m.to_stderr = 1;
 	m.first_ms = START_MS;
 	scan(&m);
-	pass(&m, need, &nothing);
+	pass(&m, need, &nothing, cgroup != NULL ? &cg : NULL);
 	close_workers(&m);
 	for (int i = 0; i < m.n; i++) {
 		const struct worker *w = &m.w[i];
@@ -739,9 +788,7 @@ static int machine_single(void)
  * The memory rule, across the machine: below VOLATILE_MIN_AVAILABLE,
  * passes toward it with some room (vl_purge_need), up to
  * VL_DAEMON_MEMORY_ROUNDS while each frees something. How long to sleep.
- * (Cgroups, issue 29's item 3, would go here: a limited cgroup with a
- * holder watched as the user's daemon watches its own, and its holders'
- * ranges purged first when it is the one at its limit.)
+ * (The watched cgroups' rule comes first: relieve_cgroups.)
  */
 static unsigned relieve(struct machine *m, struct daemon_fall *fall, unsigned min_ms)
 {
@@ -770,7 +817,7 @@ static unsigned relieve(struct machine *m, struct daemon_fall *fall, unsigned mi
 		need = vl_purge_need(ms.available, threshold, VL_MEMORY_ROOM);
 		if (need == 0)
 			break;
-		got = pass(m, need, &nothing);
+		got = pass(m, need, &nothing, NULL);
 		if (got == 0)
 			break;
 		daemon_say("purged %llu bytes: memory %llu bytes available < %llu",
@@ -792,6 +839,268 @@ static void log_purges(struct machine *m)
 				   (unsigned long long)w->ranges, plural(w->ranges),
 				   (unsigned long long)w->bytes);
 		w->ranges = w->bytes = 0;
+	}
+}
+
+/* ---- memory cgroups (DESIGN 22) ----------------------------------------------------- */
+
+struct cgroups {
+	struct watched w[WATCHED_MAX];
+	int n;
+	int unwatched; /* with holders but past WATCHED_MAX at the last look: said when it changes */
+	int unkept;    /* limited ones past syscg.h's bounds at the last look: likewise */
+};
+
+static struct cgroups cgroups;
+static struct vl_sys_cgs found_cgs;
+
+/* A limited cgroup with holders at a look, and how old their oldest range is. */
+struct candidate {
+	int i;         /* in found_cgs */
+	int users;
+	uint32_t oldest;
+	uint32_t behind; /* how far the oldest is behind the look's end, for the order */
+};
+static struct candidate cands[VL_SYS_CGS_MAX];
+
+/* c's headroom and threshold now (VOLATILE_MIN_AVAILABLE of its limit). 0, or -1. */
+static int cg_state(const struct watched *c, struct vl_memstate *ms, uint64_t *threshold)
+{
+	if (vl_memstate_read(&c->at, ms) != 0 || ms->cg_limit == VL_UNLIMITED)
+		return -1; /* removed, or its limit lifted: nothing of its own to relieve */
+	*threshold = vl_threshold_bytes(&vl_config()->min_available, ms->total);
+	return 0;
+}
+
+/*
+ * v1: the usage threshold at its limit minus its threshold (armed again
+ * at each wake-up, relieve_cgroups, if that moved).
+ */
+static void cg_arm(struct watched *c)
+{
+	struct vl_memstate ms;
+	uint64_t threshold;
+
+	if (c->cg.version == 1 && cg_state(c, &ms, &threshold) == 0)
+		daemon_v1_usage(c->at.dir, ms.cg_limit, threshold, &c->efd, &c->armed);
+}
+
+/* What wakes the daemon for c: v1 its usage threshold, v2 memory.events and PSI. */
+static int cg_watch(struct watched *c)
+{
+	char path[PATH_MAX + 32];
+
+	c->efd = c->psi = -1;
+	c->armed = 0;
+	if (vl_cgroup_at(c->cg.dir, &c->at) != 0)
+		return -1;
+	if (c->cg.version == 1) {
+		cg_arm(c);
+	} else {
+		/* its own memory.high and memory.max events, and those below it */
+		snprintf(path, sizeof(path), "%s/memory.events", c->at.dir);
+		c->efd = daemon_events_open(path);
+		c->psi = daemon_psi_trigger(c->at.dir);
+	}
+	daemon_say("watching cgroup v%d %s (holders of %d user%s)", c->cg.version, c->cg.dir,
+		   c->users, plural((uint64_t)c->users));
+	return 0;
+}
+
+static void cg_unwatch(struct watched *c, const char *why)
+{
+	if (c->efd >= 0)
+		close(c->efd);
+	if (c->psi >= 0)
+		close(c->psi);
+	c->efd = c->psi = -1;
+	daemon_say("no longer watching cgroup v%d %s: %s", c->cg.version, c->cg.dir, why);
+}
+
+static int cg_index(const struct cgroups *cs, const struct vl_sys_cg *cg)
+{
+	for (int j = 0; j < cs->n; j++)
+		if (cs->w[j].cg.version == cg->version && strcmp(cs->w[j].cg.path, cg->path) == 0)
+			return j;
+	return -1;
+}
+
+/*
+ * A REPORT naming each limited cgroup to every worker: those in which
+ * some worker reports unpurged bytes, in cands, the oldest first. The
+ * number of them.
+ */
+static int cg_candidates(struct machine *m)
+{
+	static struct watched probe; /* some KiB: not on the stack */
+	uint32_t now;
+	int k = 0;
+
+	for (int i = 0; i < found_cgs.n && m->n > 0; i++) {
+		int nothing;
+
+		probe.cg = found_cgs.cg[i];
+		pass(m, 0, &nothing, &probe);
+		if (nothing)
+			continue;
+		cands[k] = (struct candidate){ i, 0, 0, 0 };
+		for (int j = 0; j < m->n; j++) {
+			if (!m->seen[j].usable)
+				continue;
+			cands[k].users++;
+			/* the age behind the other by more (the clock wraps: DESIGN 10) */
+			if (cands[k].oldest == 0 ||
+			    (uint32_t)(cands[k].oldest - m->seen[j].oldest) < 0x80000000u)
+				cands[k].oldest = m->seen[j].oldest;
+		}
+		k++;
+	}
+	now = vl_age_now_of(vl_now_ms());
+	for (int i = 0; i < k; i++)
+		cands[i].behind = now - cands[i].oldest;
+	/* insertion sort, the oldest first: a few hundred at most */
+	for (int i = 1; i < k; i++) {
+		struct candidate c = cands[i];
+		int j = i;
+
+		for (; j > 0 && cands[j - 1].behind < c.behind; j--)
+			cands[j] = cands[j - 1];
+		cands[j] = c;
+	}
+	return k;
+}
+
+/*
+ * Look for the cgroups to watch (at start and with each look for users):
+ * the limited ones (syscg.c) in which some worker reports unpurged bytes,
+ * at most WATCHED_MAX, those whose holders' oldest range is the oldest
+ * first. Each that starts or stops being watched is said.
+ */
+static void look_at_cgroups(struct machine *m, struct cgroups *cs)
+{
+	struct vl_memstate ms;
+	int k, watch, n = 0;
+
+	/* the threshold off: no cgroup is relieved, none is worth its workers' REPORTs */
+	if (!vl_threshold_on(&vl_config()->min_available) || vl_memstate_read(NULL, &ms) != 0 ||
+	    vl_sys_cg_find(&found_cgs, ms.mem_total) != 0)
+		found_cgs.n = found_cgs.more = found_cgs.cut = 0;
+	if (found_cgs.more + found_cgs.cut != cs->unkept && found_cgs.more + found_cgs.cut != 0)
+		daemon_say("memory cgroups: %d limited ones kept (at most %d), %d more not; the walk %s",
+			   found_cgs.n, VL_SYS_CGS_MAX, found_cgs.more,
+			   found_cgs.cut ? "stopped short (4096 directories, depth 32)" : "saw all");
+	cs->unkept = found_cgs.more + found_cgs.cut;
+	k = cg_candidates(m);
+	watch = k < WATCHED_MAX ? k : WATCHED_MAX;
+	for (int j = 0; j < cs->n; j++)
+		cs->w[j].found = 0;
+	for (int i = 0; i < watch; i++) {
+		int j = cg_index(cs, &found_cgs.cg[cands[i].i]);
+
+		if (j >= 0) {
+			cs->w[j].found = 1;
+			cs->w[j].users = cands[i].users;
+			cs->w[j].oldest = cands[i].oldest;
+		}
+	}
+	for (int j = 0; j < cs->n; j++) {
+		if (!cs->w[j].found)
+			cg_unwatch(&cs->w[j], "no user's volatile ranges held in it, or gone");
+		else if (n++ != j)
+			cs->w[n - 1] = cs->w[j];
+	}
+	cs->n = n;
+	for (int i = 0; i < watch && cs->n < WATCHED_MAX; i++) {
+		struct watched *c = &cs->w[cs->n];
+
+		if (cg_index(cs, &found_cgs.cg[cands[i].i]) >= 0)
+			continue;
+		c->cg = found_cgs.cg[cands[i].i];
+		c->users = cands[i].users;
+		c->oldest = cands[i].oldest;
+		c->found = 1;
+		if (cg_watch(c) == 0)
+			cs->n++;
+	}
+	if (k - watch != cs->unwatched && k > watch)
+		daemon_say("%d more memory cgroups hold volatile ranges: not watched (at most %d, "
+			   "those of the oldest ranges first)", k - watch, WATCHED_MAX);
+	cs->unwatched = k - watch;
+}
+
+/*
+ * The rule of each watched cgroup, before the machine's: below its
+ * threshold, passes naming it (its holders' ranges only) toward the
+ * threshold with room, up to VL_DAEMON_MEMORY_ROUNDS while each frees
+ * something. Its headroom is its own limit's, not MemAvailable: when the
+ * machine is the tighter, the machine's rule is the one, in its order
+ * across every cgroup. 1 if anything was purged (look again soon).
+ */
+static int relieve_cgroups(struct machine *m, struct cgroups *cs)
+{
+	int pressed = 0;
+
+	for (int j = 0; j < cs->n; j++) {
+		struct watched *c = &cs->w[j];
+
+		for (int round = 0; round < VL_DAEMON_MEMORY_ROUNDS; round++) {
+			struct vl_memstate ms;
+			uint64_t threshold, need, got;
+			int nothing;
+
+			if (cg_state(c, &ms, &threshold) != 0)
+				break;
+			if (round == 0 && c->cg.version == 1)
+				daemon_v1_usage(c->at.dir, ms.cg_limit, threshold, &c->efd, &c->armed);
+			need = vl_purge_need(ms.cg_headroom, threshold, VL_MEMORY_ROOM);
+			if (need == 0)
+				break;
+			got = pass(m, need, &nothing, c);
+			if (got == 0)
+				break;
+			pressed = 1;
+			daemon_say("purged %llu bytes: cgroup v%d %s: %llu bytes available < %llu",
+				   (unsigned long long)got, c->cg.version, c->cg.dir,
+				   (unsigned long long)ms.cg_headroom, (unsigned long long)threshold);
+		}
+	}
+	return pressed;
+}
+
+/* Each watched cgroup's two fds in pfd (-1: poll skips it). How many pfd entries. */
+static int cg_pollfds(const struct cgroups *cs, struct pollfd *pfd)
+{
+	for (int j = 0; j < cs->n; j++) {
+		const struct watched *c = &cs->w[j];
+
+		pfd[2 * j] = (struct pollfd){ c->efd, c->cg.version == 1 ? POLLIN : POLLPRI, 0 };
+		pfd[2 * j + 1] = (struct pollfd){ c->psi, POLLPRI, 0 };
+	}
+	return 2 * cs->n;
+}
+
+/* What poll said of each: an eventfd drained, memory.events read again, a gone trigger closed. */
+static void cg_events(struct cgroups *cs, const struct pollfd *pfd)
+{
+	for (int j = 0; j < cs->n; j++) {
+		struct watched *c = &cs->w[j];
+		short ev = pfd[2 * j].revents;
+		uint64_t count;
+
+		if (ev && c->cg.version == 1) {
+			if ((ev & (POLLERR | POLLNVAL | POLLHUP)) ||
+			    (read(c->efd, &count, sizeof(count)) < 0 && errno != EAGAIN)) {
+				close(c->efd);
+				c->efd = -1;
+				c->armed = 0;
+			}
+		} else if (ev && daemon_events_reread(c->efd, ev) != 0) {
+			c->efd = -1;
+		}
+		if (pfd[2 * j + 1].revents & (POLLERR | POLLNVAL | POLLHUP)) {
+			close(c->psi);
+			c->psi = -1;
+		}
 	}
 }
 
@@ -845,13 +1154,17 @@ int cmd_daemon_system(int argc, char **argv)
 	psi = daemon_psi_trigger(NULL);
 	vl_age_attach();
 	scan(&m);
-	scanned = vl_now_ms();
 	m.quiet_refusals = 1;
 	m.measured = 1;
 	daemon_say("watching the machine's memory: purging when available memory < %s, "
 		   "across the regions of %d user%s",
 		   threshold_text(&vl_config()->min_available, a, sizeof(a)), m.n,
 		   plural((uint64_t)m.n));
+	/* the first look waits for the workers' first answers, as purge --system does */
+	m.first_ms = START_MS;
+	look_at_cgroups(&m, &cgroups);
+	m.first_ms = REPORT_MS;
+	scanned = vl_now_ms();
 	if (ready >= 0) {
 		if (write(ready, "", 1) != 1) {
 			/* the parent is gone: nothing to tell */
@@ -860,9 +1173,11 @@ int cmd_daemon_system(int argc, char **argv)
 	}
 	sleep_ms = 0;
 	for (;;) {
-		struct pollfd pfd[2] = { { sfd, POLLIN, 0 }, { psi, POLLPRI, 0 } };
+		struct pollfd pfd[2 + 2 * WATCHED_MAX] = { { sfd, POLLIN, 0 }, { psi, POLLPRI, 0 } };
+		nfds_t nfds = 2 + (nfds_t)cg_pollfds(&cgroups, pfd + 2);
+		int pressed;
 
-		if (poll(pfd, 2, (int)sleep_ms) < 0 && errno != EINTR)
+		if (poll(pfd, nfds, (int)sleep_ms) < 0 && errno != EINTR)
 			die("daemon: poll: %s", strerror(errno));
 		if (pfd[0].revents) {
 			daemon_say("exiting on a signal: closing %d worker%s", m.n, plural((uint64_t)m.n));
@@ -874,12 +1189,18 @@ int cmd_daemon_system(int argc, char **argv)
 			close(psi);
 			psi = -1;
 		}
+		cg_events(&cgroups, pfd + 2);
 		daemon_woke(lock);
 		if (vl_now_ms() - scanned >= RESCAN_MS) {
 			scan(&m);
+			look_at_cgroups(&m, &cgroups);
 			scanned = vl_now_ms();
 		}
+		pressed = relieve_cgroups(&m, &cgroups);
 		sleep_ms = relieve(&m, &fall, 20);
+		/* a cgroup still short after its rounds is looked at again soon */
+		if (pressed && sleep_ms > 20)
+			sleep_ms = 20;
 		log_purges(&m);
 		/* a busy worker is killed on time even while memory is plentiful */
 		tend(&m);

@@ -1,0 +1,64 @@
+# SPDX-License-Identifier: MIT
+# cgroup-lib.sh - sourced by the tests that make a memory cgroup with a
+# limit (DESIGN 6, 22): v1 in the memory controller's hierarchy (under the
+# test's own cgroup if it may, else at its root), v2 in the unified one.
+# The caller sets LIMIT_MB, calls cg_remove at exit (its trap), and is
+# root (the tests skip where cgroups cannot be made).
+CG=
+CG_VERSION=
+cg_remove() {
+	[ -n "$CG" ] && [ -d "$CG" ] || return 0
+	for _p in $(cat "$CG/cgroup.procs" 2>/dev/null); do
+		kill -KILL "$_p" 2>/dev/null
+	done
+	_i=0
+	while ! rmdir "$CG" 2>/dev/null && [ "$_i" -lt 200 ]; do
+		_i=$((_i + 1))
+		sleep 0.05
+	done
+}
+
+# cg_make: a fresh cgroup with a limit of LIMIT_MB and no swap, in $CG
+cg_make() {
+	cg_remove
+	_name=vltest.$$.$1
+	CG=
+	if [ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ]; then
+		CG_VERSION=1
+		_own=$(awk -F: '$2 == "memory" { print $3 }' /proc/self/cgroup)
+		for _parent in "/sys/fs/cgroup/memory$_own" /sys/fs/cgroup/memory; do
+			mkdir "$_parent/$_name" 2>"$WORK/mkdir.err" && CG=$_parent/$_name && break
+		done
+		[ -n "$CG" ] || skip "cannot make a memory cgroup: $(cat "$WORK/mkdir.err")"
+		echo 0 >"$CG/memory.swappiness" 2>/dev/null
+		echo "${LIMIT_MB}M" >"$CG/memory.limit_in_bytes" || fail "cannot set the limit of $CG"
+		if [ -f "$CG/memory.memsw.limit_in_bytes" ]; then
+			echo "${LIMIT_MB}M" >"$CG/memory.memsw.limit_in_bytes" || fail "cannot limit swap in $CG"
+		fi
+	elif grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+		CG_VERSION=2
+		echo +memory >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+		mkdir "/sys/fs/cgroup/$_name" 2>"$WORK/mkdir.err" ||
+			skip "cannot make a memory cgroup: $(cat "$WORK/mkdir.err")"
+		CG=/sys/fs/cgroup/$_name
+		[ -f "$CG/memory.max" ] || skip "no memory controller in $CG"
+		echo "${LIMIT_MB}M" >"$CG/memory.max" || fail "cannot set the limit of $CG"
+		[ -f "$CG/memory.swap.max" ] && echo 0 >"$CG/memory.swap.max"
+	else
+		skip "no memory cgroup controller on this machine"
+	fi
+}
+
+# OOM kills in the cgroup so far
+cg_oom_kills() {
+	if [ "$CG_VERSION" = 1 ]; then
+		awk '$1 == "oom_kill" { print $2 }' "$CG/memory.oom_control"
+	else
+		awk '$1 == "oom_kill" { print $2 }' "$CG/memory.events"
+	fi
+}
+
+# in_cg CMD...: run CMD inside the cgroup
+in_cg() {
+	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$@"
+}
