@@ -135,7 +135,7 @@ sys_until_within() {
 	shift 2
 	until "$@"; do
 		if [ "$(date +%s)" -gt "$_end" ]; then
-			for _s in d $SYS_SHOW; do show "$_s"; done
+			for _s in d ${SYS_SHOW:-}; do show "$_s"; done
 			fail "$_un: not within $_secs s"
 		fi
 		kill -0 "$dpid" 2>/dev/null || { show d; fail "$_un: the daemon exited"; }
