@@ -34,6 +34,7 @@
 #include <getopt.h>
 #include <grp.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <pwd.h>
 #include <signal.h>
@@ -67,6 +68,11 @@
 #define RESPAWN_MS 1000
 /* the workers' exit once their sockets close, before they are killed */
 #define CLOSE_MS 1000
+/*
+ * The daemon says what it purged at most this often: under a threshold it
+ * wakes every 20 ms, and a worker may claim a purge at each (system-liar.sh).
+ */
+#define SAY_MS 1000
 /* memory cgroups watched at once (DESIGN 22): the oldest holders' first */
 #define WATCHED_MAX 32
 
@@ -139,6 +145,9 @@ struct machine {
 	int to_stderr;        /* purge --system: refusals are the command's own errors */
 	unsigned first_ms;    /* how long a worker's first answer is waited for */
 	int measured;         /* the daemon: a PURGE counts as far as memory shows it */
+	int quiet;            /* the daemon: this wake-up says nothing of its purges */
+	int spoke;            /* ... and this one said something */
+	uint64_t said_ms;     /* when the daemon last said what it purged */
 	const struct watched *cg; /* the pass's memory cgroup; NULL: the whole machine */
 };
 
@@ -784,6 +793,22 @@ static int machine_single(void)
 	return fd;
 }
 
+/* A line of what the daemon purged: said unless the wake-up is quiet (SAY_MS). */
+static void say_purge(struct machine *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say_purge(struct machine *m, const char *fmt, ...)
+{
+	char line[PATH_MAX + 256];
+	va_list ap;
+
+	if (m->quiet)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	daemon_say("%s", line);
+	m->spoke = 1;
+}
+
 /*
  * The memory rule, across the machine: below VOLATILE_MIN_AVAILABLE,
  * passes toward it with some room (vl_purge_need), up to
@@ -820,7 +845,7 @@ static unsigned relieve(struct machine *m, struct daemon_fall *fall, unsigned mi
 		got = pass(m, need, &nothing, NULL);
 		if (got == 0)
 			break;
-		daemon_say("purged %llu bytes: memory %llu bytes available < %llu",
+		say_purge(m, "purged %llu bytes: memory %llu bytes available < %llu",
 			   (unsigned long long)got, (unsigned long long)ms.available,
 			   (unsigned long long)threshold);
 	}
@@ -829,17 +854,26 @@ static unsigned relieve(struct machine *m, struct daemon_fall *fall, unsigned mi
 	return daemon_memory_sleep(fall, ms.available, threshold, rate, min_ms);
 }
 
+/*
+ * Each user's purges since the last say, unless the wake-up is quiet
+ * (SAY_MS since the last one that said something): they add up meanwhile.
+ */
 static void log_purges(struct machine *m)
 {
+	if (m->quiet)
+		return;
 	for (int i = 0; i < m->n; i++) {
 		struct worker *w = &m->w[i];
 
 		if (w->ranges != 0)
-			daemon_say("uid %u: purged %llu range%s, %llu bytes", w->u.uid,
-				   (unsigned long long)w->ranges, plural(w->ranges),
-				   (unsigned long long)w->bytes);
+			say_purge(m, "uid %u: purged %llu range%s, %llu bytes", w->u.uid,
+				  (unsigned long long)w->ranges, plural(w->ranges),
+				  (unsigned long long)w->bytes);
 		w->ranges = w->bytes = 0;
 	}
+	if (m->spoke)
+		m->said_ms = vl_now_ms();
+	m->spoke = 0;
 }
 
 /* ---- memory cgroups (DESIGN 22) ----------------------------------------------------- */
@@ -1059,7 +1093,7 @@ static int relieve_cgroups(struct machine *m, struct cgroups *cs)
 			if (got == 0)
 				break;
 			pressed = 1;
-			daemon_say("purged %llu bytes: cgroup v%d %s: %llu bytes available < %llu",
+			say_purge(m, "purged %llu bytes: cgroup v%d %s: %llu bytes available < %llu",
 				   (unsigned long long)got, c->cg.version, c->cg.dir,
 				   (unsigned long long)ms.cg_headroom, (unsigned long long)threshold);
 		}
@@ -1196,6 +1230,7 @@ int cmd_daemon_system(int argc, char **argv)
 			look_at_cgroups(&m, &cgroups);
 			scanned = vl_now_ms();
 		}
+		m.quiet = vl_now_ms() - m.said_ms < SAY_MS;
 		pressed = relieve_cgroups(&m, &cgroups);
 		sleep_ms = relieve(&m, &fall, 20);
 		/* a cgroup still short after its rounds is looked at again soon */

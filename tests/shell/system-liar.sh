@@ -80,6 +80,24 @@ u1_purged() {
 	[ "$(purged_of s1 $U1)" = true ]
 }
 sys_until_within "U1's range purged while U2 lies ($(cat "$CUE/liar.count"))" 60 u1_purged
+
+# nor flood root's log: the daemon, woken every 20 ms while memory stays
+# under its threshold, says what it purged at most once a second
+liar_purges() {
+	sed -n 's/^report [0-9]* purge \([0-9]*\)$/\1/p' "$CUE/liar.count"
+}
+p0=$(liar_purges)
+l0=$(wc -l <"$WORK/d.err")
+t0=$(date +%s%N)
+liar_asked_100_more() {
+	[ "$(liar_purges)" -ge $((p0 + 100)) ]
+}
+sys_until_within "the liar asked 100 more PURGEs" 120 liar_asked_100_more
+lines=$(($(wc -l <"$WORK/d.err") - l0))
+ms=$((($(date +%s%N) - t0) / 1000000))
+# a second's say: the machine's rule's rounds (8 at most) and a line a user (2)
+[ "$lines" -le $(((ms / 1000 + 1) * 10)) ] ||
+	{ show d; fail "the daemon logged $lines lines in $ms ms while U2 lied (at most 10 a second)"; }
 kill -TERM "$dpid"
 wait_bg d
 touch "$CUE/end"
