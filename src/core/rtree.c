@@ -358,6 +358,14 @@ uint32_t vl_rb_end_at_least_after(const struct vl_region *r, uint32_t root, uint
 			cur = vl_node_at(r, cur)->right;
 		}
 	}
+	/*
+	 * Stopped short of a leaf: a link (or the root) names no node, or the
+	 * depth bound, which no sound tree reaches. The answer would take the
+	 * garbage for "no range there"; *before then names no node, so that
+	 * the caller who checks it says EUCLEAN (DESIGN 18).
+	 */
+	if (cur != VL_NIL)
+		*before = r->node_cap;
 	return best;
 }
 

@@ -43,7 +43,9 @@ uint32_t vl_rb_end_at_least(const struct vl_region *r, uint32_t root, uint64_t x
  * The same, and in *before the last range the descent passed on its
  * right, the one before the answer in a sound tree (VL_NIL: none): the
  * answer rests on that range's end as much as on its own, and a caller
- * that trusts the answer checks both (DESIGN 10).
+ * that trusts the answer checks both (DESIGN 10). A descent stopped short
+ * of a leaf (a link or the root past the node array, or the depth bound)
+ * puts there an index that is no node (node_cap), which fails that check.
  */
 uint32_t vl_rb_end_at_least_after(const struct vl_region *r, uint32_t root, uint64_t x,
 				  int strict, uint32_t *before);
@@ -72,7 +74,9 @@ static inline int vl_range_ok(const struct vl_region *r, uint32_t n, uint32_t fi
  * (tests/shell/scribbled-descent.sh, scribbled-pinstatus.sh; DESIGN 10).
  * The last one is enough: after a range whose end was lowered every range
  * the descent meets starts past its true end, beyond x, so none sound is
- * passed on the right after it.
+ * passed on the right after it. A descent stopped short of a leaf, at an
+ * index past the node array (a scribbled root or link), is -EUCLEAN too:
+ * not "no range there" (tests/shell/scribbled-root.sh).
  */
 static inline int vl_rb_end_at_least_checked(const struct vl_region *r, uint32_t root,
 					     uint32_t file, uint64_t x, int strict, uint32_t *n)

@@ -183,7 +183,8 @@ struct track {
  * from the assertion its expected failure shows broken, and no other.
  */
 #define SCR_ANY 0x1    /* any byte: a punch need only lie in bytes ever marked */
-#define SCR_LINK 0x2   /* a tree link of a node, left, right or parent (scribbled-link.sh) */
+#define SCR_LINK 0x2   /* a tree link: a node's left, right or parent (scribbled-link.sh),
+			  a record's root naming a node or none (root_kind) */
 #define SCR_META 0x4   /* a node's meta: its file, state, purged bit (scribbled-meta.sh) */
 #define SCR_COUNT 0x8  /* a record's count of ranges (scribbled-count.sh) */
 #define SCR_RECORD 0x10 /* a record's summed fields, its identity (scribbled-record.sh) */
@@ -333,6 +334,27 @@ static unsigned scribble_kind(size_t off)
 			return SCR_ANY | SCR_COUNT;
 	}
 	return SCR_ANY;
+}
+
+/*
+ * A record's root written by the input: one that names a node or none is a
+ * link of the tree (DESIGN 18, not defended: what it hides from the walks
+ * they do not see); one past the node array the descents see for garbage,
+ * EUCLEAN (tests/shell/scribbled-root.sh), and stays judged.
+ */
+static unsigned root_kind(const void *mem)
+{
+	for (uint32_t i = 0; i < base_file_cap; i++) {
+		size_t off = base_files_off + i * sizeof(struct vl_file) +
+			     offsetof(struct vl_file, h.root);
+		uint32_t was, now;
+
+		memcpy(&was, (const char *)base_image + off, sizeof(was));
+		memcpy(&now, (const char *)mem + off, sizeof(now));
+		if (now != was && now < base_node_cap)
+			return SCR_LINK;
+	}
+	return 0;
 }
 
 /* Trace a byte the input changed: where it lies, and its kind. */
@@ -1046,6 +1068,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			memcpy((char *)z.mem + off, pay + i, len);
 			i += len;
 		}
+		z.scribbled |= root_kind(z.mem);
 		if (flags & F_RESEAL)
 			reseal(&z);
 		/*
