@@ -119,8 +119,8 @@ struct worker {
 	int got_ok;
 	int err;              /* why it was set aside in the last pass (0: it was not) */
 	int asks;             /* PURGE asks in this pass */
-	int doubted;          /* the daemon: set aside until the wake-up ends (pass, relieve) */
-	uint64_t purge_ms;    /* the daemon: how long its PURGEs took in this wake-up */
+	int doubted;          /* the daemon: set aside until the wake-up ends (pass, wake_up) */
+	uint64_t spent_ms;    /* the daemon: how long its asks took in this wake-up */
 	uint64_t bytes;       /* purged, over the command's run */
 	uint64_t ranges;
 };
@@ -344,6 +344,9 @@ static int take_answer(struct worker *w, int in_time)
 	    buf.a.seq != w->ask.seq)
 		return 1;
 	w->waiting = 0;
+	/* a first answer (an exec, a region opened) is not held against the wake-up's time */
+	if (in_time && w->answered)
+		w->spent_ms += vl_now_ms() - w->asked_ms;
 	w->answered = 1;
 	if (!in_time)
 		return 1;
@@ -375,6 +378,8 @@ static void collect(struct machine *m)
 				/* late: busy from now on, its answer dropped when it comes */
 				w->deadline_ms = 0;
 				w->err = ETIMEDOUT;
+				if (w->answered)
+					w->spent_ms += now - w->asked_ms;
 				continue;
 			}
 			if (w->deadline_ms < next)
@@ -547,7 +552,14 @@ static uint64_t pass(struct machine *m, uint64_t need, int *nothing, const struc
 
 		w->asks = 0;
 		w->err = w->sock < 0 ? EPIPE : w->waiting ? ETIMEDOUT : 0;
-		if (w->found && w->sock >= 0 && !w->waiting)
+		w->got_ok = 0; /* not asked: no answer of an earlier ask taken for this one's */
+		/*
+		 * A doubted one is not even asked to REPORT: a look for the
+		 * cgroups is a pass a cgroup, and each watched cgroup a pass a
+		 * wake-up, so REPORTs answered just in time would cost the
+		 * others REPORT_MS times that many (system-cg-slow-report.sh).
+		 */
+		if (w->found && w->sock >= 0 && !w->waiting && !w->doubted)
 			send_ask(m, w, VL_SYS_REPORT, 0, 0, REPORT_MS);
 	}
 	collect(m);
@@ -557,9 +569,10 @@ static uint64_t pass(struct machine *m, uint64_t need, int *nothing, const struc
 
 		if (w->got_ok && w->got.err != 0)
 			w->err = w->got.err;
+		if (m->measured && w->spent_ms >= PURGE_MS)
+			w->doubted = 1;
 		m->seen[i] = (struct vl_sys_seen){ ok ? w->got.oldest : 0, ok ? w->got.unpurged : 0,
 						   ok && w->got.oldest != 0 && !w->doubted };
-		/* one doubted still holds something: the wake-up is not idle */
 		if (ok && w->got.oldest != 0)
 			*nothing = 0;
 	}
@@ -588,16 +601,15 @@ static uint64_t pass(struct machine *m, uint64_t need, int *nothing, const struc
 			continue;
 		}
 		credit = purge_credit(m, w, before);
-		w->purge_ms += vl_now_ms() - w->asked_ms;
 		/*
 		 * Memory showed less than it said (a liar, or memory taken
-		 * meanwhile), or its PURGEs took PURGE_MS in all: not asked
+		 * meanwhile), or its asks took PURGE_MS in all: not asked
 		 * again this wake-up. A worker answering "purged" slowly would
 		 * else be asked PURGE_ASKS_MAX times a pass while the others
 		 * wait (system-liar-slow.sh); the time, since a busy machine's
 		 * memory may rise as much as a small lie says.
 		 */
-		if (m->measured && (credit < w->got.purged || w->purge_ms >= PURGE_MS))
+		if (m->measured && (credit < w->got.purged || w->spent_ms >= PURGE_MS))
 			w->doubted = 1;
 		done = add_sat(done, credit);
 		said = add_sat(said, w->got.purged);
@@ -784,6 +796,24 @@ static int machine_single(void)
 	return fd;
 }
 
+/* A region doubted (pass) is asked again at the next wake-up: its time starts again. */
+static void wake_up(struct machine *m)
+{
+	for (int i = 0; i < m->n; i++) {
+		m->w[i].doubted = 0;
+		m->w[i].spent_ms = 0;
+	}
+}
+
+/* One doubted is not asked, and may hold something: the wake-up is not idle. */
+static int any_doubted(const struct machine *m)
+{
+	for (int i = 0; i < m->n; i++)
+		if (m->w[i].doubted)
+			return 1;
+	return 0;
+}
+
 /*
  * The memory rule, across the machine: below VOLATILE_MIN_AVAILABLE,
  * passes toward it with some room (vl_purge_need), up to
@@ -796,11 +826,6 @@ static unsigned relieve(struct machine *m, struct daemon_fall *fall, unsigned mi
 	uint64_t threshold = 0, rate = 0;
 	int nothing = 0;
 
-	/* a region doubted (pass) is asked again at the next wake-up */
-	for (int i = 0; i < m->n; i++) {
-		m->w[i].doubted = 0;
-		m->w[i].purge_ms = 0;
-	}
 	for (int round = 0; round < VL_DAEMON_MEMORY_ROUNDS; round++) {
 		uint64_t need, got;
 
@@ -824,7 +849,7 @@ static unsigned relieve(struct machine *m, struct daemon_fall *fall, unsigned mi
 			   (unsigned long long)got, (unsigned long long)ms.available,
 			   (unsigned long long)threshold);
 	}
-	if (nothing)
+	if (nothing && !any_doubted(m))
 		return DAEMON_IDLE_MS; /* nothing unpurged anywhere, whatever memory does */
 	return daemon_memory_sleep(fall, ms.available, threshold, rate, min_ms);
 }
@@ -1191,6 +1216,8 @@ int cmd_daemon_system(int argc, char **argv)
 		}
 		cg_events(&cgroups, pfd + 2);
 		daemon_woke(lock);
+		/* the look, the cgroups' rule and the machine's share one wake-up's time */
+		wake_up(&m);
 		if (vl_now_ms() - scanned >= RESCAN_MS) {
 			scan(&m);
 			look_at_cgroups(&m, &cgroups);
