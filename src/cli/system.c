@@ -67,7 +67,7 @@
 #define RESPAWN_MS 1000
 /* the workers' exit once their sockets close, before they are killed */
 #define CLOSE_MS 1000
-/* memory cgroups watched at once (DESIGN 22): the oldest holders' first */
+/* memory cgroups watched at once (DESIGN 22): each user's in turn, the oldest holders' first */
 #define WATCHED_MAX 32
 
 static const char purge_help[] =
@@ -883,10 +883,13 @@ static struct vl_sys_cgs found_cgs;
 struct candidate {
 	int i;         /* in found_cgs */
 	int users;
+	int turn;      /* the least of its users' counts of cgroups they reported before it */
 	uint32_t oldest;
 	uint32_t behind; /* how far the oldest is behind the look's end, for the order */
 };
 static struct candidate cands[VL_SYS_CGS_MAX];
+/* per worker, the cgroups it reported unpurged bytes in so far in this look */
+static int reported[VL_SYS_USERS_MAX];
 
 /* c's headroom and threshold now (VOLATILE_MIN_AVAILABLE of its limit). 0, or -1. */
 static int cg_state(const struct watched *c, struct vl_memstate *ms, uint64_t *threshold)
@@ -952,8 +955,12 @@ static int cg_index(const struct cgroups *cs, const struct vl_sys_cg *cg)
 
 /*
  * A REPORT naming each limited cgroup to every worker: those in which
- * some worker reports unpurged bytes, in cands, the oldest first. The
- * number of them.
+ * some worker reports unpurged bytes, in cands, in turns across users
+ * (each one's first cgroup, in the walk's order, before any one's second),
+ * within a turn the oldest first. The number of them. By age alone, one
+ * user claiming every cgroup, its ranges an hour old, would push the
+ * others' out of the WATCHED_MAX (system-cg-crowd.sh): a worker's word
+ * may move only its own user's ranges in the order.
  */
 static int cg_candidates(struct machine *m)
 {
@@ -961,6 +968,8 @@ static int cg_candidates(struct machine *m)
 	uint32_t now;
 	int k = 0;
 
+	for (int j = 0; j < m->n; j++)
+		reported[j] = 0;
 	for (int i = 0; i < found_cgs.n && m->n > 0; i++) {
 		int nothing;
 
@@ -968,11 +977,14 @@ static int cg_candidates(struct machine *m)
 		pass(m, 0, &nothing, &probe);
 		if (nothing)
 			continue;
-		cands[k] = (struct candidate){ i, 0, 0, 0 };
+		cands[k] = (struct candidate){ i, 0, VL_SYS_CGS_MAX, 0, 0 };
 		for (int j = 0; j < m->n; j++) {
 			if (!m->seen[j].usable)
 				continue;
 			cands[k].users++;
+			if (reported[j] < cands[k].turn)
+				cands[k].turn = reported[j];
+			reported[j]++;
 			/* the age behind the other by more (the clock wraps: DESIGN 10) */
 			if (cands[k].oldest == 0 ||
 			    (uint32_t)(cands[k].oldest - m->seen[j].oldest) < 0x80000000u)
@@ -983,12 +995,14 @@ static int cg_candidates(struct machine *m)
 	now = vl_age_now_of(vl_now_ms());
 	for (int i = 0; i < k; i++)
 		cands[i].behind = now - cands[i].oldest;
-	/* insertion sort, the oldest first: a few hundred at most */
+	/* insertion sort, by turn, then the oldest first: a few hundred at most */
 	for (int i = 1; i < k; i++) {
 		struct candidate c = cands[i];
 		int j = i;
 
-		for (; j > 0 && cands[j - 1].behind < c.behind; j--)
+		for (; j > 0 && (cands[j - 1].turn > c.turn ||
+				 (cands[j - 1].turn == c.turn && cands[j - 1].behind < c.behind));
+		     j--)
 			cands[j] = cands[j - 1];
 		cands[j] = c;
 	}
@@ -998,8 +1012,7 @@ static int cg_candidates(struct machine *m)
 /*
  * Look for the cgroups to watch (at start and with each look for users):
  * the limited ones (syscg.c) in which some worker reports unpurged bytes,
- * at most WATCHED_MAX, those whose holders' oldest range is the oldest
- * first. Each that starts or stops being watched is said.
+ * at most WATCHED_MAX, in cg_candidates' order. Each that starts or stops being watched is said.
  */
 static void look_at_cgroups(struct machine *m, struct cgroups *cs)
 {
@@ -1049,7 +1062,8 @@ static void look_at_cgroups(struct machine *m, struct cgroups *cs)
 	}
 	if (k - watch != cs->unwatched && k > watch)
 		daemon_say("%d more memory cgroups hold volatile ranges: not watched (at most %d, "
-			   "those of the oldest ranges first)", k - watch, WATCHED_MAX);
+			   "each user's in turn, those of the oldest ranges first)",
+			   k - watch, WATCHED_MAX);
 	cs->unwatched = k - watch;
 }
 
