@@ -1012,7 +1012,8 @@ static int cg_candidates(struct machine *m)
 /*
  * Look for the cgroups to watch (at start and with each look for users):
  * the limited ones (syscg.c) in which some worker reports unpurged bytes,
- * at most WATCHED_MAX, in cg_candidates' order. Each that starts or stops being watched is said.
+ * at most WATCHED_MAX, in cg_candidates' order. Each that starts or
+ * stops being watched is said.
  */
 static void look_at_cgroups(struct machine *m, struct cgroups *cs)
 {
