@@ -73,7 +73,7 @@
  * wakes every 20 ms, and a worker may claim a purge at each (system-liar.sh).
  */
 #define SAY_MS 1000
-/* memory cgroups watched at once (DESIGN 22): the oldest holders' first */
+/* memory cgroups watched at once (DESIGN 22): each user's in turn, the oldest holders' first */
 #define WATCHED_MAX 32
 
 static const char purge_help[] =
@@ -125,8 +125,8 @@ struct worker {
 	int got_ok;
 	int err;              /* why it was set aside in the last pass (0: it was not) */
 	int asks;             /* PURGE asks in this pass */
-	int doubted;          /* the daemon: set aside until the wake-up ends (pass, relieve) */
-	uint64_t purge_ms;    /* the daemon: how long its PURGEs took in this wake-up */
+	int doubted;          /* the daemon: set aside until the wake-up ends (pass, wake_up) */
+	uint64_t spent_ms;    /* the daemon: how long its asks took in this wake-up */
 	uint64_t bytes;       /* purged, over the command's run */
 	uint64_t ranges;
 };
@@ -353,6 +353,9 @@ static int take_answer(struct worker *w, int in_time)
 	    buf.a.seq != w->ask.seq)
 		return 1;
 	w->waiting = 0;
+	/* a first answer (an exec, a region opened) is not held against the wake-up's time */
+	if (in_time && w->answered)
+		w->spent_ms += vl_now_ms() - w->asked_ms;
 	w->answered = 1;
 	if (!in_time)
 		return 1;
@@ -384,6 +387,8 @@ static void collect(struct machine *m)
 				/* late: busy from now on, its answer dropped when it comes */
 				w->deadline_ms = 0;
 				w->err = ETIMEDOUT;
+				if (w->answered)
+					w->spent_ms += now - w->asked_ms;
 				continue;
 			}
 			if (w->deadline_ms < next)
@@ -556,7 +561,14 @@ static uint64_t pass(struct machine *m, uint64_t need, int *nothing, const struc
 
 		w->asks = 0;
 		w->err = w->sock < 0 ? EPIPE : w->waiting ? ETIMEDOUT : 0;
-		if (w->found && w->sock >= 0 && !w->waiting)
+		w->got_ok = 0; /* not asked: no answer of an earlier ask taken for this one's */
+		/*
+		 * A doubted one is not even asked to REPORT: a look for the
+		 * cgroups is a pass a cgroup, and each watched cgroup a pass a
+		 * wake-up, so REPORTs answered just in time would cost the
+		 * others REPORT_MS times that many (system-cg-slow-report.sh).
+		 */
+		if (w->found && w->sock >= 0 && !w->waiting && !w->doubted)
 			send_ask(m, w, VL_SYS_REPORT, 0, 0, REPORT_MS);
 	}
 	collect(m);
@@ -566,9 +578,10 @@ static uint64_t pass(struct machine *m, uint64_t need, int *nothing, const struc
 
 		if (w->got_ok && w->got.err != 0)
 			w->err = w->got.err;
+		if (m->measured && w->spent_ms >= PURGE_MS)
+			w->doubted = 1;
 		m->seen[i] = (struct vl_sys_seen){ ok ? w->got.oldest : 0, ok ? w->got.unpurged : 0,
 						   ok && w->got.oldest != 0 && !w->doubted };
-		/* one doubted still holds something: the wake-up is not idle */
 		if (ok && w->got.oldest != 0)
 			*nothing = 0;
 	}
@@ -597,16 +610,15 @@ static uint64_t pass(struct machine *m, uint64_t need, int *nothing, const struc
 			continue;
 		}
 		credit = purge_credit(m, w, before);
-		w->purge_ms += vl_now_ms() - w->asked_ms;
 		/*
 		 * Memory showed less than it said (a liar, or memory taken
-		 * meanwhile), or its PURGEs took PURGE_MS in all: not asked
+		 * meanwhile), or its asks took PURGE_MS in all: not asked
 		 * again this wake-up. A worker answering "purged" slowly would
 		 * else be asked PURGE_ASKS_MAX times a pass while the others
 		 * wait (system-liar-slow.sh); the time, since a busy machine's
 		 * memory may rise as much as a small lie says.
 		 */
-		if (m->measured && (credit < w->got.purged || w->purge_ms >= PURGE_MS))
+		if (m->measured && (credit < w->got.purged || w->spent_ms >= PURGE_MS))
 			w->doubted = 1;
 		done = add_sat(done, credit);
 		said = add_sat(said, w->got.purged);
@@ -809,6 +821,24 @@ static void say_purge(struct machine *m, const char *fmt, ...)
 	m->spoke = 1;
 }
 
+/* A region doubted (pass) is asked again at the next wake-up: its time starts again. */
+static void wake_up(struct machine *m)
+{
+	for (int i = 0; i < m->n; i++) {
+		m->w[i].doubted = 0;
+		m->w[i].spent_ms = 0;
+	}
+}
+
+/* One doubted is not asked, and may hold something: the wake-up is not idle. */
+static int any_doubted(const struct machine *m)
+{
+	for (int i = 0; i < m->n; i++)
+		if (m->w[i].doubted)
+			return 1;
+	return 0;
+}
+
 /*
  * The memory rule, across the machine: below VOLATILE_MIN_AVAILABLE,
  * passes toward it with some room (vl_purge_need), up to
@@ -821,11 +851,6 @@ static unsigned relieve(struct machine *m, struct daemon_fall *fall, unsigned mi
 	uint64_t threshold = 0, rate = 0;
 	int nothing = 0;
 
-	/* a region doubted (pass) is asked again at the next wake-up */
-	for (int i = 0; i < m->n; i++) {
-		m->w[i].doubted = 0;
-		m->w[i].purge_ms = 0;
-	}
 	for (int round = 0; round < VL_DAEMON_MEMORY_ROUNDS; round++) {
 		uint64_t need, got;
 
@@ -849,7 +874,7 @@ static unsigned relieve(struct machine *m, struct daemon_fall *fall, unsigned mi
 			   (unsigned long long)got, (unsigned long long)ms.available,
 			   (unsigned long long)threshold);
 	}
-	if (nothing)
+	if (nothing && !any_doubted(m))
 		return DAEMON_IDLE_MS; /* nothing unpurged anywhere, whatever memory does */
 	return daemon_memory_sleep(fall, ms.available, threshold, rate, min_ms);
 }
@@ -892,10 +917,13 @@ static struct vl_sys_cgs found_cgs;
 struct candidate {
 	int i;         /* in found_cgs */
 	int users;
+	int turn;      /* the least of its users' counts of cgroups they reported before it */
 	uint32_t oldest;
 	uint32_t behind; /* how far the oldest is behind the look's end, for the order */
 };
 static struct candidate cands[VL_SYS_CGS_MAX];
+/* per worker, the cgroups it reported unpurged bytes in so far in this look */
+static int reported[VL_SYS_USERS_MAX];
 
 /* c's headroom and threshold now (VOLATILE_MIN_AVAILABLE of its limit). 0, or -1. */
 static int cg_state(const struct watched *c, struct vl_memstate *ms, uint64_t *threshold)
@@ -961,8 +989,12 @@ static int cg_index(const struct cgroups *cs, const struct vl_sys_cg *cg)
 
 /*
  * A REPORT naming each limited cgroup to every worker: those in which
- * some worker reports unpurged bytes, in cands, the oldest first. The
- * number of them.
+ * some worker reports unpurged bytes, in cands, in turns across users
+ * (each one's first cgroup, in the walk's order, before any one's second),
+ * within a turn the oldest first. The number of them. By age alone, one
+ * user claiming every cgroup, its ranges an hour old, would push the
+ * others' out of the WATCHED_MAX (system-cg-crowd.sh): a worker's word
+ * may move only its own user's ranges in the order.
  */
 static int cg_candidates(struct machine *m)
 {
@@ -970,6 +1002,8 @@ static int cg_candidates(struct machine *m)
 	uint32_t now;
 	int k = 0;
 
+	for (int j = 0; j < m->n; j++)
+		reported[j] = 0;
 	for (int i = 0; i < found_cgs.n && m->n > 0; i++) {
 		int nothing;
 
@@ -977,11 +1011,14 @@ static int cg_candidates(struct machine *m)
 		pass(m, 0, &nothing, &probe);
 		if (nothing)
 			continue;
-		cands[k] = (struct candidate){ i, 0, 0, 0 };
+		cands[k] = (struct candidate){ i, 0, VL_SYS_CGS_MAX, 0, 0 };
 		for (int j = 0; j < m->n; j++) {
 			if (!m->seen[j].usable)
 				continue;
 			cands[k].users++;
+			if (reported[j] < cands[k].turn)
+				cands[k].turn = reported[j];
+			reported[j]++;
 			/* the age behind the other by more (the clock wraps: DESIGN 10) */
 			if (cands[k].oldest == 0 ||
 			    (uint32_t)(cands[k].oldest - m->seen[j].oldest) < 0x80000000u)
@@ -992,12 +1029,14 @@ static int cg_candidates(struct machine *m)
 	now = vl_age_now_of(vl_now_ms());
 	for (int i = 0; i < k; i++)
 		cands[i].behind = now - cands[i].oldest;
-	/* insertion sort, the oldest first: a few hundred at most */
+	/* insertion sort, by turn, then the oldest first: a few hundred at most */
 	for (int i = 1; i < k; i++) {
 		struct candidate c = cands[i];
 		int j = i;
 
-		for (; j > 0 && cands[j - 1].behind < c.behind; j--)
+		for (; j > 0 && (cands[j - 1].turn > c.turn ||
+				 (cands[j - 1].turn == c.turn && cands[j - 1].behind < c.behind));
+		     j--)
 			cands[j] = cands[j - 1];
 		cands[j] = c;
 	}
@@ -1007,8 +1046,8 @@ static int cg_candidates(struct machine *m)
 /*
  * Look for the cgroups to watch (at start and with each look for users):
  * the limited ones (syscg.c) in which some worker reports unpurged bytes,
- * at most WATCHED_MAX, those whose holders' oldest range is the oldest
- * first. Each that starts or stops being watched is said.
+ * at most WATCHED_MAX, in cg_candidates' order. Each that starts or
+ * stops being watched is said.
  */
 static void look_at_cgroups(struct machine *m, struct cgroups *cs)
 {
@@ -1058,7 +1097,8 @@ static void look_at_cgroups(struct machine *m, struct cgroups *cs)
 	}
 	if (k - watch != cs->unwatched && k > watch)
 		daemon_say("%d more memory cgroups hold volatile ranges: not watched (at most %d, "
-			   "those of the oldest ranges first)", k - watch, WATCHED_MAX);
+			   "each user's in turn, those of the oldest ranges first)",
+			   k - watch, WATCHED_MAX);
 	cs->unwatched = k - watch;
 }
 
@@ -1225,6 +1265,8 @@ int cmd_daemon_system(int argc, char **argv)
 		}
 		cg_events(&cgroups, pfd + 2);
 		daemon_woke(lock);
+		/* the look, the cgroups' rule and the machine's share one wake-up's time */
+		wake_up(&m);
 		if (vl_now_ms() - scanned >= RESCAN_MS) {
 			scan(&m);
 			look_at_cgroups(&m, &cgroups);

@@ -1,0 +1,114 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# A user whose worker lies in cgroup REPORTs cannot take the watch away
+# from another user's cgroup (DESIGN 22, 18: a lie moves only the liar's
+# own ranges in the order). Root makes 40 limited memory cgroups (256M,
+# below MemTotal: more than the 32 the daemon watches); U1's holder, in
+# the one the walk meets last (X), marks a range. U2 takes its worker's
+# socket (as ptrace lets it: the test does it as root, with pidfd_getfd,
+# then acts as U2) and answers every REPORT naming a cgroup at once with
+# "unpurged bytes, an hour old", and every other ask with nothing. The
+# daemon (VOLATILE_MIN_AVAILABLE=1%: no cgroup, nor the machine, under it)
+# watches X at its first look, before the lie; it must not stop watching
+# X over two looks of the liar's.
+SYS_UIDS="62311 62312"
+. "$(dirname "$0")/system-root-lib.sh"
+sys_daemon_turn
+
+NCG=40
+[ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ] ||
+	skip "no cgroup v1 memory controller at /sys/fs/cgroup/memory: the test makes its cgroups there"
+total_kb=$(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo)
+[ "$total_kb" -gt $((512 * 1024)) ] || skip "MemTotal is $total_kb kB: a 256M limit would not be below it"
+CGS=
+cgs_remove() {
+	for _c in $CGS; do
+		for _p in $(cat "$_c/cgroup.procs" 2>/dev/null); do
+			kill -KILL "$_p" 2>/dev/null
+		done
+		_i=0
+		while [ -d "$_c" ] && ! rmdir "$_c" 2>/dev/null && [ "$_i" -lt 200 ]; do
+			_i=$((_i + 1))
+			sleep 0.05
+		done
+	done
+}
+k=0
+while [ "$k" -lt "$NCG" ]; do
+	c=/sys/fs/cgroup/memory/vltest.$$.crowd$k
+	mkdir "$c" 2>"$WORK/mkdir.err" || { cgs_remove; skip "cannot make a memory cgroup: $(cat "$WORK/mkdir.err")"; }
+	CGS="$CGS $c"
+	echo 256M >"$c/memory.limit_in_bytes" || { cgs_remove; fail "cannot set the limit of $c"; }
+	k=$((k + 1))
+done
+# the walk's order is the directory's (depth first, the root's own first)
+X=/sys/fs/cgroup/memory/$(ls -f /sys/fs/cgroup/memory | grep "^vltest\.$$\.crowd" | tail -n 1)
+
+f1=$WORK/u$U1/f
+f2=$WORK/u$U2/f
+bg h1 sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$X" setpriv --reuid=$U1 --regid=$U1 \
+	--clear-groups -- env -u VOLATILE_REGION LD_PRELOAD="$VOLATILE_LIBRARY" timeout 120 "$VT" \
+	open "$f1" rwc fill 0 64K A mark 0 4K touch "$CUE/u1-marked" wait "$CUE/end"
+holder h2 $U2 open "$f2" rwc fill 0 64K B mark 8K 8K touch "$CUE/u2-marked" wait "$CUE/end"
+wait_file "$CUE/u1-marked"
+wait_file "$CUE/u2-marked"
+
+bg d env VOLATILE_MIN_AVAILABLE=1% "$VOLATILE_CMD" daemon --system --foreground --uid $U1 --uid $U2
+dpid=$BG_d
+SYS_SHOW="liar"
+w2=
+crowd_cleanup() {
+	[ -n "$w2" ] && kill -KILL "$w2" 2>/dev/null
+	kill -TERM "$dpid" 2>/dev/null
+	wait_bg d
+	touch "$CUE/end"
+	cgs_remove
+	sys_cleanup
+}
+trap crowd_cleanup EXIT
+
+watches_x() {
+	grep -qF "volatile daemon: watching cgroup v1 $X (" "$WORK/d.err"
+}
+sys_until_within "the daemon watches X before the lie" 60 watches_x
+sys_wait_worker $U2
+w2=$w_found
+
+bg liar "$PYTHON" -c '
+import ctypes, os, signal, socket, struct, sys, time
+w, uid, cue = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+libc = ctypes.CDLL(None, use_errno=True)
+pidfd = os.pidfd_open(w)
+fd = libc.syscall(438, pidfd, 3, 0)  # pidfd_getfd: what ptrace gives its user
+if fd < 0:
+    sys.exit("pidfd_getfd: " + os.strerror(ctypes.get_errno()))
+os.setgroups([])
+os.setresgid(uid, uid, uid)
+os.setresuid(uid, uid, uid)
+os.kill(w, signal.SIGSTOP)
+s = socket.socket(fileno=fd)
+n = 0
+open(cue + "/liar.ready", "w").close()
+while True:
+    q = s.recv(8192)
+    if len(q) < 32:
+        break
+    magic, op, seq, until, nbytes, cg_version, cg_len = struct.unpack("=IIIIQII", q[:32])
+    now = int(time.clock_gettime(6) * 1000)  # CLOCK_MONOTONIC_COARSE: the age clock
+    oldest, unpurged = 0, 0
+    if op == 1 and cg_len > 0:
+        oldest, unpurged = (now - 3600 * 1000) & 0xffffffff or 1, 1 << 30
+        n += 1
+        open(cue + "/liar.count", "w").write("%d\n" % n)
+    s.send(struct.pack("=IIiIQQII", magic, seq, 0, oldest, unpurged, 0, 0, 0))
+' "$w2" $U2 "$CUE"
+wait_file "$CUE/liar.ready"
+two_looks() {
+	[ "$(cat "$CUE/liar.count" 2>/dev/null || echo 0)" -ge $((2 * NCG)) ]
+}
+sys_until_within "two looks for the cgroups asked of the liar" 60 two_looks
+if grep -qF "volatile daemon: no longer watching cgroup v1 $X:" "$WORK/d.err"; then
+	show d
+	fail "U2's lies took the watch of $X (U1's range held in it) away"
+fi
+say "X (U1's) still watched after U2 claimed all $NCG cgroups"
