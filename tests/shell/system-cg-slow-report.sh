@@ -66,43 +66,12 @@ sys_until_within "U1's and U2's ranges purged" 60 both_purged
 w2=$(sys_worker_of $U2)
 [ -n "$w2" ] || fail "no worker for uid $U2"
 
-bg liar "$PYTHON" -c '
-import ctypes, os, signal, socket, struct, sys, time
-w, uid, cue = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-libc = ctypes.CDLL(None, use_errno=True)
-pidfd = os.pidfd_open(w)
-fd = libc.syscall(438, pidfd, 3, 0)  # pidfd_getfd: what ptrace gives its user
-if fd < 0:
-    sys.exit("pidfd_getfd: " + os.strerror(ctypes.get_errno()))
-os.setgroups([])
-os.setresgid(uid, uid, uid)
-os.setresuid(uid, uid, uid)
-os.kill(w, signal.SIGSTOP)
-s = socket.socket(fileno=fd)
-n = 0
-open(cue + "/liar.ready", "w").close()
-while True:
-    q = s.recv(8192)
-    if len(q) < 32:
-        break
-    magic, op, seq, until, nbytes, cg_version, cg_len = struct.unpack("=IIIIQII", q[:32])
-    now = int(time.clock_gettime(6) * 1000)  # CLOCK_MONOTONIC_COARSE: the age clock
-    oldest, unpurged = 0, 0
-    if op == 1 and cg_len > 0:
-        time.sleep(0.08)
-        now = int(time.clock_gettime(6) * 1000)
-        oldest, unpurged = (now - 3600 * 1000) & 0xffffffff or 1, 1 << 30
-        n += 1
-        if n == 1:
-            open(cue + "/liar.cgroup", "w").close()
-    s.send(struct.pack("=IIiIQQII", magic, seq, 0, oldest, unpurged, 0, 0, 0))
-    print("%.3f op %d cg %d answered (%d cgroup REPORTs)" % (time.clock_gettime(7), op, cg_len, n),
-          flush=True)
-' "$w2" $U2 "$CUE"
-wait_file "$CUE/liar.ready"
+bg liar "$PYTHON" "$VL_TOP_SRCDIR/tests/helpers/sysliar.py" "$w2" $U2 "$CUE/liar.count" \
+	--cgroups-only --cg-report-delay 0.08
+wait_file "$CUE/liar.count"
 # the next look for the cgroups (within 10 s): the liar asked of one
 in_look() {
-	[ -e "$CUE/liar.cgroup" ]
+	grep -q "cgroup [1-9]" "$CUE/liar.count"
 }
 sys_until_within "the liar asked of a cgroup" 60 in_look
 
