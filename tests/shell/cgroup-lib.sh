@@ -62,3 +62,38 @@ cg_oom_kills() {
 in_cg() {
 	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$@"
 }
+
+# cgs_make N NAME: N v1 memory cgroups at the hierarchy's root, each with
+# a limit of 256M, vltest.PID.NAME0 ... in CGS, in the order made (skips
+# where there is no v1 memory controller, or MemTotal is not above 512M);
+# the caller calls cgs_remove at exit
+CGS=
+cgs_make() {
+	[ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ] ||
+		skip "no cgroup v1 memory controller at /sys/fs/cgroup/memory: the test makes its cgroups there"
+	_kb=$(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo)
+	[ "$_kb" -gt $((512 * 1024)) ] || skip "MemTotal is $_kb kB: a 256M limit would not be below it"
+	_k=0
+	while [ "$_k" -lt "$1" ]; do
+		_c=/sys/fs/cgroup/memory/vltest.$$.$2$_k
+		mkdir "$_c" 2>"$WORK/mkdir.err" ||
+			{ cgs_remove; skip "cannot make a memory cgroup: $(cat "$WORK/mkdir.err")"; }
+		CGS="$CGS $_c"
+		echo 256M >"$_c/memory.limit_in_bytes" || { cgs_remove; fail "cannot set the limit of $_c"; }
+		_k=$((_k + 1))
+	done
+}
+# cgs_remove: CGS's processes killed and the cgroups removed
+cgs_remove() {
+	for _c in $CGS; do
+		for _p in $(cat "$_c/cgroup.procs" 2>/dev/null); do
+			kill -KILL "$_p" 2>/dev/null
+		done
+		_i=0
+		while [ -d "$_c" ] && ! rmdir "$_c" 2>/dev/null && [ "$_i" -lt 200 ]; do
+			_i=$((_i + 1))
+			sleep 0.05
+		done
+	done
+	CGS=
+}

@@ -16,31 +16,8 @@ SYS_UIDS="62311 62312"
 sys_daemon_turn
 
 NCG=40
-[ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ] ||
-	skip "no cgroup v1 memory controller at /sys/fs/cgroup/memory: the test makes its cgroups there"
-total_kb=$(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo)
-[ "$total_kb" -gt $((512 * 1024)) ] || skip "MemTotal is $total_kb kB: a 256M limit would not be below it"
-CGS=
-cgs_remove() {
-	for _c in $CGS; do
-		for _p in $(cat "$_c/cgroup.procs" 2>/dev/null); do
-			kill -KILL "$_p" 2>/dev/null
-		done
-		_i=0
-		while [ -d "$_c" ] && ! rmdir "$_c" 2>/dev/null && [ "$_i" -lt 200 ]; do
-			_i=$((_i + 1))
-			sleep 0.05
-		done
-	done
-}
-k=0
-while [ "$k" -lt "$NCG" ]; do
-	c=/sys/fs/cgroup/memory/vltest.$$.crowd$k
-	mkdir "$c" 2>"$WORK/mkdir.err" || { cgs_remove; skip "cannot make a memory cgroup: $(cat "$WORK/mkdir.err")"; }
-	CGS="$CGS $c"
-	echo 256M >"$c/memory.limit_in_bytes" || { cgs_remove; fail "cannot set the limit of $c"; }
-	k=$((k + 1))
-done
+. "$(dirname "$0")/cgroup-lib.sh"
+cgs_make "$NCG" crowd
 # the walk's order is the directory's (depth first, the root's own first)
 X=/sys/fs/cgroup/memory/$(ls -f /sys/fs/cgroup/memory | grep "^vltest\.$$\.crowd" | tail -n 1)
 

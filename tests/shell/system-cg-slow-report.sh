@@ -20,24 +20,8 @@ SYS_UIDS="62301 62302"
 sys_daemon_turn
 
 NCG=100
-[ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ] ||
-	skip "no cgroup v1 memory controller at /sys/fs/cgroup/memory: the test makes its cgroups there"
-total_kb=$(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo)
-[ "$total_kb" -gt $((512 * 1024)) ] || skip "MemTotal is $total_kb kB: a 256M limit would not be below it"
-CGS=
-cgs_remove() {
-	for _c in $CGS; do
-		rmdir "$_c" 2>/dev/null
-	done
-}
-k=0
-while [ "$k" -lt "$NCG" ]; do
-	c=/sys/fs/cgroup/memory/vltest.$$.slow$k
-	mkdir "$c" 2>"$WORK/mkdir.err" || { cgs_remove; skip "cannot make a memory cgroup: $(cat "$WORK/mkdir.err")"; }
-	CGS="$CGS $c"
-	echo 256M >"$c/memory.limit_in_bytes" || { cgs_remove; fail "cannot set the limit of $c"; }
-	k=$((k + 1))
-done
+. "$(dirname "$0")/cgroup-lib.sh"
+cgs_make "$NCG" slow
 
 f1=$WORK/u$U1/f
 f2=$WORK/u$U2/f
