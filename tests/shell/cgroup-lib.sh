@@ -18,18 +18,26 @@ cg_remove() {
 	done
 }
 
+# cg_mkdir_v1 NAME: a new v1 memory cgroup vltest.PID.NAME, with no limit,
+# in $CG (under the test's own cgroup if it may, else at the root); 1 if
+# none can be made, why in $WORK/mkdir.err
+cg_mkdir_v1() {
+	CG=
+	CG_VERSION=1
+	_own=$(awk -F: '$2 == "memory" { print $3 }' /proc/self/cgroup)
+	for _parent in "/sys/fs/cgroup/memory$_own" /sys/fs/cgroup/memory; do
+		mkdir "$_parent/vltest.$$.$1" 2>"$WORK/mkdir.err" && CG=$_parent/vltest.$$.$1 && return 0
+	done
+	return 1
+}
+
 # cg_make: a fresh cgroup with a limit of LIMIT_MB and no swap, in $CG
 cg_make() {
 	cg_remove
 	_name=vltest.$$.$1
 	CG=
 	if [ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ]; then
-		CG_VERSION=1
-		_own=$(awk -F: '$2 == "memory" { print $3 }' /proc/self/cgroup)
-		for _parent in "/sys/fs/cgroup/memory$_own" /sys/fs/cgroup/memory; do
-			mkdir "$_parent/$_name" 2>"$WORK/mkdir.err" && CG=$_parent/$_name && break
-		done
-		[ -n "$CG" ] || skip "cannot make a memory cgroup: $(cat "$WORK/mkdir.err")"
+		cg_mkdir_v1 "$1" || skip "cannot make a memory cgroup: $(cat "$WORK/mkdir.err")"
 		echo 0 >"$CG/memory.swappiness" 2>/dev/null
 		echo "${LIMIT_MB}M" >"$CG/memory.limit_in_bytes" || fail "cannot set the limit of $CG"
 		if [ -f "$CG/memory.memsw.limit_in_bytes" ]; then

@@ -103,25 +103,11 @@ if [ ! -f /sys/fs/cgroup/memory/memory.limit_in_bytes ]; then
 	say "two holders in two cgroups: not tried (no cgroup v1 memory hierarchy; the v2 case is not written)"
 	exit 0
 fi
-own=$(awk -F: '$2 == "memory" { print $3 }' /proc/self/cgroup)
-CG=
-for parent in "/sys/fs/cgroup/memory$own" /sys/fs/cgroup/memory; do
-	mkdir "$parent/vltest.$$.cgw" 2>"$WORK/mkdir.err" && CG=$parent/vltest.$$.cgw && break
-done
-if [ -z "$CG" ]; then
+. "$(dirname "$0")/cgroup-lib.sh"
+if ! cg_mkdir_v1 cgw; then
 	say "two holders in two cgroups: not tried (cannot make a memory cgroup: $(cat "$WORK/mkdir.err"))"
 	exit 0
 fi
-cg_remove() {
-	for _p in $(cat "$CG/cgroup.procs" 2>/dev/null); do
-		kill -KILL "$_p" 2>/dev/null
-	done
-	_i=0
-	while [ -d "$CG" ] && ! rmdir "$CG" 2>/dev/null && [ "$_i" -lt 200 ]; do
-		_i=$((_i + 1))
-		sleep 0.05
-	done
-}
 trap 'cg_remove; cleanup' EXIT
 
 new_region
